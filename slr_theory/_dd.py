@@ -1,0 +1,97 @@
+"""Double-double helpers: exact products and sums for exponents of Gaussians.
+
+``exp(-m**2)`` has condition number ``2 m**2`` in ``m``: at the underflow edge
+(``m**2`` ~ 700) one rounding in ``m**2`` costs ~300 ulp. These helpers carry
+the exponent as an unevaluated sum ``hi + lo`` (Dekker, 1971), so that
+``exp(-(hi + lo))`` is correct to a few ulp.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+_SPLITTER = 134217729.0  # 2**27 + 1
+_SAFE = 1e150  # beyond this Dekker's split overflows; exponents are then huge anyway
+
+
+def two_sum(a, b):
+    """``a + b = s + err`` exactly (Knuth)."""
+    s = a + b
+    bb = s - a
+    return s, (a - (s - bb)) + (b - bb)
+
+
+def _split(a):
+    t = _SPLITTER * a
+    hi = t - (t - a)
+    return hi, a - hi
+
+
+def two_prod(a, b):
+    """``a * b = p + err`` exactly (Dekker), for ``|a|, |b| < 1e150``."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
+
+
+def dd_mul(ah, al, bh, bl):
+    """Double-double product."""
+    p, e = two_prod(ah, bh)
+    e = e + (ah * bl + al * bh)
+    return two_sum(p, e)
+
+
+def dd_div(ah, al, bh, bl):
+    """Double-double quotient ``(ah + al) / (bh + bl)``."""
+    q1 = ah / bh
+    p, e = two_prod(q1, bh)
+    r = ((ah - p) - e + al) - q1 * bl
+    return two_sum(q1, r / bh)
+
+
+def one_plus_c_sq(s, c):
+    """``1 + c s**2`` as a double-double, for ``c`` a power of two."""
+    p, e = two_prod(s, s)
+    hi, lo = two_sum(1.0, c * p)
+    return hi, lo + c * e
+
+
+def exp_neg_dd(hi, lo):
+    """``exp(-(hi + lo))`` for a double-double exponent ``hi + lo >= 0``."""
+    lo = np.where(np.isfinite(hi), lo, 0.0)
+    return np.exp(-hi) * (1.0 - lo)
+
+
+def sq_over(x, den_hi, den_lo):
+    """``x**2 / den`` as a double-double, robust to huge ``x`` (then returns inf)."""
+    x = np.asarray(x, dtype=np.float64)
+    ax = np.abs(x)
+    safe = ax < _SAFE
+    xs = np.where(safe, x, 0.0)
+    p, e = two_prod(xs, xs)
+    hi, lo = dd_div(p, e, den_hi, den_lo)
+    with np.errstate(over="ignore"):
+        plain = (x / np.sqrt(den_hi)) ** 2
+    return np.where(safe, hi, plain), np.where(safe, lo, 0.0)
+
+
+# Cody-Waite split of ln 2: LN2_HI has 32 significant bits, so k * LN2_HI is exact.
+_LN2_HI = 6.93147180369123816490e-01
+_LN2_LO = 1.90821492927058770002e-10
+_RESCALE_AT = 600.0
+_RESCALE_K = 64
+
+
+def mul_exp_neg(factor, hi, lo):
+    """``factor * exp(-(hi + lo))`` without an intermediate subnormal.
+
+    When ``exp(-hi)`` would be subnormal (or nearly so) it is computed as
+    ``2**-64 * exp(-(hi - 64 ln 2))`` with an exact Cody-Waite reduction, so the
+    only rounding into the subnormal range is the final one.
+    """
+    hi = np.asarray(hi, dtype=np.float64)
+    lo = np.where(np.isfinite(hi), lo, 0.0)
+    k = np.where(hi > _RESCALE_AT, _RESCALE_K, 0)
+    y = np.exp(-(hi - k * _LN2_HI)) * np.exp(-(lo - k * _LN2_LO))
+    return np.ldexp(factor * y, -k)

@@ -1,0 +1,103 @@
+"""Input validation shared by every public function.
+
+Each validator returns the cleaned value and raises :class:`ValueError` whose
+message names the argument, the constraint, and the value received.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+__all__ = [
+    "as_array",
+    "broadcast",
+    "finite_real",
+    "nonnegative_array",
+    "positive_int",
+    "positive_real",
+]
+
+
+def _show(value: object) -> str:
+    arr = np.asarray(value)
+    if arr.ndim == 0:
+        return repr(arr.item())
+    return f"array of shape {arr.shape}"
+
+
+def as_array(
+    value: object, name: str, *, allow_nan: bool = True, bound: float = np.inf
+) -> np.ndarray:
+    """Convert `value` to a float64 array; reject infinities (and NaN if asked).
+
+    NaN is accepted by default and propagates to NaN outputs: that is the
+    package-wide policy for array arguments of the numerical kernels.
+    Values with ``|value| > bound`` are rejected (the supported domain).
+    """
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError(f"`{name}` must be real numbers, got {value!r}.") from None
+    if np.isinf(arr).any():
+        bad = arr[np.isinf(arr)].flat[0]
+        raise ValueError(f"`{name}` must be finite, got {bad!r}.")
+    big = np.abs(arr) > bound
+    if big.any():
+        raise ValueError(f"`{name}` must satisfy |{name}| <= {bound:g}, got {arr[big].flat[0]!r}.")
+    if not allow_nan and np.isnan(arr).any():
+        raise ValueError(f"`{name}` must not be NaN, got {_show(value)}.")
+    return arr
+
+
+def nonnegative_array(value: object, name: str, *, bound: float = np.inf) -> np.ndarray:
+    """`as_array` plus the constraint ``value >= 0`` (NaN still propagates)."""
+    arr = as_array(value, name, bound=bound)
+    neg = arr < 0
+    if neg.any():
+        raise ValueError(f"`{name}` must be >= 0, got {arr[neg].flat[0]!r}.")
+    return arr
+
+
+def broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
+    """Broadcast named arrays together, naming them all in the error."""
+    try:
+        return list(np.broadcast_arrays(*arrays.values()))
+    except ValueError:
+        shapes = ", ".join(f"`{k}` {np.shape(v)}" for k, v in arrays.items())
+        raise ValueError(f"shapes do not broadcast together: {shapes}.") from None
+
+
+def positive_int(value: object, name: str) -> int:
+    """Return `value` as a positive ``int``; reject bools, floats with a fraction."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"`{name}` must be a positive integer, got {value!r}.")
+    if isinstance(value, numbers.Integral):
+        out = int(value)
+    elif np.isfinite(float(value)) and float(value).is_integer():
+        out = int(value)
+    else:
+        raise ValueError(f"`{name}` must be a positive integer, got {value!r}.")
+    if out <= 0:
+        raise ValueError(f"`{name}` must be a positive integer, got {value!r}.")
+    return out
+
+
+def finite_real(value: object, name: str) -> float:
+    """Return `value` as a finite ``float``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"`{name}` must be a finite real number, got {value!r}.")
+    out = float(value)
+    if not np.isfinite(out):
+        raise ValueError(f"`{name}` must be a finite real number, got {value!r}.")
+    return out
+
+
+def positive_real(value: object, name: str, *, allow_zero: bool = False) -> float:
+    """Return `value` as a finite float that is > 0 (or >= 0 with `allow_zero`)."""
+    out = finite_real(value, name)
+    if out < 0 or (out == 0 and not allow_zero):
+        op = ">= 0" if allow_zero else "> 0"
+        raise ValueError(f"`{name}` must be finite and {op}, got {value!r}.")
+    return out
