@@ -91,7 +91,7 @@ def mul_exp_neg(factor, hi, lo):
     only rounding into the subnormal range is the final one.
     """
     hi = np.asarray(hi, dtype=np.float64)
-    lo = np.where(np.isfinite(hi), lo, 0.0)
+    lo = np.where(hi < 800.0, lo, 0.0)  # beyond, the result is 0 and lo may be huge
     k = np.where(hi > _RESCALE_AT, _RESCALE_K, 0)
     y = np.exp(-(hi - k * _LN2_HI)) * np.exp(-(lo - k * _LN2_LO))
     return np.ldexp(factor * y, -k)

@@ -27,6 +27,11 @@ def _show(value: object) -> str:
     return f"array of shape {arr.shape}"
 
 
+def _first(arr: np.ndarray, mask: np.ndarray) -> object:
+    """The first offending element, as a plain Python number for the message."""
+    return arr[mask].flat[0].item()
+
+
 def as_array(
     value: object, name: str, *, allow_nan: bool = True, bound: float = np.inf
 ) -> np.ndarray:
@@ -41,11 +46,10 @@ def as_array(
     except (TypeError, ValueError):
         raise ValueError(f"`{name}` must be real numbers, got {value!r}.") from None
     if np.isinf(arr).any():
-        bad = arr[np.isinf(arr)].flat[0]
-        raise ValueError(f"`{name}` must be finite, got {bad!r}.")
+        raise ValueError(f"`{name}` must be finite, got {_first(arr, np.isinf(arr))!r}.")
     big = np.abs(arr) > bound
     if big.any():
-        raise ValueError(f"`{name}` must satisfy |{name}| <= {bound:g}, got {arr[big].flat[0]!r}.")
+        raise ValueError(f"`{name}` must satisfy |{name}| <= {bound:g}, got {_first(arr, big)!r}.")
     if not allow_nan and np.isnan(arr).any():
         raise ValueError(f"`{name}` must not be NaN, got {_show(value)}.")
     return arr
@@ -56,7 +60,7 @@ def nonnegative_array(value: object, name: str, *, bound: float = np.inf) -> np.
     arr = as_array(value, name, bound=bound)
     neg = arr < 0
     if neg.any():
-        raise ValueError(f"`{name}` must be >= 0, got {arr[neg].flat[0]!r}.")
+        raise ValueError(f"`{name}` must be >= 0, got {_first(arr, neg)!r}.")
     return arr
 
 

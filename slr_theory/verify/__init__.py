@@ -1,0 +1,10 @@
+"""Verification: every closed form checked against mpmath quadrature and Monte Carlo.
+
+Checks live in a registry; importing this package registers the checks of
+every layer below it. ``slr-theory verify`` runs them all.
+"""
+
+from . import gaussian_checks  # noqa: F401  (registers checks)
+from .registry import REGISTRY, Check, CheckResult, register, run_checks
+
+__all__ = ["REGISTRY", "Check", "CheckResult", "register", "run_checks"]

@@ -1,0 +1,1 @@
+"""Runnable SymPy derivations of the closed forms (imported by the tests)."""

@@ -1,0 +1,7 @@
+"""``python -m slr_theory`` is the ``slr-theory`` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,184 @@
+"""The registry of checks: closed form vs mpmath quadrature vs Monte Carlo."""
+
+from __future__ import annotations
+
+import fnmatch
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import asdict, dataclass, field
+
+import mpmath as mp
+import numpy as np
+
+__all__ = ["REGISTRY", "Check", "CheckResult", "register", "run_checks"]
+
+Params = Mapping[str, float]
+
+
+@dataclass(frozen=True)
+class Check:
+    """One identity checked two independent ways.
+
+    Attributes
+    ----------
+    name : str
+        Unique dotted name, e.g. ``"gaussian.zeta"``.
+    description : str
+        The identity in words.
+    closed_form : callable ``(**params) -> float``
+        The implementation under test.
+    reference : callable ``(**params) -> mpmath.mpf``
+        High-precision quadrature of the defining expectation.
+    monte_carlo : callable ``(rng, n, **params) -> ndarray (n,)``
+        I.i.d. samples whose mean is the expectation.
+    params : mapping
+        Default parameter point.
+    draw : callable ``(rng) -> mapping``
+        Random parameter point (for ``run_checks(random_params=True)``).
+    rtol : float
+        Tolerance on ``|closed - reference| / max(|reference|, scale)``.
+    error_scale : callable ``(**params) -> float``, optional
+        Magnitude of the terms that cancel (for sign-changing functions); the
+        error is measured relative to ``max(|reference|, error_scale)``.
+    z_max : float
+        Largest accepted ``|z|`` of the Monte Carlo estimate.
+    """
+
+    name: str
+    description: str
+    closed_form: Callable[..., float]
+    reference: Callable[..., object]
+    monte_carlo: Callable[..., np.ndarray]
+    params: Params
+    draw: Callable[[np.random.Generator], Params]
+    rtol: float = 1e-13
+    error_scale: Callable[..., float] | None = None
+    z_max: float = 5.0
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """The outcome of one check at one parameter point."""
+
+    name: str
+    params: dict[str, float]
+    value: float
+    reference: float
+    rel_error: float
+    rtol: float
+    mc_mean: float
+    mc_stderr: float
+    z: float
+    z_max: float
+    samples: int
+    quadrature_ok: bool = field(init=False)
+    monte_carlo_ok: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "quadrature_ok", bool(self.rel_error <= self.rtol))
+        object.__setattr__(self, "monte_carlo_ok", bool(abs(self.z) <= self.z_max))
+
+    @property
+    def passed(self) -> bool:
+        """Both comparisons within tolerance."""
+        return self.quadrature_ok and self.monte_carlo_ok
+
+    def as_dict(self) -> dict:
+        """JSON-ready dictionary (includes ``passed``)."""
+        return {**asdict(self), "passed": self.passed}
+
+
+#: All registered checks by name, in registration order.
+REGISTRY: dict[str, Check] = {}
+
+
+def register(check: Check) -> Check:
+    """Add `check` to :data:`REGISTRY` (names must be unique)."""
+    if check.name in REGISTRY:
+        raise ValueError(f"a check named {check.name!r} is already registered.")
+    REGISTRY[check.name] = check
+    return check
+
+
+def _select(names: Iterable[str] | None) -> list[Check]:
+    if names is None:
+        return list(REGISTRY.values())
+    out: list[Check] = []
+    for pattern in names:
+        hits = [c for n, c in REGISTRY.items() if fnmatch.fnmatchcase(n, pattern)]
+        if not hits:
+            raise ValueError(f"no check matches {pattern!r}; known: {', '.join(REGISTRY)}.")
+        out.extend(c for c in hits if c not in out)
+    return out
+
+
+def evaluate(check: Check, params: Params, samples: int, rng: np.random.Generator) -> CheckResult:
+    """Run one check at `params` with `samples` Monte Carlo draws."""
+    value = float(check.closed_form(**params))
+    ref = check.reference(**params)
+    scale = abs(ref)
+    if check.error_scale is not None:
+        scale = max(scale, mp.mpf(check.error_scale(**params)))
+    err = abs(mp.mpf(value) - ref)
+    rel = float(err / scale) if scale > 0 else float(err)
+    draws = np.asarray(check.monte_carlo(rng, samples, **params), dtype=np.float64)
+    mean = float(draws.mean())
+    se = float(draws.std(ddof=1) / np.sqrt(draws.size))
+    diff = mean - float(ref)
+    z = diff / se if se > 0 else (0.0 if diff == 0 else float(np.copysign(np.inf, diff)))
+    return CheckResult(
+        name=check.name,
+        params={k: float(v) for k, v in params.items()},
+        value=value,
+        reference=float(ref),
+        rel_error=rel,
+        rtol=check.rtol,
+        mc_mean=mean,
+        mc_stderr=se,
+        z=float(z),
+        z_max=check.z_max,
+        samples=int(draws.size),
+    )
+
+
+def run_checks(
+    names: Iterable[str] | None = None,
+    *,
+    samples: int = 200_000,
+    seed: int = 0,
+    random_params: bool = False,
+    progress: bool = False,
+) -> list[CheckResult]:
+    """Run registered checks and return their results.
+
+    Parameters
+    ----------
+    names : iterable of str, optional
+        Check names or shell-style patterns (``"gaussian.zeta*"``); all if None.
+    samples : int
+        Monte Carlo draws per check (the standard error scales as ``1/sqrt(samples)``).
+    seed : int
+        Seed of the single ``numpy.random.Generator`` used for every draw.
+    random_params : bool
+        Draw each check's parameters with its ``draw`` function instead of its
+        default point.
+    progress : bool
+        Show a tqdm progress bar on stderr.
+
+    Examples
+    --------
+    >>> from slr_theory.verify import run_checks
+    >>> [r] = run_checks(["gaussian.mean_erf"], samples=10_000)
+    >>> r.passed, r.rel_error < 1e-15
+    (True, True)
+    """
+    from tqdm.auto import tqdm
+
+    if samples < 2:
+        raise ValueError(f"`samples` must be at least 2, got {samples!r}.")
+    checks = _select(names)
+    rng = np.random.default_rng(seed)
+    results = []
+    for check in tqdm(checks, desc="verify", disable=not progress, leave=False):
+        params = dict(check.draw(rng)) if random_params else dict(check.params)
+        results.append(evaluate(check, params, samples, rng))
+    return results

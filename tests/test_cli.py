@@ -1,0 +1,65 @@
+"""The slr-theory command line."""
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from slr_theory.cli import main
+
+
+def test_verify_prints_table_and_exits_0(capsys):
+    assert (
+        main(["verify", "--only", "gaussian.mean_erf*", "--samples", "2000", "--seed", "3"]) == 0
+    )
+    out = capsys.readouterr().out
+    assert "gaussian.mean_erf_prime" in out and "ok" in out
+    assert out.strip().splitlines()[-1] == "3 passed, 0 failed"
+
+
+def test_verify_json(capsys):
+    assert main(["verify", "--only", "gaussian.zeta", "--samples", "500", "--json"]) == 0
+    [record] = json.loads(capsys.readouterr().out)
+    assert record["name"] == "gaussian.zeta" and record["passed"] is True
+
+
+def test_verify_exits_1_when_a_check_fails(capsys, monkeypatch):
+    import dataclasses
+
+    from slr_theory.verify import REGISTRY
+
+    good = REGISTRY["gaussian.zeta"]
+    monkeypatch.setitem(
+        REGISTRY, "gaussian.zeta", dataclasses.replace(good, closed_form=lambda **p: 0.5)
+    )
+    assert main(["verify", "--only", "gaussian.zeta", "--samples", "500"]) == 1
+    assert "FAIL" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["verify", "--samples", "-3"], "--samples: must be a positive integer, got '-3'"),
+        (["verify", "--samples", "x"], "--samples: must be a positive integer, got 'x'"),
+        (["verify", "--seed", "-1"], "--seed: must be a non-negative integer"),
+        (["verify", "--only", "nope"], "no check matches 'nope'"),
+        (["frobnicate"], "invalid choice"),
+        ([], "required: command"),
+    ],
+)
+def test_usage_errors_print_one_line_and_exit_2(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_python_dash_m_is_the_same_command():
+    proc = subprocess.run(
+        [sys.executable, "-m", "slr_theory", "verify", "--samples", "x"],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip().startswith("slr-theory verify: error:")

@@ -1,0 +1,93 @@
+"""Each derivations/*.py script's final expressions equal the numeric implementation."""
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+import sympy as sp
+from scipy.special import owens_t
+
+from slr_theory import gaussian as g
+
+ROOT = pathlib.Path(__file__).resolve().parents[1] / "derivations"
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(f"derivations.{name}", ROOT / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    import sys
+
+    sys.modules.setdefault("derivations", importlib.import_module("derivations"))
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def gaussian_erf():
+    mod = _load("gaussian_erf")
+    return mod, mod.derive()
+
+
+@pytest.fixture(scope="module")
+def zeta_mod():
+    mod = _load("zeta")
+    return mod, mod.derive()
+
+
+RNG = np.random.default_rng(42)
+MU = RNG.uniform(-4, 4, 50)
+SIG = RNG.uniform(0.01, 3, 50)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "mean_erf",
+        "mean_erf_prime",
+        "mean_erf_second",
+        "mean_x_erf",
+        "mean_x_erf_prime",
+        "mean_x2_erf",
+    ],
+)
+def test_gaussian_erf_derivation_matches_implementation(gaussian_erf, name):
+    mod, res = gaussian_erf
+    f = sp.lambdify((mod.mu, mod.sigma), res[name], modules="scipy")
+    np.testing.assert_allclose(getattr(g, name)(MU, SIG), f(MU, SIG), rtol=1e-13, atol=1e-300)
+
+
+def test_zeta_derivation_matches_implementation(zeta_mod):
+    mod, res = zeta_mod
+    zt = sp.lambdify((mod.t, mod.s), res["zeta_t"], modules="scipy")
+    ztt = sp.lambdify((mod.t, mod.s), res["zeta_tt"], modules="scipy")
+    z0 = sp.lambdify((mod.s,), res["zeta0"], modules="scipy")
+    np.testing.assert_allclose(g.zeta_t(MU, SIG), zt(MU, SIG), rtol=1e-13)
+    np.testing.assert_allclose(g.zeta_tt(MU, SIG), ztt(MU, SIG), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(g.zeta(0.0, SIG), z0(SIG), rtol=1e-14)
+    # Owen's T at t = 0: 1 - 8 T(0, a) = zeta(0, s)
+    np.testing.assert_allclose(
+        1 - 8 * owens_t(0.0, 1 / np.sqrt(1 + 4 * SIG**2)), z0(SIG), rtol=1e-13
+    )
+
+
+def test_zeta_tail_integrand_integrates_to_zeta_c(zeta_mod):
+    from scipy.integrate import quad
+
+    mod, res = zeta_mod
+    f = sp.lambdify((mod.xx, mod.v, mod.s), res["tail_integrand"], modules="scipy")
+    for t, s in [(0.3, 0.2), (2.0, 1.0), (5.0, 0.1)]:
+        x = t / np.sqrt(1 + 2 * s * s)
+        val, _ = quad(lambda v, x=x, s=s: f(x, v, s), 0, np.inf, epsabs=0, epsrel=1e-13)
+        assert val == pytest.approx(g.zeta_c(t, s), rel=1e-11)
+
+
+def test_erf_pair_derivation_matches_implementation():
+    mod = _load("erf_pair")
+    res = mod.derive()
+    f = sp.lambdify((mod.s11, mod.s12, mod.s22), res["centred"], modules="scipy")
+    a = RNG.normal(size=(50, 2, 2))
+    s = a @ np.swapaxes(a, 1, 2)
+    v1, c, v2 = s[:, 0, 0], s[:, 0, 1], s[:, 1, 1]
+    np.testing.assert_allclose(g.erf_pair(0.0, 0.0, v1, c, v2), f(v1, c, v2), rtol=1e-13)

@@ -1,0 +1,366 @@
+"""slr_theory.gaussian against 40-digit mpmath references, limits, symmetries and Monte Carlo."""
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+from scipy.special import erf, owens_t
+
+from slr_theory import gaussian as g
+from slr_theory.verify.reference import mp_erf_pair, mp_gaussian_function
+
+from .strategies import means, sigmas
+
+NAMES = [
+    "mean_erf",
+    "mean_erf_prime",
+    "mean_erf_second",
+    "mean_x_erf",
+    "mean_x_erf_prime",
+    "mean_x2_erf",
+    "zeta",
+    "zeta_c",
+    "zeta_t",
+    "zeta_tt",
+]
+ODD = {"mean_erf", "mean_erf_second", "mean_x_erf_prime", "mean_x2_erf", "zeta_t"}
+TINY = 2.2250738585072014e-308  # smallest normal double
+RTOL = 1e-14  # the issue's contract is 1e-13; measured peaks are ~3e-16 (docs/accuracy.md)
+# Each mpmath reference costs ~0.1-2 s: a bounded number per property by default;
+# the slow-marked sweeps and benchmarks/accuracy.py cover the domain densely.
+mp_budget = settings(max_examples=10)
+
+
+def assert_matches_reference(name, mu, sigma, rtol=RTOL):
+    value = float(getattr(g, name)(mu, sigma))
+    if mu == 0.0 and name in ODD:
+        assert value == 0.0
+        return
+    ref = mp_gaussian_function(name, mu, sigma)
+    if abs(ref) < TINY:  # below the smallest normal: underflow (or a subnormal) is correct
+        assert abs(value - float(ref)) <= 2 * TINY
+        return
+    scale = abs(ref)
+    if name == "zeta_tt":  # relative to the terms that cancel near its zero
+        scale = max(scale, max(abs(x) for x in g._zeta_tt_terms(mu, sigma)))
+    err = abs(mp.mpf(value) - ref) / scale
+    assert err <= rtol, f"{name}({mu!r}, {sigma!r}) = {value!r}, ref {ref}, rel err {err}"
+
+
+STRESS = [
+    (0.0, 0.0),
+    (1e-3, 0.0),
+    (0.0, 1e-3),
+    (1e-200, 1e-160),
+    (26.0, 0.0),  # tails at the underflow edge
+    (26.5, 1e-3),
+    (-20.0, 0.5),
+    (-3.0, 2.0),
+    (1e4, 1e4),
+    (0.0, 1e4),
+    (5.0, 100.0),
+    (100.0, 50.0),
+]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("mu, sigma", STRESS)
+def test_stress_points_match_mpmath(name, mu, sigma):
+    assert_matches_reference(name, mu, sigma)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@mp_budget
+@given(mu=means, sigma=sigmas)
+def test_random_points_match_mpmath(name, mu, sigma):
+    assert_matches_reference(name, mu, sigma)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=200)
+@given(mu=means, sigma=sigmas)
+def test_log_domain_matches_mpmath_thoroughly(name, mu, sigma):
+    assert_matches_reference(name, mu, sigma)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", NAMES)
+@settings(max_examples=100)
+@given(mu=st.floats(-1e4, 1e4), sigma=st.floats(0, 1e4))
+def test_uniform_domain_matches_mpmath(name, mu, sigma):
+    assert_matches_reference(name, mu, sigma)
+
+
+# --- tiny values: full relative precision down to the smallest normal double
+
+
+@given(t=st.floats(-300, -2).map(lambda e: 10.0**e), s=st.floats(-300, -2).map(lambda e: 10.0**e))
+@example(t=0.0, s=1e-3)  # the Owen's T form gives 1.6e-10 relative error here (MATH.md)
+@example(t=1e-154, s=1e-154)
+def test_zeta_tiny_against_series(t, s):
+    # zeta = (4/pi)(t^2 + s^2) (1 + O(t^2 + s^2)); exact to 1e-4 relative for t, s <= 1e-2
+    series = 4.0 / np.pi * (t * t + s * s)
+    value = g.zeta(t, s)
+    if series < TINY:
+        assert value <= 2 * TINY
+    else:
+        assert abs(value / series - 1) <= 3 * (t * t + s * s) + 1e-15
+
+
+@given(t=st.floats(3, 26), s=st.floats(0, 0.5))
+def test_zeta_c_tail_against_erfc_bound(t, s):
+    # Jensen: zeta >= erf(t/sqrt q)^2, i.e. 1 - zeta <= erfc(x)(1 + erf(x)); and 1 - zeta > 0
+    value = g.zeta_c(t, s)
+    with mp.workdps(40):
+        x = mp.mpf(t) / mp.sqrt(1 + 2 * mp.mpf(s) ** 2)
+        bound = float(mp.erfc(x) * (1 + mp.erf(x)))
+    assert 0 < value <= bound * (1 + 1e-14)
+
+
+def test_zeta_c_at_s0_equals_one_minus_erf_squared():
+    t = np.linspace(-26, 26, 1001)
+    exact = [float(mp.erfc(abs(mp.mpf(x))) * (2 - mp.erfc(abs(mp.mpf(x))))) for x in t]
+    np.testing.assert_allclose(g.zeta_c(t, 0.0), exact, rtol=1e-14)
+
+
+@given(t=st.floats(-5, 5), s=st.floats(0, 5))
+def test_zeta_equals_one_minus_8_owens_t_where_well_conditioned(t, s):
+    # MATH.md's closed form; only well-conditioned where zeta is not small
+    h = np.sqrt(2) * t / np.sqrt(1 + 2 * s * s)
+    owen = 1 - 8 * owens_t(h, 1 / np.sqrt(1 + 4 * s * s))
+    z = g.zeta(t, s)
+    assert abs(z - owen) <= 1e-14 * (1 + 1 / max(z, 1e-300)) * max(z, 1e-300) + 2e-15
+
+
+# --- symmetries, limits, bounds, monotonicity
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(mu=means, sigma=sigmas)
+def test_parity_in_mu(name, mu, sigma):
+    f = getattr(g, name)
+    sign = -1.0 if name in ODD else 1.0
+    assert f(-mu, sigma) == sign * f(mu, sigma)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@given(mu=st.floats(-10, 10))
+def test_sigma_to_zero_limit_is_continuous(name, mu):
+    f = getattr(g, name)
+    a, b = f(mu, 0.0), f(mu, 1e-9)
+    assert abs(a - b) <= 1e-7 * max(1.0, abs(a))
+
+
+def test_sigma_zero_is_the_function_itself():
+    x = np.linspace(-6, 6, 241)
+    # exp(-x*x) in double rounds x*x (error up to 2 x^2 eps); take erf' from mpmath
+    with mp.workdps(40):
+        erfp = np.array([float(2 / mp.sqrt(mp.pi) * mp.exp(-(mp.mpf(v) ** 2))) for v in x])
+    np.testing.assert_allclose(g.mean_erf(x, 0), erf(x), rtol=1e-15)
+    np.testing.assert_allclose(g.mean_erf_prime(x, 0), erfp, rtol=1e-15)
+    np.testing.assert_allclose(g.mean_x_erf(x, 0), x * erf(x), rtol=1e-15)
+    np.testing.assert_allclose(g.mean_x2_erf(x, 0), x * x * erf(x), rtol=1e-15)
+    np.testing.assert_allclose(g.zeta(x, 0), erf(x) ** 2, rtol=3e-15, atol=1e-300)
+
+
+@given(mu=st.floats(-100, 100))
+def test_sigma_to_infinity_limits(mu):
+    s = 1e8
+    # E erf -> mu * 2/(sqrt(pi) sqrt(2) s); zeta -> 1 - (2/pi)/s; E erf' -> (2/sqrt pi)/(sqrt2 s)
+    assert abs(g.mean_erf(mu, s) - np.sqrt(2 / np.pi) * mu / s) <= 1e-12 * (abs(mu) / s + 1e-300)
+    assert abs(g.zeta_c(mu, s) * s - 2 / np.pi) <= 1e-6
+    assert abs(g.mean_erf_prime(mu, s) * s - np.sqrt(2 / np.pi)) <= 1e-10
+
+
+@given(t=means, s=sigmas)
+def test_zeta_bounds_and_complement(t, s):
+    z, zc = g.zeta(t, s), g.zeta_c(t, s)
+    assert 0.0 <= z <= 1.0
+    assert 0.0 <= zc <= 1.0
+    assert abs((z + zc) - 1.0) <= 4e-16
+    assert z >= g.mean_erf(t, s) ** 2 * (1 - 1e-15)  # Jensen
+
+
+@given(s=st.floats(0, 100))
+def test_zeta_increases_in_abs_t(s):
+    t = np.linspace(0, 30, 301)
+    z = g.zeta(t, s)
+    assert np.all(np.diff(z) >= 0)
+    assert np.all(g.zeta_t(t, s) >= 0)
+
+
+def test_zeta_zero_t_closed_form_arcsin():
+    s = np.logspace(-8, 4, 200)
+    # arcsin near 1 is ill-conditioned in double: evaluate the formula in mpmath
+    with mp.workdps(40):
+        ref = [
+            float(2 / mp.pi * mp.asin(2 * mp.mpf(v) ** 2 / (1 + 2 * mp.mpf(v) ** 2))) for v in s
+        ]
+    np.testing.assert_allclose(g.zeta(0.0, s), ref, rtol=1e-14)
+
+
+@given(t=st.floats(-8, 8), s=st.floats(0, 5))
+def test_zeta_derivatives_against_finite_differences(t, s):
+    h = 1e-5
+    fd1 = (g.zeta(t + h, s) - g.zeta(t - h, s)) / (2 * h)
+    fd2 = (g.zeta_t(t + h, s) - g.zeta_t(t - h, s)) / (2 * h)
+    assert abs(fd1 - g.zeta_t(t, s)) <= 1e-8
+    assert abs(fd2 - g.zeta_tt(t, s)) <= 1e-8
+
+
+@given(mu=st.floats(-8, 8), sigma=st.floats(0, 5))
+def test_mu_derivatives_chain(mu, sigma):
+    # d/dmu E erf = E erf', d/dmu E erf' = E erf''
+    h = 1e-5
+    d1 = (g.mean_erf(mu + h, sigma) - g.mean_erf(mu - h, sigma)) / (2 * h)
+    d2 = (g.mean_erf_prime(mu + h, sigma) - g.mean_erf_prime(mu - h, sigma)) / (2 * h)
+    assert abs(d1 - g.mean_erf_prime(mu, sigma)) <= 1e-8
+    assert abs(d2 - g.mean_erf_second(mu, sigma)) <= 1e-8
+    assert g.mean_x_erf_prime(mu, sigma) == pytest.approx(
+        -g.mean_erf_second(mu, sigma) / 2, rel=1e-14, abs=1e-300
+    )
+
+
+# --- Monte Carlo (independent of both the closed forms and mpmath)
+
+
+MC_CASES = [(name, mu, s) for name in NAMES for (mu, s) in [(0.7, 1.3), (-1.5, 0.4)]]
+
+
+@pytest.mark.parametrize("name, mu, sigma", MC_CASES)
+def test_monte_carlo_z_score(name, mu, sigma):
+    from slr_theory.verify.gaussian_checks import _NUMPY_INTEGRANDS
+
+    rng = np.random.default_rng(20251129)
+    n = 400_000
+    samples = _NUMPY_INTEGRANDS[name](mu + sigma * rng.standard_normal(n))
+    se = samples.std(ddof=1) / np.sqrt(n)
+    z = (samples.mean() - getattr(g, name)(mu, sigma)) / se
+    assert abs(z) < 5, (name, z, se)  # false-alarm rate ~6e-7 per test
+
+
+# --- erf_pair
+
+
+def _pair_params():
+    return st.tuples(
+        st.floats(-4, 4),
+        st.floats(-4, 4),
+        st.floats(0.01, 4),
+        st.floats(-1, 1),
+        st.floats(0.01, 4),
+    ).map(lambda p: (p[0], p[1], p[2], p[3] * np.sqrt(p[2] * p[4]), p[4]))
+
+
+@mp_budget
+@given(p=_pair_params())
+@example(p=(0.3, 0.3, 1.0, 0.999999, 1.0))  # near-singular covariance
+@example(p=(2.0, -2.0, 1.0, -1.0, 1.0))
+def test_erf_pair_matches_mpmath(p):
+    value = g.erf_pair(*p)
+    ref = mp_erf_pair(*p)
+    scale = max(abs(ref), abs(g.mean_erf(p[0], np.sqrt(p[2])) * g.mean_erf(p[1], np.sqrt(p[4]))))
+    assert abs(mp.mpf(value) - ref) <= 1e-14 * max(scale, 1e-3)
+
+
+@given(p=_pair_params())
+def test_erf_pair_symmetries_and_reductions(p):
+    m1, m2, v1, c, v2 = p
+    assert g.erf_pair(m1, m2, v1, c, v2) == pytest.approx(g.erf_pair(m2, m1, v2, c, v1), abs=1e-15)
+    assert g.erf_pair(m1, m2, v1, c, v2) == pytest.approx(
+        -g.erf_pair(-m1, m2, v1, -c, v2), abs=1e-15
+    )
+    # independent: product of means
+    assert g.erf_pair(m1, m2, v1, 0.0, v2) == pytest.approx(
+        g.mean_erf(m1, np.sqrt(v1)) * g.mean_erf(m2, np.sqrt(v2)), abs=1e-15
+    )
+    # perfectly correlated copies: zeta
+    assert g.erf_pair(m1, m1, v1, v1, v1) == pytest.approx(g.zeta(m1, np.sqrt(v1)), abs=2e-15)
+
+
+def test_erf_pair_centred_is_arcsin_lemma():
+    rng = np.random.default_rng(3)
+    a = rng.normal(size=(500, 2, 2))
+    s = a @ np.swapaxes(a, 1, 2)
+    v1, c, v2 = s[:, 0, 0], s[:, 0, 1], s[:, 1, 1]
+    ref = 2 / np.pi * np.arcsin(2 * c / np.sqrt((1 + 2 * v1) * (1 + 2 * v2)))
+    np.testing.assert_allclose(g.erf_pair(0.0, 0.0, v1, c, v2), ref, rtol=1e-13, atol=1e-16)
+
+
+def test_erf_pair_monte_carlo():
+    rng = np.random.default_rng(7)
+    n = 400_000
+    m = np.array([0.4, -0.8])
+    cov = np.array([[0.9, 0.5], [0.5, 1.2]])
+    x = rng.multivariate_normal(m, cov, size=n)
+    samples = erf(x[:, 0]) * erf(x[:, 1])
+    z = (samples.mean() - g.erf_pair(0.4, -0.8, 0.9, 0.5, 1.2)) / (
+        samples.std(ddof=1) / np.sqrt(n)
+    )
+    assert abs(z) < 5
+
+
+# --- vectorisation, dtype and the input policy
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_broadcasting_and_scalar_return(name):
+    f = getattr(g, name)
+    mu = np.linspace(-3, 3, 7)[:, None]
+    sigma = np.array([0.0, 0.5, 2.0])
+    out = f(mu, sigma)
+    assert out.shape == (7, 3) and out.dtype == np.float64
+    for i in range(7):
+        for j in range(3):
+            assert out[i, j] == f(float(mu[i, 0]), float(sigma[j]))
+    assert np.ndim(f(0.5, 1.0)) == 0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_nan_propagates_without_warnings(name):
+    f = getattr(g, name)
+    out = f(np.array([np.nan, 1.0]), np.array([1.0, np.nan]))
+    assert np.isnan(out).all()
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_bad_input_raises_value_error(name):
+    f = getattr(g, name)
+    sname = "s" if name.startswith("zeta") else "sigma"
+    with pytest.raises(ValueError, match=rf"`{sname}` must be >= 0, got -1.0"):
+        f(0.0, -1.0)
+    with pytest.raises(ValueError, match="must be finite, got inf"):
+        f(np.inf, 1.0)
+    with pytest.raises(ValueError, match=r"shapes do not broadcast.*\(2,\).*\(3,\)"):
+        f(np.zeros(2), np.ones(3))
+    with pytest.raises(ValueError, match="real numbers"):
+        f("a", 1.0)
+    with pytest.raises(ValueError, match=r"\|.*\| <= 1e\+100"):
+        f(1e101, 1.0)
+
+
+def test_erf_pair_rejects_non_psd():
+    with pytest.raises(
+        ValueError, match=r"positive semi-definite.*var1=1\.0, cov=2\.0, var2=1\.0"
+    ):
+        g.erf_pair(0.0, 0.0, 1.0, 2.0, 1.0)
+    with pytest.raises(ValueError, match="`var2` must be >= 0"):
+        g.erf_pair(0.0, 0.0, 1.0, 0.0, -1.0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_extreme_domain_raises_no_floating_point_warnings(name):
+    f = getattr(g, name)
+    mu = np.array([0, 5e-324, 1e-300, 1e-150, 1.0, 26.6, 27.5, 1e4, 1e50, 1e100])
+    sigma = np.array([0, 5e-324, 1e-300, 1e-150, 1.0, 1e4, 1e50, 1e100])[:, None]
+    with np.errstate(all="raise"):
+        try:
+            out = f(mu, sigma)
+        except FloatingPointError as exc:  # underflow is IEEE-correct and allowed
+            if "underflow" not in str(exc):
+                raise
+            with np.errstate(all="raise", under="ignore"):
+                out = f(mu, sigma)
+    assert np.isfinite(out).all()

@@ -1,0 +1,57 @@
+"""The verification registry runs, passes, and fails when it should."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from slr_theory.verify import REGISTRY, Check, register, run_checks
+from slr_theory.verify.registry import evaluate
+
+
+def test_every_registered_check_passes_at_its_default_point():
+    results = run_checks(samples=50_000, seed=1)
+    assert {r.name for r in results} == set(REGISTRY)
+    for r in results:
+        assert r.passed, r
+        assert r.rel_error <= 1e-14
+        assert r.mc_stderr > 0
+
+
+@pytest.mark.slow
+def test_every_check_passes_at_random_points():
+    for seed in range(5):
+        for r in run_checks(samples=100_000, seed=seed, random_params=True):
+            assert r.passed, r
+
+
+def test_a_wrong_closed_form_fails_both_ways():
+    good = REGISTRY["gaussian.mean_erf"]
+    bad = dataclasses.replace(good, closed_form=lambda **p: good.closed_form(**p) * (1 + 1e-10))
+    r = evaluate(bad, good.params, 1000, np.random.default_rng(0))
+    assert not r.quadrature_ok and r.monte_carlo_ok and not r.passed
+    wrong_mc = dataclasses.replace(
+        good, monte_carlo=lambda rng, n, **p: rng.standard_normal(n) + 1.0
+    )
+    r = evaluate(wrong_mc, good.params, 10_000, np.random.default_rng(0))
+    assert r.quadrature_ok and not r.monte_carlo_ok and abs(r.z) > 10
+
+
+def test_patterns_and_errors():
+    names = [r.name for r in run_checks(["gaussian.zeta*"], samples=100)]
+    assert names == ["gaussian.zeta", "gaussian.zeta_c", "gaussian.zeta_t", "gaussian.zeta_tt"]
+    with pytest.raises(ValueError, match="no check matches 'nope'"):
+        run_checks(["nope"])
+    with pytest.raises(ValueError, match="`samples` must be at least 2, got 1"):
+        run_checks(samples=1)
+    with pytest.raises(ValueError, match="already registered"):
+        register(REGISTRY["gaussian.zeta"])
+
+
+def test_results_are_json_ready():
+    import json
+
+    [r] = run_checks(["gaussian.zeta"], samples=100)
+    d = json.loads(json.dumps(r.as_dict()))
+    assert d["passed"] is True and d["name"] == "gaussian.zeta"
+    assert isinstance(REGISTRY["gaussian.zeta"], Check)
