@@ -3,6 +3,9 @@
 The public API, layer by layer (lower layers never import upper ones):
 
 - :mod:`slr_theory.gaussian`: closed-form Gaussian expectations of ``erf``.
+- :mod:`slr_theory.params`: ``Params`` and overlap feasibility.
+- :mod:`slr_theory.model`: the data model, the predictor, Monte Carlo risk.
+- :mod:`slr_theory.risk`: the exact population risk and its gradient.
 - :mod:`slr_theory.verify`: the registry of checks against mpmath and Monte Carlo.
 """
 
@@ -11,6 +14,7 @@ from .gaussian import (
     mean_erf,
     mean_erf_prime,
     mean_erf_second,
+    mean_erf_third,
     mean_x2_erf,
     mean_x_erf,
     mean_x_erf_prime,
@@ -18,21 +22,42 @@ from .gaussian import (
     zeta_c,
     zeta_t,
     zeta_tt,
+    zeta_ttt,
+)
+from .params import OVERLAP_NAMES, Params, check_overlaps
+from .risk import (
+    RiskComponents,
+    manifold_risk,
+    manifold_risk_grad,
+    risk,
+    risk_components,
+    risk_grad,
 )
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "OVERLAP_NAMES",
+    "Params",
+    "RiskComponents",
     "__version__",
+    "check_overlaps",
     "erf_pair",
+    "manifold_risk",
+    "manifold_risk_grad",
     "mean_erf",
     "mean_erf_prime",
     "mean_erf_second",
+    "mean_erf_third",
     "mean_x2_erf",
     "mean_x_erf",
     "mean_x_erf_prime",
+    "risk",
+    "risk_components",
+    "risk_grad",
     "zeta",
     "zeta_c",
     "zeta_t",
     "zeta_tt",
+    "zeta_ttt",
 ]

@@ -32,6 +32,7 @@ __all__ = [
     "mean_erf",
     "mean_erf_prime",
     "mean_erf_second",
+    "mean_erf_third",
     "mean_x2_erf",
     "mean_x_erf",
     "mean_x_erf_prime",
@@ -39,6 +40,7 @@ __all__ = [
     "zeta_c",
     "zeta_t",
     "zeta_tt",
+    "zeta_ttt",
 ]
 
 _BOUND = 1e100
@@ -139,6 +141,25 @@ def mean_erf_second(mu: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     """
     mu, sigma, qh, ql, eh, el = _prep(mu, sigma)
     factor = -2.0 * _TWO_OVER_SQRT_PI * mu / (qh * np.sqrt(qh))
+    return _ret(_dd.mul_exp_neg(factor, eh, el))
+
+
+def mean_erf_third(mu: ArrayLike, sigma: ArrayLike) -> np.ndarray:
+    r"""Expectation of the third derivative ``erf^(3)(X) = (4 X**2 - 2) erf'(X)``.
+
+    .. math:: \mathbb{E}\,\mathrm{erf}^{(3)}(\mu + \sigma Z) = -\frac{4}{\sqrt{\pi}\, q^{3/2}}
+              \Big(1 - \frac{2\mu^2}{q}\Big) e^{-\mu^2/q}
+
+    (``d/dmu`` of :func:`mean_erf_second`; needed for the curvature of the risk in ``kappa``.)
+
+    Examples
+    --------
+    >>> from slr_theory.gaussian import mean_erf_third
+    >>> print(mean_erf_third(0.0, 0.0))  # erf^(3)(0) = -4/sqrt(pi)
+    -2.25675833419103
+    """
+    mu, sigma, qh, _ql, eh, el = _prep(mu, sigma)
+    factor = -2.0 * _TWO_OVER_SQRT_PI / (qh * np.sqrt(qh)) * (1.0 - 2.0 * (mu / qh) * mu)
     return _ret(_dd.mul_exp_neg(factor, eh, el))
 
 
@@ -346,6 +367,32 @@ def zeta_tt(t: ArrayLike, s: ArrayLike) -> np.ndarray:
     2.54647908947033
     """
     first, second = _zeta_tt_terms(t, s)
+    return _ret(first - second)
+
+
+def zeta_ttt(t: ArrayLike, s: ArrayLike) -> np.ndarray:
+    r"""``d^3 zeta / d t^3``, odd in `t`.
+
+    .. math:: \partial_t^3 \zeta = \frac{8}{\sqrt\pi\, q^{3/2}}\, e^{-x^2}
+              \Big[(2x^2 - 1)\,\mathrm{erf}(x/\sqrt r) - x\Big(2 + \frac1r\Big)\frac{2}{\sqrt{\pi r}}e^{-x^2/r}\Big],
+              \quad x = t/\sqrt q
+
+    Examples
+    --------
+    >>> from slr_theory.gaussian import zeta_ttt
+    >>> print(zeta_ttt(0.0, 1.0))
+    0.0
+    """
+    t, s, qh, _ql, rh, rl, eh, el = _zeta_prep(t, s)
+    x = t / np.sqrt(qh)
+    sr = np.sqrt(rh)
+    e2h, e2l = _dd.dd_div(eh, el, rh, rl)
+    sh, sl = _dd.two_sum(eh, e2h)
+    pre = 4.0 * _TWO_OVER_SQRT_PI / (qh * np.sqrt(qh))
+    first = _dd.mul_exp_neg(pre * (2.0 * x * x - 1.0) * erf(x / sr), eh, el)
+    second = _dd.mul_exp_neg(
+        pre * x * (2.0 + 1.0 / rh) * _TWO_OVER_SQRT_PI / sr, sh, sl + (el + e2l)
+    )
     return _ret(first - second)
 
 

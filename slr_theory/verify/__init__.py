@@ -4,7 +4,7 @@ Checks live in a registry; importing this package registers the checks of
 every layer below it. ``slr-theory verify`` runs them all.
 """
 
-from . import gaussian_checks  # noqa: F401  (registers checks)
+from . import gaussian_checks, risk_checks  # noqa: F401  (register checks)
 from .registry import REGISTRY, Check, CheckResult, register, run_checks
 
 __all__ = ["REGISTRY", "Check", "CheckResult", "register", "run_checks"]

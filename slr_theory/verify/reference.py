@@ -145,6 +145,7 @@ MP_FUNCTIONS: dict[str, Callable[[mp.mpf], mp.mpf]] = {
     "mean_erf": mp.erf,
     "mean_erf_prime": _erfp,
     "mean_erf_second": lambda x: -2 * x * _erfp(x),
+    "mean_erf_third": lambda x: (4 * x**2 - 2) * _erfp(x),
     "mean_x_erf": lambda x: x * mp.erf(x),
     "mean_x_erf_prime": lambda x: x * _erfp(x),
     "mean_x2_erf": lambda x: x**2 * mp.erf(x),
@@ -152,6 +153,7 @@ MP_FUNCTIONS: dict[str, Callable[[mp.mpf], mp.mpf]] = {
     "zeta_c": _one_minus_erf2,
     "zeta_t": lambda x: 2 * mp.erf(x) * _erfp(x),
     "zeta_tt": lambda x: 2 * _erfp(x) ** 2 - 4 * x * mp.erf(x) * _erfp(x),
+    "zeta_ttt": lambda x: -12 * x * _erfp(x) ** 2 + (8 * x**2 - 4) * mp.erf(x) * _erfp(x),
 }
 
 

@@ -1,0 +1,163 @@
+"""Model parameters and the five overlaps (MATH.md sections 1-2)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from ._validate import as_array, broadcast, positive_int, positive_real
+
+__all__ = ["OVERLAP_NAMES", "Params", "check_overlaps", "gram_matrix"]
+
+#: Package-wide order of the overlaps ``k.k*, v.v*, v.k*, k.v*, k.v``.
+OVERLAP_NAMES: tuple[str, ...] = ("kappa", "nu", "theta", "eta", "rho")
+
+
+@dataclass(frozen=True)
+class Params:
+    """Parameters of the single-location regression model, validated once.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``d >= 2`` (``k* ⊥ v*`` needs two dimensions); up to ``1e9`` and beyond.
+    L : int
+        Sequence length, ``L >= 1``.
+    lam : float
+        Temperature ``lambda > 0`` of the ``erf`` attention.
+    gamma : float
+        Spread ``gamma > 0`` of the informative token.
+    eps : float, default 0
+        Standard deviation of the label noise, ``>= 0``.
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> p = Params(d=400, L=10, lam=0.1, gamma=0.5**0.5)
+    >>> p.replace(lam=0.9).lam
+    0.9
+    >>> Params(d=400, L=10, lam=-1.0, gamma=1.0)
+    Traceback (most recent call last):
+        ...
+    ValueError: `lam` must be finite and > 0, got -1.0.
+    """
+
+    d: int
+    L: int
+    lam: float
+    gamma: float
+    eps: float = 0.0
+
+    def __post_init__(self) -> None:
+        d = positive_int(self.d, "d")
+        if d < 2:
+            raise ValueError(
+                f"`d` must be an integer >= 2 (k* and v* are orthonormal), got {self.d!r}."
+            )
+        object.__setattr__(self, "d", d)
+        object.__setattr__(self, "L", positive_int(self.L, "L"))
+        object.__setattr__(self, "lam", positive_real(self.lam, "lam"))
+        object.__setattr__(self, "gamma", positive_real(self.gamma, "gamma"))
+        object.__setattr__(self, "eps", positive_real(self.eps, "eps", allow_zero=True))
+
+    def replace(self, **changes: float) -> Params:
+        """A copy with some fields changed (validated again)."""
+        return dataclasses.replace(self, **changes)
+
+    @classmethod
+    def paper(cls, lam: float = 0.1, eps: float = 0.0) -> Params:
+        """The paper's experimental setting ``d = 400, L = 10, gamma = sqrt(0.5)``."""
+        return cls(d=400, L=10, lam=lam, gamma=float(np.sqrt(0.5)), eps=eps)
+
+
+def gram_matrix(kappa, nu, theta=0.0, eta=0.0, rho=0.0) -> np.ndarray:
+    """Gram matrix of ``(k, v, k*, v*)``, shape ``(..., 4, 4)``."""
+    kappa, nu, theta, eta, rho = np.broadcast_arrays(
+        *(np.asarray(x, dtype=np.float64) for x in (kappa, nu, theta, eta, rho))
+    )
+    one, zero = np.ones_like(kappa), np.zeros_like(kappa)
+    rows = [
+        [one, rho, kappa, eta],
+        [rho, one, theta, nu],
+        [kappa, theta, one, zero],
+        [eta, nu, zero, one],
+    ]
+    return np.stack([np.stack(r, axis=-1) for r in rows], axis=-2)
+
+
+def check_overlaps(
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    theta: ArrayLike = 0.0,
+    eta: ArrayLike = 0.0,
+    rho: ArrayLike = 0.0,
+    *,
+    d: int | None = None,
+    atol: float = 1e-12,
+) -> tuple[np.ndarray, ...]:
+    """Validate and broadcast overlaps; return them in :data:`OVERLAP_NAMES` order.
+
+    A tuple is feasible iff the Gram matrix of ``(k, v, k*, v*)`` is positive
+    semi-definite (to `atol`) and, when `d` is given, has rank at most `d`.
+
+    Raises
+    ------
+    ValueError
+        Naming the violated condition and the offending values.
+
+    Examples
+    --------
+    >>> from slr_theory.params import check_overlaps
+    >>> check_overlaps(0.5, 0.5)[0]
+    array(0.5)
+    >>> check_overlaps(0.9, 0.0, eta=0.9)
+    Traceback (most recent call last):
+        ...
+    ValueError: overlaps are infeasible: kappa**2 + eta**2 <= 1 (k has unit norm) fails, got kappa=0.9, eta=0.9.
+    """
+    arrays = {
+        name: as_array(x, name, allow_nan=False)
+        for name, x in zip(OVERLAP_NAMES, (kappa, nu, theta, eta, rho), strict=True)
+    }
+    for name, x in arrays.items():
+        big = np.abs(x) > 1 + atol
+        if big.any():
+            raise ValueError(f"`{name}` must lie in [-1, 1], got {x[big].flat[0].item()!r}.")
+    k, n, t, e, r = broadcast(**arrays)
+    pairs = [
+        ("kappa**2 + eta**2 <= 1 (k has unit norm)", k * k + e * e, ("kappa", k), ("eta", e)),
+        ("theta**2 + nu**2 <= 1 (v has unit norm)", t * t + n * n, ("theta", t), ("nu", n)),
+    ]
+    for cond, val, (na, a), (nb, b) in pairs:
+        bad = val > 1 + atol
+        if bad.any():
+            i = np.flatnonzero(bad)[0]
+            raise ValueError(
+                f"overlaps are infeasible: {cond} fails, got "
+                f"{na}={a.flat[i].item()!r}, {nb}={b.flat[i].item()!r}."
+            )
+    eig = np.linalg.eigvalsh(gram_matrix(k, n, t, e, r))
+    bad = eig[..., 0] < -atol
+    if bad.any():
+        i = np.flatnonzero(bad)[0]
+        vals = ", ".join(
+            f"{nm}={x.flat[i].item()!r}"
+            for nm, x in zip(OVERLAP_NAMES, (k, n, t, e, r), strict=True)
+        )
+        raise ValueError(
+            "overlaps are infeasible: the Gram matrix of (k, v, k*, v*) must be positive "
+            f"semi-definite, smallest eigenvalue {eig[..., 0].flat[i]:.3g} at {vals}."
+        )
+    if d is not None and d < 4:
+        rank = (eig > max(atol, 1e-9)).sum(axis=-1)
+        bad = rank > d
+        if bad.any():
+            i = np.flatnonzero(bad)[0]
+            raise ValueError(
+                f"overlaps are infeasible in dimension d={d}: the Gram matrix of (k, v, k*, v*) "
+                f"has rank {rank.flat[i]} > d."
+            )
+    return k, n, t, e, r

@@ -1,0 +1,311 @@
+r"""The exact population risk of the attention predictor (MATH.md sections 3 and 5).
+
+With ``J0 = 1`` by exchangeability, ``U, V, W = X^T k, X^T v, X^T v*``, and for
+the informative token ``lambda U ~ N(a kappa, g^2)`` where ``a = lambda sqrt(d/2)``,
+``g = lambda gamma``, ``B = sqrt(d/2)``. Conditioning ``V, W`` on ``U`` gives,
+with ``E_j = E erf^(j)(lambda U)`` and ``Z_j = d^j zeta(a kappa, g) / dt^j``:
+
+.. math::
+
+    m_1 &= B\theta E_0 + \rho\gamma g E_1, \qquad
+    c_1 = \gamma^2\nu E_0 + \rho\eta\gamma^2 g^2 E_2 + B\theta\eta\gamma g E_1, \\
+    s_1 &= (B^2\theta^2 + \gamma^2) Z_0 + 2B\theta\rho\gamma g Z_1 + \rho^2\gamma^2 g^2 Z_2, \\
+    m_0 &= \rho\lambda\, \mathbb{E}\,\mathrm{erf}'(\lambda Z), \qquad
+    s_0 = \zeta(0, \lambda) + \rho^2\lambda^2 \zeta_{tt}(0, \lambda),
+
+and ``R = eps^2 + (gamma^2 - 2 c1 + s1) + (L-1) s0 + 2(L-1) m1 m0 + (L-1)(L-2) m0^2``.
+The SymPy derivation is ``derivations/risk.py``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from . import gaussian as g_
+from .params import OVERLAP_NAMES, Params, check_overlaps
+
+__all__ = [
+    "RiskComponents",
+    "manifold_risk",
+    "manifold_risk_grad",
+    "risk",
+    "risk_components",
+    "risk_grad",
+]
+
+
+@dataclass(frozen=True)
+class RiskComponents:
+    """The decomposition of MATH.md section 3 (arrays broadcast over the overlaps).
+
+    Attributes
+    ----------
+    noise : float
+        ``eps**2``.
+    informative : ndarray
+        ``gamma**2 - 2 c1 + s1``: the informative token alone, ``E (W - f(X_1))**2``.
+    distractors : ndarray
+        ``(L - 1) s0``.
+    interactions : ndarray
+        ``2 (L-1) m1 m0 + (L-1)(L-2) m0**2``; zero on the invariant manifold.
+    total : ndarray
+        The population risk, the sum of the four.
+    """
+
+    noise: float
+    informative: np.ndarray
+    distractors: np.ndarray
+    interactions: np.ndarray
+    total: np.ndarray
+
+
+def _ret(x):
+    x = np.asarray(x)
+    return x[()] if x.ndim == 0 else x
+
+
+class _Moments:
+    """Per-token moments and the special-function values they need (computed once)."""
+
+    def __init__(self, params: Params, overlaps, derivatives: bool = False):
+        k, n, t, e, r = overlaps
+        lam, gam = params.lam, params.gamma
+        self.B = np.sqrt(params.d / 2.0)
+        self.a = lam * self.B
+        self.g = lam * gam
+        self.G = gam * gam
+        m = self.a * k
+        self.E = [
+            g_.mean_erf(m, self.g),
+            g_.mean_erf_prime(m, self.g),
+            g_.mean_erf_second(m, self.g),
+        ]
+        self.Z = [g_.zeta(m, self.g), g_.zeta_t(m, self.g), g_.zeta_tt(m, self.g)]
+        if derivatives:
+            self.E.append(g_.mean_erf_third(m, self.g))
+            self.Z.append(g_.zeta_ttt(m, self.g))
+        self.P = lam * float(g_.mean_erf_prime(0.0, lam))
+        self.S0 = float(g_.zeta(0.0, lam))
+        self.S2 = lam * lam * float(g_.zeta_tt(0.0, lam))
+        self.k, self.n, self.t, self.e, self.r = k, n, t, e, r
+
+    def values(self):
+        B, G, gg, E, Z = self.B, self.G, self.g, self.E, self.Z
+        n, t, e, r = self.n, self.t, self.e, self.r
+        gam = np.sqrt(G)
+        m1 = B * t * E[0] + r * gam * gg * E[1]
+        c1 = G * n * E[0] + r * e * G * gg * gg * E[2] + B * t * e * gam * gg * E[1]
+        s1 = (
+            (B * B * t * t + G) * Z[0]
+            + 2 * B * t * r * gam * gg * Z[1]
+            + r * r * G * gg * gg * Z[2]
+        )
+        m0 = r * self.P
+        s0 = self.S0 + r * r * self.S2
+        return m1, c1, s1, m0, s0
+
+    def gradients(self):
+        """Partials of (m1, c1, s1, m0, s0) in overlap order, each a list of 5 arrays."""
+        B, G, gg, a, E, Z = self.B, self.G, self.g, self.a, self.E, self.Z
+        n, t, e, r = self.n, self.t, self.e, self.r
+        gam = np.sqrt(G)
+        zero = np.zeros_like(E[0])
+        dm1 = [a * (B * t * E[1] + r * gam * gg * E[2]), zero, B * E[0], zero, gam * gg * E[1]]
+        dc1 = [
+            a * (G * n * E[1] + r * e * G * gg * gg * E[3] + B * t * e * gam * gg * E[2]),
+            G * E[0],
+            B * e * gam * gg * E[1],
+            r * G * gg * gg * E[2] + B * t * gam * gg * E[1],
+            e * G * gg * gg * E[2],
+        ]
+        ds1 = [
+            a
+            * (
+                (B * B * t * t + G) * Z[1]
+                + 2 * B * t * r * gam * gg * Z[2]
+                + r * r * G * gg * gg * Z[3]
+            ),
+            zero,
+            2 * B * B * t * Z[0] + 2 * B * r * gam * gg * Z[1],
+            zero,
+            2 * B * t * gam * gg * Z[1] + 2 * r * G * gg * gg * Z[2],
+        ]
+        dm0 = [zero, zero, zero, zero, zero + self.P]
+        ds0 = [zero, zero, zero, zero, 2 * r * self.S2]
+        return dm1, dc1, ds1, dm0, ds0
+
+
+def _overlaps(params: Params, kappa, nu, theta, eta, rho):
+    if not isinstance(params, Params):
+        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
+    return check_overlaps(kappa, nu, theta, eta, rho, d=params.d)
+
+
+def risk_components(
+    params: Params,
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    theta: ArrayLike = 0.0,
+    eta: ArrayLike = 0.0,
+    rho: ArrayLike = 0.0,
+) -> RiskComponents:
+    """The population risk split as in MATH.md section 3.
+
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    kappa, nu, theta, eta, rho : array_like
+        Overlaps ``k.k*, v.v*, v.k*, k.v*, k.v``; broadcast together; must be
+        feasible (see :func:`slr_theory.params.check_overlaps`).
+
+    Returns
+    -------
+    RiskComponents
+
+    Examples
+    --------
+    >>> from slr_theory import Params, risk_components
+    >>> c = risk_components(Params(d=400, L=10, lam=0.1, gamma=0.5**0.5, eps=0.1), 0.0, 0.0)
+    >>> print(c.noise, c.interactions)
+    0.010000000000000002 0.0
+    >>> bool(abs(c.total - (c.noise + c.informative + c.distractors)) < 1e-15)
+    True
+    """
+    ov = _overlaps(params, kappa, nu, theta, eta, rho)
+    mo = _Moments(params, ov)
+    m1, c1, s1, m0, s0 = mo.values()
+    L = params.L
+    informative = mo.G - 2 * c1 + s1
+    distractors = (L - 1) * s0 + np.zeros_like(informative)
+    interactions = 2 * (L - 1) * m1 * m0 + (L - 1) * (L - 2) * m0 * m0
+    noise = params.eps**2
+    total = noise + informative + distractors + interactions
+    return RiskComponents(
+        noise=noise,
+        informative=_ret(informative),
+        distractors=_ret(distractors),
+        interactions=_ret(interactions),
+        total=_ret(total),
+    )
+
+
+def risk(
+    params: Params,
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    theta: ArrayLike = 0.0,
+    eta: ArrayLike = 0.0,
+    rho: ArrayLike = 0.0,
+) -> np.ndarray:
+    r"""The population risk ``R = E[(Y - T_{lambda,k,v}(X))^2]`` as a function of the overlaps.
+
+    See :func:`risk_components` for the parameters and the module docstring for
+    the closed form; ``eps**2`` is included.
+
+    Examples
+    --------
+    >>> from slr_theory import Params, risk
+    >>> p = Params(d=400, L=10, lam=0.1, gamma=0.5**0.5)
+    >>> print(risk(p, 0.0, 0.0))  # gamma^2 (1 + zeta(0, lambda gamma)) + (L - 1) zeta(0, lambda)
+    0.615503500295243
+    """
+    return risk_components(params, kappa, nu, theta, eta, rho).total
+
+
+def risk_grad(
+    params: Params,
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    theta: ArrayLike = 0.0,
+    eta: ArrayLike = 0.0,
+    rho: ArrayLike = 0.0,
+) -> np.ndarray:
+    """Partial derivatives of :func:`risk` in the overlaps, on the last axis.
+
+    Returns
+    -------
+    ndarray, shape ``(..., 5)``
+        ``(dR/dkappa, dR/dnu, dR/dtheta, dR/deta, dR/drho)`` (the order of
+        :data:`slr_theory.OVERLAP_NAMES`), treating the overlaps as independent.
+
+    Examples
+    --------
+    >>> from slr_theory import Params, risk_grad
+    >>> p = Params(d=400, L=10, lam=0.1, gamma=0.5**0.5)
+    >>> risk_grad(p, 0.5, 0.5).shape
+    (5,)
+    """
+    ov = _overlaps(params, kappa, nu, theta, eta, rho)
+    mo = _Moments(params, ov, derivatives=True)
+    m1, c1, s1, m0, s0 = mo.values()
+    dm1, dc1, ds1, dm0, ds0 = mo.gradients()
+    L = params.L
+    parts = [
+        -2 * dc1[i]
+        + ds1[i]
+        + (L - 1) * ds0[i]
+        + 2 * (L - 1) * (dm1[i] * m0 + m1 * dm0[i])
+        + 2 * (L - 1) * (L - 2) * m0 * dm0[i]
+        for i in range(len(OVERLAP_NAMES))
+    ]
+    return np.stack(np.broadcast_arrays(*parts), axis=-1)
+
+
+def manifold_risk(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarray:
+    r"""The risk on the invariant manifold ``theta = eta = rho = 0`` (MATH.md section 5).
+
+    .. math:: R_M(\kappa, \nu) = \varepsilon^2 + (L-1)\zeta(0, \lambda)
+              + \gamma^2\big[1 - 2\nu\,\mathrm{erf}(c\kappa) + \zeta(a\kappa, g)\big]
+
+    with ``a = lambda sqrt(d/2)``, ``g = lambda gamma``, ``c = a / sqrt(1 + 2 g^2)``.
+
+    Examples
+    --------
+    >>> from slr_theory import Params, manifold_risk, risk
+    >>> p = Params(d=400, L=10, lam=0.1, gamma=0.5**0.5)
+    >>> bool(manifold_risk(p, 0.3, -0.2) == risk(p, 0.3, -0.2))
+    True
+    """
+    return risk(params, kappa, nu)
+
+
+def manifold_risk_grad(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarray:
+    r"""Gradient of :func:`manifold_risk`, shape ``(..., 2)``: ``(dR/dkappa, dR/dnu)``.
+
+    .. math:: \partial_\kappa R_M = \frac{4\gamma^2 c}{\sqrt\pi} e^{-c^2\kappa^2}
+              \big[\mathrm{erf}(a\kappa/s) - \nu\big], \qquad
+              \partial_\nu R_M = -2\gamma^2\,\mathrm{erf}(c\kappa),
+
+    ``s = sqrt((1 + 2 g^2)(1 + 4 g^2))``.
+
+    Examples
+    --------
+    >>> from slr_theory import Params, manifold_risk_grad
+    >>> p = Params(d=400, L=10, lam=0.1, gamma=0.5**0.5)
+    >>> print(abs(manifold_risk_grad(p, 0.0, 0.0)).max())  # the origin is a critical point
+    0.0
+    """
+    k, n, *_ = _overlaps(params, kappa, nu, 0.0, 0.0, 0.0)
+    a = params.lam * np.sqrt(params.d / 2.0)
+    gg = params.lam * params.gamma
+    q = 1 + 2 * gg * gg
+    c = a / np.sqrt(q)
+    s = np.sqrt(q * (1 + 4 * gg * gg))
+    G = params.gamma**2
+    from scipy.special import erf
+
+    dk = (
+        4
+        * G
+        * c
+        / np.sqrt(np.pi)
+        * g_.mean_erf_prime(c * k, 0.0)
+        * (np.sqrt(np.pi) / 2)
+        * (erf(a * k / s) - n)
+    )
+    dn = -2 * G * erf(c * k)
+    return np.stack(np.broadcast_arrays(dk, dn), axis=-1)

@@ -1,0 +1,142 @@
+"""Checks of :mod:`slr_theory.risk`, registered on import.
+
+The reference conditions ``V, W`` on ``U = X^T k`` (MATH.md section 3) and
+integrates the conditional second moments over ``U`` with mpmath; it uses no
+closed-form lemma. The Monte Carlo side samples the data model itself.
+"""
+
+from __future__ import annotations
+
+import mpmath as mp
+import numpy as np
+
+from ..model import predict, sample, vectors_from_overlaps
+from ..params import OVERLAP_NAMES, Params
+from ..risk import risk, risk_components
+from .reference import mp_expect
+from .registry import Check, register
+
+__all__ = ["mp_risk_components"]
+
+
+def mp_risk_components(params: Params, overlaps, dps: int = 30) -> dict[str, mp.mpf]:
+    """``noise, informative, distractors, interactions, total`` by 1-D quadrature over ``U``."""
+    kappa, nu, theta, eta, rho = (mp.mpf(float(x)) for x in overlaps)
+    with mp.workdps(dps):
+        lam, gam = mp.mpf(params.lam), mp.mpf(params.gamma)
+        G = gam**2
+        B = mp.sqrt(mp.mpf(params.d) / 2)
+        a, g = lam * B, lam * gam
+
+        def d_of(x):  # lambda U = a kappa + lambda D
+            return (x - a * kappa) / lam
+
+        def informative(x):
+            e, dd = mp.erf(x), d_of(x)
+            mean = eta * dd - e * (B * theta + rho * dd)
+            var = G * (1 - eta**2) - 2 * e * G * (nu - rho * eta) + e**2 * G * (1 - rho**2)
+            return mean**2 + var
+
+        inf = mp_expect(informative, a * kappa, g, dps, max_extra_digits=0)
+        m1 = mp_expect(
+            lambda x: mp.erf(x) * (B * theta + rho * d_of(x)),
+            a * kappa,
+            g,
+            dps,
+            max_extra_digits=0,
+        )
+        s0 = mp_expect(
+            lambda x: mp.erf(x) ** 2 * (rho**2 * (x / lam) ** 2 + 1 - rho**2), 0, lam, dps
+        )
+        m0 = mp_expect(lambda x: mp.erf(x) * rho * x / lam, 0, lam, dps, max_extra_digits=0)
+        L = params.L
+        out = {
+            "noise": mp.mpf(params.eps) ** 2,
+            "informative": inf,
+            "distractors": (L - 1) * s0,
+            "interactions": 2 * (L - 1) * m1 * m0 + (L - 1) * (L - 2) * m0**2,
+        }
+        out["total"] = sum(out.values())
+        return out
+
+
+def _draw(rng: np.random.Generator) -> dict:
+    x, y = rng.standard_normal(6), rng.standard_normal(6)
+    k, v = x / np.linalg.norm(x), y / np.linalg.norm(y)
+    ov = (k[0], v[1], v[0], k[1], k @ v)
+    p = {
+        "d": int(rng.integers(4, 60)),
+        "L": int(rng.integers(1, 8)),
+        "lam": float(10 ** rng.uniform(-1, 0.3)),
+        "gamma": float(rng.uniform(0.3, 1.5)),
+        "eps": float(rng.uniform(0, 0.3)),
+    }
+    return {**p, **dict(zip(OVERLAP_NAMES, map(float, ov), strict=True))}
+
+
+def _split(p):
+    params = Params(**{k: p[k] for k in ("d", "L", "lam", "gamma", "eps")})
+    return params, [p[n] for n in OVERLAP_NAMES]
+
+
+def _mc(rng, n, **p):
+    params, ov = _split(p)
+    k, v, ks, vs = vectors_from_overlaps(ov, params.d)
+    out = np.empty(n)
+    per = max(1, 2_000_000 // (params.L * params.d))
+    for start in range(0, n, per):
+        m = min(per, n - start)
+        X, y, _ = sample(params, m, rng, ks, vs)
+        out[start : start + m] = (y - predict(X, k, v, params.lam)) ** 2
+    return out
+
+
+_DEFAULT = {
+    "d": 20,
+    "L": 4,
+    "lam": 0.5,
+    "gamma": 0.7,
+    "eps": 0.1,
+    "kappa": 0.6,
+    "nu": 0.5,
+    "theta": 0.2,
+    "eta": -0.3,
+    "rho": 0.25,
+}
+
+register(
+    Check(
+        name="risk.total",
+        description="closed-form risk vs 1-D quadrature over U (conditioned) vs the data model",
+        closed_form=lambda **p: risk(*_split(p)[:1], *_split(p)[1]),
+        reference=lambda **p: mp_risk_components(*_split(p))["total"],
+        monte_carlo=_mc,
+        params=_DEFAULT,
+        draw=_draw,
+        rtol=1e-12,
+    )
+)
+
+
+def _mc_informative(rng, n, **p):
+    params, ov = _split(p)
+    # the informative token alone: (W - f(X_1))^2 with X_1 ~ N(sqrt(d/2) k*, gamma^2 I)
+    k, v, ks, vs = vectors_from_overlaps(ov, params.d)
+    from scipy.special import erf
+
+    x = np.sqrt(params.d / 2) * ks + params.gamma * rng.standard_normal((n, params.d))
+    return (x @ vs - erf(params.lam * (x @ k)) * (x @ v)) ** 2
+
+
+register(
+    Check(
+        name="risk.informative",
+        description="informative-token component gamma^2 - 2 c1 + s1",
+        closed_form=lambda **p: risk_components(*_split(p)[:1], *_split(p)[1]).informative,
+        reference=lambda **p: mp_risk_components(*_split(p))["informative"],
+        monte_carlo=_mc_informative,
+        params=_DEFAULT,
+        draw=_draw,
+        rtol=1e-12,
+    )
+)

@@ -1,0 +1,92 @@
+"""Params validation and overlap feasibility."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from slr_theory import OVERLAP_NAMES, Params, check_overlaps
+
+
+def test_params_is_frozen_and_replace_revalidates():
+    p = Params(d=400, L=10, lam=0.1, gamma=0.5**0.5)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        p.lam = 1.0
+    assert p.replace(lam=0.9).lam == 0.9 and p.lam == 0.1
+    with pytest.raises(ValueError, match="`lam` must be finite and > 0, got -0.5"):
+        p.replace(lam=-0.5)
+    assert Params(d=10**9, L=1, lam=1e-4, gamma=1e2).d == 10**9
+    assert Params(d=np.int64(8), L=2.0, lam=1, gamma=1).L == 2
+    assert Params.paper().gamma == pytest.approx(0.5**0.5)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"d": 0}, "`d` must be a positive integer, got 0"),
+        ({"d": 1}, "`d` must be an integer >= 2"),
+        ({"d": 2.5}, "`d` must be a positive integer, got 2.5"),
+        ({"d": True}, "`d` must be a positive integer, got True"),
+        ({"L": -1}, "`L` must be a positive integer, got -1"),
+        ({"L": "3"}, "`L` must be a positive integer, got '3'"),
+        ({"lam": 0.0}, "`lam` must be finite and > 0, got 0.0"),
+        ({"lam": float("nan")}, "`lam` must be a finite real number, got nan"),
+        ({"gamma": float("inf")}, "`gamma` must be a finite real number, got inf"),
+        ({"gamma": -1.0}, "`gamma` must be finite and > 0, got -1.0"),
+        ({"eps": -0.1}, "`eps` must be finite and >= 0, got -0.1"),
+    ],
+)
+def test_params_bad_input(kwargs, message):
+    base = {"d": 4, "L": 2, "lam": 1.0, "gamma": 1.0}
+    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Params(**{**base, **kwargs})
+
+
+def test_overlap_order_is_the_convention():
+    assert OVERLAP_NAMES == ("kappa", "nu", "theta", "eta", "rho")
+
+
+@given(seed=st.integers(0, 2**32 - 1))
+def test_overlaps_of_random_vectors_are_feasible(seed):
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal((2, 6))
+    k, v = x / np.linalg.norm(x), y / np.linalg.norm(y)
+    out = check_overlaps(k[0], v[1], v[0], k[1], k @ v)
+    assert [float(o) for o in out] == [k[0], v[1], v[0], k[1], k @ v]
+
+
+@pytest.mark.parametrize(
+    "overlaps, message",
+    [
+        ((1.5, 0.0), r"`kappa` must lie in \[-1, 1\], got 1.5"),
+        (
+            (0.9, 0.0, 0.0, 0.9),
+            r"kappa\*\*2 \+ eta\*\*2 <= 1 \(k has unit norm\) fails, got kappa=0.9, eta=0.9",
+        ),
+        ((0.0, 0.8, 0.8), r"theta\*\*2 \+ nu\*\*2 <= 1"),
+        ((0.0, 0.0, 0.0, 0.0, 0.0), None),
+        ((0.9, 0.9, 0.0, 0.0, -0.9), "positive semi-definite, smallest eigenvalue"),
+        ((float("nan"), 0.0), "`kappa` must not be NaN"),
+    ],
+)
+def test_check_overlaps_names_the_violation(overlaps, message):
+    if message is None:
+        check_overlaps(*overlaps)
+        return
+    with pytest.raises(ValueError, match=message):
+        check_overlaps(*overlaps)
+
+
+def test_low_dimension_rank_condition():
+    # d = 2: k, v in span(k*, v*), so kappa^2 + eta^2 = 1 is required
+    with pytest.raises(ValueError, match="dimension d=2.*rank"):
+        check_overlaps(0.5, 0.5, d=2)
+    c, s = np.cos(0.3), np.sin(0.3)
+    check_overlaps(c, c, -s, s, 0.0, d=2)
+
+
+def test_shapes_must_broadcast():
+    with pytest.raises(ValueError, match="shapes do not broadcast"):
+        check_overlaps(np.zeros(2), np.zeros(3))

@@ -1,0 +1,126 @@
+"""The closed-form risk against conditioned quadrature, finite differences and MATH.md section 5."""
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from scipy.special import erf, owens_t
+
+from slr_theory import (
+    Params,
+    manifold_risk,
+    manifold_risk_grad,
+    risk,
+    risk_components,
+    risk_grad,
+)
+from slr_theory.verify.risk_checks import mp_risk_components
+
+
+@st.composite
+def configs(draw, d_max=1e8):
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal((2, 6))
+    k, v = x / np.linalg.norm(x), y / np.linalg.norm(y)
+    ov = np.array([k[0], v[1], v[0], k[1], k @ v])
+    p = Params(
+        d=int(10 ** draw(st.floats(np.log10(4), np.log10(d_max)))),
+        L=int(10 ** draw(st.floats(0, 4))),
+        lam=10 ** draw(st.floats(-4, 2)),
+        gamma=10 ** draw(st.floats(-3, 2)),
+        eps=draw(st.floats(0, 1)),
+    )
+    return p, ov
+
+
+@settings(max_examples=8)
+@given(cfg=configs(d_max=1e4))
+def test_components_match_conditioned_quadrature(cfg):
+    p, ov = cfg
+    ref = mp_risk_components(p, ov)
+    got = risk_components(p, *ov)
+    for name in ("informative", "distractors", "interactions", "total"):
+        r, v = ref[name], getattr(got, name)
+        scale = max(abs(r), abs(ref["total"]) * 1e-3) if name == "interactions" else abs(r)
+        assert abs(mp.mpf(float(v)) - r) <= 1e-12 * scale + 1e-300, (name, float(v), r)
+
+
+@given(cfg=configs())
+def test_components_sum_to_total_and_are_nonnegative(cfg):
+    p, ov = cfg
+    c = risk_components(p, *ov)
+    assert c.total == pytest.approx(
+        c.noise + c.informative + c.distractors + c.interactions, rel=1e-14
+    )
+    assert c.distractors >= 0 and c.total >= -1e-12
+
+
+@given(cfg=configs(d_max=1e4))
+def test_gradient_matches_finite_differences(cfg):
+    p, ov = cfg
+    p = p.replace(lam=min(p.lam, 1.0))  # keep the FD step resolvable
+    gr = risk_grad(p, *ov)
+    h = 1e-6
+    for i in range(5):
+        e = np.zeros(5)
+        e[i] = h
+        fd = (risk(p, *(ov + e)) - risk(p, *(ov - e))) / (2 * h)
+        scale = abs(fd) + abs(risk(p, *ov)) * p.lam * np.sqrt(p.d) + 1.0
+        assert abs(gr[i] - fd) <= 1e-6 * scale, (i, gr[i], fd)
+
+
+def _manifold_formula(p, kappa, nu):
+    # MATH.md section 5 with zeta from Owen's T (moderate values only)
+    a = p.lam * np.sqrt(p.d / 2)
+    g = p.lam * p.gamma
+    c = a / np.sqrt(1 + 2 * g * g)
+
+    def zeta(t, s):
+        return 1 - 8 * owens_t(np.sqrt(2) * t / np.sqrt(1 + 2 * s * s), 1 / np.sqrt(1 + 4 * s * s))
+
+    return (
+        p.eps**2
+        + (p.L - 1) * zeta(0.0, p.lam)
+        + p.gamma**2 * (1 - 2 * nu * erf(c * kappa) + zeta(a * kappa, g))
+    )
+
+
+@given(kappa=st.floats(-1, 1), nu=st.floats(-1, 1), lam=st.floats(0.01, 2), L=st.integers(1, 50))
+def test_manifold_risk_is_math_section_5(kappa, nu, lam, L):
+    p = Params(d=400, L=L, lam=lam, gamma=0.5**0.5, eps=0.05)
+    assert manifold_risk(p, kappa, nu) == pytest.approx(
+        _manifold_formula(p, kappa, nu), rel=1e-12, abs=1e-14
+    )
+    c = risk_components(p, kappa, nu)
+    assert c.interactions == 0.0
+
+
+@given(kappa=st.floats(-1, 1), nu=st.floats(-1, 1), lam=st.floats(0.01, 2))
+def test_manifold_gradient_and_invariance(kappa, nu, lam):
+    p = Params(d=400, L=10, lam=lam, gamma=0.5**0.5)
+    full = risk_grad(p, kappa, nu)
+    np.testing.assert_allclose(full[:2], manifold_risk_grad(p, kappa, nu), rtol=1e-10, atol=1e-14)
+    # dR/dtheta = dR/deta = dR/drho = 0 on M: M is invariant under the flow
+    assert np.all(full[2:] == 0.0)
+
+
+def test_broadcasting_shapes():
+    p = Params.paper()
+    k = np.linspace(-1, 1, 5)[:, None]
+    n = np.linspace(-1, 1, 3)
+    assert risk(p, k, n).shape == (5, 3)
+    assert risk_grad(p, k, n).shape == (5, 3, 5)
+    assert manifold_risk_grad(p, k, n).shape == (5, 3, 2)
+    assert risk_components(p, k, n).informative.shape == (5, 3)
+
+
+def test_bad_input():
+    p = Params.paper()
+    with pytest.raises(ValueError, match="`params` must be a slr_theory.Params"):
+        risk({"d": 4}, 0.0, 0.0)
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        risk(p, 0.9, 0.9, rho=-0.9)
+    with pytest.raises(ValueError, match="`nu` must lie in"):
+        risk(p, 0.0, 1.2)
