@@ -15,7 +15,7 @@ def test_params_is_frozen_and_replace_revalidates():
     with pytest.raises(dataclasses.FrozenInstanceError):
         p.lam = 1.0
     assert p.replace(lam=0.9).lam == 0.9 and p.lam == 0.1
-    with pytest.raises(ValueError, match="`lam` must be finite and > 0, got -0.5"):
+    with pytest.raises(ValueError, match=r"`lam` must be finite and > 0, got -0\.5"):
         p.replace(lam=-0.5)
     assert Params(d=10**9, L=1, lam=1e-4, gamma=1e2).d == 10**9
     assert Params(d=np.int64(8), L=2.0, lam=1, gamma=1).L == 2
@@ -81,7 +81,7 @@ def test_check_overlaps_names_the_violation(overlaps, message):
 
 def test_low_dimension_rank_condition():
     # d = 2: k, v in span(k*, v*), so kappa^2 + eta^2 = 1 is required
-    with pytest.raises(ValueError, match="dimension d=2.*rank"):
+    with pytest.raises(ValueError, match=r"dimension d=2.*rank"):
         check_overlaps(0.5, 0.5, d=2)
     c, s = np.cos(0.3), np.sin(0.3)
     check_overlaps(c, c, -s, s, 0.0, d=2)

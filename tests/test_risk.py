@@ -118,7 +118,7 @@ def test_broadcasting_shapes():
 
 def test_bad_input():
     p = Params.paper()
-    with pytest.raises(ValueError, match="`params` must be a slr_theory.Params"):
+    with pytest.raises(ValueError, match=r"`params` must be a slr_theory\.Params"):
         risk({"d": 4}, 0.0, 0.0)
     with pytest.raises(ValueError, match="positive semi-definite"):
         risk(p, 0.9, 0.9, rho=-0.9)
