@@ -6,8 +6,9 @@ of machine epsilon (2**-52), then values per second on 1e6-element arrays.
 
     python benchmarks/accuracy.py [--points 40] [--seed 0] [--jobs 2]
 
-Relative error is ``|f - ref| / |ref|``; for ``zeta_tt`` it is relative to the
-larger of its two cancelling terms (it changes sign), and for ``erf_pair`` to
+Relative error is ``|f - ref| / |ref|``; for the sign-changing ``zeta_tt``,
+``zeta_ttt`` and ``mean_erf_third`` it is relative to the size of the terms that
+cancel (``mp_cancellation_scale``), and for ``erf_pair`` to
 the larger of ``|ref|`` and its independent part. Exact references below the
 smallest normal double are compared in absolute terms (underflow is correct).
 """
@@ -22,7 +23,7 @@ import mpmath as mp
 import numpy as np
 
 from slr_theory import gaussian as g
-from slr_theory.verify.reference import mp_erf_pair, mp_gaussian_function
+from slr_theory.verify.reference import mp_cancellation_scale, mp_erf_pair, mp_gaussian_function
 
 EPS = np.finfo(float).eps
 TINY = np.finfo(float).tiny
@@ -37,6 +38,9 @@ NAMES = [
     "zeta_c",
     "zeta_t",
     "zeta_tt",
+    "mean_erf_third",
+    "zeta_ttt",
+    "mean_erfc_sq",
 ]
 
 
@@ -47,17 +51,17 @@ def _signed(rng, mag):
 def regions(rng, n):
     """(mu, sigma) samples for each region."""
     out = {}
-    out["small |mu|, sigma <= 1"] = (
+    out["small: abs(mu), sigma <= 1"] = (
         _signed(rng, 10.0 ** rng.uniform(-300, 0, n)),
         10.0 ** rng.uniform(-300, 0, n),
     )
-    out["moderate |mu|, sigma <= 10"] = (rng.uniform(-10, 10, n), rng.uniform(0, 10, n))
+    out["moderate: abs(mu), sigma <= 10"] = (rng.uniform(-10, 10, n), rng.uniform(0, 10, n))
     sig = 10.0 ** rng.uniform(-3, 2.5, n)
-    out["tail 25 <= mu^2/q <= 700"] = (
+    out["tail: 25 <= mu^2/q <= 700"] = (
         _signed(rng, np.sqrt(1 + 2 * sig**2) * np.sqrt(rng.uniform(25, 700, n))),
         sig,
     )
-    out["large 1e2 <= sigma, |mu| <= 1e4"] = (
+    out["large: 1e2 <= sigma, abs(mu) <= 1e4"] = (
         _signed(rng, 10.0 ** rng.uniform(-2, 4, n)),
         10.0 ** rng.uniform(2, 4, n),
     )
@@ -77,9 +81,7 @@ def _error(task):
     ref = mp_gaussian_function(name, mu, sigma)
     if abs(ref) < TINY:
         return float(abs(value - ref) / TINY)
-    scale = abs(ref)
-    if name == "zeta_tt":
-        scale = max(scale, max(abs(float(x)) for x in g._zeta_tt_terms(mu, sigma)))
+    scale = max(abs(ref), mp_cancellation_scale(name, mu, sigma))
     return float(abs(mp.mpf(value) - ref) / scale)
 
 

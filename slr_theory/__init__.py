@@ -30,8 +30,10 @@ from .risk import (
     manifold_risk,
     manifold_risk_grad,
     risk,
+    risk_at,
     risk_components,
     risk_grad,
+    risk_grad_at,
 )
 
 __version__ = "0.1.0"
@@ -53,8 +55,10 @@ __all__ = [
     "mean_x_erf",
     "mean_x_erf_prime",
     "risk",
+    "risk_at",
     "risk_components",
     "risk_grad",
+    "risk_grad_at",
     "zeta",
     "zeta_c",
     "zeta_t",

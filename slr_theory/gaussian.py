@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import erf, roots_laguerre, roots_legendre
+from scipy.special import erf, erfc, erfcx, roots_laguerre, roots_legendre
 
 from . import _dd
 from ._validate import as_array, broadcast, nonnegative_array
@@ -33,6 +33,7 @@ __all__ = [
     "mean_erf_prime",
     "mean_erf_second",
     "mean_erf_third",
+    "mean_erfc_sq",
     "mean_x2_erf",
     "mean_x_erf",
     "mean_x_erf_prime",
@@ -48,6 +49,8 @@ _TWO_OVER_SQRT_PI = 2.0 / np.sqrt(np.pi)
 # 30-point Gauss-Laguerre for the tail integral of zeta_c (converges to < 1 ulp
 # for every (t, s): the integrand is an entire function of exponential type < 1).
 _LAG_X, _LAG_W = roots_laguerre(30)
+# 60 points for mean_erfc_sq, whose integrand has a branch point at v = -beta x^2 (x >= 1).
+_LAG60_X, _LAG60_W = roots_laguerre(60)
 # 20-point Gauss-Legendre on [0, x], x <= 0.74, for the head integral of zeta.
 _GL20_X, _GL20_W = roots_legendre(20)
 # 40-point Gauss-Legendre for Plackett's angle integral in erf_pair.
@@ -329,6 +332,49 @@ def zeta(t: ArrayLike, s: ArrayLike) -> np.ndarray:
     return _ret(out)
 
 
+def mean_erfc_sq(t: ArrayLike, s: ArrayLike) -> np.ndarray:
+    r"""``E erfc(t + s Z)**2``, with full relative precision where it is tiny.
+
+    This is the informative part of the risk at the optimum (``kappa = nu = 1``):
+    ``1 - 2 E erf(X) + zeta(t, s)``, a difference of numbers near 1 that is
+    exponentially small in ``t**2``. With ``x = t / sqrt(q)``:
+
+    - ``x < 1``: ``2 erfc(x) - zeta_c(t, s)`` (Jensen bounds the loss by a factor ``2/erfc(1) < 13``);
+    - ``x >= 1``: integrating ``d/dt E erfc(X)^2 = -(4/sqrt(pi q)) e^{-x^2} erfc(x/sqrt(r))``
+      from ``t`` to infinity and substituting as for :func:`zeta_c`, with
+      ``erfc = erfcx * exp(-(.)^2)`` and ``beta = 1 + 1/r``,
+
+    .. math:: \mathbb{E}\,\mathrm{erfc}(X)^2 = \frac{2}{\beta\sqrt\pi}\, e^{-\beta x^2}
+              \int_0^\infty e^{-v}\, \frac{\mathrm{erfcx}\big(\sqrt{(x^2 + v/\beta)/r}\big)}{\sqrt{x^2 + v/\beta}}\, dv
+
+    by 60-point Gauss-Laguerre.
+
+    Examples
+    --------
+    >>> from slr_theory.gaussian import mean_erfc_sq
+    >>> print(mean_erfc_sq(0.0, 0.0))
+    1.0
+    >>> print(mean_erfc_sq(10.0, 0.0))  # erfc(10)^2
+    4.36178038753031e-90
+    """
+    t, s, qh, _ql, rh, rl, eh, el = _zeta_prep(t, s)
+    x = t / np.sqrt(qh)
+    out = np.array(2.0 * erfc(x) - _zeta_c_core(t, qh, rh, eh, el), dtype=np.float64)
+    tail = np.asarray(x >= 1.0)
+    if tail.any():
+        rt = rh[tail]
+        beta = 1.0 + 1.0 / rt
+        # beta x^2 = (x^2) (r + 1) / r in double-double
+        r1h, r1l = _dd.two_sum(rt, 1.0)
+        r1l = r1l + rl[tail]
+        nh, nl = _dd.dd_mul(eh[tail], el[tail], r1h, r1l)
+        bh, bl = _dd.dd_div(nh, nl, rt, rl[tail])
+        p = np.sqrt(eh[tail][..., None] + _LAG60_X / beta[..., None])
+        integral = np.sum(_LAG60_W * (erfcx(p / np.sqrt(rt)[..., None]) / p), axis=-1)
+        out[tail] = _dd.mul_exp_neg(_TWO_OVER_SQRT_PI / beta * integral, bh, bl)
+    return _ret(out)
+
+
 def zeta_t(t: ArrayLike, s: ArrayLike) -> np.ndarray:
     r"""``d zeta / d t``, odd in `t`.
 
@@ -366,7 +412,14 @@ def zeta_tt(t: ArrayLike, s: ArrayLike) -> np.ndarray:
     >>> print(zeta_tt(0.0, 0.0))  # 8 / pi
     2.54647908947033
     """
-    first, second = _zeta_tt_terms(t, s)
+    t, s, qh, ql, rh, rl, eh, el = _zeta_prep(t, s)
+    x = t / np.sqrt(qh)
+    e2h, e2l = _dd.dd_div(eh, el, rh, rl)
+    sr = np.sqrt(rh)
+    pre = 2.0 * _TWO_OVER_SQRT_PI / qh
+    sh, sl = _dd.two_sum(eh, e2h)
+    first = _dd.mul_exp_neg(pre * _TWO_OVER_SQRT_PI / sr, sh, sl + (el + e2l))
+    second = _dd.mul_exp_neg(pre * 2.0 * x * erf(x / sr), eh, el)
     return _ret(first - second)
 
 
@@ -394,19 +447,6 @@ def zeta_ttt(t: ArrayLike, s: ArrayLike) -> np.ndarray:
         pre * x * (2.0 + 1.0 / rh) * _TWO_OVER_SQRT_PI / sr, sh, sl + (el + e2l)
     )
     return _ret(first - second)
-
-
-def _zeta_tt_terms(t: ArrayLike, s: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
-    """The two non-negative-or-odd terms whose difference is ``zeta_tt`` (error scale)."""
-    t, s, qh, ql, rh, rl, eh, el = _zeta_prep(t, s)
-    x = t / np.sqrt(qh)
-    e2h, e2l = _dd.dd_div(eh, el, rh, rl)
-    sr = np.sqrt(rh)
-    pre = 2.0 * _TWO_OVER_SQRT_PI / qh
-    sh, sl = _dd.two_sum(eh, e2h)
-    first = _dd.mul_exp_neg(pre * _TWO_OVER_SQRT_PI / sr, sh, sl + (el + e2l))
-    second = _dd.mul_exp_neg(pre * 2.0 * x * erf(x / sr), eh, el)
-    return first, second
 
 
 # ----------------------------------------------------------------------------

@@ -32,8 +32,10 @@ __all__ = [
     "manifold_risk",
     "manifold_risk_grad",
     "risk",
+    "risk_at",
     "risk_components",
     "risk_grad",
+    "risk_grad_at",
 ]
 
 
@@ -91,6 +93,22 @@ class _Moments:
         self.S0 = float(g_.zeta(0.0, lam))
         self.S2 = lam * lam * float(g_.zeta_tt(0.0, lam))
         self.k, self.n, self.t, self.e, self.r = k, n, t, e, r
+
+    def informative(self):
+        """``gamma^2 - 2 c1 + s1`` without cancellation at the optimum.
+
+        ``gamma^2 (1 - 2 nu E0 + Z0) = gamma^2 [2 (1 - sgn(kappa) nu) |E0| + E erfc(|a kappa| + gZ)^2]``
+        is a sum of non-negative terms; the off-manifold terms are added to it.
+        """
+        B, G, gg, E, Z = self.B, self.G, self.g, self.E, self.Z
+        k, n, t, e, r = self.k, self.n, self.t, self.e, self.r
+        gam = np.sqrt(G)
+        sgn = np.where(k < 0, -1.0, 1.0)
+        psi = g_.mean_erfc_sq(np.abs(self.a * k), gg)
+        on_m = G * (2.0 * (1.0 - sgn * n) * (sgn * E[0]) + psi)
+        off_m = B * B * t * t * Z[0] + 2 * B * t * gam * gg * (r * Z[1] - e * E[1])
+        off_m = off_m + G * gg * gg * (r * r * Z[2] - 2 * r * e * E[2])
+        return on_m + off_m
 
     def values(self):
         B, G, gg, E, Z = self.B, self.G, self.g, self.E, self.Z
@@ -179,7 +197,7 @@ def risk_components(
     mo = _Moments(params, ov)
     m1, c1, s1, m0, s0 = mo.values()
     L = params.L
-    informative = mo.G - 2 * c1 + s1
+    informative = mo.informative()
     distractors = (L - 1) * s0 + np.zeros_like(informative)
     interactions = 2 * (L - 1) * m1 * m0 + (L - 1) * (L - 2) * m0 * m0
     noise = params.eps**2
@@ -309,3 +327,82 @@ def manifold_risk_grad(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.nd
     )
     dn = -2 * G * erf(c * k)
     return np.stack(np.broadcast_arrays(dk, dn), axis=-1)
+
+
+def _vectors(params: Params, k, v, k_star, v_star, tol: float = 1e-10):
+    from .model import overlaps_of
+
+    d = params.d
+    vec = []
+    for name, x in (("k", k), ("v", v), ("k_star", k_star), ("v_star", v_star)):
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape[-1:] != (d,):
+            raise ValueError(f"`{name}` must have last dimension d={d}, got shape {x.shape}.")
+        if not np.all(np.isfinite(x)):
+            raise ValueError(f"`{name}` must be finite.")
+        norms = np.linalg.norm(x, axis=-1)
+        bad = np.abs(norms - 1.0) > tol
+        if np.any(bad):
+            raise ValueError(
+                f"`{name}` must have unit norm (tolerance {tol:g}), got norm {np.ravel(norms)[np.flatnonzero(bad)[0]]!r}."
+            )
+        vec.append(x)
+    k, v, ks, vs = vec
+    dot = np.sum(ks * vs, axis=-1)
+    if np.any(np.abs(dot) > tol):
+        raise ValueError(
+            f"`k_star` and `v_star` must be orthogonal, got k_star.v_star={np.ravel(dot)[0]!r}."
+        )
+    return k, v, ks, vs, np.moveaxis(overlaps_of(k, v, ks, vs), -1, 0)
+
+
+def risk_at(params: Params, k, v, k_star, v_star) -> np.ndarray:
+    """The risk at explicit unit vectors ``k, v`` (shape ``(..., d)``) for targets ``k*, v*``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory import Params, risk, risk_at
+    >>> p = Params(d=4, L=3, lam=0.5, gamma=1.0)
+    >>> e = np.eye(4)
+    >>> bool(risk_at(p, e[0], e[1], e[0], e[1]) == risk(p, 1.0, 1.0))
+    True
+    """
+    *_, ov = _vectors(params, k, v, k_star, v_star)
+    return risk(params, *ov)
+
+
+def risk_grad_at(
+    params: Params, k, v, k_star, v_star, *, riemannian: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    r"""Gradients of the risk in ``k`` and ``v`` at explicit vectors (chain rule through the overlaps).
+
+    .. math:: \nabla_k R = R_\kappa k^* + R_\eta v^* + R_\rho v, \qquad
+              \nabla_v R = R_\theta k^* + R_\nu v^* + R_\rho k
+
+    With ``riemannian=True`` each is projected on the tangent space of the
+    sphere, ``g - (g . k) k`` (the direction the paper's projected GD follows).
+
+    Returns
+    -------
+    grad_k, grad_v : ndarray, shape ``(..., d)``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory import Params, risk_grad_at
+    >>> p = Params(d=4, L=3, lam=0.5, gamma=1.0)
+    >>> e = np.eye(4)
+    >>> gk, gv = risk_grad_at(p, e[0], e[1], e[0], e[1], riemannian=True)
+    >>> print(np.abs(gk).max() < 1e-15, np.abs(gv).max() < 1e-15)  # (k*, v*) is critical
+    True True
+    """
+    k, v, ks, vs, ov = _vectors(params, k, v, k_star, v_star)
+    gr = risk_grad(params, *ov)
+    rk, rn, rt, re, rr = (gr[..., i : i + 1] for i in range(5))
+    gk = rk * ks + re * vs + rr * v
+    gv = rt * ks + rn * vs + rr * k
+    if riemannian:
+        gk = gk - np.sum(gk * k, axis=-1, keepdims=True) * k
+        gv = gv - np.sum(gv * v, axis=-1, keepdims=True) * v
+    return gk, gv

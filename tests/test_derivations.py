@@ -91,3 +91,51 @@ def test_erf_pair_derivation_matches_implementation():
     s = a @ np.swapaxes(a, 1, 2)
     v1, c, v2 = s[:, 0, 0], s[:, 0, 1], s[:, 1, 1]
     np.testing.assert_allclose(g.erf_pair(0.0, 0.0, v1, c, v2), f(v1, c, v2), rtol=1e-13)
+
+
+def test_risk_derivation_matches_implementation():
+    from slr_theory import Params, risk
+
+    mod = _load("risk")
+    res = mod.derive()
+    syms = (
+        mod.kappa,
+        mod.nu,
+        mod.theta,
+        mod.eta,
+        mod.rho,
+        mod.gamma,
+        mod.lam,
+        mod.B,
+        mod.L,
+        mod.eps,
+        *mod.E,
+        *mod.Z,
+        mod.P,
+        mod.S0,
+        mod.S2,
+    )
+    f = sp.lambdify(syms, res["risk"], modules="numpy")
+    rng = np.random.default_rng(5)
+    for _ in range(20):
+        x, y = rng.standard_normal((2, 6))
+        k, v = x / np.linalg.norm(x), y / np.linalg.norm(y)
+        ov = (k[0], v[1], v[0], k[1], k @ v)
+        p = Params(
+            d=int(rng.integers(4, 1000)),
+            L=int(rng.integers(1, 20)),
+            lam=rng.uniform(0.05, 2),
+            gamma=rng.uniform(0.2, 2),
+            eps=rng.uniform(0, 0.5),
+        )
+        a, gg = p.lam * np.sqrt(p.d / 2), p.lam * p.gamma
+        m = a * ov[0]
+        e = (g.mean_erf(m, gg), g.mean_erf_prime(m, gg), g.mean_erf_second(m, gg))
+        z = (g.zeta(m, gg), g.zeta_t(m, gg), g.zeta_tt(m, gg))
+        extra = (
+            p.lam * g.mean_erf_prime(0.0, p.lam),
+            g.zeta(0.0, p.lam),
+            p.lam**2 * g.zeta_tt(0.0, p.lam),
+        )
+        value = f(*ov, p.gamma, p.lam, np.sqrt(p.d / 2), p.L, p.eps, *e, *z, *extra)
+        assert value == pytest.approx(risk(p, *ov), rel=1e-12)

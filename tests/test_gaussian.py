@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from scipy.special import erf, owens_t
 
 from slr_theory import gaussian as g
-from slr_theory.verify.reference import mp_erf_pair, mp_gaussian_function
+from slr_theory.verify.reference import mp_cancellation_scale, mp_erf_pair, mp_gaussian_function
 
 from .strategies import means, sigmas
 
@@ -23,8 +23,12 @@ NAMES = [
     "zeta_c",
     "zeta_t",
     "zeta_tt",
+    "zeta_ttt",
+    "mean_erf_third",
+    "mean_erfc_sq",
 ]
-ODD = {"mean_erf", "mean_erf_second", "mean_x_erf_prime", "mean_x2_erf", "zeta_t"}
+ODD = {"mean_erf", "mean_erf_second", "mean_x_erf_prime", "mean_x2_erf", "zeta_t", "zeta_ttt"}
+EVEN = set(NAMES) - ODD - {"mean_erfc_sq"}  # E erfc(X)^2 has no parity in mu
 TINY = 2.2250738585072014e-308  # smallest normal double
 RTOL = 1e-14  # the contract is 1e-13; measured peaks are ~3e-16 (docs/accuracy.md)
 # Each mpmath reference costs ~0.1-2 s: a bounded number per property by default;
@@ -41,9 +45,8 @@ def assert_matches_reference(name, mu, sigma, rtol=RTOL):
     if abs(ref) < TINY:  # below the smallest normal: underflow (or a subnormal) is correct
         assert abs(value - float(ref)) <= 2 * TINY
         return
-    scale = abs(ref)
-    if name == "zeta_tt":  # relative to the terms that cancel near its zero
-        scale = max(scale, max(abs(x) for x in g._zeta_tt_terms(mu, sigma)))
+    # sign-changing functions: relative to the terms that cancel near their zeros
+    scale = max(abs(ref), mp_cancellation_scale(name, mu, sigma))
     err = abs(mp.mpf(value) - ref) / scale
     assert err <= rtol, f"{name}({mu!r}, {sigma!r}) = {value!r}, ref {ref}, rel err {err}"
 
@@ -141,6 +144,12 @@ def test_zeta_equals_one_minus_8_owens_t_where_well_conditioned(t, s):
 @given(mu=means, sigma=sigmas)
 def test_parity_in_mu(name, mu, sigma):
     f = getattr(g, name)
+    if (
+        name == "mean_erfc_sq"
+    ):  # erfc(-x) = 2 - erfc(x): E erfc(-X)^2 = 4 - 4 E erfc(X) + E erfc(X)^2
+        lhs, rhs = f(-mu, sigma), 4 - 4 * (1 - g.mean_erf(mu, sigma)) + f(mu, sigma)
+        assert abs(lhs - rhs) <= 4e-15 * max(abs(lhs), 1)
+        return
     sign = -1.0 if name in ODD else 1.0
     assert f(-mu, sigma) == sign * f(mu, sigma)
 
@@ -328,7 +337,7 @@ def test_nan_propagates_without_warnings(name):
 @pytest.mark.parametrize("name", NAMES)
 def test_bad_input_raises_value_error(name):
     f = getattr(g, name)
-    sname = "s" if name.startswith("zeta") else "sigma"
+    sname = "s" if name.startswith("zeta") or name == "mean_erfc_sq" else "sigma"
     with pytest.raises(ValueError, match=rf"`{sname}` must be >= 0, got -1.0"):
         f(0.0, -1.0)
     with pytest.raises(ValueError, match="must be finite, got inf"):

@@ -124,3 +124,56 @@ def test_bad_input():
         risk(p, 0.9, 0.9, rho=-0.9)
     with pytest.raises(ValueError, match="`nu` must lie in"):
         risk(p, 0.0, 1.2)
+
+
+def _random_config(rng, d):
+    ks, vs = np.eye(d)[0], np.eye(d)[1]
+    q, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    ks, vs = q @ ks, q @ vs  # random orthonormal targets
+    k = rng.standard_normal(d)
+    v = rng.standard_normal(d) + 2 * vs
+    return k / np.linalg.norm(k), v / np.linalg.norm(v), ks, vs
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_explicit_vector_gradients_match_finite_differences(seed):
+    from slr_theory import risk_at, risk_grad_at
+    from slr_theory.model import overlaps_of
+
+    rng = np.random.default_rng(seed)
+    p = Params(d=12, L=5, lam=0.4, gamma=0.8, eps=0.1)
+    k, v, ks, vs = _random_config(rng, p.d)
+    gk, gv = risk_grad_at(p, k, v, ks, vs)
+    u = rng.standard_normal(p.d)
+    h = 1e-6
+    # Euclidean: R as a function of (k, v) in R^d through the overlaps
+    for grad, which in ((gk, 0), (gv, 1)):
+        plus = [k + h * u, v] if which == 0 else [k, v + h * u]
+        minus = [k - h * u, v] if which == 0 else [k, v - h * u]
+        fd = (risk(p, *overlaps_of(*plus, ks, vs)) - risk(p, *overlaps_of(*minus, ks, vs))) / (
+            2 * h
+        )
+        assert grad @ u == pytest.approx(fd, rel=1e-6, abs=1e-8)
+    # Riemannian: derivative along the geodesic k(t) = cos t k + sin t w, w tangent
+    rk, rv = risk_grad_at(p, k, v, ks, vs, riemannian=True)
+    assert abs(rk @ k) < 1e-14 and abs(rv @ v) < 1e-14
+    w = u - (u @ k) * k
+    w /= np.linalg.norm(w)
+    fd = (
+        risk_at(p, np.cos(h) * k + np.sin(h) * w, v, ks, vs)
+        - risk_at(p, np.cos(h) * k - np.sin(h) * w, v, ks, vs)
+    ) / (2 * h)
+    assert rk @ w == pytest.approx(fd, rel=1e-6, abs=1e-8)
+
+
+def test_explicit_vectors_are_validated():
+    from slr_theory import risk_at
+
+    p = Params(d=4, L=2, lam=1.0, gamma=1.0)
+    e = np.eye(4)
+    with pytest.raises(ValueError, match="`k` must have unit norm"):
+        risk_at(p, 2 * e[0], e[1], e[0], e[1])
+    with pytest.raises(ValueError, match="must be orthogonal"):
+        risk_at(p, e[0], e[1], e[0], e[0])
+    with pytest.raises(ValueError, match="`v` must have last dimension d=4"):
+        risk_at(p, e[0], np.ones(3) / np.sqrt(3), e[0], e[1])

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import erf
+from scipy.special import erf, erfc
 
 from .. import gaussian
-from .reference import MP_FUNCTIONS, mp_erf_pair, mp_expect
+from .reference import MP_FUNCTIONS, mp_cancellation_scale, mp_erf_pair, mp_expect
 from .registry import Check, register
 
 
@@ -27,6 +27,7 @@ _NUMPY_INTEGRANDS = {
     "zeta_t": lambda x: 2.0 * erf(x) * _erfp(x),
     "zeta_tt": lambda x: 2.0 * _erfp(x) ** 2 - 4.0 * x * erf(x) * _erfp(x),
     "zeta_ttt": lambda x: -12.0 * x * _erfp(x) ** 2 + (8.0 * x * x - 4.0) * erf(x) * _erfp(x),
+    "mean_erfc_sq": lambda x: erfc(x) ** 2,
 }
 
 _DESCRIPTIONS = {
@@ -42,6 +43,7 @@ _DESCRIPTIONS = {
     "zeta_t": "d zeta/dt = 2 E erf(X) erf'(X)",
     "zeta_tt": "d^2 zeta/dt^2 = E[2 erf'(X)^2 + 2 erf(X) erf''(X)]",
     "zeta_ttt": "d^3 zeta/dt^3 = E[6 erf'(X) erf''(X) + 2 erf(X) erf'''(X)]",
+    "mean_erfc_sq": "E erfc(t + s Z)^2 = 1 - 2 E erf(X) + zeta(t, s), tail integral",
 }
 
 # Default points: moderate values where Monte Carlo resolves the expectation.
@@ -58,19 +60,14 @@ _POINTS = {
     "zeta_t": (0.6, 0.9),
     "zeta_tt": (0.2, 0.7),
     "zeta_ttt": (0.9, 0.6),
+    "mean_erfc_sq": (0.8, 0.5),
 }
-
-
-def _zeta_tt_scale(t: float, s: float) -> float:
-    # Magnitude of the larger of the two terms whose difference is zeta_tt.
-    first, second = gaussian._zeta_tt_terms(t, s)
-    return float(max(abs(first), abs(second)))
 
 
 def _make(name: str) -> Check:
     fn = getattr(gaussian, name)
     integrand = _NUMPY_INTEGRANDS[name]
-    args = ("t", "s") if name.startswith("zeta") else ("mu", "sigma")
+    args = ("t", "s") if name.startswith("zeta") or name == "mean_erfc_sq" else ("mu", "sigma")
     mp_h = MP_FUNCTIONS[name]
 
     def closed(**p):
@@ -94,7 +91,7 @@ def _make(name: str) -> Check:
         monte_carlo=monte_carlo,
         params={args[0]: mu, args[1]: sigma},
         draw=draw,
-        error_scale=(lambda t, s: _zeta_tt_scale(t, s)) if name == "zeta_tt" else None,
+        error_scale=(lambda **p: mp_cancellation_scale(name, p[args[0]], p[args[1]])),
     )
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "MP_DERIVATIVES",
     "MP_FUNCTIONS",
     "mc_expect",
+    "mp_cancellation_scale",
     "mp_erf_pair",
     "mp_expect",
     "mp_gaussian_function",
@@ -154,6 +155,7 @@ MP_FUNCTIONS: dict[str, Callable[[mp.mpf], mp.mpf]] = {
     "zeta_t": lambda x: 2 * mp.erf(x) * _erfp(x),
     "zeta_tt": lambda x: 2 * _erfp(x) ** 2 - 4 * x * mp.erf(x) * _erfp(x),
     "zeta_ttt": lambda x: -12 * x * _erfp(x) ** 2 + (8 * x**2 - 4) * mp.erf(x) * _erfp(x),
+    "mean_erfc_sq": lambda x: mp.erfc(x) ** 2,
 }
 
 
@@ -164,6 +166,9 @@ MP_DERIVATIVES: dict[str, Callable[[mp.mpf], mp.mpf]] = {
     "mean_x_erf_prime": lambda x: (1 - 2 * x**2) * _erfp(x),
     "mean_x2_erf": lambda x: 2 * x * mp.erf(x) + x**2 * _erfp(x),
     "zeta_t": lambda x: 2 * _erfp(x) ** 2 - 4 * x * mp.erf(x) * _erfp(x),
+    "zeta_ttt": lambda x: (
+        (56 * x**2 - 16) * _erfp(x) ** 2 + (24 * x - 16 * x**3) * mp.erf(x) * _erfp(x)
+    ),
 }
 
 
@@ -219,3 +224,26 @@ def mc_expect(
     values = np.asarray(values, dtype=np.float64)
     n = values.size
     return float(values.mean()), float(values.std(ddof=1) / np.sqrt(n))
+
+
+def mp_cancellation_scale(name: str, mu: float, sigma: float) -> mp.mpf:
+    """Size of the terms whose difference is a sign-changing function (0 for the others).
+
+    Near a zero of ``zeta_tt``, ``zeta_ttt`` or ``mean_erf_third`` the relative
+    error is unbounded for any algorithm that evaluates the closed form; errors
+    are then measured relative to ``max(|value|, scale)``.
+    """
+    with mp.workdps(40):
+        mu, s = mp.mpf(mu), mp.mpf(sigma)
+        q, r = 1 + 2 * s**2, 1 + 4 * s**2
+        x = mu / mp.sqrt(q)
+        a = 2 / mp.sqrt(mp.pi * r) * mp.exp(-(x**2) / r)
+        erfr = abs(mp.erf(x / mp.sqrt(r)))
+        if name == "mean_erf_third":  # -4 (1 - 2 mu^2/q) e^{-mu^2/q} / (sqrt(pi) q^1.5)
+            return 4 * mp.exp(-(x**2)) / (mp.sqrt(mp.pi) * q**1.5) * max(1, 2 * x**2)
+        if name == "zeta_tt":
+            return 4 / (mp.sqrt(mp.pi) * q) * mp.exp(-(x**2)) * (a + 2 * abs(x) * erfr)
+        if name == "zeta_ttt":
+            bracket = (2 * x**2 + 1) * erfr + abs(x) * (2 + 1 / r) * a
+            return 8 / (mp.sqrt(mp.pi) * q**1.5) * mp.exp(-(x**2)) * bracket
+        return mp.mpf(0)

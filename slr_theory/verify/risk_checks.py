@@ -21,7 +21,9 @@ __all__ = ["mp_risk_components"]
 
 def mp_risk_components(params: Params, overlaps, dps: int = 30) -> dict[str, mp.mpf]:
     """``noise, informative, distractors, interactions, total`` by 1-D quadrature over ``U``."""
-    kappa, nu, theta, eta, rho = (mp.mpf(float(x)) for x in overlaps)
+    kappa, nu, theta, eta, rho = (
+        x if isinstance(x, mp.mpf) else mp.mpf(float(x)) for x in overlaps
+    )
     with mp.workdps(dps):
         lam, gam = mp.mpf(params.lam), mp.mpf(params.gamma)
         G = gam**2
@@ -31,11 +33,18 @@ def mp_risk_components(params: Params, overlaps, dps: int = 30) -> dict[str, mp.
         def d_of(x):  # lambda U = a kappa + lambda D
             return (x - a * kappa) / lam
 
+        # Written around e = sgn * (1 - erfc(sgn x)) so that the conditional variance,
+        # exponentially small near the optimum, carries full precision at `dps` digits.
+        sgn = -1 if kappa < 0 else 1
+        c0 = (1 - eta**2) - 2 * sgn * (nu - rho * eta) + (1 - rho**2)
+        c1 = 2 * sgn * (nu - rho * eta) - 2 * (1 - rho**2)
+        c2 = 1 - rho**2
+
         def informative(x):
-            e, dd = mp.erf(x), d_of(x)
+            ec, dd = mp.erfc(sgn * x), d_of(x)
+            e = sgn * (1 - ec)
             mean = eta * dd - e * (B * theta + rho * dd)
-            var = G * (1 - eta**2) - 2 * e * G * (nu - rho * eta) + e**2 * G * (1 - rho**2)
-            return mean**2 + var
+            return mean**2 + G * (c0 + ec * (c1 + ec * c2))
 
         inf = mp_expect(informative, a * kappa, g, dps, max_extra_digits=0)
         m1 = mp_expect(
@@ -138,5 +147,83 @@ register(
         params=_DEFAULT,
         draw=_draw,
         rtol=1e-12,
+    )
+)
+
+
+def _tangent_setup(p):
+    params, ov = _split(p)
+    k, v, ks, vs = vectors_from_overlaps(ov, params.d)
+    rng = np.random.default_rng(int(p["direction_seed"]))
+    uk, uv = rng.standard_normal((2, params.d))
+    uk -= (uk @ k) * k
+    uv -= (uv @ v) * v
+    return params, k, v, ks, vs, uk, uv
+
+
+def _dd_closed(**p):
+    from ..risk import risk_grad_at
+
+    params, k, v, ks, vs, uk, uv = _tangent_setup(p)
+    gk, gv = risk_grad_at(params, k, v, ks, vs, riemannian=True)
+    return float(gk @ uk + gv @ uv)
+
+
+def _dd_reference(**p):
+    params, k, v, ks, vs, uk, uv = _tangent_setup(p)
+    with mp.workdps(40):
+        h = mp.mpf("1e-12")
+
+        def total(sign):
+            kk = [
+                mp.mpf(float(a)) + sign * h * mp.mpf(float(b)) for a, b in zip(k, uk, strict=True)
+            ]
+            vv = [
+                mp.mpf(float(a)) + sign * h * mp.mpf(float(b)) for a, b in zip(v, uv, strict=True)
+            ]
+            nk = mp.sqrt(mp.fsum(x * x for x in kk))
+            nv = mp.sqrt(mp.fsum(x * x for x in vv))
+            kk, vv = [x / nk for x in kk], [x / nv for x in vv]
+            dot = lambda a, b: mp.fsum(x * mp.mpf(float(y)) for x, y in zip(a, b, strict=True))  # noqa: E731
+            ov = (
+                dot(kk, ks),
+                dot(vv, vs),
+                dot(vv, ks),
+                dot(kk, vs),
+                mp.fsum(x * y for x, y in zip(kk, vv, strict=True)),
+            )
+            return mp_risk_components(params, ov, dps=40)["total"]
+
+        return (total(1) - total(-1)) / (2 * h)
+
+
+def _dd_mc(rng, n, **p):
+    from scipy.special import erf
+
+    params, k, v, ks, vs, uk, uv = _tangent_setup(p)
+    out = np.empty(n)
+    per = max(1, 2_000_000 // (params.L * params.d))
+    lam = params.lam
+    for start in range(0, n, per):
+        m = min(per, n - start)
+        X, y, _ = sample(params, m, rng, ks, vs)
+        xk, xv = X @ k, X @ v
+        resid = y - np.sum(erf(lam * xk) * xv, axis=-1)
+        erfp = 2 / np.sqrt(np.pi) * np.exp(-((lam * xk) ** 2))
+        dT = np.sum(erfp * lam * (X @ uk) * xv + erf(lam * xk) * (X @ uv), axis=-1)
+        out[start : start + m] = -2 * resid * dT
+    return out
+
+
+register(
+    Check(
+        name="risk.riemannian_gradient",
+        description="tangent directional derivative: closed-form gradient vs mpmath difference vs pathwise MC",
+        closed_form=_dd_closed,
+        reference=_dd_reference,
+        monte_carlo=_dd_mc,
+        params={**_DEFAULT, "direction_seed": 7},
+        draw=lambda rng: {**_draw(rng), "direction_seed": int(rng.integers(0, 2**31))},
+        rtol=1e-9,
     )
 )
