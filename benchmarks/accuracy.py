@@ -96,9 +96,9 @@ def accuracy(points: int, seed: int, jobs: int):
                 keys.append((name, reg))
     # erf_pair: random covariances, means in three scales
     for reg, mscale in [
-        ("pair, |mu| <= 0.1", 0.1),
-        ("pair, |mu| <= 3", 3.0),
-        ("pair, |mu| <= 10", 10.0),
+        ("pair: abs(mu) <= 0.1", 0.1),
+        ("pair: abs(mu) <= 3", 3.0),
+        ("pair: abs(mu) <= 10", 10.0),
     ]:
         for _ in range(points):
             a = rng.normal(size=(2, 2)) * 10.0 ** rng.uniform(-1, 1)

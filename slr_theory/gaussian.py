@@ -30,6 +30,7 @@ from ._validate import as_array, broadcast, nonnegative_array
 __all__ = [
     "erf_pair",
     "mean_erf",
+    "mean_erf_derivative",
     "mean_erf_prime",
     "mean_erf_second",
     "mean_erf_third",
@@ -39,6 +40,7 @@ __all__ = [
     "mean_x_erf_prime",
     "zeta",
     "zeta_c",
+    "zeta_derivative",
     "zeta_t",
     "zeta_tt",
     "zeta_ttt",
@@ -539,4 +541,73 @@ def erf_pair(
         integral = 0.5 * a * np.sum(_GL40_W * np.exp(np.minimum(expo, 0.0)), axis=-1)
         indep = erf(m1[nonzero] / sq1) * erf(m2[nonzero] / sq2)
         out[nonzero] = indep + (2.0 / np.pi) * integral
+    return _ret(out)
+
+
+def _hermite(n: int, x):
+    """Physicists' Hermite polynomial H_n(x), ``d^n/dx^n e^{-x^2} = (-1)^n H_n(x) e^{-x^2}``."""
+    h0, h1 = np.ones_like(x), 2.0 * x
+    if n == 0:
+        return h0
+    for k in range(1, n):
+        h0, h1 = h1, 2.0 * x * h1 - 2.0 * k * h0
+    return h1
+
+
+def mean_erf_derivative(mu: ArrayLike, sigma: ArrayLike, n: int) -> np.ndarray:
+    r"""``E erf^(n)(X)`` for any order ``n >= 0`` (``n = 0`` is :func:`mean_erf`).
+
+    .. math:: \mathbb{E}\,\mathrm{erf}^{(n)}(\mu + \sigma Z) = q^{-n/2}\,\mathrm{erf}^{(n)}(\mu/\sqrt q)
+              = q^{-n/2} \frac{2}{\sqrt\pi} (-1)^{n-1} H_{n-1}(x)\, e^{-x^2}, \quad x = \mu/\sqrt q
+
+    (differentiate :func:`mean_erf` ``n`` times in ``mu``; ``H`` are Hermite polynomials).
+    The dedicated functions for ``n <= 3`` avoid the Hermite cancellation near
+    its zeros; this one serves higher orders (the curvature of the risk).
+
+    Examples
+    --------
+    >>> from slr_theory.gaussian import mean_erf_derivative
+    >>> print(mean_erf_derivative(0.0, 0.0, 3))  # erf'''(0) = -4/sqrt(pi)
+    -2.25675833419103
+    """
+    if n == 0:
+        return mean_erf(mu, sigma)
+    mu, sigma, qh, _ql, eh, el = _prep(mu, sigma)
+    x = mu / np.sqrt(qh)
+    factor = (-1.0) ** (n - 1) * _TWO_OVER_SQRT_PI * _hermite(n - 1, x) / qh ** (n / 2.0)
+    return _ret(_dd.mul_exp_neg(factor, eh, el))
+
+
+def zeta_derivative(t: ArrayLike, s: ArrayLike, n: int) -> np.ndarray:
+    r"""``d^n zeta / d t^n`` for any order ``n >= 0`` (``n = 0`` is :func:`zeta`).
+
+    With ``x = t/sqrt(q)`` and Leibniz's rule on :func:`zeta_t`,
+
+    .. math:: \partial_t^n \zeta = \frac{4}{\sqrt{\pi q}}\, q^{-(n-1)/2}
+              \sum_{k=0}^{n-1} \binom{n-1}{k} (-1)^{n-1-k} H_{n-1-k}(x)\, e^{-x^2}\, D_k,
+
+    ``D_0 = erf(x/sqrt r)``, ``D_k = r^{-k/2} (2/sqrt pi) (-1)^{k-1} H_{k-1}(x/sqrt r) e^{-x^2/r}``.
+
+    Examples
+    --------
+    >>> from slr_theory.gaussian import zeta_derivative
+    >>> print(zeta_derivative(0.0, 0.0, 2))  # 8/pi
+    2.54647908947033
+    """
+    from math import comb
+
+    if n == 0:
+        return zeta(t, s)
+    t, s, qh, _ql, rh, rl, eh, el = _zeta_prep(t, s)
+    x = t / np.sqrt(qh)
+    sr = np.sqrt(rh)
+    e2h, e2l = _dd.dd_div(eh, el, rh, rl)
+    sh, sl = _dd.two_sum(eh, e2h)
+    pre = 2.0 * _TWO_OVER_SQRT_PI / np.sqrt(qh) / qh ** ((n - 1) / 2.0)
+    m = n - 1
+    out = _dd.mul_exp_neg(pre * _hermite(m, x) * (-1.0) ** m * erf(x / sr), eh, el)
+    for k in range(1, m + 1):
+        coef = comb(m, k) * (-1.0) ** (m - k) * _hermite(m - k, x)
+        dk = (-1.0) ** (k - 1) * _TWO_OVER_SQRT_PI * _hermite(k - 1, x / sr) / rh ** (k / 2.0)
+        out = out + _dd.mul_exp_neg(pre * coef * dk, sh, sl + (el + e2l))
     return _ret(out)

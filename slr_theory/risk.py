@@ -31,11 +31,13 @@ __all__ = [
     "RiskComponents",
     "manifold_risk",
     "manifold_risk_grad",
+    "manifold_risk_hessian",
     "risk",
     "risk_at",
     "risk_components",
     "risk_grad",
     "risk_grad_at",
+    "risk_hessian",
 ]
 
 
@@ -406,3 +408,127 @@ def risk_grad_at(
         gk = gk - np.sum(gk * k, axis=-1, keepdims=True) * k
         gv = gv - np.sum(gv * v, axis=-1, keepdims=True) * v
     return gk, gv
+
+
+# ----------------------------------------------------------------------------
+# Second derivatives. Each moment is a sum of terms
+#     const * prod_i overlap_i**e_i * F_j(a kappa),   F in {E, Z, 1},
+# with dF_j/dkappa = a F_{j+1}; derivatives of any order follow mechanically.
+# Exponent tuples are over the overlap order (kappa, nu, theta, eta, rho);
+# kappa's exponent is always 0 (kappa enters only through F).
+
+
+def _terms(mo: _Moments) -> dict[str, list[tuple[float, tuple[int, ...], str, int]]]:
+    B, G, gg = mo.B, mo.G, mo.g
+    gam = np.sqrt(G)
+    return {
+        "m1": [(B, (0, 0, 1, 0, 0), "E", 0), (gam * gg, (0, 0, 0, 0, 1), "E", 1)],
+        "c1": [
+            (G, (0, 1, 0, 0, 0), "E", 0),
+            (G * gg * gg, (0, 0, 0, 1, 1), "E", 2),
+            (B * gam * gg, (0, 0, 1, 1, 0), "E", 1),
+        ],
+        "s1": [
+            (B * B, (0, 0, 2, 0, 0), "Z", 0),
+            (G, (0, 0, 0, 0, 0), "Z", 0),
+            (2 * B * gam * gg, (0, 0, 1, 0, 1), "Z", 1),
+            (G * gg * gg, (0, 0, 0, 0, 2), "Z", 2),
+        ],
+        "m0": [(mo.P, (0, 0, 0, 0, 1), "1", 0)],
+        "s0": [(mo.S0, (0, 0, 0, 0, 0), "1", 0), (mo.S2, (0, 0, 0, 0, 2), "1", 0)],
+    }
+
+
+def _partial(terms, idx: tuple[int, ...], ov, F, a):
+    out = 0.0
+    for const, exps, fam, j in terms:
+        e = list(exps)
+        factor = const
+        shift = 0
+        for i in idx:
+            if i == 0:
+                shift += 1
+                factor = factor * a
+            else:
+                factor = factor * e[i]
+                e[i] -= 1
+        if fam == "1" and shift:
+            continue
+        if min(e) < 0 or factor == 0:
+            continue
+        mono = 1.0
+        for i in range(1, 5):
+            if e[i]:
+                mono = mono * ov[i] ** e[i]
+        out = out + factor * mono * (1.0 if fam == "1" else F[fam][j + shift])
+    return out
+
+
+def risk_hessian(
+    params: Params,
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    theta: ArrayLike = 0.0,
+    eta: ArrayLike = 0.0,
+    rho: ArrayLike = 0.0,
+) -> np.ndarray:
+    """Second partial derivatives of :func:`risk` in the overlaps.
+
+    Returns
+    -------
+    ndarray, shape ``(..., 5, 5)``
+        Symmetric; rows and columns in :data:`slr_theory.OVERLAP_NAMES` order,
+        the overlaps treated as independent coordinates.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory import Params, risk_hessian
+    >>> h = risk_hessian(Params.paper(lam=0.1), 0.0, 0.0)
+    >>> h.shape, bool(np.allclose(h, h.T))
+    ((5, 5), True)
+    >>> print(bool(np.linalg.det(h[:2, :2]) < 0))  # the origin is a saddle of the manifold risk
+    True
+    """
+    ov = _overlaps(params, kappa, nu, theta, eta, rho)
+    mo = _Moments(params, ov)
+    m = mo.a * ov[0]
+    F = {
+        "E": [g_.mean_erf_derivative(m, mo.g, j) for j in range(5)],
+        "Z": [g_.zeta_derivative(m, mo.g, j) for j in range(5)],
+    }
+    terms = _terms(mo)
+    L = params.L
+
+    def d(name, *idx):
+        return _partial(terms[name], idx, ov, F, mo.a)
+
+    m1, m0 = d("m1"), d("m0")
+    shape = np.broadcast(*ov).shape
+    out = np.zeros((*shape, 5, 5))
+    for i in range(5):
+        for j in range(i, 5):
+            h = -2 * d("c1", i, j) + d("s1", i, j) + (L - 1) * d("s0", i, j)
+            h = h + 2 * (L - 1) * (
+                d("m1", i, j) * m0
+                + d("m1", i) * d("m0", j)
+                + d("m1", j) * d("m0", i)
+                + m1 * d("m0", i, j)
+            )
+            h = h + 2 * (L - 1) * (L - 2) * (d("m0", i) * d("m0", j) + m0 * d("m0", i, j))
+            out[..., i, j] = out[..., j, i] = h
+    return _ret(out)
+
+
+def manifold_risk_hessian(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarray:
+    """Hessian of :func:`manifold_risk` in ``(kappa, nu)``, shape ``(..., 2, 2)``.
+
+    Examples
+    --------
+    >>> from slr_theory import Params, manifold_risk_hessian
+    >>> import numpy as np
+    >>> h = manifold_risk_hessian(Params.paper(lam=0.1), 0.0, 0.0)
+    >>> print(h[1, 1], bool(np.linalg.det(h) < 0))  # R_M is linear in nu; det < 0: a saddle
+    0.0 True
+    """
+    return risk_hessian(params, kappa, nu)[..., :2, :2]

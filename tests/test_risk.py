@@ -177,3 +177,56 @@ def test_explicit_vectors_are_validated():
         risk_at(p, e[0], e[1], e[0], e[0])
     with pytest.raises(ValueError, match="`v` must have last dimension d=4"):
         risk_at(p, e[0], np.ones(3) / np.sqrt(3), e[0], e[1])
+
+
+@settings(max_examples=25)
+@given(cfg=configs(d_max=1e4))
+def test_hessian_matches_finite_differences_of_the_gradient(cfg):
+    from slr_theory import risk_hessian
+
+    p, ov = cfg
+    p = p.replace(lam=min(p.lam, 1.0), L=min(p.L, 100))
+    hess = risk_hessian(p, *ov)
+    np.testing.assert_array_equal(hess, np.swapaxes(hess, -1, -2))
+    h = 1e-6
+    fd = np.array(
+        [(risk_grad(p, *(ov + h * e)) - risk_grad(p, *(ov - h * e))) / (2 * h) for e in np.eye(5)]
+    )
+    scale = np.max(np.abs(hess)) + 1.0
+    np.testing.assert_allclose(hess, fd, atol=1e-6 * scale)
+
+
+def test_general_order_derivatives_agree_with_dedicated_functions():
+    from slr_theory import gaussian as g
+
+    rng = np.random.default_rng(4)
+    t, s = rng.uniform(-5, 5, 300), rng.uniform(0, 4, 300)
+    for n, f in [(0, g.zeta), (1, g.zeta_t), (2, g.zeta_tt), (3, g.zeta_ttt)]:
+        np.testing.assert_allclose(g.zeta_derivative(t, s, n), f(t, s), rtol=1e-13, atol=1e-15)
+    for n, f in [
+        (0, g.mean_erf),
+        (1, g.mean_erf_prime),
+        (2, g.mean_erf_second),
+        (3, g.mean_erf_third),
+    ]:
+        np.testing.assert_allclose(g.mean_erf_derivative(t, s, n), f(t, s), rtol=1e-13, atol=1e-15)
+    # order 4 against mpmath: E of the 4th derivatives of erf^2 and erf, integrated directly
+    from slr_theory.verify.reference import MP_DERIVATIVES, mp_expect
+
+    def erf4(x):
+        return (12 * x - 8 * x**3) * 2 / mp.sqrt(mp.pi) * mp.exp(-(x**2))
+
+    for tt, ss in [(0.3, 0.5), (-1.2, 1.1), (2.0, 0.2)]:
+        ref_z = mp_expect(MP_DERIVATIVES["zeta_ttt"], tt, ss)  # d/dx of the zeta_ttt integrand
+        ref_e = mp_expect(erf4, tt, ss)
+        assert g.zeta_derivative(tt, ss, 4) == pytest.approx(float(ref_z), rel=1e-12)
+        assert g.mean_erf_derivative(tt, ss, 4) == pytest.approx(float(ref_e), rel=1e-12)
+
+
+def test_origin_is_a_saddle_and_optimum_a_minimum_on_m():
+    from slr_theory import manifold_risk_hessian
+
+    p = Params.paper(lam=0.1)
+    assert np.linalg.det(manifold_risk_hessian(p, 0.0, 0.0)) < 0
+    # interior point near the optimum along the flow: gradient small, Hessian PSD in kappa
+    assert manifold_risk_hessian(p, 0.9, 0.9)[0, 0] > 0
