@@ -23,24 +23,25 @@ class _Parser(argparse.ArgumentParser):
         raise _UsageError(f"{self.prog}: error: {message}")
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text!r}")
-    return value
+def _number(cast, ok, what: str):
+    """An argparse type: `cast` the text, then require `ok(value)`, else name `what`."""
+
+    def parse(text: str):
+        try:
+            value = cast(text)
+        except ValueError:
+            value = None
+        if value is None or not ok(value):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        return value
+
+    return parse
 
 
-def _nonnegative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
-    return value
+_positive_int = _number(int, lambda v: v > 0, "a positive integer")
+_nonnegative_int = _number(int, lambda v: v >= 0, "a non-negative integer")
+_positive_float = _number(float, lambda v: 0 < v < float("inf"), "a positive number")
+_nonnegative_float = _number(float, lambda v: 0 <= v < float("inf"), "a non-negative number")
 
 
 def _build_parser() -> _Parser:
@@ -63,7 +64,57 @@ def _build_parser() -> _Parser:
     v.add_argument(
         "--only", action="append", metavar="PATTERN", help="run checks matching a shell pattern"
     )
+    st = sub.add_parser(
+        "stats",
+        help="attention vs Bayes vs linear risk as d grows (paper section 4)",
+        description="Oracle attention risk at the optimal temperature, the Bayes risk "
+        "(Monte Carlo) and the best linear risk, minus eps^2, for growing d.",
+    )
+    st.add_argument("--gamma", type=_positive_float, default=0.5**0.5, help="informative spread")
+    st.add_argument("--eps", type=_nonnegative_float, default=0.0, help="label noise")
+    st.add_argument(
+        "--L", type=_positive_int, default=None, help="sequence length (default: ceil(sqrt(d)))"
+    )
+    st.add_argument(
+        "--d-max",
+        type=_positive_int,
+        default=10**6,
+        help="largest dimension (powers of 10 from 100)",
+    )
+    st.add_argument(
+        "--samples", type=_positive_int, default=100_000, help="Monte Carlo draws per row"
+    )
+    st.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    st.add_argument("--json", action="store_true", help="print rows as JSON")
     return parser
+
+
+def _cmd_stats(args) -> int:
+    import numpy as np
+
+    from .statistics import statistics_table
+
+    if args.d_max < 100:
+        raise _UsageError(
+            f"slr-theory stats: error: argument --d-max: must be >= 100, got {args.d_max}"
+        )
+    dims = [10**k for k in range(2, int(np.log10(args.d_max) + 1e-9) + 1)]
+    rows = statistics_table(
+        args.gamma, args.eps, args.L, dims, args.samples, np.random.default_rng(args.seed)
+    )
+    if args.json:
+        print(json.dumps(rows, indent=2))
+        return 0
+    print(
+        f"risk - eps^2 at gamma = {args.gamma:.4g}, eps = {args.eps:.4g} (attention at k*, v* and its best lambda)"
+    )
+    print(f"{'d':>9} {'L':>6} {'lambda*':>10} {'attention':>11} {'Bayes (MC)':>22} {'linear':>9}")
+    for r in rows:
+        bayes = f"{r['bayes']:.3e} +- {r['bayes_se']:.1e}"
+        print(
+            f"{r['d']:>9} {r['L']:>6} {r['lam_opt']:>10.4g} {r['attention']:>11.4e} {bayes:>22} {r['linear']:>9.4f}"
+        )
+    return 0
 
 
 def _format_table(results) -> str:
@@ -119,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
-        return {"verify": _cmd_verify}[args.command](args)
+        return {"verify": _cmd_verify, "stats": _cmd_stats}[args.command](args)
     except _UsageError as exc:
         print(str(exc), file=sys.stderr)
         return 2

@@ -319,8 +319,11 @@ def zeta(t: ArrayLike, s: ArrayLike) -> np.ndarray:
     >>> print(zeta(0.0, 1e-3))  # tiny: 1 - 8T would give rounding noise here
     1.27323699826201e-06
     """
-    t, s, qh, ql, rh, rl, eh, el = _zeta_prep(t, s)
-    zc = _zeta_c_core(t, qh, rh, eh, el)
+    t, s, qh, _ql, rh, _rl, eh, el = _zeta_prep(t, s)
+    return _ret(_zeta_core(t, s, qh, rh, _zeta_c_core(t, qh, rh, eh, el)))
+
+
+def _zeta_core(t, s, qh, rh, zc):
     out = np.array(1.0 - zc, dtype=np.float64)
     small = np.asarray(zc > 0.5)
     if small.any():
@@ -331,7 +334,7 @@ def zeta(t: ArrayLike, s: ArrayLike) -> np.ndarray:
         g = erf(w / np.sqrt(rs)[..., None]) * np.exp(-w * w)
         head = x * (_TWO_OVER_SQRT_PI * np.sum(_GL20_W * g, axis=-1))
         out[small] = z0 + head
-    return _ret(out)
+    return out
 
 
 def mean_erfc_sq(t: ArrayLike, s: ArrayLike) -> np.ndarray:
@@ -360,8 +363,12 @@ def mean_erfc_sq(t: ArrayLike, s: ArrayLike) -> np.ndarray:
     4.36178038753031e-90
     """
     t, s, qh, _ql, rh, rl, eh, el = _zeta_prep(t, s)
+    return _ret(_erfc_sq_core(t, qh, rh, rl, eh, el, _zeta_c_core(t, qh, rh, eh, el)))
+
+
+def _erfc_sq_core(t, qh, rh, rl, eh, el, zc):
     x = t / np.sqrt(qh)
-    out = np.array(2.0 * erfc(x) - _zeta_c_core(t, qh, rh, eh, el), dtype=np.float64)
+    out = np.array(2.0 * erfc(x) - zc, dtype=np.float64)
     tail = np.asarray(x >= 1.0)
     if tail.any():
         rt = rh[tail]
@@ -374,7 +381,7 @@ def mean_erfc_sq(t: ArrayLike, s: ArrayLike) -> np.ndarray:
         p = np.sqrt(eh[tail][..., None] + _LAG60_X / beta[..., None])
         integral = np.sum(_LAG60_W * (erfcx(p / np.sqrt(rt)[..., None]) / p), axis=-1)
         out[tail] = _dd.mul_exp_neg(_TWO_OVER_SQRT_PI / beta * integral, bh, bl)
-    return _ret(out)
+    return out
 
 
 def zeta_t(t: ArrayLike, s: ArrayLike) -> np.ndarray:
@@ -611,3 +618,10 @@ def zeta_derivative(t: ArrayLike, s: ArrayLike, n: int) -> np.ndarray:
         dk = (-1.0) ** (k - 1) * _TWO_OVER_SQRT_PI * _hermite(k - 1, x / sr) / rh ** (k / 2.0)
         out = out + _dd.mul_exp_neg(pre * coef * dk, sh, sl + (el + e2l))
     return _ret(out)
+
+
+def _zeta_and_erfc_sq(t: ArrayLike, s: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
+    """``(zeta(t, s), mean_erfc_sq(|t|, s))`` sharing one evaluation of ``zeta_c`` (for the risk)."""
+    t, s, qh, _ql, rh, rl, eh, el = _zeta_prep(t, s)
+    zc = _zeta_c_core(t, qh, rh, eh, el)  # even in t
+    return _zeta_core(t, s, qh, rh, zc), _erfc_sq_core(np.abs(t), qh, rh, rl, eh, el, zc)

@@ -139,8 +139,13 @@ def check_overlaps(
                 f"overlaps are infeasible: {cond} fails, got "
                 f"{na}={a.flat[i].item()!r}, {nb}={b.flat[i].item()!r}."
             )
-    eig = np.linalg.eigvalsh(gram_matrix(k, n, t, e, r))
-    bad = eig[..., 0] < -atol
+    # k*, v* are orthonormal, so the Gram matrix is PSD iff the Schur complement of
+    # its identity block, the 2x2 matrix [[s11, s12], [s12, s22]] below, is PSD.
+    s11, s22 = 1 - k * k - e * e, 1 - t * t - n * n
+    s12 = r - k * t - e * n
+    half_tr = 0.5 * (s11 + s22)
+    lam_min = half_tr - np.hypot(0.5 * (s11 - s22), s12)
+    bad = lam_min < -atol
     if bad.any():
         i = np.flatnonzero(bad)[0]
         vals = ", ".join(
@@ -149,10 +154,12 @@ def check_overlaps(
         )
         raise ValueError(
             "overlaps are infeasible: the Gram matrix of (k, v, k*, v*) must be positive "
-            f"semi-definite, smallest eigenvalue {eig[..., 0].flat[i]:.3g} at {vals}."
+            f"semi-definite, smallest eigenvalue of its Schur complement {lam_min.flat[i]:.3g} at {vals}."
         )
     if d is not None and d < 4:
-        rank = (eig > max(atol, 1e-9)).sum(axis=-1)
+        tol = max(atol, 1e-9)
+        lam_max = half_tr + np.hypot(0.5 * (s11 - s22), s12)
+        rank = 2 + (lam_min > tol).astype(int) + (lam_max > tol).astype(int)
         bad = rank > d
         if bad.any():
             i = np.flatnonzero(bad)[0]

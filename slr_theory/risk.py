@@ -20,6 +20,7 @@ The SymPy derivation is ``derivations/risk.py``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -72,29 +73,39 @@ def _ret(x):
 
 
 class _Moments:
-    """Per-token moments and the special-function values they need (computed once)."""
+    """Per-token moments; the special-function values are computed once, on first use."""
 
-    def __init__(self, params: Params, overlaps, derivatives: bool = False):
+    def __init__(self, params: Params, overlaps):
         k, n, t, e, r = overlaps
         lam, gam = params.lam, params.gamma
         self.B = np.sqrt(params.d / 2.0)
         self.a = lam * self.B
         self.g = lam * gam
         self.G = gam * gam
-        m = self.a * k
-        self.E = [
-            g_.mean_erf(m, self.g),
-            g_.mean_erf_prime(m, self.g),
-            g_.mean_erf_second(m, self.g),
-        ]
-        self.Z = [g_.zeta(m, self.g), g_.zeta_t(m, self.g), g_.zeta_tt(m, self.g)]
-        if derivatives:
-            self.E.append(g_.mean_erf_third(m, self.g))
-            self.Z.append(g_.zeta_ttt(m, self.g))
         self.P = lam * float(g_.mean_erf_prime(0.0, lam))
         self.S0 = float(g_.zeta(0.0, lam))
         self.S2 = lam * lam * float(g_.zeta_tt(0.0, lam))
         self.k, self.n, self.t, self.e, self.r = k, n, t, e, r
+
+    @cached_property
+    def E(self) -> list[np.ndarray]:
+        """``E erf^(j)(lambda U)``, j = 0, 1, 2, for the informative token."""
+        m = self.a * self.k
+        return [
+            g_.mean_erf(m, self.g),
+            g_.mean_erf_prime(m, self.g),
+            g_.mean_erf_second(m, self.g),
+        ]
+
+    @cached_property
+    def _zeta_psi(self) -> tuple[np.ndarray, np.ndarray]:
+        return g_._zeta_and_erfc_sq(self.a * self.k, self.g)  # (zeta, E erfc(|m| + gZ)^2)
+
+    @cached_property
+    def Z(self) -> list[np.ndarray]:
+        """``d^j zeta / dt^j (a kappa, g)``, j = 0, 1, 2."""
+        m = self.a * self.k
+        return [self._zeta_psi[0], g_.zeta_t(m, self.g), g_.zeta_tt(m, self.g)]
 
     def informative(self):
         """``gamma^2 - 2 c1 + s1`` without cancellation at the optimum.
@@ -106,8 +117,7 @@ class _Moments:
         k, n, t, e, r = self.k, self.n, self.t, self.e, self.r
         gam = np.sqrt(G)
         sgn = np.where(k < 0, -1.0, 1.0)
-        psi = g_.mean_erfc_sq(np.abs(self.a * k), gg)
-        on_m = G * (2.0 * (1.0 - sgn * n) * (sgn * E[0]) + psi)
+        on_m = G * (2.0 * (1.0 - sgn * n) * (sgn * E[0]) + self._zeta_psi[1])
         off_m = B * B * t * t * Z[0] + 2 * B * t * gam * gg * (r * Z[1] - e * E[1])
         off_m = off_m + G * gg * gg * (r * r * Z[2] - 2 * r * e * E[2])
         return on_m + off_m
@@ -126,36 +136,6 @@ class _Moments:
         m0 = r * self.P
         s0 = self.S0 + r * r * self.S2
         return m1, c1, s1, m0, s0
-
-    def gradients(self):
-        """Partials of (m1, c1, s1, m0, s0) in overlap order, each a list of 5 arrays."""
-        B, G, gg, a, E, Z = self.B, self.G, self.g, self.a, self.E, self.Z
-        n, t, e, r = self.n, self.t, self.e, self.r
-        gam = np.sqrt(G)
-        zero = np.zeros_like(E[0])
-        dm1 = [a * (B * t * E[1] + r * gam * gg * E[2]), zero, B * E[0], zero, gam * gg * E[1]]
-        dc1 = [
-            a * (G * n * E[1] + r * e * G * gg * gg * E[3] + B * t * e * gam * gg * E[2]),
-            G * E[0],
-            B * e * gam * gg * E[1],
-            r * G * gg * gg * E[2] + B * t * gam * gg * E[1],
-            e * G * gg * gg * E[2],
-        ]
-        ds1 = [
-            a
-            * (
-                (B * B * t * t + G) * Z[1]
-                + 2 * B * t * r * gam * gg * Z[2]
-                + r * r * G * gg * gg * Z[3]
-            ),
-            zero,
-            2 * B * B * t * Z[0] + 2 * B * r * gam * gg * Z[1],
-            zero,
-            2 * B * t * gam * gg * Z[1] + 2 * r * G * gg * gg * Z[2],
-        ]
-        dm0 = [zero, zero, zero, zero, zero + self.P]
-        ds0 = [zero, zero, zero, zero, 2 * r * self.S2]
-        return dm1, dc1, ds1, dm0, ds0
 
 
 def _overlaps(params: Params, kappa, nu, theta, eta, rho):
@@ -260,16 +240,14 @@ def risk_grad(
     (5,)
     """
     ov = _overlaps(params, kappa, nu, theta, eta, rho)
-    mo = _Moments(params, ov, derivatives=True)
-    m1, c1, s1, m0, s0 = mo.values()
-    dm1, dc1, ds1, dm0, ds0 = mo.gradients()
+    d, (m1, m0) = _derivative_evaluator(params, ov, order=1)
     L = params.L
     parts = [
-        -2 * dc1[i]
-        + ds1[i]
-        + (L - 1) * ds0[i]
-        + 2 * (L - 1) * (dm1[i] * m0 + m1 * dm0[i])
-        + 2 * (L - 1) * (L - 2) * m0 * dm0[i]
+        -2 * d("c1", i)
+        + d("s1", i)
+        + (L - 1) * d("s0", i)
+        + 2 * (L - 1) * (d("m1", i) * m0 + m1 * d("m0", i))
+        + 2 * (L - 1) * (L - 2) * m0 * d("m0", i)
         for i in range(len(OVERLAP_NAMES))
     ]
     return np.stack(np.broadcast_arrays(*parts), axis=-1)
@@ -464,6 +442,22 @@ def _partial(terms, idx: tuple[int, ...], ov, F, a):
     return out
 
 
+def _derivative_evaluator(params: Params, ov, order: int):
+    """``d(name, *indices)``: partials of a moment up to `order`; also ``(m1, m0)``."""
+    mo = _Moments(params, ov)
+    m = mo.a * ov[0]
+    F = {
+        "E": [g_.mean_erf_derivative(m, mo.g, j) for j in range(3 + order)],
+        "Z": [g_.zeta_derivative(m, mo.g, j) for j in range(3 + order)],
+    }
+    terms = _terms(mo)
+
+    def d(name, *idx):
+        return _partial(terms[name], idx, ov, F, mo.a)
+
+    return d, (d("m1"), d("m0"))
+
+
 def risk_hessian(
     params: Params,
     kappa: ArrayLike,
@@ -491,19 +485,8 @@ def risk_hessian(
     True
     """
     ov = _overlaps(params, kappa, nu, theta, eta, rho)
-    mo = _Moments(params, ov)
-    m = mo.a * ov[0]
-    F = {
-        "E": [g_.mean_erf_derivative(m, mo.g, j) for j in range(5)],
-        "Z": [g_.zeta_derivative(m, mo.g, j) for j in range(5)],
-    }
-    terms = _terms(mo)
+    d, (m1, m0) = _derivative_evaluator(params, ov, order=2)
     L = params.L
-
-    def d(name, *idx):
-        return _partial(terms[name], idx, ov, F, mo.a)
-
-    m1, m0 = d("m1"), d("m0")
     shape = np.broadcast(*ov).shape
     out = np.zeros((*shape, 5, 5))
     for i in range(5):

@@ -68,3 +68,31 @@ def test_python_dash_m_is_the_same_command():
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip().startswith("slr-theory verify: error:")
+
+
+def test_stats_prints_the_table(capsys):
+    assert main(["stats", "--d-max", "1000", "--samples", "2000", "--L", "10"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[1].split()[:3] == ["d", "L", "lambda*"]
+    assert [line.split()[0] for line in out[2:]] == ["100", "1000"]
+
+
+def test_stats_json(capsys):
+    assert main(["stats", "--d-max", "100", "--samples", "500", "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)
+    assert row["d"] == 100 and row["L"] == 10 and row["attention"] < row["linear"]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["stats", "--gamma", "-1"], "--gamma: must be a positive number, got '-1'"),
+        (["stats", "--eps", "nan"], "--eps: must be a non-negative number, got 'nan'"),
+        (["stats", "--d-max", "10"], "--d-max: must be >= 100, got 10"),
+        (["stats", "--L", "0"], "--L: must be a positive integer, got '0'"),
+    ],
+)
+def test_stats_usage_errors(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

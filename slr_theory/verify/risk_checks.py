@@ -227,3 +227,50 @@ register(
         rtol=1e-9,
     )
 )
+
+
+def _manifold_formula(**p):
+    # MATH.md section 5 written out independently of slr_theory.risk (Owen's T form of zeta)
+    from scipy.special import erf, owens_t
+
+    params, (kappa, nu, *_) = _split(p)
+    a = params.lam * np.sqrt(params.d / 2)
+    g = params.lam * params.gamma
+    c = a / np.sqrt(1 + 2 * g * g)
+
+    def zeta(t, s):
+        return 1 - 8 * owens_t(np.sqrt(2) * t / np.sqrt(1 + 2 * s * s), 1 / np.sqrt(1 + 4 * s * s))
+
+    return float(
+        params.eps**2
+        + (params.L - 1) * zeta(0.0, params.lam)
+        + params.gamma**2 * (1 - 2 * nu * erf(c * kappa) + zeta(a * kappa, g))
+    )
+
+
+_ON_M = {**_DEFAULT, "theta": 0.0, "eta": 0.0, "rho": 0.0}
+
+
+def _draw_on_m(rng):
+    return {
+        **_draw(rng),
+        "kappa": float(rng.uniform(-1, 1)),
+        "nu": float(rng.uniform(-1, 1)),
+        "theta": 0.0,
+        "eta": 0.0,
+        "rho": 0.0,
+    }
+
+
+register(
+    Check(
+        name="risk.manifold",
+        description="MATH.md section 5 (Owen's T form) vs conditioned quadrature vs the data model on M",
+        closed_form=_manifold_formula,
+        reference=lambda **p: mp_risk_components(*_split(p))["total"],
+        monte_carlo=_mc,
+        params=_ON_M,
+        draw=_draw_on_m,
+        rtol=1e-12,
+    )
+)
