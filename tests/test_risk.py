@@ -230,3 +230,30 @@ def test_origin_is_a_saddle_and_optimum_a_minimum_on_m():
     assert np.linalg.det(manifold_risk_hessian(p, 0.0, 0.0)) < 0
     # interior point near the optimum along the flow: gradient small, Hessian PSD in kappa
     assert manifold_risk_hessian(p, 0.9, 0.9)[0, 0] > 0
+
+
+@pytest.mark.slow
+@settings(max_examples=60)
+@given(cfg=configs(d_max=1e8))
+def test_components_match_conditioned_quadrature_full_ranges(cfg):
+    p, ov = cfg
+    ref = mp_risk_components(p, ov)
+    got = risk_components(p, *ov)
+    for name in ("informative", "distractors", "total"):
+        r, v = ref[name], getattr(got, name)
+        assert abs(mp.mpf(float(v)) - r) <= 1e-12 * abs(r) + 1e-300, (name, float(v), r)
+
+
+def test_two_dimensional_model_against_monte_carlo():
+    from slr_theory.model import monte_carlo_risk
+
+    p = Params(d=2, L=3, lam=0.8, gamma=0.6, eps=0.1)
+    phi, psi = 0.4, 1.1
+    k = np.array([np.cos(phi), np.sin(phi)])
+    v = np.array([np.sin(psi), np.cos(psi)])
+    ks, vs = np.eye(2)
+    ov = (k @ ks, v @ vs, v @ ks, k @ vs, k @ v)
+    mc = monte_carlo_risk(p, k, v, ks, vs, 400_000, np.random.default_rng(8))
+    assert abs(mc.estimate - risk(p, *ov)) < 5 * mc.stderr
+    with pytest.raises(ValueError, match="dimension d=2"):
+        risk(p, 0.5, 0.5)
