@@ -6,9 +6,12 @@ The public API, layer by layer (lower layers never import upper ones):
 - :mod:`slr_theory.params`: ``Params`` and overlap feasibility.
 - :mod:`slr_theory.model`: the data model, the predictor, Monte Carlo risk.
 - :mod:`slr_theory.risk`: the exact population risk and its gradient.
+- :mod:`slr_theory.statistics`: the paper's section 4 (Bayes, linear, oracle).
+- :mod:`slr_theory.dynamics`: projected gradient descent, exactly, on the overlaps.
 - :mod:`slr_theory.verify`: the registry of checks against mpmath and Monte Carlo.
 """
 
+from .dynamics import PGDResult, paper_schedule, pgd, sample_initial_overlaps
 from .gaussian import (
     erf_pair,
     mean_erf,
@@ -44,6 +47,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "OVERLAP_NAMES",
+    "PGDResult",
     "Params",
     "RiskComponents",
     "__version__",
@@ -60,12 +64,15 @@ __all__ = [
     "mean_x2_erf",
     "mean_x_erf",
     "mean_x_erf_prime",
+    "paper_schedule",
+    "pgd",
     "risk",
     "risk_at",
     "risk_components",
     "risk_grad",
     "risk_grad_at",
     "risk_hessian",
+    "sample_initial_overlaps",
     "zeta",
     "zeta_c",
     "zeta_derivative",

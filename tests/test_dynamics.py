@@ -1,0 +1,83 @@
+"""Exact PGD in overlap space against PGD on explicit vectors in R^d."""
+
+import numpy as np
+import pytest
+
+from slr_theory import Params
+from slr_theory.dynamics import (
+    paper_schedule,
+    pgd,
+    pgd_vectors,
+    sample_initial_overlaps,
+)
+from slr_theory.model import overlaps_of, random_targets
+
+
+def _vectors(rng, d, on_manifold):
+    ks, vs = random_targets(d, rng)
+    k, v = rng.standard_normal((2, d))
+    if on_manifold:  # k orthogonal to v*, v orthogonal to k* and k
+        k -= (k @ vs) * vs
+        k /= np.linalg.norm(k)
+        q, _ = np.linalg.qr(np.stack([ks, k], axis=1))  # orthonormal basis of span(k*, k)
+        v -= q @ (q.T @ v)
+    return k / np.linalg.norm(k), v / np.linalg.norm(v), ks, vs
+
+
+@pytest.mark.parametrize("on_manifold", [False, True])
+@pytest.mark.parametrize("schedule", [None, paper_schedule(0.9, 1e-3)])
+def test_overlap_pgd_reproduces_rd_pgd(on_manifold, schedule):
+    rng = np.random.default_rng(11)
+    p = Params(d=16, L=6, lam=0.6, gamma=0.7, eps=0.1)
+    k, v, ks, vs = _vectors(rng, p.d, on_manifold)
+    steps = 600
+    kf, vf = pgd_vectors(p, k, v, ks, vs, 5e-3, steps, schedule)
+    res = pgd(p, overlaps_of(k, v, ks, vs), 5e-3, steps, schedule, record_every=steps)
+    np.testing.assert_allclose(res.overlaps[-1], overlaps_of(kf, vf, ks, vs), atol=1e-12)
+    if on_manifold:  # M is invariant: off-M overlaps stay at their rounding-level start
+        assert np.max(np.abs(res.overlaps[:, 2:])) < 1e-15
+
+
+def test_records_risk_decrease_and_schedule():
+    p = Params.paper(lam=0.1)
+    ov0 = sample_initial_overlaps(p.d, np.random.default_rng(1), 8)
+    res = pgd(p, ov0, 4e-3, 1500, paper_schedule(1.0), record_every=500)
+    assert res.step.tolist() == [0, 500, 1000, 1500]
+    np.testing.assert_allclose(res.lam, 1.0 / (1 + 1e-4 * res.step))
+    assert res.overlaps.shape == (4, 8, 5) and res.risk.shape == (4, 8)
+    small = pgd(p, ov0, 1e-3, 100, record_every=1)
+    assert np.all(np.diff(small.risk, axis=0) <= 1e-15)  # small steps decrease the risk
+
+
+def test_initial_overlap_samplers_match_rd_sampling():
+    rng = np.random.default_rng(2)
+    d, n = 12, 200_000
+    ov = sample_initial_overlaps(d, rng, n)
+    # exact moments for uniform unit vectors: E x^2 = 1/d for every overlap, E kappa^4 = 3/(d(d+2))
+    for i in range(5):
+        m2 = ov[:, i] ** 2
+        assert abs(m2.mean() - 1 / d) < 5 * m2.std() / np.sqrt(n)
+    m4 = ov[:, 0] ** 4
+    assert abs(m4.mean() - 3 / (d * (d + 2))) < 5 * m4.std() / np.sqrt(n)
+    on = sample_initial_overlaps(d, rng, n, on_manifold=True)
+    assert np.all(on[:, 2:] == 0)
+    assert abs((on[:, 0] ** 2).mean() - 1 / (d - 1)) < 5 * (on[:, 0] ** 2).std() / np.sqrt(n)
+    assert abs((on[:, 1] ** 2).mean() - 1 / (d - 2)) < 5 * (on[:, 1] ** 2).std() / np.sqrt(n)
+    # and every sample is feasible
+    from slr_theory import check_overlaps
+
+    check_overlaps(*ov.T, d=d)
+
+
+def test_bad_input():
+    p = Params.paper()
+    with pytest.raises(ValueError, match="last dimension 5"):
+        pgd(p, [0.1, 0.1], 1e-3, 10)
+    with pytest.raises(ValueError, match="`alpha` must be positive"):
+        pgd(p, [0.1, 0.1, 0, 0, 0], -1.0, 10)
+    with pytest.raises(ValueError, match="`steps` must be a non-negative integer"):
+        pgd(p, [0.1, 0.1, 0, 0, 0], 1e-3, 2.5)
+    with pytest.raises(ValueError, match="positive semi-definite"):
+        pgd(p, [0.9, 0.9, 0, 0, -0.9], 1e-3, 10)
+    with pytest.raises(ValueError, match="`d` must be >= 4"):
+        sample_initial_overlaps(3, np.random.default_rng(0))
