@@ -122,20 +122,13 @@ class _Moments:
         off_m = off_m + G * gg * gg * (r * r * Z[2] - 2 * r * e * E[2])
         return on_m + off_m
 
-    def values(self):
-        B, G, gg, E, Z = self.B, self.G, self.g, self.E, self.Z
-        n, t, e, r = self.n, self.t, self.e, self.r
-        gam = np.sqrt(G)
-        m1 = B * t * E[0] + r * gam * gg * E[1]
-        c1 = G * n * E[0] + r * e * G * gg * gg * E[2] + B * t * e * gam * gg * E[1]
-        s1 = (
-            (B * B * t * t + G) * Z[0]
-            + 2 * B * t * r * gam * gg * Z[1]
-            + r * r * G * gg * gg * Z[2]
-        )
-        m0 = r * self.P
-        s0 = self.S0 + r * r * self.S2
-        return m1, c1, s1, m0, s0
+    def cross_moments(self):
+        """``(m1, m0, s0)``: the means that make up the interactions, and the distractor term."""
+        gam = np.sqrt(self.G)
+        m1 = self.B * self.t * self.E[0] + self.r * gam * self.g * self.E[1]
+        m0 = self.r * self.P
+        s0 = self.S0 + self.r * self.r * self.S2
+        return m1, m0, s0
 
 
 def _overlaps(params: Params, kappa, nu, theta, eta, rho):
@@ -177,7 +170,7 @@ def risk_components(
     """
     ov = _overlaps(params, kappa, nu, theta, eta, rho)
     mo = _Moments(params, ov)
-    m1, c1, s1, m0, s0 = mo.values()
+    m1, m0, s0 = mo.cross_moments()
     L = params.L
     informative = mo.informative()
     distractors = (L - 1) * s0 + np.zeros_like(informative)

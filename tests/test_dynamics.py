@@ -81,3 +81,14 @@ def test_bad_input():
         pgd(p, [0.9, 0.9, 0, 0, -0.9], 1e-3, 10)
     with pytest.raises(ValueError, match="`d` must be >= 4"):
         sample_initial_overlaps(3, np.random.default_rng(0))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("on_manifold", [False, True])
+def test_overlap_pgd_matches_rd_pgd_over_20000_steps_at_d400(on_manifold):
+    rng = np.random.default_rng(12)
+    p = Params.paper(lam=0.1)
+    k, v, ks, vs = _vectors(rng, p.d, on_manifold)
+    kf, vf = pgd_vectors(p, k, v, ks, vs, 4e-3, 20_000)
+    res = pgd(p, overlaps_of(k, v, ks, vs), 4e-3, 20_000, record_every=20_000)
+    np.testing.assert_allclose(res.overlaps[-1], overlaps_of(kf, vf, ks, vs), atol=1e-8)

@@ -90,3 +90,16 @@ def test_low_dimension_rank_condition():
 def test_shapes_must_broadcast():
     with pytest.raises(ValueError, match="shapes do not broadcast"):
         check_overlaps(np.zeros(2), np.zeros(3))
+
+
+def test_gram_matrix_is_the_gram_of_the_vectors():
+    from slr_theory.model import overlaps_of, vectors_from_overlaps
+    from slr_theory.params import gram_matrix
+
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((2, 6))
+    k, v = x / np.linalg.norm(x), y / np.linalg.norm(y)
+    ov = np.array([k[0], v[1], v[0], k[1], k @ v])
+    vecs = np.stack(vectors_from_overlaps(ov, 6))
+    np.testing.assert_allclose(gram_matrix(*overlaps_of(*vecs).T), vecs @ vecs.T, atol=1e-14)
+    assert gram_matrix(np.zeros(3), np.zeros(3)).shape == (3, 4, 4)
