@@ -23,25 +23,16 @@ import mpmath as mp
 import numpy as np
 
 from slr_theory import gaussian as g
-from slr_theory.verify.reference import mp_cancellation_scale, mp_erf_pair, mp_gaussian_function
+from slr_theory.verify.reference import (
+    MP_FUNCTIONS,
+    mp_cancellation_scale,
+    mp_erf_pair,
+    mp_gaussian_function,
+)
 
 EPS = np.finfo(float).eps
 TINY = np.finfo(float).tiny
-NAMES = [
-    "mean_erf",
-    "mean_erf_prime",
-    "mean_erf_second",
-    "mean_x_erf",
-    "mean_x_erf_prime",
-    "mean_x2_erf",
-    "zeta",
-    "zeta_c",
-    "zeta_t",
-    "zeta_tt",
-    "mean_erf_third",
-    "zeta_ttt",
-    "mean_erfc_sq",
-]
+NAMES = list(MP_FUNCTIONS)
 
 
 def _signed(rng, mag):
