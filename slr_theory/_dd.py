@@ -57,12 +57,6 @@ def one_plus_c_sq(s, c):
     return hi, lo + c * e
 
 
-def exp_neg_dd(hi, lo):
-    """``exp(-(hi + lo))`` for a double-double exponent ``hi + lo >= 0``."""
-    lo = np.where(np.isfinite(hi), lo, 0.0)
-    return np.exp(-hi) * (1.0 - lo)
-
-
 def sq_over(x, den_hi, den_lo):
     """``x**2 / den`` as a double-double, robust to huge ``x`` (then returns inf)."""
     x = np.asarray(x, dtype=np.float64)
