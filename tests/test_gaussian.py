@@ -21,12 +21,17 @@ NAMES = list(MP_FUNCTIONS)  # every E h(mu + sigma Z) function of slr_theory.gau
 ODD = {"mean_erf", "mean_erf_second", "mean_x_erf_prime", "mean_x2_erf", "zeta_t", "zeta_ttt"}
 TINY = 2.2250738585072014e-308  # smallest normal double
 RTOL = 1e-14  # the contract is 1e-13; measured peaks are ~3e-16 (docs/accuracy.md)
+# mean_erfc_sq switches at mu/sqrt(q) = 1 from 2 erfc - zeta_c (which loses up to
+# log2(2/erfc(1)) = 3.7 bits just below the switch) to a Laguerre tail integral:
+# measured up to ~50 ulp there, so it is held to the contract itself.
+RTOL_BY_NAME = {"mean_erfc_sq": 1e-13}
 # Each mpmath reference costs ~0.1-2 s: a bounded number per property by default;
 # the slow-marked sweeps and benchmarks/accuracy.py cover the domain densely.
 mp_budget = settings(max_examples=10)
 
 
-def assert_matches_reference(name, mu, sigma, rtol=RTOL):
+def assert_matches_reference(name, mu, sigma, rtol=None):
+    rtol = RTOL_BY_NAME.get(name, RTOL) if rtol is None else rtol
     value = float(getattr(g, name)(mu, sigma))
     if mu == 0.0 and name in ODD:
         assert value == 0.0
@@ -66,6 +71,7 @@ def test_stress_points_match_mpmath(name, mu, sigma):
 @pytest.mark.parametrize("name", NAMES)
 @mp_budget
 @given(mu=means, sigma=sigmas)
+@example(mu=0.9921875, sigma=0.0)  # found by the thorough sweep: 48 ulp in mean_erfc_sq
 def test_random_points_match_mpmath(name, mu, sigma):
     assert_matches_reference(name, mu, sigma)
 
