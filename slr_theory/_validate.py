@@ -105,3 +105,23 @@ def positive_real(value: object, name: str, *, allow_zero: bool = False) -> floa
         op = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"`{name}` must be finite and {op}, got {value!r}.")
     return out
+
+
+def unit_vectors(
+    x: object, name: str, d: int, *, batch: bool = False, tol: float = 1e-10
+) -> np.ndarray:
+    """Float array of unit vectors in ``R^d`` (shape ``(d,)``, or ``(..., d)`` if `batch`)."""
+    x = np.asarray(x, dtype=np.float64)
+    if batch and x.shape[-1:] != (d,):
+        raise ValueError(f"`{name}` must have last dimension d={d}, got shape {x.shape}.")
+    if not batch and x.shape != (d,):
+        raise ValueError(f"`{name}` must have shape ({d},), got {x.shape}.")
+    if not np.all(np.isfinite(x)):
+        raise ValueError(f"`{name}` must be finite.")
+    norms = np.linalg.norm(x, axis=-1)
+    bad = np.abs(norms - 1.0) > tol
+    if np.any(bad):
+        raise ValueError(
+            f"`{name}` must have unit norm (tolerance {tol:g}), got norm {np.ravel(norms)[np.flatnonzero(bad)[0]]!r}."
+        )
+    return x

@@ -30,7 +30,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .params import Params, check_overlaps
-from .risk import risk, risk_grad, risk_grad_at
+from .risk import _risk_grad, risk, risk_grad_at
 
 __all__ = [
     "PGDResult",
@@ -149,7 +149,8 @@ def pgd(
         lam = _lam_at(params, schedule, t)
         if lam != p.lam:
             p = params.replace(lam=lam)
-        ov = pgd_step(ov, risk_grad(p, *np.moveaxis(ov, -1, 0)), alpha)
+        # validated once above; each step keeps the overlaps feasible by construction
+        ov = pgd_step(ov, _risk_grad(p, tuple(np.moveaxis(ov, -1, 0))), alpha)
         if (t + 1) % record_every == 0 or t + 1 == steps:
             recs_step.append(t + 1)
             recs_ov.append(ov.copy())

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import erf
 
+from ._validate import unit_vectors
 from .params import Params
 
 __all__ = [
@@ -25,18 +26,6 @@ def random_targets(d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nda
     q, r = np.linalg.qr(rng.standard_normal((d, 2)))
     q = q * np.sign(np.diag(r))
     return q[:, 0].copy(), q[:, 1].copy()
-
-
-def _check_unit(x: np.ndarray, name: str, d: int, tol: float = 1e-10) -> np.ndarray:
-    x = np.asarray(x, dtype=np.float64)
-    if x.shape != (d,):
-        raise ValueError(f"`{name}` must have shape ({d},), got {x.shape}.")
-    if not np.all(np.isfinite(x)):
-        raise ValueError(f"`{name}` must be finite.")
-    norm = float(np.linalg.norm(x))
-    if abs(norm - 1.0) > tol:
-        raise ValueError(f"`{name}` must have unit norm (tolerance {tol:g}), got norm {norm!r}.")
-    return x
 
 
 def sample(
@@ -69,8 +58,8 @@ def sample(
     d, L = params.d, params.L
     if k_star is None or v_star is None:
         k_star, v_star = random_targets(d, rng)
-    k_star = _check_unit(k_star, "k_star", d)
-    v_star = _check_unit(v_star, "v_star", d)
+    k_star = unit_vectors(k_star, "k_star", d)
+    v_star = unit_vectors(v_star, "v_star", d)
     if abs(float(k_star @ v_star)) > 1e-10:
         raise ValueError(
             f"`k_star` and `v_star` must be orthogonal, got k_star.v_star={float(k_star @ v_star)!r}."
@@ -136,8 +125,8 @@ def monte_carlo_risk(
     from tqdm.auto import tqdm
 
     d = params.d
-    k = _check_unit(k, "k", d)
-    v = _check_unit(v, "v", d)
+    k = unit_vectors(k, "k", d)
+    v = unit_vectors(v, "v", d)
     per = max(1, chunk_floats // (params.L * d))
     total = total_sq = 0.0
     done = 0

@@ -26,6 +26,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import gaussian as g_
+from ._validate import unit_vectors
 from .params import OVERLAP_NAMES, Params, check_overlaps
 
 __all__ = [
@@ -232,7 +233,11 @@ def risk_grad(
     >>> risk_grad(p, 0.5, 0.5).shape
     (5,)
     """
-    ov = _overlaps(params, kappa, nu, theta, eta, rho)
+    return _risk_grad(params, _overlaps(params, kappa, nu, theta, eta, rho))
+
+
+def _risk_grad(params: Params, ov) -> np.ndarray:
+    """:func:`risk_grad` on already validated overlaps (for inner loops such as PGD)."""
     d, (m1, m0) = _derivative_evaluator(params, ov, order=1)
     L = params.L
     parts = [
@@ -305,22 +310,10 @@ def manifold_risk_grad(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.nd
 def _vectors(params: Params, k, v, k_star, v_star, tol: float = 1e-10):
     from .model import overlaps_of
 
-    d = params.d
-    vec = []
-    for name, x in (("k", k), ("v", v), ("k_star", k_star), ("v_star", v_star)):
-        x = np.asarray(x, dtype=np.float64)
-        if x.shape[-1:] != (d,):
-            raise ValueError(f"`{name}` must have last dimension d={d}, got shape {x.shape}.")
-        if not np.all(np.isfinite(x)):
-            raise ValueError(f"`{name}` must be finite.")
-        norms = np.linalg.norm(x, axis=-1)
-        bad = np.abs(norms - 1.0) > tol
-        if np.any(bad):
-            raise ValueError(
-                f"`{name}` must have unit norm (tolerance {tol:g}), got norm {np.ravel(norms)[np.flatnonzero(bad)[0]]!r}."
-            )
-        vec.append(x)
-    k, v, ks, vs = vec
+    k, v, ks, vs = (
+        unit_vectors(x, name, params.d, batch=True, tol=tol)
+        for name, x in (("k", k), ("v", v), ("k_star", k_star), ("v_star", v_star))
+    )
     dot = np.sum(ks * vs, axis=-1)
     if np.any(np.abs(dot) > tol):
         raise ValueError(
