@@ -29,11 +29,14 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from . import _kernel
+from ._validate import finite_real, positive_int, positive_real
 from .params import Params, check_overlaps
-from .risk import _risk_grad, risk, risk_grad_at
+from .risk import _risk_lam, risk_grad_at
 
 __all__ = [
     "PGDResult",
+    "PaperSchedule",
     "paper_schedule",
     "pgd",
     "pgd_step",
@@ -42,35 +45,64 @@ __all__ = [
 ]
 
 
-def paper_schedule(lam0: float, c: float = 1e-4) -> Callable[[int], float]:
-    """The paper's temperature schedule ``lam_t = lam0 / (1 + c t)``."""
-    return lambda t: lam0 / (1.0 + c * t)
+class PaperSchedule:
+    """The paper's temperature schedule ``lam_t = lam0 / (1 + c t)`` (vectorised over ``t``).
+
+    Examples
+    --------
+    >>> from slr_theory.dynamics import paper_schedule
+    >>> s = paper_schedule(1.0)
+    >>> print(s(0), s(10_000))
+    1.0 0.5
+    """
+
+    def __init__(self, lam0: float, c: float = 1e-4):
+        self.lam0 = positive_real(lam0, "lam0")
+        self.c = finite_real(c, "c")
+        if self.c < 0:
+            raise ValueError(f"`c` must be >= 0, got {c!r}.")
+
+    def __call__(self, t):
+        out = self.lam0 / (1.0 + self.c * np.asarray(t, dtype=np.float64))
+        return float(out) if np.ndim(out) == 0 else out
+
+    def __repr__(self) -> str:
+        return f"paper_schedule(lam0={self.lam0!r}, c={self.c!r})"
 
 
-def pgd_step(overlaps: np.ndarray, grad: np.ndarray, alpha: float) -> np.ndarray:
-    """One exact PGD step on overlaps ``(..., 5)`` given the partials ``grad`` ``(..., 5)``."""
-    k, n, t, e, r = np.moveaxis(overlaps, -1, 0)
-    rk, rn, rt, re, rr = np.moveaxis(grad, -1, 0)
-    a_ = k * rk + e * re + r * rr
-    b_ = t * rt + n * rn + r * rr
-    ca, cb = 1 + alpha * a_, 1 + alpha * b_
-    kk = ca * k - alpha * (rk + rr * t)
-    ke = ca * e - alpha * (re + rr * n)
-    vt = cb * t - alpha * (rt + rr * k)
-    vn = cb * n - alpha * (rn + rr * e)
-    gk2 = rk * rk + re * re + rr * rr + 2 * rk * rr * t + 2 * re * rr * n
-    gv2 = rt * rt + rn * rn + rr * rr + 2 * rt * rr * k + 2 * rn * rr * e
-    nk = np.sqrt(1 + alpha * alpha * (gk2 - a_ * a_))
-    nv = np.sqrt(1 + alpha * alpha * (gv2 - b_ * b_))
-    al2 = alpha * alpha
-    kv = (
-        ca * cb * r
-        - ca * alpha * (rt * k + rn * e + rr)
-        - alpha * cb * (rk * t + re * n + rr)
-        + al2
-        * (rk * rt + rk * rr * k + re * rn + re * rr * e + rr * rt * t + rr * rn * n + rr * rr * r)
-    )
-    return np.stack([kk / nk, vn / nv, vt / nv, ke / nk, kv / (nk * nv)], axis=-1)
+def paper_schedule(lam0: float, c: float = 1e-4) -> PaperSchedule:
+    """The paper's temperature schedule ``lam_t = lam0 / (1 + c t)``; see :class:`PaperSchedule`."""
+    return PaperSchedule(lam0, c)
+
+
+def _lam_table(params: Params, schedule, steps: int) -> np.ndarray | None:
+    """Temperatures at steps ``0..steps`` (``None`` for the constant ``params.lam``)."""
+    if schedule is None:
+        return None
+    if isinstance(schedule, PaperSchedule):
+        lam = schedule(np.arange(steps + 1))
+    elif callable(schedule):
+        lam = np.array([float(schedule(t)) for t in range(steps + 1)])
+    else:
+        raise ValueError(
+            f"`schedule` must be None or a callable step -> lam, got {type(schedule).__name__}."
+        )
+    bad = ~(np.isfinite(lam) & (lam > 0))
+    if np.any(bad):
+        t = int(np.argmax(bad))
+        raise ValueError(f"`schedule` must return positive finite temperatures, got {lam[t]!r} at step {t}.")
+    return lam
+
+
+def pgd_step(overlaps: ArrayLike, grad: ArrayLike, alpha: float) -> np.ndarray:
+    """One exact PGD step on overlaps ``(..., 5)`` given the partials ``grad`` ``(..., 5)``.
+
+    Unchecked (an inner-loop building block); :func:`pgd` validates its input once.
+    """
+    ov, gr = np.broadcast_arrays(np.asarray(overlaps, float), np.asarray(grad, float))
+    shape = ov.shape
+    flat = _kernel.pgd_step(ov.reshape(-1, 5).T, gr.reshape(-1, 5).T, alpha)
+    return flat.T.reshape(shape)
 
 
 @dataclass(frozen=True)
@@ -93,10 +125,89 @@ class PGDResult:
     lam: np.ndarray
 
 
-def _lam_at(params: Params, schedule, t: int) -> float:
-    if schedule is None:
-        return params.lam
-    return float(schedule(t))
+@dataclass
+class _Group:
+    """Columns of a batch that share parameters, a step size and a temperature law."""
+
+    cols: slice
+    params: Params
+    alpha: float
+    lam: np.ndarray | None  # temperatures at steps 0..steps, or None (params.lam)
+
+
+_CHUNK = 4096
+
+
+def _run(O: np.ndarray, groups: list[_Group], steps: int, record_every: int, progress=None):
+    """Exact PGD of overlaps ``O`` ``(5, n)``: the fused kernel, no per-step validation.
+
+    Returns the record steps and the recorded overlaps ``(n_records, 5, n)``.
+    """
+    n = O.shape[1]
+    rec = sorted(set(range(0, steps + 1, record_every)) | {steps})
+    out = np.empty((len(rec), 5, n))
+    out[0] = O
+    nxt = 1
+    single = len(groups) == 1
+    on_m = single and not np.any(O[2:])
+    alpha = groups[0].alpha if single else np.concatenate(
+        [np.full(grp.cols.stop - grp.cols.start, grp.alpha) for grp in groups]
+    )
+    cx = np.empty(n)
+    ir = np.empty(n)
+    tables = [None] * len(groups)
+    for i, grp in enumerate(groups):
+        if grp.lam is None:
+            tables[i] = _kernel.coefficient_table(grp.params, grp.params.lam)
+            cx[grp.cols], ir[grp.cols] = tables[i][1][0], tables[i][1][1]
+    state = O[:2].copy() if on_m else O.copy()
+    for start in range(0, steps, _CHUNK):
+        stop = min(start + _CHUNK, steps)
+        chunk = [
+            None if grp.lam is None else _kernel.coefficient_table(grp.params, grp.lam[start:stop])
+            for grp in groups
+        ]
+        for t in range(start, stop):
+            if single:
+                C, sc = tables[0] if chunk[0] is None else (chunk[0][0][t - start], chunk[0][1][t - start])
+                if on_m:
+                    gr = _kernel.manifold_grad(state, sc[0], sc[1], C[0, _kernel.STABLE_COL], C[1, _kernel.NU_COL])
+                    state = _kernel.manifold_step(state, gr, alpha)
+                else:
+                    state = _kernel.pgd_step(state, C @ _kernel.features(state, sc[0], sc[1]), alpha)
+            else:
+                for i, grp in enumerate(groups):
+                    if chunk[i] is not None:
+                        cx[grp.cols], ir[grp.cols] = chunk[i][1][t - start, :2]
+                phi = _kernel.features(state, cx, ir)
+                gr = np.empty((5, n))
+                for i, grp in enumerate(groups):
+                    C = tables[i][0] if chunk[i] is None else chunk[i][0][t - start]
+                    gr[:, grp.cols] = C @ phi[:, grp.cols]
+                state = _kernel.pgd_step(state, gr, alpha)
+            if t + 1 == rec[nxt]:
+                if on_m:
+                    out[nxt, :2], out[nxt, 2:] = state, 0.0
+                else:
+                    out[nxt] = state
+                nxt += 1
+        if progress is not None:
+            progress(stop - start)
+    return np.array(rec), out
+
+
+def _validate_run(params: Params, overlaps0, alpha, steps, record_every) -> np.ndarray:
+    if not isinstance(params, Params):
+        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
+    ov = np.array(overlaps0, dtype=np.float64)
+    if ov.shape[-1:] != (5,):
+        raise ValueError(f"`overlaps0` must have last dimension 5, got shape {ov.shape}.")
+    check_overlaps(*np.moveaxis(ov, -1, 0), d=params.d)
+    positive_real(alpha, "alpha")
+    if isinstance(steps, bool) or int(steps) != steps or steps < 0:
+        raise ValueError(f"`steps` must be a non-negative integer, got {steps!r}.")
+    positive_int(record_every, "record_every")
+    return ov
 
 
 def pgd(
@@ -120,9 +231,24 @@ def pgd(
     steps : int
         Number of steps.
     schedule : callable ``step -> lam``, optional
-        Temperature schedule, e.g. :func:`paper_schedule`.
+        Temperature schedule, e.g. :func:`paper_schedule` (``lam_t = lam0 / (1 + c t)``).
+        ``None`` keeps ``params.lam``.
     record_every : int
         Record every this many steps (and the last step).
+
+    Returns
+    -------
+    PGDResult
+        ``step`` ``(n_records,)``, ``overlaps`` ``(n_records, ..., 5)``, ``risk``
+        ``(n_records, ...)`` (at the temperature of that step) and ``lam``.
+
+    Notes
+    -----
+    The overlaps are validated once; every step then runs the fused kernel of
+    :mod:`slr_theory._kernel` (the same closed form as :func:`slr_theory.risk_grad`,
+    each special function evaluated once). A batch that starts exactly on the
+    invariant manifold stays there exactly (the off-M partials are exact zeros),
+    and is run with the two-dimensional kernel of MATH.md section 6.
 
     Examples
     --------
@@ -133,36 +259,27 @@ def pgd(
     >>> res.step.tolist(), bool(res.risk[-1] < res.risk[0])
     ([0, 200, 400], True)
     """
-    ov = np.array(overlaps0, dtype=np.float64)
-    if ov.shape[-1:] != (5,):
-        raise ValueError(f"`overlaps0` must have last dimension 5, got shape {ov.shape}.")
-    check_overlaps(*np.moveaxis(ov, -1, 0), d=params.d)
-    if not (np.isfinite(alpha) and alpha > 0):
-        raise ValueError(f"`alpha` must be positive and finite, got {alpha!r}.")
-    if int(steps) != steps or steps < 0:
-        raise ValueError(f"`steps` must be a non-negative integer, got {steps!r}.")
-    if int(record_every) != record_every or record_every < 1:
-        raise ValueError(f"`record_every` must be a positive integer, got {record_every!r}.")
-    recs_step, recs_ov, recs_lam = [0], [ov.copy()], [_lam_at(params, schedule, 0)]
-    p = params
-    for t in range(int(steps)):
-        lam = _lam_at(params, schedule, t)
-        if lam != p.lam:
-            p = params.replace(lam=lam)
-        # validated once above; each step keeps the overlaps feasible by construction
-        ov = pgd_step(ov, _risk_grad(p, tuple(np.moveaxis(ov, -1, 0))), alpha)
-        if (t + 1) % record_every == 0 or t + 1 == steps:
-            recs_step.append(t + 1)
-            recs_ov.append(ov.copy())
-            recs_lam.append(_lam_at(params, schedule, t + 1))
-    overlaps = np.stack(recs_ov)
-    risks = np.stack(
-        [
-            risk(params.replace(lam=lm), *np.moveaxis(o, -1, 0))
-            for o, lm in zip(recs_ov, recs_lam, strict=True)
-        ]
+    ov = _validate_run(params, overlaps0, alpha, steps, record_every)
+    steps = int(steps)
+    lam = _lam_table(params, schedule, steps)
+    shape = ov.shape[:-1]
+    O = ov.reshape(-1, 5).T.copy()
+    group = _Group(slice(0, O.shape[1]), params, float(alpha), lam)
+    rec, out = _run(O, [group], steps, int(record_every))
+    lam_rec = np.full(rec.shape, params.lam) if lam is None else lam[rec]
+    return _result(params, rec, out, lam_rec, shape)
+
+
+def _result(params: Params, rec, out, lam_rec, shape) -> PGDResult:
+    """Package records ``(n_rec, 5, n)`` and price them in one vectorised risk call."""
+    overlaps = np.moveaxis(out, 1, -1)  # (n_rec, n, 5)
+    risks = _risk_lam(params, lam_rec[:, None], tuple(out[:, i] for i in range(5)))
+    return PGDResult(
+        rec,
+        overlaps.reshape(len(rec), *shape, 5),
+        np.asarray(risks).reshape(len(rec), *shape),
+        lam_rec,
     )
-    return PGDResult(np.array(recs_step), overlaps, risks, np.array(recs_lam))
 
 
 def pgd_vectors(
@@ -175,13 +292,17 @@ def pgd_vectors(
     steps: int,
     schedule: Callable[[int], float] | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Reference PGD on explicit vectors in ``R^d`` (closed-form gradient); returns final ``(k, v)``."""
+    """Reference PGD on explicit vectors in ``R^d`` (closed-form gradient); returns final ``(k, v)``.
+
+    Each step evaluates :func:`slr_theory.risk_grad_at` (validated, general) at the
+    current vectors: deliberately independent of the overlap kernel it checks.
+    """
     k, v = np.array(k0, dtype=np.float64), np.array(v0, dtype=np.float64)
+    lam = _lam_table(params, schedule, int(steps))
     p = params
     for t in range(int(steps)):
-        lam = _lam_at(params, schedule, t)
-        if lam != p.lam:
-            p = params.replace(lam=lam)
+        if lam is not None and lam[t] != p.lam:
+            p = params.replace(lam=float(lam[t]))
         gk, gv = risk_grad_at(p, k, v, k_star, v_star, riemannian=True)
         k, v = k - alpha * gk, v - alpha * gv
         k /= np.linalg.norm(k, axis=-1, keepdims=True)

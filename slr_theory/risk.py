@@ -83,9 +83,10 @@ class _Moments:
         self.a = lam * self.B
         self.g = lam * gam
         self.G = gam * gam
-        self.P = lam * float(g_.mean_erf_prime(0.0, lam))
-        self.S0 = float(g_.zeta(0.0, lam))
-        self.S2 = lam * lam * float(g_.zeta_tt(0.0, lam))
+        # lam is a float, or an array broadcasting with the overlaps (see _risk_lam)
+        self.P = lam * g_.mean_erf_prime(0.0, lam)
+        self.S0 = g_.zeta(0.0, lam)
+        self.S2 = lam * lam * g_.zeta_tt(0.0, lam)
         self.k, self.n, self.t, self.e, self.r = k, n, t, e, r
 
     @cached_property
@@ -184,6 +185,26 @@ def risk_components(
         distractors=_ret(distractors),
         interactions=_ret(interactions),
         total=_ret(total),
+    )
+
+
+def _risk_lam(params: Params, lam: np.ndarray, ov) -> np.ndarray:
+    """The risk at validated overlaps with one temperature per entry (``lam`` broadcasts).
+
+    Used to price the records of a scheduled trajectory in one vectorised call.
+    """
+    from types import SimpleNamespace
+
+    p = SimpleNamespace(d=params.d, L=params.L, gamma=params.gamma, lam=np.asarray(lam))
+    mo = _Moments(p, ov)
+    m1, m0, s0 = mo.cross_moments()
+    L = params.L
+    return (
+        params.eps**2
+        + mo.informative()
+        + (L - 1) * s0
+        + 2 * (L - 1) * m1 * m0
+        + (L - 1) * (L - 2) * m0 * m0
     )
 
 

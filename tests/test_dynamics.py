@@ -73,7 +73,7 @@ def test_bad_input():
     p = Params.paper()
     with pytest.raises(ValueError, match="last dimension 5"):
         pgd(p, [0.1, 0.1], 1e-3, 10)
-    with pytest.raises(ValueError, match="`alpha` must be positive"):
+    with pytest.raises(ValueError, match="`alpha` must be finite and > 0"):
         pgd(p, [0.1, 0.1, 0, 0, 0], -1.0, 10)
     with pytest.raises(ValueError, match="`steps` must be a non-negative integer"):
         pgd(p, [0.1, 0.1, 0, 0, 0], 1e-3, 2.5)

@@ -1,0 +1,261 @@
+r"""Fused, unchecked per-step kernels for the training dynamics (issue 4).
+
+:func:`slr_theory.risk.risk_grad` validates its input and evaluates each special
+function through the public, fully general :mod:`slr_theory.gaussian` API. A
+trajectory of 120 000 steps cannot afford that, and at a batch of 30 to 120
+trajectories the cost of a NumPy step is the number of array operations, not
+their size. So this module writes the gradient of the risk in the overlaps as
+one small matrix product per temperature,
+
+.. math:: \nabla R = C(\lambda)\,\Phi, \qquad
+          \Phi_{(m, p, b)} = m(\nu, \theta, \eta, \rho)\, x^p\, b(x),
+
+where ``x = a kappa / sqrt(q)`` (``a = lambda sqrt(d/2)``, ``q = 1 + 2 g^2``,
+``g = lambda gamma``), the monomials ``m`` have degree at most two, and the bases
+``b`` are the six special-function values ``erf(x)``, ``e^{-x^2}``,
+``e^{-x^2} e^{-y^2}``, ``e^{-x^2} erf(y)``, ``e^{-x^2} D`` and ``zeta(a kappa, g)``
+with ``y = x / sqrt(r)``, ``r = 1 + 4 g^2``. That works because every term of the
+risk is ``const * monomial * F`` with ``F`` in ``{1, E_j, Z_j}``
+(``E_j = E erf^(j)(lambda U)``, ``Z_j = d^j zeta/dt^j``, see :mod:`slr_theory.risk`),
+differentiating in ``kappa`` multiplies by ``a`` and raises ``j``, and each
+``E_j``, ``Z_j`` is a polynomial in ``x`` times a basis value. ``C`` depends on
+``lambda`` only, so it is tabulated once per temperature (per step under a
+schedule, in chunks).
+
+``-2 gamma^2 nu E_1 + gamma^2 Z_1`` inside ``dR/dkappa`` is evaluated as
+``(2 gamma^2 / sqrt(q)) erf'(x) D`` with ``D = (s - nu) - s erfc(|y|)``, ``s = sgn kappa``:
+at the optimum it is exponentially small and the naive difference loses all
+relative precision. ``zeta`` comes from Owen's T (it multiplies ``theta``, so an
+absolute error of a few ulp is what matters there).
+
+Everything here assumes valid, feasible input; :mod:`slr_theory.dynamics` checks it.
+Against :func:`slr_theory.risk.risk_grad` the kernel agrees to a few ulp of the
+gradient's scale (``tests/test_kernel.py``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.special import erf, erfc, owens_t
+
+from . import gaussian as g_
+from .params import Params
+
+_K2 = 2.0 / np.sqrt(np.pi)
+_BASES = ("erf", "ex", "exey", "exu", "exD", "Z0")
+
+
+def _scalars(params: Params, lam) -> dict[str, np.ndarray]:
+    """Every temperature-dependent scalar, vectorised over ``lam``."""
+    lam = np.asarray(lam, dtype=np.float64)
+    gam, L = params.gamma, params.L
+    B = np.sqrt(params.d / 2.0)
+    one = np.ones_like(lam)
+    a = lam * B
+    g = lam * gam
+    G = gam * gam
+    q = 1.0 + 2.0 * g * g
+    r = 1.0 + 4.0 * g * g
+    P = lam * g_.mean_erf_prime(0.0, lam)
+    S2 = lam * lam * g_.zeta_tt(0.0, lam)
+    isq = 1.0 / np.sqrt(q)
+    return {
+        "1": one,
+        "a": a,
+        "cx": a * isq,
+        "ir": 1.0 / np.sqrt(r),  # y = x / sqrt(r)
+        "isq": isq,
+        "iq": isq * isq,
+        "isqr": isq / np.sqrt(r),
+        "G": G * one,
+        "-2G": -2.0 * G * one,
+        "-2Gg2": -2.0 * G * g * g,
+        "-2Bh": -2.0 * B * gam * g,
+        "B2": B * B * one,
+        "2Bh": 2.0 * B * gam * g,
+        "Gg2": G * g * g,
+        "S2L": (L - 1) * S2,
+        "2LPB": 2.0 * (L - 1) * P * B,
+        "2LPh": 2.0 * (L - 1) * P * gam * g,
+        "LLP2": (L - 1) * (L - 2) * P * P,
+    }
+
+
+# The risk minus constants: (coefficient, exponents over (nu, theta, eta, rho), F).
+# -2 c1 + s1 + (L-1) s0 + 2 (L-1) m1 m0 + (L-1)(L-2) m0^2, term by term.
+_RISK_TERMS = (
+    ("-2G", (1, 0, 0, 0), "E0"),
+    ("-2Gg2", (0, 0, 1, 1), "E2"),
+    ("-2Bh", (0, 1, 1, 0), "E1"),
+    ("B2", (0, 2, 0, 0), "Z0"),
+    ("G", (0, 0, 0, 0), "Z0"),
+    ("2Bh", (0, 1, 0, 1), "Z1"),
+    ("Gg2", (0, 0, 0, 2), "Z2"),
+    ("S2L", (0, 0, 0, 2), "1"),
+    ("2LPB", (0, 1, 0, 1), "E0"),
+    ("2LPh", (0, 0, 0, 2), "E1"),
+    ("LLP2", (0, 0, 0, 2), "1"),
+)
+
+
+def _expand(f: str, s: dict[str, np.ndarray]) -> list[tuple[np.ndarray, int, str]]:
+    """``F`` as ``[(coefficient, power of x, basis)]`` (``u = erf y``, ``y = x ir``)."""
+    K2, isq, iq, isqr, ir = _K2, s["isq"], s["iq"], s["isqr"], s["ir"]
+    return {
+        "E0": [(s["1"], 0, "erf")],
+        "E1": [(K2 * isq, 0, "ex")],
+        "E2": [(-2 * K2 * iq, 1, "ex")],
+        "E3": [(4 * K2 * iq * isq, 2, "ex"), (-2 * K2 * iq * isq, 0, "ex")],
+        "Z0": [(s["1"], 0, "Z0")],
+        "Z1": [(2 * K2 * isq, 0, "exu")],
+        "Z2": [(2 * K2 * K2 * isq * isqr, 0, "exey"), (-4 * K2 * iq, 1, "exu")],
+        "Z3": [
+            (2 * isq * K2 * K2 * isqr * (-2 * ir * isqr - 4 * isq), 1, "exey"),
+            (8 * K2 * iq * isq, 2, "exu"),
+            (-4 * K2 * iq * isq, 0, "exu"),
+        ],
+    }[f]
+
+
+def _gradient_entries(s: dict[str, np.ndarray]):
+    """``[(row, (monomial, power, basis), coefficient)]`` of the gradient."""
+    out = []
+    for name, mono, f in _RISK_TERMS:
+        c = s[name]
+        # d/dkappa: times a, derivative order + 1; the G-terms of -2 nu E1 + Z1 go stably below.
+        if f != "1" and not (name in ("-2G", "G")):
+            for cf, p, b in _expand(f[0] + str(int(f[1]) + 1), s):
+                out.append((0, (mono, p, b), c * s["a"] * cf))
+        for i in range(4):
+            if mono[i]:
+                low = list(mono)
+                low[i] -= 1
+                for cf, p, b in [(s["1"], 0, "1")] if f == "1" else _expand(f, s):
+                    out.append((i + 1, (tuple(low), p, b), mono[i] * c * cf))
+    out.append((0, ((0, 0, 0, 0), 0, "exD"), 2 * _K2 * s["G"] * s["a"] * s["isq"]))
+    return out
+
+
+def _plan():
+    ones = {k: np.ones(()) for k in _scalars(Params(d=4, L=2, lam=1.0, gamma=1.0), 1.0)}
+    cols: dict = {}
+    for _row, key, _c in _gradient_entries(ones):
+        cols.setdefault(key, len(cols))
+    return cols
+
+
+_COLS = _plan()
+_K = len(_COLS)
+STABLE_COL = _COLS[((0, 0, 0, 0), 0, "exD")]  # row 0: 2 K2 gamma^2 a / sqrt(q)
+NU_COL = _COLS[((0, 0, 0, 0), 0, "erf")]  # row 1: -2 gamma^2
+_BASIS_INDEX = {b: i for i, b in enumerate(("1", *_BASES))}
+
+
+def _mono_rows(mono):
+    idx = [i + 2 for i, e in enumerate(mono) for _ in range(e)]
+    return idx + [0] * (2 - len(idx))
+
+
+# Phi = ext[_I1] * ext[_I2] * xpow[_IP] * basis[_IB], ext = [1, kappa, nu, theta, eta, rho].
+_I1 = np.array([_mono_rows(m)[0] for (m, _p, _b) in _COLS])
+_I2 = np.array([_mono_rows(m)[1] for (m, _p, _b) in _COLS])
+_IP = np.array([p for (_m, p, _b) in _COLS])
+_IB = np.array([_BASIS_INDEX[b] for (_m, _p, b) in _COLS])
+
+
+def coefficient_table(params: Params, lam) -> tuple[np.ndarray, np.ndarray]:
+    """``C`` of shape ``(..., 5, K)`` and the scalars ``(..., 3)`` = ``(cx, ir, owens_a)``."""
+    s = _scalars(params, lam)
+    shape = np.shape(s["a"])
+    C = np.zeros((*shape, 5, _K))
+    for row, key, c in _gradient_entries(s):
+        C[..., row, _COLS[key]] += c
+    sc = np.stack([s["cx"], s["ir"], s["ir"]], axis=-1)  # Owen's T's second argument is 1/sqrt(r)
+    return C, sc
+
+
+def features(O: np.ndarray, cx: np.ndarray, ir: np.ndarray) -> np.ndarray:
+    """``Phi`` of shape ``(K, n)`` at overlaps ``O`` ``(5, n)``; ``cx``, ``ir`` per column or scalar."""
+    k, n = O[0], O[1]
+    x = cx * k
+    y = ir * x
+    ex = np.exp(-(x * x))
+    s = np.copysign(1.0, k)
+    ecy = erfc(np.abs(y))
+    sn = s - n
+    nb = k.shape[-1]
+    basis = np.empty((7, nb))
+    basis[0] = 1.0
+    basis[1] = erf(x)
+    basis[2] = ex
+    basis[3] = ex * np.exp(-(y * y))
+    basis[4] = ex * (s - s * ecy)
+    basis[5] = ex * (sn - s * ecy)
+    basis[6] = 1.0 - 8.0 * owens_t(np.sqrt(2.0) * x, ir)
+    ext = np.empty((6, nb))
+    ext[0] = 1.0
+    ext[1:] = O
+    xp = np.empty((3, nb))
+    xp[0] = 1.0
+    xp[1] = x
+    xp[2] = x * x
+    return ext[_I1] * ext[_I2] * xp[_IP] * basis[_IB]
+
+
+def grad(O: np.ndarray, C: np.ndarray, sc: np.ndarray) -> np.ndarray:
+    """Partials ``(5, n)`` of the risk at overlaps ``O`` ``(5, n)`` for one temperature."""
+    return C @ features(O, sc[0], sc[1])
+
+
+def pgd_step(O: np.ndarray, G: np.ndarray, alpha) -> np.ndarray:
+    """One exact PGD step on overlaps ``(5, n)`` given the partials ``(5, n)``.
+
+    Row order ``(kappa, nu, theta, eta, rho)``; formulas in :mod:`slr_theory.dynamics`.
+    ``alpha`` is a scalar or one value per column.
+    """
+    k, n, t, e, r = O
+    rk, rn, rt, re, rr = G
+    A = k * rk + e * re + r * rr
+    Bv = t * rt + n * rn + r * rr
+    ca = 1.0 + alpha * A
+    cb = 1.0 + alpha * Bv
+    X = rt * k + rn * e  # grad_v R . k minus its rho part
+    Y = rk * t + re * n  # grad_k R . v minus its rho part
+    al2 = alpha * alpha
+    ik = 1.0 / np.sqrt(1.0 + al2 * (rk * rk + re * re + rr * (rr + 2.0 * Y) - A * A))
+    iv = 1.0 / np.sqrt(1.0 + al2 * (rt * rt + rn * rn + rr * (rr + 2.0 * X) - Bv * Bv))
+    out = np.empty_like(O)
+    out[0] = (ca * k - alpha * (rk + rr * t)) * ik
+    out[1] = (cb * n - alpha * (rn + rr * e)) * iv
+    out[2] = (cb * t - alpha * (rt + rr * k)) * iv
+    out[3] = (ca * e - alpha * (re + rr * n)) * ik
+    out[4] = (
+        ca * cb * r
+        - alpha * (ca * (X + rr) + cb * (Y + rr))
+        + al2 * (rk * rt + re * rn + rr * (A + Bv - r * rr))
+    ) * (ik * iv)
+    return out
+
+
+def manifold_grad(kn: np.ndarray, cx, ir, c_kappa, c_nu) -> np.ndarray:
+    """``(dR/dkappa, dR/dnu)`` on M for ``kn = (kappa, nu)`` of shape ``(2, n)``.
+
+    ``c_kappa = 2 K2 gamma^2 a / sqrt(q)`` and ``c_nu = -2 gamma^2``.
+    """
+    k, n = kn
+    x = cx * k
+    s = np.copysign(1.0, k)
+    out = np.empty_like(kn)
+    out[0] = c_kappa * np.exp(-(x * x)) * ((s - n) - s * erfc(np.abs(ir * x)))
+    out[1] = c_nu * erf(x)
+    return out
+
+
+def manifold_step(kn: np.ndarray, gr: np.ndarray, alpha) -> np.ndarray:
+    """Exact PGD on M: ``x <- (x - alpha R_x (1 - x^2)) / sqrt(1 + alpha^2 R_x^2 (1 - x^2))``.
+
+    ``|x| <= 1`` is preserved: ``1 - x_new^2 = (1 - x^2)(1 + alpha x R_x)^2 / norm^2``.
+    """
+    one_m = (1.0 - kn) * (1.0 + kn)
+    ag = alpha * gr
+    return (kn - ag * one_m) / np.sqrt(1.0 + ag * ag * one_m)
