@@ -123,7 +123,7 @@ def _gradient_entries(s: dict[str, np.ndarray]):
     for name, mono, f in _RISK_TERMS:
         c = s[name]
         # d/dkappa: times a, derivative order + 1; the G-terms of -2 nu E1 + Z1 go stably below.
-        if f != "1" and not (name in ("-2G", "G")):
+        if f != "1" and name not in ("-2G", "G"):
             for cf, p, b in _expand(f[0] + str(int(f[1]) + 1), s):
                 out.append((0, (mono, p, b), c * s["a"] * cf))
         for i in range(4):
@@ -174,9 +174,9 @@ def coefficient_table(params: Params, lam) -> tuple[np.ndarray, np.ndarray]:
     return C, sc
 
 
-def features(O: np.ndarray, cx: np.ndarray, ir: np.ndarray) -> np.ndarray:
-    """``Phi`` of shape ``(K, n)`` at overlaps ``O`` ``(5, n)``; ``cx``, ``ir`` per column or scalar."""
-    k, n = O[0], O[1]
+def features(ov5: np.ndarray, cx: np.ndarray, ir: np.ndarray) -> np.ndarray:
+    """``Phi`` of shape ``(K, n)`` at overlaps ``ov5`` ``(5, n)``; ``cx``, ``ir`` per column or scalar."""
+    k, n = ov5[0], ov5[1]
     x = cx * k
     y = ir * x
     ex = np.exp(-(x * x))
@@ -194,7 +194,7 @@ def features(O: np.ndarray, cx: np.ndarray, ir: np.ndarray) -> np.ndarray:
     basis[6] = 1.0 - 8.0 * owens_t(np.sqrt(2.0) * x, ir)
     ext = np.empty((6, nb))
     ext[0] = 1.0
-    ext[1:] = O
+    ext[1:] = ov5
     xp = np.empty((3, nb))
     xp[0] = 1.0
     xp[1] = x
@@ -202,18 +202,18 @@ def features(O: np.ndarray, cx: np.ndarray, ir: np.ndarray) -> np.ndarray:
     return ext[_I1] * ext[_I2] * xp[_IP] * basis[_IB]
 
 
-def grad(O: np.ndarray, C: np.ndarray, sc: np.ndarray) -> np.ndarray:
-    """Partials ``(5, n)`` of the risk at overlaps ``O`` ``(5, n)`` for one temperature."""
-    return C @ features(O, sc[0], sc[1])
+def grad(ov5: np.ndarray, C: np.ndarray, sc: np.ndarray) -> np.ndarray:
+    """Partials ``(5, n)`` of the risk at overlaps ``ov5`` ``(5, n)`` for one temperature."""
+    return C @ features(ov5, sc[0], sc[1])
 
 
-def pgd_step(O: np.ndarray, G: np.ndarray, alpha) -> np.ndarray:
+def pgd_step(ov5: np.ndarray, G: np.ndarray, alpha) -> np.ndarray:
     """One exact PGD step on overlaps ``(5, n)`` given the partials ``(5, n)``.
 
     Row order ``(kappa, nu, theta, eta, rho)``; formulas in :mod:`slr_theory.dynamics`.
     ``alpha`` is a scalar or one value per column.
     """
-    k, n, t, e, r = O
+    k, n, t, e, r = ov5
     rk, rn, rt, re, rr = G
     A = k * rk + e * re + r * rr
     Bv = t * rt + n * rn + r * rr
@@ -224,7 +224,7 @@ def pgd_step(O: np.ndarray, G: np.ndarray, alpha) -> np.ndarray:
     al2 = alpha * alpha
     ik = 1.0 / np.sqrt(1.0 + al2 * (rk * rk + re * re + rr * (rr + 2.0 * Y) - A * A))
     iv = 1.0 / np.sqrt(1.0 + al2 * (rt * rt + rn * rn + rr * (rr + 2.0 * X) - Bv * Bv))
-    out = np.empty_like(O)
+    out = np.empty_like(ov5)
     out[0] = (ca * k - alpha * (rk + rr * t)) * ik
     out[1] = (cb * n - alpha * (rn + rr * e)) * iv
     out[2] = (cb * t - alpha * (rt + rr * k)) * iv

@@ -90,7 +90,9 @@ def _lam_table(params: Params, schedule, steps: int) -> np.ndarray | None:
     bad = ~(np.isfinite(lam) & (lam > 0))
     if np.any(bad):
         t = int(np.argmax(bad))
-        raise ValueError(f"`schedule` must return positive finite temperatures, got {lam[t]!r} at step {t}.")
+        raise ValueError(
+            f"`schedule` must return positive finite temperatures, got {lam[t]!r} at step {t}."
+        )
     return lam
 
 
@@ -138,20 +140,22 @@ class _Group:
 _CHUNK = 4096
 
 
-def _run(O: np.ndarray, groups: list[_Group], steps: int, record_every: int, progress=None):
-    """Exact PGD of overlaps ``O`` ``(5, n)``: the fused kernel, no per-step validation.
+def _run(ov5: np.ndarray, groups: list[_Group], steps: int, record_every: int, progress=None):
+    """Exact PGD of overlaps ``ov5`` ``(5, n)``: the fused kernel, no per-step validation.
 
     Returns the record steps and the recorded overlaps ``(n_records, 5, n)``.
     """
-    n = O.shape[1]
+    n = ov5.shape[1]
     rec = sorted(set(range(0, steps + 1, record_every)) | {steps})
     out = np.empty((len(rec), 5, n))
-    out[0] = O
+    out[0] = ov5
     nxt = 1
     single = len(groups) == 1
-    on_m = single and not np.any(O[2:])
-    alpha = groups[0].alpha if single else np.concatenate(
-        [np.full(grp.cols.stop - grp.cols.start, grp.alpha) for grp in groups]
+    on_m = single and not np.any(ov5[2:])
+    alpha = (
+        groups[0].alpha
+        if single
+        else np.concatenate([np.full(grp.cols.stop - grp.cols.start, grp.alpha) for grp in groups])
     )
     cx = np.empty(n)
     ir = np.empty(n)
@@ -160,7 +164,7 @@ def _run(O: np.ndarray, groups: list[_Group], steps: int, record_every: int, pro
         if grp.lam is None:
             tables[i] = _kernel.coefficient_table(grp.params, grp.params.lam)
             cx[grp.cols], ir[grp.cols] = tables[i][1][0], tables[i][1][1]
-    state = O[:2].copy() if on_m else O.copy()
+    state = ov5[:2].copy() if on_m else ov5.copy()
     for start in range(0, steps, _CHUNK):
         stop = min(start + _CHUNK, steps)
         chunk = [
@@ -169,12 +173,20 @@ def _run(O: np.ndarray, groups: list[_Group], steps: int, record_every: int, pro
         ]
         for t in range(start, stop):
             if single:
-                C, sc = tables[0] if chunk[0] is None else (chunk[0][0][t - start], chunk[0][1][t - start])
+                C, sc = (
+                    tables[0]
+                    if chunk[0] is None
+                    else (chunk[0][0][t - start], chunk[0][1][t - start])
+                )
                 if on_m:
-                    gr = _kernel.manifold_grad(state, sc[0], sc[1], C[0, _kernel.STABLE_COL], C[1, _kernel.NU_COL])
+                    gr = _kernel.manifold_grad(
+                        state, sc[0], sc[1], C[0, _kernel.STABLE_COL], C[1, _kernel.NU_COL]
+                    )
                     state = _kernel.manifold_step(state, gr, alpha)
                 else:
-                    state = _kernel.pgd_step(state, C @ _kernel.features(state, sc[0], sc[1]), alpha)
+                    state = _kernel.pgd_step(
+                        state, C @ _kernel.features(state, sc[0], sc[1]), alpha
+                    )
             else:
                 for i, grp in enumerate(groups):
                     if chunk[i] is not None:
@@ -263,9 +275,9 @@ def pgd(
     steps = int(steps)
     lam = _lam_table(params, schedule, steps)
     shape = ov.shape[:-1]
-    O = ov.reshape(-1, 5).T.copy()
-    group = _Group(slice(0, O.shape[1]), params, float(alpha), lam)
-    rec, out = _run(O, [group], steps, int(record_every))
+    ov5 = ov.reshape(-1, 5).T.copy()
+    group = _Group(slice(0, ov5.shape[1]), params, float(alpha), lam)
+    rec, out = _run(ov5, [group], steps, int(record_every))
     lam_rec = np.full(rec.shape, params.lam) if lam is None else lam[rec]
     return _result(params, rec, out, lam_rec, shape)
 
@@ -317,7 +329,7 @@ def sample_initial_overlaps(
     *,
     on_manifold: bool = False,
 ) -> np.ndarray:
-    """Overlaps of a random initialisation in ``R^d``, sampled exactly in O(1) per draw.
+    """Overlaps of a random initialisation in ``R^d``, sampled exactly in ov5(1) per draw.
 
     Sphere: ``k, v`` independent and uniform on ``S^{d-1}``. With Gaussian
     ``g, h``, ``k = g/|g|``: ``kappa, eta`` are its first two coordinates, the rest
