@@ -8,10 +8,12 @@ The public API, layer by layer (lower layers never import upper ones):
 - :mod:`slr_theory.risk`: the exact population risk and its gradient.
 - :mod:`slr_theory.statistics`: the paper's section 4 (Bayes, linear, oracle).
 - :mod:`slr_theory.dynamics`: projected gradient descent, exactly, on the overlaps.
+- :mod:`slr_theory.flows`: the gradient flows (on M and in the five overlaps), to tolerance.
 - :mod:`slr_theory.verify`: the registry of checks against mpmath and Monte Carlo.
 """
 
 from .dynamics import PGDResult, paper_schedule, pgd, sample_initial_overlaps
+from .flows import FlowResult, manifold_flow, overlap_flow
 from .gaussian import (
     erf_pair,
     mean_erf,
@@ -47,12 +49,14 @@ __version__ = "0.1.0"
 
 __all__ = [
     "OVERLAP_NAMES",
+    "FlowResult",
     "PGDResult",
     "Params",
     "RiskComponents",
     "__version__",
     "check_overlaps",
     "erf_pair",
+    "manifold_flow",
     "manifold_risk",
     "manifold_risk_grad",
     "manifold_risk_hessian",
@@ -64,6 +68,7 @@ __all__ = [
     "mean_x2_erf",
     "mean_x_erf",
     "mean_x_erf_prime",
+    "overlap_flow",
     "paper_schedule",
     "pgd",
     "risk",

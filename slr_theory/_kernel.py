@@ -25,8 +25,10 @@ schedule, in chunks).
 ``-2 gamma^2 nu E_1 + gamma^2 Z_1`` inside ``dR/dkappa`` is evaluated as
 ``(2 gamma^2 / sqrt(q)) erf'(x) D`` with ``D = (s - nu) - s erfc(|y|)``, ``s = sgn kappa``:
 at the optimum it is exponentially small and the naive difference loses all
-relative precision. ``zeta`` comes from Owen's T (it multiplies ``theta``, so an
-absolute error of a few ulp is what matters there).
+relative precision. ``zeta`` is ``1 - 8 T`` (Owen's T) where that is at least 1/2,
+and otherwise the positive head integral of :func:`slr_theory.gaussian.zeta`
+(``1 - 8 T`` alone costs ~200 ulp of ``dR/dtheta`` at small ``lambda``, where
+``zeta`` is tiny and multiplied by ``d theta``).
 
 Everything here assumes valid, feasible input; :mod:`slr_theory.dynamics` checks it.
 Against :func:`slr_theory.risk.risk_grad` the kernel agrees to a few ulp of the
@@ -36,12 +38,15 @@ gradient's scale (``tests/test_kernel.py``).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import erf, erfc, owens_t
+from scipy.special import erf, erfc, owens_t, roots_legendre
 
 from . import gaussian as g_
 from .params import Params
 
 _K2 = 2.0 / np.sqrt(np.pi)
+_GL_X, _GL_W = roots_legendre(20)
+_GL_X = 0.5 * (_GL_X + 1.0)  # nodes on [0, 1]
+_GL_W = 0.5 * _K2 * _GL_W
 _BASES = ("erf", "ex", "exey", "exu", "exD", "Z0")
 
 
@@ -64,6 +69,7 @@ def _scalars(params: Params, lam) -> dict[str, np.ndarray]:
         "a": a,
         "cx": a * isq,
         "ir": 1.0 / np.sqrt(r),  # y = x / sqrt(r)
+        "z0": (2.0 / np.pi) * np.arctan2(2.0 * g * g, np.sqrt(r)),  # zeta(0, g)
         "isq": isq,
         "iq": isq * isq,
         "isqr": isq / np.sqrt(r),
@@ -164,18 +170,32 @@ _IB = np.array([_BASIS_INDEX[b] for (_m, _p, b) in _COLS])
 
 
 def coefficient_table(params: Params, lam) -> tuple[np.ndarray, np.ndarray]:
-    """``C`` of shape ``(..., 5, K)`` and the scalars ``(..., 3)`` = ``(cx, ir, owens_a)``."""
+    """``C`` of shape ``(..., 5, K)`` and the scalars ``(..., 3)`` = ``(cx, ir, zeta(0, g))``."""
     s = _scalars(params, lam)
     shape = np.shape(s["a"])
     C = np.zeros((*shape, 5, _K))
     for row, key, c in _gradient_entries(s):
         C[..., row, _COLS[key]] += c
-    sc = np.stack([s["cx"], s["ir"], s["ir"]], axis=-1)  # Owen's T's second argument is 1/sqrt(r)
+    sc = np.stack([s["cx"], s["ir"], s["z0"]], axis=-1)
     return C, sc
 
 
-def features(ov5: np.ndarray, cx: np.ndarray, ir: np.ndarray) -> np.ndarray:
-    """``Phi`` of shape ``(K, n)`` at overlaps ``ov5`` ``(5, n)``; ``cx``, ``ir`` per column or scalar."""
+def _zeta(x: np.ndarray, ir, z0) -> np.ndarray:
+    """``zeta(a kappa, g)`` from ``x = a kappa / sqrt(q)``, to full relative precision.
+
+    ``1 - 8 T(sqrt2 x, 1/sqrt r)`` where it is >= 1/2; below, ``zeta(0, g)`` plus
+    ``2 int_0^|x| erf(w / sqrt r) erf'(w) dw`` (20-node Gauss-Legendre; there
+    ``|x| < 0.74``, see :func:`slr_theory.gaussian.zeta`).
+    """
+    big = 1.0 - 8.0 * owens_t(np.sqrt(2.0) * x, ir)
+    ax = np.abs(x)
+    w = ax[..., None] * _GL_X
+    head = z0 + 2.0 * ax * ((erf(w * np.asarray(ir)[..., None]) * np.exp(-(w * w))) @ _GL_W)
+    return np.where(big >= 0.5, big, head)
+
+
+def features(ov5: np.ndarray, cx, ir, z0) -> np.ndarray:
+    """``Phi`` of shape ``(K, n)`` at overlaps ``ov5`` ``(5, n)``; scalars per column or shared."""
     k, n = ov5[0], ov5[1]
     x = cx * k
     y = ir * x
@@ -191,7 +211,7 @@ def features(ov5: np.ndarray, cx: np.ndarray, ir: np.ndarray) -> np.ndarray:
     basis[3] = ex * np.exp(-(y * y))
     basis[4] = ex * (s - s * ecy)
     basis[5] = ex * (sn - s * ecy)
-    basis[6] = 1.0 - 8.0 * owens_t(np.sqrt(2.0) * x, ir)
+    basis[6] = _zeta(x, ir, z0)
     ext = np.empty((6, nb))
     ext[0] = 1.0
     ext[1:] = ov5
@@ -204,7 +224,7 @@ def features(ov5: np.ndarray, cx: np.ndarray, ir: np.ndarray) -> np.ndarray:
 
 def grad(ov5: np.ndarray, C: np.ndarray, sc: np.ndarray) -> np.ndarray:
     """Partials ``(5, n)`` of the risk at overlaps ``ov5`` ``(5, n)`` for one temperature."""
-    return C @ features(ov5, sc[0], sc[1])
+    return C @ features(ov5, *sc)
 
 
 def pgd_step(ov5: np.ndarray, G: np.ndarray, alpha) -> np.ndarray:

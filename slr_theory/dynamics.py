@@ -157,13 +157,12 @@ def _run(ov5: np.ndarray, groups: list[_Group], steps: int, record_every: int, p
         if single
         else np.concatenate([np.full(grp.cols.stop - grp.cols.start, grp.alpha) for grp in groups])
     )
-    cx = np.empty(n)
-    ir = np.empty(n)
+    sc_cols = np.empty((3, n))  # (cx, ir, zeta(0, g)) per column for mixed batches
     tables = [None] * len(groups)
     for i, grp in enumerate(groups):
         if grp.lam is None:
             tables[i] = _kernel.coefficient_table(grp.params, grp.params.lam)
-            cx[grp.cols], ir[grp.cols] = tables[i][1][0], tables[i][1][1]
+            sc_cols[:, grp.cols] = tables[i][1][:, None]
     state = ov5[:2].copy() if on_m else ov5.copy()
     for start in range(0, steps, _CHUNK):
         stop = min(start + _CHUNK, steps)
@@ -184,14 +183,12 @@ def _run(ov5: np.ndarray, groups: list[_Group], steps: int, record_every: int, p
                     )
                     state = _kernel.manifold_step(state, gr, alpha)
                 else:
-                    state = _kernel.pgd_step(
-                        state, C @ _kernel.features(state, sc[0], sc[1]), alpha
-                    )
+                    state = _kernel.pgd_step(state, C @ _kernel.features(state, *sc), alpha)
             else:
                 for i, grp in enumerate(groups):
                     if chunk[i] is not None:
-                        cx[grp.cols], ir[grp.cols] = chunk[i][1][t - start, :2]
-                phi = _kernel.features(state, cx, ir)
+                        sc_cols[:, grp.cols] = chunk[i][1][t - start][:, None]
+                phi = _kernel.features(state, *sc_cols)
                 gr = np.empty((5, n))
                 for i, grp in enumerate(groups):
                     C = tables[i][0] if chunk[i] is None else chunk[i][0][t - start]
@@ -329,7 +326,7 @@ def sample_initial_overlaps(
     *,
     on_manifold: bool = False,
 ) -> np.ndarray:
-    """Overlaps of a random initialisation in ``R^d``, sampled exactly in ov5(1) per draw.
+    """Overlaps of a random initialisation in ``R^d``, sampled exactly in O(1) per draw.
 
     Sphere: ``k, v`` independent and uniform on ``S^{d-1}``. With Gaussian
     ``g, h``, ``k = g/|g|``: ``kappa, eta`` are its first two coordinates, the rest

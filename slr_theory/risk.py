@@ -491,7 +491,11 @@ def risk_hessian(
     >>> print(bool(np.linalg.det(h[:2, :2]) < 0))  # the origin is a saddle of the manifold risk
     True
     """
-    ov = _overlaps(params, kappa, nu, theta, eta, rho)
+    return _ret(_risk_hessian(params, _overlaps(params, kappa, nu, theta, eta, rho)))
+
+
+def _risk_hessian(params: Params, ov) -> np.ndarray:
+    """:func:`risk_hessian` on already validated overlaps (for ODE Jacobians)."""
     d, (m1, m0) = _derivative_evaluator(params, ov, order=2)
     L = params.L
     shape = np.broadcast(*ov).shape
@@ -507,7 +511,7 @@ def risk_hessian(
             )
             h = h + 2 * (L - 1) * (L - 2) * (d("m0", i) * d("m0", j) + m0 * d("m0", i, j))
             out[..., i, j] = out[..., j, i] = h
-    return _ret(out)
+    return out
 
 
 def manifold_risk_hessian(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarray:
