@@ -1,0 +1,293 @@
+r"""Online SGD (the paper's fifth experiment): in ``R^d``, and exactly in law on the overlaps.
+
+One step draws a fresh mini-batch of ``b`` sequences, takes the gradient of the
+batch-mean squared loss ``(1/b) sum_i (Y_i - T(X_i))^2``, projects it on the
+tangent spaces of the spheres and renormalises, as PGD does:
+
+.. math::
+
+    \nabla_k = \sum_{i,\ell} c_{i\ell} X_{i\ell}, \quad
+    c_{i\ell} = -\tfrac{2}{b} r_i\, \lambda\, \mathrm{erf}'(\lambda X_{i\ell}^\top k)\, X_{i\ell}^\top v,
+    \qquad
+    \nabla_v = \sum_{i,\ell} \beta_{i\ell} X_{i\ell}, \quad
+    \beta_{i\ell} = -\tfrac{2}{b} r_i\, \mathrm{erf}(\lambda X_{i\ell}^\top k),
+
+with residuals ``r_i = Y_i - T(X_i)``. :func:`sgd_vectors` does exactly this
+with explicit tokens in ``R^d`` (``O(b L d)`` per step).
+
+:func:`sgd` runs the same Markov chain on the five overlaps, exactly in law,
+at a cost independent of ``d``. Split every token into its coordinates ``p``
+in an orthonormal basis of ``S = span{k*, v*, k, v}`` and its part ``X_perp``
+in ``S^perp``. The coefficients ``c, beta`` depend on ``p`` only, and given
+``p`` the two vectors ``xi_k = sum c X_perp``, ``xi_v = sum beta X_perp`` are
+jointly Gaussian in ``S^perp`` with covariance ``Sigma (x) I_{d-4}``,
+``Sigma = sum sigma_l^2 [[c^2, c beta], [c beta, beta^2]]`` (``sigma^2 = gamma^2``
+for the informative token, 1 otherwise). The next overlaps need only their
+Gram matrix, ``L W L^T`` with ``L = chol(Sigma)`` and ``W`` a 2x2 Wishart
+matrix with ``d - 4`` degrees of freedom (Bartlett: ``W = A A^T``,
+``A = [[chi_{d-4}, 0], [N(0,1), chi_{d-5}]]``). By rotational invariance the law
+of the next step depends on the current vectors only through their overlaps,
+so the chain on the overlaps is exact.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from numpy.typing import ArrayLike
+from scipy.special import erf
+
+from ._validate import positive_int, positive_real, unit_vectors
+from .dynamics import PGDResult, _lam_table, _result, _validate_run
+from .model import overlaps_of, sample
+from .params import Params
+
+__all__ = ["sgd", "sgd_vectors"]
+
+_K2 = 2.0 / np.sqrt(np.pi)
+_CHUNK_FLOATS = 4_000_000
+
+
+def _coefficients(U, V, Y, lam: float, batch: int):
+    """``(c, beta)`` of the module docstring from ``U = X.k``, ``V = X.v`` (..., b, L), ``Y`` (..., b)."""
+    E = erf(lam * U)
+    res = Y - np.sum(E * V, axis=-1)
+    w = (-2.0 / batch) * res[..., None]
+    return w * (lam * _K2) * np.exp(-((lam * U) ** 2)) * V, w * E
+
+
+def _check_rng(rng) -> np.random.Generator:
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}.")
+    return rng
+
+
+def sgd_vectors(
+    params: Params,
+    k0: ArrayLike,
+    v0: ArrayLike,
+    k_star: ArrayLike,
+    v_star: ArrayLike,
+    alpha: float,
+    steps: int,
+    *,
+    batch: int,
+    rng: np.random.Generator,
+    schedule: Callable[[int], float] | None = None,
+    record_every: int | None = None,
+) -> PGDResult:
+    """Online projected SGD on explicit vectors in ``R^d``, vectorised over repeats.
+
+    Parameters
+    ----------
+    params : Params
+        Model (``params.eps`` is the label noise of the samples).
+    k0, v0 : array_like, shape (..., d)
+        Initial unit vectors; leading dimensions are independent repeats.
+    k_star, v_star : array_like, shape (d,)
+        Orthonormal targets.
+    alpha : float
+        Step size.
+    steps : int
+    batch : int
+        Mini-batch size ``b``; every step draws ``b`` fresh sequences per repeat
+        with :func:`slr_theory.model.sample`.
+    rng : numpy.random.Generator
+    schedule : callable ``step -> lam``, optional
+    record_every : int, optional
+        Record the overlaps every this many steps (default: only the start and the end).
+
+    Returns
+    -------
+    PGDResult
+        Overlaps of the recorded iterates and their exact population risk.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory import Params
+    >>> from slr_theory.model import random_targets
+    >>> from slr_theory.sgd import sgd_vectors
+    >>> rng = np.random.default_rng(0)
+    >>> p = Params(d=20, L=4, lam=0.5, gamma=0.7, eps=0.1)
+    >>> ks, vs = random_targets(p.d, rng)
+    >>> k0, v0 = (x / np.linalg.norm(x, axis=-1, keepdims=True) for x in rng.standard_normal((2, 8, p.d)))
+    >>> res = sgd_vectors(p, k0, v0, ks, vs, 0.01, 300, batch=4, rng=rng)
+    >>> res.overlaps.shape, bool(res.risk[-1].mean() < res.risk[0].mean())
+    ((2, 8, 5), True)
+    """
+    rng = _check_rng(rng)
+    d = params.d
+    k = unit_vectors(k0, "k0", d, batch=True).copy()
+    v = unit_vectors(v0, "v0", d, batch=True).copy()
+    ks = unit_vectors(k_star, "k_star", d)
+    vs = unit_vectors(v_star, "v_star", d)
+    k, v = np.broadcast_arrays(k, v)
+    k, v = k.copy(), v.copy()
+    shape = k.shape[:-1]
+    ov0 = overlaps_of(k, v, ks, vs)
+    _validate_run(params, ov0, alpha, steps, 1)
+    batch = positive_int(batch, "batch")
+    steps = int(steps)
+    every = steps if record_every is None else positive_int(record_every, "record_every")
+    lam = _lam_table(params, schedule, steps)
+    k, v = k.reshape(-1, d), v.reshape(-1, d)
+    R = k.shape[0]
+    rec = sorted(set(range(0, steps + 1, max(every, 1))) | {steps})
+    out = np.empty((len(rec), 5, R))
+    out[0] = overlaps_of(k, v, ks, vs).T
+    nxt = 1
+    for t in range(steps):
+        lt = params.lam if lam is None else float(lam[t])
+        X, Y, _ = sample(params, R * batch, rng, ks, vs)
+        X = X.reshape(R, batch, params.L, d)
+        Y = Y.reshape(R, batch)
+        U = np.einsum("rbld,rd->rbl", X, k)
+        V = np.einsum("rbld,rd->rbl", X, v)
+        c, beta = _coefficients(U, V, Y, lt, batch)
+        gk = np.einsum("rbl,rbld->rd", c, X)
+        gv = np.einsum("rbl,rbld->rd", beta, X)
+        k = k - alpha * (gk - np.sum(gk * k, axis=-1, keepdims=True) * k)
+        v = v - alpha * (gv - np.sum(gv * v, axis=-1, keepdims=True) * v)
+        k /= np.linalg.norm(k, axis=-1, keepdims=True)
+        v /= np.linalg.norm(v, axis=-1, keepdims=True)
+        if t + 1 == rec[nxt]:
+            out[nxt] = overlaps_of(k, v, ks, vs).T
+            nxt += 1
+    lam_rec = np.full(len(rec), params.lam) if lam is None else lam[rec]
+    return _result(params, np.array(rec), out, lam_rec, shape)
+
+
+def _wishart_factor(rng: np.random.Generator, m: int, size) -> tuple[np.ndarray, ...]:
+    """Bartlett factor ``(a11, a21, a22)`` of a 2x2 Wishart(I, m) matrix ``A A^T``."""
+    if m <= 0:
+        z = np.zeros(size)
+        return z, z, z
+    a11 = np.sqrt(rng.chisquare(m, size))
+    a21 = rng.standard_normal(size)
+    a22 = np.sqrt(rng.chisquare(m - 1, size)) if m >= 2 else np.zeros(size)
+    return a11, a21, a22
+
+
+def _sgd_step(ov, p, noise, wish, lam, alpha, params: Params, batch: int):
+    """One exact-in-law SGD step on overlaps ``(R, 5)``.
+
+    ``p`` ``(R, b, L, 4)`` standard normal token coordinates, ``noise`` ``(R, b)``,
+    ``wish`` the Bartlett factor; token 0 is the informative one (exchangeability).
+    """
+    k, n, t, e, r = ov.T
+    k3 = np.sqrt(np.maximum(1.0 - k * k - e * e, 0.0))
+    safe = np.where(k3 > 0, k3, 1.0)
+    v3 = np.where(k3 > 0, (r - k * t - e * n) / safe, 0.0)
+    v4 = np.sqrt(np.maximum(1.0 - t * t - n * n - v3 * v3, 0.0))
+    zero = np.zeros_like(k)
+    kc = np.stack([k, e, k3, zero], axis=-1)  # coordinates in (k*, v*, e3, e4)
+    vc = np.stack([t, n, v3, v4], axis=-1)
+    x = p.copy()
+    x[:, :, 0] *= params.gamma
+    x[:, :, 0, 0] += np.sqrt(params.d / 2.0)
+    Y = x[:, :, 0, 1] + params.eps * noise
+    U = np.einsum("rblj,rj->rbl", x, kc)
+    V = np.einsum("rblj,rj->rbl", x, vc)
+    c, beta = _coefficients(U, V, Y, lam, batch)
+    gk = np.einsum("rbl,rblj->rj", c, x)
+    gv = np.einsum("rbl,rblj->rj", beta, x)
+    s2 = np.ones(params.L)
+    s2[0] = params.gamma**2
+    skk = np.einsum("rbl,l->r", c * c, s2)
+    skv = np.einsum("rbl,l->r", c * beta, s2)
+    svv = np.einsum("rbl,l->r", beta * beta, s2)
+    l11 = np.sqrt(skk)
+    l21 = np.where(l11 > 0, skv / np.where(l11 > 0, l11, 1.0), 0.0)
+    l22 = np.sqrt(np.maximum(svv - l21 * l21, 0.0))
+    a11, a21, a22 = wish
+    m11 = l11 * a11
+    m21 = l21 * a11 + l22 * a21
+    m22 = l22 * a22
+    kS = kc - alpha * (gk - np.sum(gk * kc, axis=-1, keepdims=True) * kc)
+    vS = vc - alpha * (gv - np.sum(gv * vc, axis=-1, keepdims=True) * vc)
+    al2 = alpha * alpha
+    nk = np.sqrt(np.sum(kS * kS, axis=-1) + al2 * m11 * m11)
+    nv = np.sqrt(np.sum(vS * vS, axis=-1) + al2 * (m21 * m21 + m22 * m22))
+    kv = np.sum(kS * vS, axis=-1) + al2 * m11 * m21
+    return np.stack(
+        [kS[:, 0] / nk, vS[:, 1] / nv, vS[:, 0] / nv, kS[:, 1] / nk, kv / (nk * nv)], axis=-1
+    )
+
+
+def sgd(
+    params: Params,
+    overlaps0: ArrayLike,
+    alpha: float,
+    steps: int,
+    *,
+    batch: int,
+    rng: np.random.Generator,
+    schedule: Callable[[int], float] | None = None,
+    record_every: int = 1,
+    progress: Callable[[int], object] | None = None,
+) -> PGDResult:
+    """Online projected SGD on the overlaps, exactly in law (module docstring); cost independent of ``d``.
+
+    Parameters
+    ----------
+    params : Params
+        Model; ``params.eps`` is the label noise, ``params.d >= 4``.
+    overlaps0 : array_like, shape (..., 5)
+        Initial overlaps of a batch of independent repeats.
+    alpha, steps, schedule, record_every
+        As in :func:`slr_theory.pgd`.
+    batch : int
+        Mini-batch size.
+    rng : numpy.random.Generator
+    progress : callable, optional
+        Called with the number of steps done after each chunk (e.g. ``tqdm.update``).
+
+    Returns
+    -------
+    PGDResult
+        The recorded overlaps and their exact population risk.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory import Params, sample_initial_overlaps
+    >>> from slr_theory.sgd import sgd
+    >>> rng = np.random.default_rng(0)
+    >>> p = Params(d=80, L=10, lam=0.5, gamma=0.5**0.5, eps=0.1)
+    >>> res = sgd(p, sample_initial_overlaps(p.d, rng, 16), 2e-3, 3000, batch=5, rng=rng, record_every=1500)
+    >>> res.overlaps.shape, bool(res.risk[-1].mean() < res.risk[0].mean())
+    ((3, 16, 5), True)
+    """
+    rng = _check_rng(rng)
+    ov = _validate_run(params, overlaps0, alpha, steps, record_every)
+    batch = positive_int(batch, "batch")
+    alpha = positive_real(alpha, "alpha")
+    steps = int(steps)
+    lam = _lam_table(params, schedule, steps)
+    shape = ov.shape[:-1]
+    state = ov.reshape(-1, 5).copy()
+    R, L = state.shape[0], params.L
+    rec = sorted(set(range(0, steps + 1, int(record_every))) | {steps})
+    out = np.empty((len(rec), 5, R))
+    out[0] = state.T
+    nxt = 1
+    chunk = max(1, _CHUNK_FLOATS // (R * batch * L * 4))
+    for start in range(0, steps, chunk):
+        stop = min(start + chunk, steps)
+        n = stop - start
+        P = rng.standard_normal((n, R, batch, L, 4))
+        noise = rng.standard_normal((n, R, batch))
+        wish = _wishart_factor(rng, params.d - 4, (n, R))
+        for i, t in enumerate(range(start, stop)):
+            lt = params.lam if lam is None else float(lam[t])
+            w = (wish[0][i], wish[1][i], wish[2][i])
+            state = _sgd_step(state, P[i], noise[i], w, lt, alpha, params, batch)
+            if t + 1 == rec[nxt]:
+                out[nxt] = state.T
+                nxt += 1
+        if progress is not None:
+            progress(n)
+    lam_rec = np.full(len(rec), params.lam) if lam is None else lam[rec]
+    return _result(params, np.array(rec), out, lam_rec, shape)
