@@ -44,7 +44,7 @@ from . import gaussian as g_
 from .params import Params
 
 _K2 = 2.0 / np.sqrt(np.pi)
-_GL_X, _GL_W = roots_legendre(20)
+_GL_X, _GL_W = roots_legendre(12)
 _GL_X = 0.5 * (_GL_X + 1.0)  # nodes on [0, 1]
 _GL_W = 0.5 * _K2 * _GL_W
 _BASES = ("erf", "ex", "exey", "exu", "exD", "Z0")
@@ -184,7 +184,7 @@ def _zeta(x: np.ndarray, ir, z0) -> np.ndarray:
     """``zeta(a kappa, g)`` from ``x = a kappa / sqrt(q)``, to full relative precision.
 
     ``1 - 8 T(sqrt2 x, 1/sqrt r)`` where it is >= 1/2; below, ``zeta(0, g)`` plus
-    ``2 int_0^|x| erf(w / sqrt r) erf'(w) dw`` (20-node Gauss-Legendre; there
+    ``2 int_0^|x| erf(w / sqrt r) erf'(w) dw`` (12-node Gauss-Legendre; there
     ``|x| < 0.74``, see :func:`slr_theory.gaussian.zeta`).
     """
     big = 1.0 - 8.0 * owens_t(np.sqrt(2.0) * x, ir)

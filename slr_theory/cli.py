@@ -86,7 +86,63 @@ def _build_parser() -> _Parser:
     )
     st.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     st.add_argument("--json", action="store_true", help="print rows as JSON")
+    rp = sub.add_parser(
+        "reproduce",
+        help="the paper's Section 5 experiments, exactly, with figures and CSVs",
+        description="Run all repeats of an experiment (or all five) and write "
+        "<name>.csv and <name>.png (four panels) into --out.",
+    )
+    rp.add_argument("name", nargs="?", default="all", help="experiment name or 'all' (default)")
+    rp.add_argument("--out", required=True, help="output directory")
+    rp.add_argument("--force", action="store_true", help="overwrite existing files")
+    rp.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    rp.add_argument(
+        "--repeats", type=_positive_int, default=None, help="repeats (default: the paper's 30)"
+    )
+    rp.add_argument(
+        "--steps-scale",
+        type=_number(float, lambda v: 0 < v <= 1, "a number in (0, 1]"),
+        default=1.0,
+        help="fraction of the paper's step counts to run (default 1)",
+    )
     return parser
+
+
+def _cmd_reproduce(args) -> int:
+    from pathlib import Path
+
+    from .experiments import experiments, output_paths, run, write
+
+    table = experiments()
+    if args.name != "all" and args.name not in table:
+        raise _UsageError(
+            f"slr-theory reproduce: error: argument name: must be 'all' or one of "
+            f"{', '.join(table)}, got {args.name!r}"
+        )
+    names = list(table) if args.name == "all" else [args.name]
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise _UsageError(f"slr-theory reproduce: error: argument --out: {out} is not a directory")
+    if not args.force:  # refuse before computing anything
+        for n in names:
+            for p in output_paths(n, out):
+                if p.exists():
+                    raise _UsageError(
+                        f"slr-theory reproduce: error: {p} exists; pass --force to overwrite it"
+                    )
+    results = run(
+        names, seed=args.seed, repeats=args.repeats, steps_scale=args.steps_scale, progress=True
+    )
+    for name, res in results.items():
+        csv_path, png_path = write(res, out, force=args.force)
+        tr = res.trajectory
+        print(
+            f"{name}: {tr.overlaps.shape[1]} repeats x {int(tr.step[-1])} steps; "
+            f"final risk - eps^2 {float((tr.risk[-1] - res.experiment.eps**2).mean()):.3e}, "
+            f"|kappa| {float(abs(tr.overlaps[-1, :, 0]).mean()):.3f}, "
+            f"|nu| {float(abs(tr.overlaps[-1, :, 1]).mean()):.3f} -> {csv_path}, {png_path}"
+        )
+    return 0
 
 
 def _cmd_stats(args) -> int:
@@ -170,7 +226,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
-        return {"verify": _cmd_verify, "stats": _cmd_stats}[args.command](args)
+        commands = {"verify": _cmd_verify, "stats": _cmd_stats, "reproduce": _cmd_reproduce}
+        return commands[args.command](args)
     except _UsageError as exc:
         print(str(exc), file=sys.stderr)
         return 2

@@ -107,3 +107,17 @@ def test_kernel_step_is_the_vector_step():
     v1 /= np.linalg.norm(v1, axis=-1, keepdims=True)
     got = _kernel.pgd_step(ov.T.copy(), g.T.copy(), alpha).T
     np.testing.assert_allclose(got, overlaps_of(k1, v1, e[0], e[1]), atol=1e-15)
+
+
+@pytest.mark.parametrize("lam", [1e-3, 0.05, 0.3, 1.0, 3.0])
+def test_kernel_zeta_keeps_relative_precision(lam):
+    """Where zeta is tiny the Owen's T form 1 - 8T fails; the kernel switches to the head integral."""
+    from slr_theory.gaussian import zeta
+
+    p = Params.paper(lam=lam)
+    _, (cx, ir, z0) = _kernel.coefficient_table(p, lam)
+    x = np.linspace(-3, 3, 3001)
+    q = 1 + 2 * (lam * p.gamma) ** 2
+    ref = zeta(x * np.sqrt(q), lam * p.gamma)
+    got = _kernel._zeta(x, ir, z0)
+    assert np.max(np.abs(got - ref) / ref) < 8 * np.finfo(float).eps

@@ -1,0 +1,331 @@
+"""The paper's experiments (Section 5, MATH.md section 7), reproduced exactly on the overlaps.
+
+The five configurations ship as ``slr_theory/data/experiments.json``.
+:func:`run` computes all repeats of one or several of them:
+
+- the gradient-descent ones with exact PGD in overlap space
+  (:func:`slr_theory.pgd`; several configurations share one batched loop);
+- the SGD one with the exact-in-law overlap chain of :mod:`slr_theory.sgd`.
+
+:func:`write` saves, per configuration, a CSV of the logged values and a figure
+with the paper's four panels.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+
+from .dynamics import PGDResult, _Group, _lam_table, _result, _run, paper_schedule
+from .dynamics import sample_initial_overlaps as _init
+from .params import Params
+
+__all__ = ["Experiment", "ExperimentResult", "experiments", "output_paths", "run", "write"]
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """One configuration of the paper's Section 5."""
+
+    name: str
+    method: str  # "pgd" or "sgd"
+    init: str  # "manifold" or "sphere"
+    d: int
+    lam0: float
+    alpha: float
+    steps: int
+    schedule: bool
+    eps: float
+    L: int
+    gamma: float
+    repeats: int
+    schedule_c: float
+    description: str
+    batch: int | None = None
+
+    @property
+    def params(self) -> Params:
+        return Params(d=self.d, L=self.L, lam=self.lam0, gamma=self.gamma, eps=self.eps)
+
+    @property
+    def lr_schedule(self):
+        return paper_schedule(self.lam0, self.schedule_c) if self.schedule else None
+
+    def record_every(self, records: int = 1000) -> int:
+        """Logging interval giving about `records` records."""
+        return max(1, self.steps // records)
+
+
+@dataclass(frozen=True)
+class ExperimentResult:
+    """All repeats of one experiment: a :class:`slr_theory.PGDResult` plus its configuration."""
+
+    experiment: Experiment
+    trajectory: PGDResult
+    seed: int
+
+
+def experiments() -> dict[str, Experiment]:
+    """The configurations of ``data/experiments.json``, by name.
+
+    Examples
+    --------
+    >>> from slr_theory.experiments import experiments
+    >>> list(experiments())
+    ['gd_manifold', 'gd_sphere_large_lambda', 'gd_sphere_small_lambda', 'gd_sphere_schedule', 'sgd_sphere_schedule']
+    >>> experiments()["sgd_sphere_schedule"].batch
+    5
+    """
+    text = resources.files("slr_theory").joinpath("data/experiments.json").read_text()
+    data = json.loads(text)
+    common = data["common"]
+    return {e["name"]: Experiment(**(common | e)) for e in data["experiments"]}
+
+
+def _select(names) -> list[Experiment]:
+    table = experiments()
+    if isinstance(names, str):
+        names = [names]
+    out = []
+    for n in names:
+        if n == "all":
+            out.extend(table.values())
+        elif n in table:
+            out.append(table[n])
+        else:
+            raise ValueError(f"`name` must be 'all' or one of {', '.join(table)}; got {n!r}.")
+    return list({e.name: e for e in out}.values())
+
+
+def run(
+    names: str | list[str] = "all",
+    *,
+    seed: int = 0,
+    repeats: int | None = None,
+    steps_scale: float = 1.0,
+    records: int = 1000,
+    progress: bool = False,
+) -> dict[str, ExperimentResult]:
+    """Compute the repeats of the named experiments (``"all"`` for the five).
+
+    Parameters
+    ----------
+    names : str or list of str
+        Experiment names, or ``"all"``.
+    seed : int
+        Seed of the initialisations (and of the SGD samples); repeat ``i`` of an
+        experiment uses the stream ``(seed, experiment index)``.
+    repeats : int, optional
+        Override the number of repeats (default: the paper's 30).
+    steps_scale : float
+        Run ``round(steps * steps_scale)`` steps (1 reproduces the paper).
+    records : int
+        About this many logged steps per experiment.
+    progress : bool
+        Show a tqdm progress bar over all steps.
+
+    Examples
+    --------
+    >>> from slr_theory.experiments import run
+    >>> out = run("gd_manifold", repeats=3, steps_scale=0.01, records=10)
+    >>> tr = out["gd_manifold"].trajectory
+    >>> int(tr.step[-1]), tr.overlaps.shape
+    (200, (11, 3, 5))
+    """
+    from dataclasses import replace
+
+    from tqdm.auto import tqdm
+
+    exps = _select(names)
+    order = list(experiments())
+    exps = [
+        replace(
+            e,
+            steps=max(1, round(e.steps * steps_scale)),
+            repeats=e.repeats if repeats is None else int(repeats),
+        )
+        for e in exps
+    ]
+    rngs = {e.name: np.random.default_rng([seed, order.index(e.name)]) for e in exps}
+    inits = {
+        e.name: _init(e.d, rngs[e.name], e.repeats, on_manifold=e.init == "manifold") for e in exps
+    }
+    total = sum(e.steps for e in exps if e.method == "sgd") + max(
+        [e.steps for e in exps if e.method == "pgd"], default=0
+    )
+    bar = tqdm(total=total, unit="step", disable=not progress, desc="reproduce")
+    out: dict[str, ExperimentResult] = {}
+    gd = [e for e in exps if e.method == "pgd"]
+    if gd:
+        out.update(_run_gd(gd, inits, seed, records, bar.update))
+    for e in exps:
+        if e.method == "sgd":
+            from .sgd import sgd
+
+            tr = sgd(
+                e.params,
+                inits[e.name],
+                e.alpha,
+                e.steps,
+                batch=e.batch,
+                rng=rngs[e.name],
+                schedule=e.lr_schedule,
+                record_every=e.record_every(records),
+                progress=bar.update,
+            )
+            out[e.name] = ExperimentResult(e, tr, seed)
+    bar.close()
+    return {e.name: out[e.name] for e in exps}
+
+
+def _run_gd(gd: list[Experiment], inits, seed, records, update) -> dict[str, ExperimentResult]:
+    """All PGD experiments in one batched loop (they share d, L, gamma and eps)."""
+    keys = {(e.d, e.L, e.gamma, e.eps) for e in gd}
+    if len(keys) > 1:  # different models cannot share the kernel's row of constants
+        out = {}
+        for e in gd:
+            out.update(_run_gd([e], inits, seed, records, update))
+        return out
+    steps = max(e.steps for e in gd)
+    every = np.gcd.reduce([e.record_every(records) for e in gd] + [e.steps for e in gd])
+    groups, start = [], 0
+    for e in gd:
+        groups.append(
+            _Group(
+                slice(start, start + e.repeats),
+                e.params,
+                e.alpha,
+                _lam_table(e.params, e.lr_schedule, steps),
+            )
+        )
+        start += e.repeats
+    ov0 = np.concatenate([inits[e.name] for e in gd]).T.copy()
+    rec, recs = _run(ov0, groups, steps, int(every), progress=update)
+    out = {}
+    for e, g in zip(gd, groups, strict=True):
+        keep = (rec % e.record_every(records) == 0) | (rec == e.steps)
+        keep &= rec <= e.steps
+        lam = g.lam[rec[keep]] if g.lam is not None else np.full(keep.sum(), e.lam0)
+        tr = _result(e.params, rec[keep], recs[keep][:, :, g.cols], lam, (e.repeats,))
+        out[e.name] = ExperimentResult(e, tr, seed)
+    return out
+
+
+def output_paths(name: str, out_dir: str | Path) -> tuple[Path, Path]:
+    """The CSV and PNG that :func:`write` produces for experiment `name`."""
+    d = Path(out_dir)
+    return d / f"{name}.csv", d / f"{name}.png"
+
+
+def write(
+    result: ExperimentResult, out_dir: str | Path, *, force: bool = False
+) -> tuple[Path, Path]:
+    """Write ``<name>.csv`` (long format, one row per step and repeat) and ``<name>.png``.
+
+    Raises ``FileExistsError`` rather than overwrite an existing file unless `force`.
+    """
+    e, tr = result.experiment, result.trajectory
+    csv_path, png_path = output_paths(e.name, out_dir)
+    for p in (csv_path, png_path):
+        if p.exists() and not force:
+            raise FileExistsError(f"{p} exists; pass force=True (--force) to overwrite it.")
+    csv_path.parent.mkdir(parents=True, exist_ok=True)
+    ov = tr.overlaps  # (n_rec, R, 5)
+    dist = np.sqrt(np.sum(ov[..., 2:] ** 2, axis=-1))
+    with open(csv_path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(
+            [
+                "step",
+                "lam",
+                "repeat",
+                "kappa",
+                "nu",
+                "theta",
+                "eta",
+                "rho",
+                "risk",
+                "risk_minus_eps2",
+                "dist_to_M",
+            ]
+        )
+        for i, step in enumerate(tr.step):
+            for r in range(ov.shape[1]):
+                w.writerow(
+                    [int(step), repr(float(tr.lam[i])), r]
+                    + [repr(float(x)) for x in ov[i, r]]
+                    + [
+                        repr(float(tr.risk[i, r])),
+                        repr(float(tr.risk[i, r] - e.eps**2)),
+                        repr(float(dist[i, r])),
+                    ]
+                )
+    _figure(result, png_path)
+    return csv_path, png_path
+
+
+def _band(x: np.ndarray):
+    """Mean over repeats and its 95% confidence interval (normal approximation)."""
+    m = x.mean(axis=1)
+    h = 1.96 * x.std(axis=1, ddof=1) / np.sqrt(x.shape[1]) if x.shape[1] > 1 else 0 * m
+    return m, m - h, m + h
+
+
+def _figure(result: ExperimentResult, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    e, tr = result.experiment, result.trajectory
+    ov = tr.overlaps
+    steps = tr.step
+    fig, ax = plt.subplots(1, 4, figsize=(17, 3.8), constrained_layout=True)
+    excess = np.maximum(tr.risk - e.eps**2, np.finfo(float).tiny)
+    m, lo, hi = _band(excess)
+    ax[0].plot(steps, m, color="C0", label="mean over repeats")
+    ax[0].fill_between(
+        steps, np.maximum(lo, np.finfo(float).tiny), hi, color="C0", alpha=0.3, label="95% CI"
+    )
+    ax[0].set(yscale="log", xlabel="step", title=r"risk $-\ \varepsilon^2$")
+    ax[0].legend(fontsize=8)
+    for j, (lab, col) in enumerate(((r"$|\kappa|$", "C1"), (r"$|\nu|$", "C2"))):
+        m, lo, hi = _band(np.abs(ov[..., j]))
+        ax[1].plot(steps, m, color=col, label=lab)
+        ax[1].fill_between(steps, lo, hi, color=col, alpha=0.3)
+    ax[1].set(xlabel="step", ylim=(0, 1.02), title=r"$|\kappa|$ and $|\nu|$ (95% CI)")
+    ax[1].legend(fontsize=8)
+    for r in range(min(5, ov.shape[1])):
+        ax[2].plot(ov[:, r, 0], ov[:, r, 1], lw=1)
+        ax[2].plot(ov[0, r, 0], ov[0, r, 1], "o", color="k", ms=3)
+    ax[2].set(
+        xlim=(-1.05, 1.05), ylim=(-1.05, 1.05), xlabel=r"$\kappa$", ylabel=r"$\nu$", aspect="equal"
+    )
+    ax[2].set_title(r"$(\kappa, \nu)$ paths, 5 runs")
+    dist = np.sqrt(np.sum(ov[..., 2:] ** 2, axis=-1))
+    if np.all(dist == 0):
+        ax[3].text(
+            0.5,
+            0.5,
+            "exactly 0: M is invariant",
+            ha="center",
+            va="center",
+            transform=ax[3].transAxes,
+        )
+    else:
+        m, lo, hi = _band(dist)
+        ax[3].plot(steps, m, color="C3")
+        ax[3].fill_between(steps, np.maximum(lo, np.finfo(float).tiny), hi, color="C3", alpha=0.3)
+        ax[3].set(yscale="log")
+    ax[3].set(xlabel="step", title=r"distance to M, $\sqrt{\theta^2+\eta^2+\rho^2}$")
+    fig.suptitle(
+        f"{e.name}: {e.description} (d={e.d}, λ0={e.lam0}, α={e.alpha}, {e.repeats} repeats)",
+        fontsize=10,
+    )
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

@@ -1,0 +1,134 @@
+"""The paper's experiments: the shipped configuration, the batched runner, the outputs."""
+
+import csv
+
+import numpy as np
+import pytest
+
+from slr_theory import pgd
+from slr_theory.cli import main
+from slr_theory.experiments import experiments, output_paths, run, write
+
+# MATH.md section 7, typed from the specification
+PAPER = {
+    "gd_manifold": ("manifold", 0.1, 4e-3, 20_000, False, 400),
+    "gd_sphere_large_lambda": ("sphere", 0.9, 1e-3, 120_000, False, 400),
+    "gd_sphere_small_lambda": ("sphere", 0.1, 4e-3, 20_000, False, 400),
+    "gd_sphere_schedule": ("sphere", 1.0, 4e-3, 120_000, True, 400),
+    "sgd_sphere_schedule": ("sphere", 2.0, 1e-3, 200_000, True, 80),
+}
+
+
+def test_shipped_configurations_are_the_papers():
+    table = experiments()
+    assert list(table) == list(PAPER)
+    for name, (init, lam0, alpha, steps, schedule, d) in PAPER.items():
+        e = table[name]
+        assert (e.init, e.lam0, e.alpha, e.steps, e.schedule, e.d) == (
+            init,
+            lam0,
+            alpha,
+            steps,
+            schedule,
+            d,
+        )
+        assert (e.L, e.gamma, e.repeats) == (10, 0.5**0.5, 30)
+    sgd = table["sgd_sphere_schedule"]
+    assert (sgd.method, sgd.batch, sgd.eps) == ("sgd", 5, 0.1)
+    assert table["gd_sphere_schedule"].lr_schedule(10_000) == 0.5
+
+
+def test_batched_run_equals_separate_pgd():
+    names = ["gd_manifold", "gd_sphere_large_lambda", "gd_sphere_schedule"]
+    out = run(names, repeats=3, steps_scale=0.01, records=40, seed=4)
+    for name in names:
+        e, tr = out[name].experiment, out[name].trajectory
+        ref = pgd(
+            e.params,
+            tr.overlaps[0],
+            e.alpha,
+            e.steps,
+            e.lr_schedule,
+            record_every=e.record_every(40),
+        )
+        np.testing.assert_array_equal(ref.step, tr.step)
+        np.testing.assert_allclose(tr.overlaps, ref.overlaps, atol=1e-14)
+        np.testing.assert_allclose(tr.risk, ref.risk, rtol=1e-14)
+        np.testing.assert_allclose(tr.lam, ref.lam, rtol=1e-15)
+    assert np.all(out["gd_manifold"].trajectory.overlaps[..., 2:] == 0)
+    # the same seed gives the same initialisations (alone, on-M runs use the 2-D kernel)
+    again = run("gd_manifold", repeats=3, steps_scale=0.01, records=40, seed=4)["gd_manifold"]
+    first = out["gd_manifold"].trajectory.overlaps
+    np.testing.assert_array_equal(again.trajectory.overlaps[0], first[0])
+    np.testing.assert_allclose(again.trajectory.overlaps, first, atol=1e-14)
+
+
+def test_write_csv_and_figure_and_refuse_overwrite(tmp_path):
+    res = run("sgd_sphere_schedule", repeats=2, steps_scale=0.001, records=10)[
+        "sgd_sphere_schedule"
+    ]
+    csv_path, png_path = write(res, tmp_path)
+    assert (csv_path, png_path) == output_paths("sgd_sphere_schedule", tmp_path)
+    with open(csv_path) as fh:
+        rows = list(csv.DictReader(fh))
+    tr = res.trajectory
+    assert len(rows) == tr.overlaps.shape[0] * 2
+    last = rows[-1]
+    assert int(last["step"]) == 200 and int(last["repeat"]) == 1
+    np.testing.assert_allclose(
+        [float(last[k]) for k in ("kappa", "nu", "theta", "eta", "rho")],
+        tr.overlaps[-1, 1],
+        rtol=1e-15,
+    )
+    assert float(last["risk_minus_eps2"]) == pytest.approx(tr.risk[-1, 1] - 0.01, rel=1e-12)
+    assert float(last["dist_to_M"]) == pytest.approx(
+        np.linalg.norm(tr.overlaps[-1, 1, 2:]), rel=1e-12
+    )
+    assert png_path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    before = csv_path.read_bytes()
+    with pytest.raises(FileExistsError, match="force"):
+        write(res, tmp_path)
+    assert csv_path.read_bytes() == before
+    write(res, tmp_path, force=True)
+
+
+def test_unknown_experiment():
+    with pytest.raises(ValueError, match="`name` must be 'all' or one of"):
+        run("gd_nowhere")
+
+
+def test_cli_reproduce(tmp_path, capsys):
+    args = [
+        "reproduce",
+        "gd_manifold",
+        "--out",
+        str(tmp_path),
+        "--repeats",
+        "2",
+        "--steps-scale",
+        "0.01",
+    ]
+    assert main(args) == 0
+    assert "gd_manifold: 2 repeats x 200 steps" in capsys.readouterr().out
+    assert (tmp_path / "gd_manifold.csv").exists() and (tmp_path / "gd_manifold.png").exists()
+    stamp = (tmp_path / "gd_manifold.csv").stat().st_mtime_ns
+    assert main(args) == 2  # refuses to overwrite, before computing
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "exists; pass --force" in err[0]
+    assert (tmp_path / "gd_manifold.csv").stat().st_mtime_ns == stamp
+    assert main([*args, "--force"]) == 0
+
+
+@pytest.mark.parametrize(
+    ("argv", "match"),
+    [
+        (["reproduce", "nope", "--out", "x"], "must be 'all' or one of"),
+        (["reproduce", "all"], "--out"),
+        (["reproduce", "all", "--out", "x", "--steps-scale", "0"], "in (0, 1]"),
+        (["reproduce", "all", "--out", "x", "--repeats", "-3"], "positive integer"),
+    ],
+)
+def test_cli_reproduce_usage_errors(argv, match, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and match in err[0]
