@@ -38,15 +38,32 @@ gradient's scale (``tests/test_kernel.py``).
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import erf, erfc, owens_t, roots_legendre
+from scipy.special import erf, erfc, gammaln, owens_t
 
 from . import gaussian as g_
 from .params import Params
 
 _K2 = 2.0 / np.sqrt(np.pi)
-_GL_X, _GL_W = roots_legendre(12)
-_GL_X = 0.5 * (_GL_X + 1.0)  # nodes on [0, 1]
-_GL_W = 0.5 * _K2 * _GL_W
+_NSER = 18  # terms of the series of zeta in x^2 (5 ulp where zeta < 1/2, i.e. x^2 < 0.56)
+
+
+def _zeta_series(r: np.ndarray) -> np.ndarray:
+    """Coefficients ``c_K``, ``K = 1.._NSER``: ``zeta = zeta(0, g) + sum_K c_K x^(2K)``.
+
+    From ``zeta - zeta(0, g) = 2 int_0^|x| erf(w / sqrt r) erf'(w) dw`` with both
+    factors expanded: ``c_K = (4/pi) (-1)^(K-1) / K
+    sum_{n<K} r^(-n-1/2) / (n! (2n+1) (K-1-n)!)`` (all inner terms positive).
+    """
+    r = np.asarray(r, dtype=np.float64)[..., None, None]
+    K = np.arange(1, _NSER + 1)[:, None]
+    n = np.arange(_NSER)[None, :]
+    ok = n < K
+    m = np.where(ok, K - 1 - n, 0)
+    logt = -(n + 0.5) * np.log(r) - gammaln(n + 1) - np.log(2 * n + 1) - gammaln(m + 1)
+    inner = np.sum(np.where(ok, np.exp(logt), 0.0), axis=-1)
+    return (4.0 / np.pi) * (-1.0) ** (K[:, 0] - 1) / K[:, 0] * inner
+
+
 _BASES = ("erf", "ex", "exey", "exu", "exD", "Z0")
 
 
@@ -70,6 +87,7 @@ def _scalars(params: Params, lam) -> dict[str, np.ndarray]:
         "cx": a * isq,
         "ir": 1.0 / np.sqrt(r),  # y = x / sqrt(r)
         "z0": (2.0 / np.pi) * np.arctan2(2.0 * g * g, np.sqrt(r)),  # zeta(0, g)
+        "zser": _zeta_series(r),  # (..., _NSER)
         "isq": isq,
         "iq": isq * isq,
         "isqr": isq / np.sqrt(r),
@@ -170,32 +188,50 @@ _IB = np.array([_BASIS_INDEX[b] for (_m, _p, b) in _COLS])
 
 
 def coefficient_table(params: Params, lam) -> tuple[np.ndarray, np.ndarray]:
-    """``C`` of shape ``(..., 5, K)`` and the scalars ``(..., 3)`` = ``(cx, ir, zeta(0, g))``."""
+    """``C`` of shape ``(..., 5, K)`` and the scalars ``(..., 3 + _NSER)``.
+
+    The scalars are ``cx``, ``ir``, ``zeta(0, g)`` and the series coefficients of
+    :func:`_zeta_series`; :func:`features` takes them unpacked (``*sc``).
+    """
     s = _scalars(params, lam)
     shape = np.shape(s["a"])
     C = np.zeros((*shape, 5, _K))
     for row, key, c in _gradient_entries(s):
         C[..., row, _COLS[key]] += c
-    sc = np.stack([s["cx"], s["ir"], s["z0"]], axis=-1)
+    sc = np.concatenate([np.stack([s["cx"], s["ir"], s["z0"]], axis=-1), s["zser"]], axis=-1)
     return C, sc
 
 
-def _zeta(x: np.ndarray, ir, z0) -> np.ndarray:
+def _zeta(x: np.ndarray, sc: np.ndarray) -> np.ndarray:
     """``zeta(a kappa, g)`` from ``x = a kappa / sqrt(q)``, to full relative precision.
 
-    ``1 - 8 T(sqrt2 x, 1/sqrt r)`` where it is >= 1/2; below, ``zeta(0, g)`` plus
-    ``2 int_0^|x| erf(w / sqrt r) erf'(w) dw`` (12-node Gauss-Legendre; there
-    ``|x| < 0.74``, see :func:`slr_theory.gaussian.zeta`).
+    ``1 - 8 T(sqrt2 x, 1/sqrt r)`` (Owen's T) where that is >= 1/2; below, where
+    it would lose relative precision, the series ``zeta(0, g) + sum_K c_K x^(2K)``
+    of :func:`_zeta_series` (there ``x^2 < 0.56``, by Jensen's inequality
+    ``zeta >= erf(x)^2``). ``sc`` is the scalar table of :func:`coefficient_table`,
+    shape ``(3 + _NSER,)`` or one column per entry of ``x``.
     """
-    big = 1.0 - 8.0 * owens_t(np.sqrt(2.0) * x, ir)
-    ax = np.abs(x)
-    w = ax[..., None] * _GL_X
-    head = z0 + 2.0 * ax * ((erf(w * np.asarray(ir)[..., None]) * np.exp(-(w * w))) @ _GL_W)
-    return np.where(big >= 0.5, big, head)
+    ir, z0, c = sc[1], sc[2], sc[3:]
+    out = 1.0 - 8.0 * owens_t(np.sqrt(2.0) * x, ir)
+    x2 = x * x
+    powers = np.empty((_NSER, *x2.shape))  # x^2, x^4, ..., x^(2 _NSER) by doubling blocks
+    powers[0] = x2
+    done = 1
+    while done < _NSER:
+        step = min(done, _NSER - done)
+        powers[done : done + step] = powers[:step] * powers[done - 1]
+        done += step
+    head = z0 + (c @ powers if c.ndim == 1 else (c * powers).sum(axis=0))
+    return np.where(out >= 0.5, out, head)
 
 
-def features(ov5: np.ndarray, cx, ir, z0) -> np.ndarray:
-    """``Phi`` of shape ``(K, n)`` at overlaps ``ov5`` ``(5, n)``; scalars per column or shared."""
+def features(ov5: np.ndarray, sc: np.ndarray) -> np.ndarray:
+    """``Phi`` of shape ``(K, n)`` at overlaps ``ov5`` ``(5, n)``.
+
+    ``sc`` is a row of the scalar table of :func:`coefficient_table` (shared by
+    all columns) or that table transposed, one column per trajectory.
+    """
+    cx, ir = sc[0], sc[1]
     k, n = ov5[0], ov5[1]
     x = cx * k
     y = ir * x
@@ -211,7 +247,7 @@ def features(ov5: np.ndarray, cx, ir, z0) -> np.ndarray:
     basis[3] = ex * np.exp(-(y * y))
     basis[4] = ex * (s - s * ecy)
     basis[5] = ex * (sn - s * ecy)
-    basis[6] = _zeta(x, ir, z0)
+    basis[6] = _zeta(x, sc)
     ext = np.empty((6, nb))
     ext[0] = 1.0
     ext[1:] = ov5
@@ -224,7 +260,7 @@ def features(ov5: np.ndarray, cx, ir, z0) -> np.ndarray:
 
 def grad(ov5: np.ndarray, C: np.ndarray, sc: np.ndarray) -> np.ndarray:
     """Partials ``(5, n)`` of the risk at overlaps ``ov5`` ``(5, n)`` for one temperature."""
-    return C @ features(ov5, *sc)
+    return C @ features(ov5, sc)
 
 
 def pgd_step(ov5: np.ndarray, G: np.ndarray, alpha) -> np.ndarray:
@@ -254,6 +290,55 @@ def pgd_step(ov5: np.ndarray, G: np.ndarray, alpha) -> np.ndarray:
         - alpha * (ca * (X + rr) + cb * (Y + rr))
         + al2 * (rk * rt + re * rn + rr * (A + Bv - r * rr))
     ) * (ik * iv)
+    return out
+
+
+def to_vectors(ov5: np.ndarray) -> np.ndarray:
+    """Coordinates ``(8, n)`` of ``k`` (rows 0-3) and ``v`` (rows 4-7) realising overlaps ``(5, n)``.
+
+    In the orthonormal basis ``(k*, v*, e3, e4)`` of ``span{k*, v*, k, v}``:
+    ``k = (kappa, eta, k3, 0)``, ``v = (theta, nu, v3, v4)`` (a Cholesky factor of
+    the Gram matrix; ``v3 = 0`` when ``k`` lies in ``span{k*, v*}``).
+    """
+    k, n, t, e, r = ov5
+    k3 = np.sqrt(np.maximum(1.0 - k * k - e * e, 0.0))
+    v3 = np.where(k3 > 0, (r - k * t - e * n) / np.where(k3 > 0, k3, 1.0), 0.0)
+    v4 = np.sqrt(np.maximum(1.0 - t * t - n * n - v3 * v3, 0.0))
+    zero = np.zeros_like(k)
+    return np.stack([k, e, k3, zero, t, n, v3, v4])
+
+
+def to_overlaps(kv: np.ndarray) -> np.ndarray:
+    """The overlaps ``(5, n)`` of coordinates ``kv`` ``(8, n)`` (see :func:`to_vectors`)."""
+    out = np.empty((5, kv.shape[1]))
+    out[:4] = kv[_OV_ROWS]
+    out[4] = (kv[:4] * kv[4:]).sum(axis=0)
+    return out
+
+
+_OV_ROWS = np.array([0, 5, 4, 1])  # kappa = k.k*, nu = v.v*, theta = v.k*, eta = k.v*
+
+
+def vector_step(kv: np.ndarray, gr: np.ndarray, alpha) -> np.ndarray:
+    """One PGD step on the coordinates ``(8, n)``, given the overlap partials ``(5, n)``.
+
+    The iterates never leave ``span{k0, v0, k*, v*}``, so PGD in ``R^d`` is exactly
+    this step in ``R^4``; it agrees with :func:`pgd_step` to rounding and costs
+    fewer array operations.
+    """
+    k, v = kv[:4], kv[4:]
+    rk, rn, rt, re, rr = gr
+    gk = rr * v
+    gk[0] += rk
+    gk[1] += re
+    gv = rr * k
+    gv[0] += rt
+    gv[1] += rn
+    nk = k - alpha * (gk - (gk * k).sum(axis=0) * k)
+    nv = v - alpha * (gv - (gv * v).sum(axis=0) * v)
+    out = np.empty_like(kv)
+    out[:4] = nk / np.sqrt((nk * nk).sum(axis=0))
+    out[4:] = nv / np.sqrt((nv * nv).sum(axis=0))
     return out
 
 

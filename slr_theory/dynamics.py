@@ -157,13 +157,14 @@ def _run(ov5: np.ndarray, groups: list[_Group], steps: int, record_every: int, p
         if single
         else np.concatenate([np.full(grp.cols.stop - grp.cols.start, grp.alpha) for grp in groups])
     )
-    sc_cols = np.empty((3, n))  # (cx, ir, zeta(0, g)) per column for mixed batches
+    sc_cols = np.empty((3 + _kernel._NSER, n))  # the kernel's scalars per column (mixed batches)
     tables = [None] * len(groups)
     for i, grp in enumerate(groups):
         if grp.lam is None:
             tables[i] = _kernel.coefficient_table(grp.params, grp.params.lam)
             sc_cols[:, grp.cols] = tables[i][1][:, None]
-    state = ov5[:2].copy() if on_m else ov5.copy()
+    # on M: (kappa, nu); otherwise the coordinates of k and v in R^4 (_kernel.to_vectors)
+    state = ov5[:2].copy() if on_m else _kernel.to_vectors(ov5)
     for start in range(0, steps, _CHUNK):
         stop = min(start + _CHUNK, steps)
         chunk = [
@@ -183,22 +184,24 @@ def _run(ov5: np.ndarray, groups: list[_Group], steps: int, record_every: int, p
                     )
                     state = _kernel.manifold_step(state, gr, alpha)
                 else:
-                    state = _kernel.pgd_step(state, C @ _kernel.features(state, *sc), alpha)
+                    ov = _kernel.to_overlaps(state)
+                    state = _kernel.vector_step(state, C @ _kernel.features(ov, sc), alpha)
             else:
                 for i, grp in enumerate(groups):
                     if chunk[i] is not None:
                         sc_cols[:, grp.cols] = chunk[i][1][t - start][:, None]
-                phi = _kernel.features(state, *sc_cols)
+                ov = _kernel.to_overlaps(state)
+                phi = _kernel.features(ov, sc_cols)
                 gr = np.empty((5, n))
                 for i, grp in enumerate(groups):
                     C = tables[i][0] if chunk[i] is None else chunk[i][0][t - start]
                     gr[:, grp.cols] = C @ phi[:, grp.cols]
-                state = _kernel.pgd_step(state, gr, alpha)
+                state = _kernel.vector_step(state, gr, alpha)
             if t + 1 == rec[nxt]:
                 if on_m:
                     out[nxt, :2], out[nxt, 2:] = state, 0.0
                 else:
-                    out[nxt] = state
+                    out[nxt] = _kernel.to_overlaps(state)
                 nxt += 1
         if progress is not None:
             progress(stop - start)

@@ -402,7 +402,7 @@ def _field_partials(o: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 def _grad(params: Params, table, o: np.ndarray) -> np.ndarray:
     C, sc = table
-    return (C @ _kernel.features(o.reshape(5, 1), *sc))[:, 0]
+    return (C @ _kernel.features(o.reshape(5, 1), sc))[:, 0]
 
 
 def overlap_field(params: Params, overlaps: ArrayLike) -> np.ndarray:
@@ -424,7 +424,7 @@ def overlap_field(params: Params, overlaps: ArrayLike) -> np.ndarray:
     check_overlaps(*np.moveaxis(ov, -1, 0), d=params.d)
     flat = ov.reshape(-1, 5).T
     C, sc = _kernel.coefficient_table(params, params.lam)
-    g = C @ _kernel.features(flat, *sc)
+    g = C @ _kernel.features(flat, sc)
     return _field_from_grad(flat, g).T.reshape(ov.shape)
 
 

@@ -30,7 +30,7 @@ def test_kernel_gradient_matches_risk_grad(lam, gamma, d, L, seed):
     p = Params(d=d, L=L, lam=lam, gamma=gamma)
     ov = _random_overlaps(np.random.default_rng(seed), 16)
     C, sc = _kernel.coefficient_table(p, lam)
-    got = (C @ _kernel.features(ov.T.copy(), *sc)).T
+    got = (C @ _kernel.features(ov.T.copy(), sc)).T
     ref = risk_grad(p, *ov.T)
     # each partial to a few ulp of the size of the terms that make it up
     scale = np.abs(ref).max(axis=0) + np.sqrt(d) * (1 + lam) * gamma**2 * 1e-3
@@ -45,7 +45,7 @@ def test_stable_kappa_partial_at_the_optimum(lam):
     n = np.array([1.0, 1 - 1e-12, 0.999999, -1 + 1e-9])
     ov = np.stack([k, n, 0 * k, 0 * k, 0 * k])
     C, sc = _kernel.coefficient_table(p, lam)
-    got = (C @ _kernel.features(ov, *sc))[:2]
+    got = (C @ _kernel.features(ov, sc))[:2]
     ref = manifold_risk_grad(p, k, n).T  # erf(a kappa / s) - nu, evaluated independently
     np.testing.assert_allclose(got[1], ref[1], rtol=1e-14)
     # reference: the analytic bracket with erfc, evaluated in mpmath
@@ -77,7 +77,7 @@ def test_manifold_kernel_matches_the_general_kernel(lam):
     C, sc = _kernel.coefficient_table(p, lam)
     full = np.zeros((5, 50))
     full[:2] = kn
-    g_full = C @ _kernel.features(full, *sc)
+    g_full = C @ _kernel.features(full, sc)
     g_m = _kernel.manifold_grad(kn, sc[0], sc[1], C[0, _kernel.STABLE_COL], C[1, _kernel.NU_COL])
     np.testing.assert_allclose(g_m, g_full[:2], rtol=1e-14, atol=1e-300)
     assert np.all(g_full[2:] == 0)  # M is invariant, exactly
@@ -115,9 +115,12 @@ def test_kernel_zeta_keeps_relative_precision(lam):
     from slr_theory.gaussian import zeta
 
     p = Params.paper(lam=lam)
-    _, (cx, ir, z0) = _kernel.coefficient_table(p, lam)
+    _, sc = _kernel.coefficient_table(p, lam)
     x = np.linspace(-3, 3, 3001)
     q = 1 + 2 * (lam * p.gamma) ** 2
     ref = zeta(x * np.sqrt(q), lam * p.gamma)
-    got = _kernel._zeta(x, ir, z0)
+    got = _kernel._zeta(x, sc)
+    # per-column scalars (mixed batches) give the same values
+    per_column = _kernel._zeta(x, np.repeat(sc[:, None], x.size, axis=1))
+    np.testing.assert_allclose(per_column, got, rtol=4 * np.finfo(float).eps)
     assert np.max(np.abs(got - ref) / ref) < 8 * np.finfo(float).eps
