@@ -18,7 +18,14 @@ eta R_eta + rho R_rho``, ``B = theta R_theta + nu R_nu + rho R_rho`` and
     \|\tilde v\|^2 &= 1 + \alpha^2(\|\nabla_v R\|^2 - B^2),
 
 with ``||grad_k R||^2 = R_kappa^2 + R_eta^2 + R_rho^2 + 2 R_kappa R_rho theta + 2 R_eta R_rho nu``
-(and symmetrically for ``v``), and ``k~ . v~`` expanded in the Gram entries.
+(and symmetrically for ``v``), and ``k~ . v~`` expanded in the Gram entries
+(:func:`pgd_step`).
+
+Equivalently, and this is how :func:`pgd` runs: the iterates never leave the
+four-dimensional ``span{k0, v0, k*, v*}``, so PGD in ``R^d`` *is* PGD in ``R^4``
+with ``k* = e1``, ``v* = e2`` and the coordinates of a Cholesky factor of the
+initial Gram matrix, ``d`` entering only through the risk. Both forms are
+tested against PGD on explicit vectors in ``R^d``.
 """
 
 from __future__ import annotations
