@@ -145,9 +145,9 @@ def manifold_field(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarra
 def manifold_jacobian(params: Params, kappa: float, nu: float) -> np.ndarray:
     """Jacobian ``d(kappa', nu')/d(kappa, nu)`` of :func:`manifold_field`, shape ``(2, 2)``.
 
-    Its eigenvalues classify the critical points of the flow on M (the origin
-    is a saddle; at a corner the Jacobian is diagonal, with entries
-    ``2 kappa dR_M/dkappa``-type terms that vanish and the curvature terms).
+    Its eigenvalues classify the critical points of the flow on M: the origin is
+    a saddle; at a corner ``(s1, s2)`` the factors ``1 - kappa^2``, ``1 - nu^2`` vanish
+    and the Jacobian is ``diag(2 s1 dR_M/dkappa, 2 s2 dR_M/dnu)``.
 
     Examples
     --------

@@ -269,7 +269,36 @@ def _risk_grad(params: Params, ov) -> np.ndarray:
         + 2 * (L - 1) * (L - 2) * m0 * d("m0", i)
         for i in range(len(OVERLAP_NAMES))
     ]
+    # dR/dkappa contains a gamma^2 (Z_1 - 2 nu E_1), a difference of two exponentially
+    # small numbers at the optimum: take it out of the term table and add it stably.
+    parts[0] = (
+        -2 * d("c1", 0, skip=_STABLE_C1)
+        + d("s1", 0, skip=_STABLE_S1)
+        + 2 * (L - 1) * (d("m1", 0) * m0)
+        + _stable_kappa_term(params, ov)
+    )
     return np.stack(np.broadcast_arrays(*parts), axis=-1)
+
+
+_STABLE_C1 = ((0, 1, 0, 0, 0), "E", 0)  # gamma^2 nu E_0 in c1
+_STABLE_S1 = ((0, 0, 0, 0, 0), "Z", 0)  # gamma^2 Z_0 in s1
+
+
+def _stable_kappa_term(params: Params, ov) -> np.ndarray:
+    """``a gamma^2 (Z_1 - 2 nu E_1) = 2 a gamma^2 E_1 [(s - nu) - s erfc(|a kappa / r|)]``.
+
+    ``Z_1 = (2 / sqrt q) erf(a kappa / r) erf'(a kappa / sqrt q)`` and
+    ``E_1 = erf'(a kappa / sqrt q) / sqrt q`` share a factor; ``r = sqrt(q (1 + 4 g^2))``.
+    """
+    from scipy.special import erfc
+
+    k, n = np.asarray(ov[0], float), np.asarray(ov[1], float)
+    a = params.lam * np.sqrt(params.d / 2.0)
+    gg = params.lam * params.gamma
+    r = np.sqrt((1 + 2 * gg * gg) * (1 + 4 * gg * gg))
+    sgn = np.where(k < 0, -1.0, 1.0)
+    bracket = (sgn - n) - sgn * erfc(np.abs(a * k / r))
+    return 2 * a * params.gamma**2 * g_.mean_erf_prime(a * k, gg) * bracket
 
 
 def manifold_risk(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarray:
@@ -313,17 +342,15 @@ def manifold_risk_grad(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.nd
     c = a / np.sqrt(q)
     s = np.sqrt(q * (1 + 4 * gg * gg))
     G = params.gamma**2
-    from scipy.special import erf
+    from scipy.special import erf, erfc
 
+    # erf(a kappa / s) - nu near the optimum is a difference of numbers near 1:
+    # (sgn - nu) - sgn erfc(|a kappa / s|) keeps its relative precision
+    sgn = np.where(np.asarray(k) < 0, -1.0, 1.0)
+    bracket = (sgn - n) - sgn * erfc(np.abs(a * k / s))
     dk = (
-        4
-        * G
-        * c
-        / np.sqrt(np.pi)
-        * g_.mean_erf_prime(c * k, 0.0)
-        * (np.sqrt(np.pi) / 2)
-        * (erf(a * k / s) - n)
-    )
+        2 * G * c * g_.mean_erf_prime(c * k, 0.0) * bracket
+    )  # 4 c/sqrt(pi) e^{-c^2 k^2} = 2 c E erf'
     dn = -2 * G * erf(c * k)
     return np.stack(np.broadcast_arrays(dk, dn), axis=-1)
 
@@ -459,8 +486,11 @@ def _derivative_evaluator(params: Params, ov, order: int):
     }
     terms = _terms(mo)
 
-    def d(name, *idx):
-        return _partial(terms[name], idx, ov, F, mo.a)
+    def d(name, *idx, skip=None):
+        ts = (
+            terms[name] if skip is None else [t for t in terms[name] if (t[1], t[2], t[3]) != skip]
+        )
+        return _partial(ts, idx, ov, F, mo.a)
 
     return d, (d("m1"), d("m0"))
 

@@ -222,3 +222,17 @@ def test_overlap_flow_bad_input():
         overlap_flow(Params.paper(), [0.1, 0.1], 1.0)
     with pytest.raises(ValueError, match="infeasible"):
         overlap_flow(Params.paper(), [0.9, 0.9, 0, 0, -0.9], 1.0)
+
+
+@pytest.mark.parametrize("p", PARAMS[:3])
+def test_critical_points_on_m_are_classified(p):
+    """MATH.md section 8: the origin is a saddle, (1, 1) and (-1, -1) attract,
+    (1, -1) and (-1, 1) repel; at a corner J = diag(2 s1 dR/dkappa, 2 s2 dR/dnu)."""
+    ev0 = np.linalg.eigvals(manifold_jacobian(p, 0.0, 0.0)).real
+    assert ev0.min() < 0 < ev0.max()
+    for s1, s2 in [(1, 1), (-1, -1), (1, -1), (-1, 1)]:
+        J = manifold_jacobian(p, float(s1), float(s2))
+        g = manifold_risk_grad(p, float(s1), float(s2))
+        np.testing.assert_allclose(J, np.diag([2 * s1 * g[0], 2 * s2 * g[1]]), rtol=1e-13, atol=0)
+        assert np.all(np.diag(J) < 0) if s1 == s2 else np.all(np.diag(J) > 0)
+        np.testing.assert_array_equal(manifold_field(p, float(s1), float(s2)), 0.0)

@@ -106,6 +106,33 @@ def test_manifold_gradient_and_invariance(kappa, nu, lam):
     assert np.all(full[2:] == 0.0)
 
 
+@pytest.mark.parametrize("lam", [0.1, 0.9, 2.0])
+@pytest.mark.parametrize("kn", [(1.0, 1.0), (0.999, 1 - 1e-12), (-1.0, -0.999999), (0.95, 0.9)])
+def test_manifold_gradient_keeps_relative_precision_near_the_optimum(lam, kn):
+    """d R_M / d kappa ~ e^{-c^2} (erf(a/s) - nu): both factors tiny at (1, 1).
+
+    Against 50-digit mpmath (found by the flows' corner test: erf(y) - 1 had lost 25%)."""
+    import mpmath as mp
+
+    p = Params.paper(lam=lam)
+    got = manifold_risk_grad(p, *kn)
+    with mp.workdps(50):
+        k, n = (mp.mpf(x) for x in kn)
+        a = mp.mpf(lam) * mp.sqrt(mp.mpf(p.d) / 2)
+        g = mp.mpf(lam) * mp.sqrt(mp.mpf("0.5"))
+        q = 1 + 2 * g**2
+        c, s = a / mp.sqrt(q), mp.sqrt(q * (1 + 4 * g**2))
+        G = mp.mpf("0.5")
+        dk = 4 * G * c / mp.sqrt(mp.pi) * mp.exp(-((c * k) ** 2)) * (mp.erf(a * k / s) - n)
+        dn = -2 * G * mp.erf(c * k)
+    # a few ulp times the condition number 2 c^2 kappa^2 of exp(-c^2 kappa^2) (a, c are rounded)
+    eps = np.finfo(float).eps
+    assert abs(got[0] - float(dk)) <= (8 + 2 * float(c * k) ** 2) * eps * abs(float(dk))
+    full = risk_grad(p, *kn)[0]  # the general gradient takes the same stable route
+    assert abs(full - float(dk)) <= (8 + 2 * float(c * k) ** 2) * eps * abs(float(dk))
+    assert abs(got[1] - float(dn)) <= 4 * eps * abs(float(dn))
+
+
 def test_broadcasting_shapes():
     p = Params.paper()
     k = np.linspace(-1, 1, 5)[:, None]
