@@ -134,6 +134,29 @@ class PGDResult:
     lam: np.ndarray
 
 
+class _progress:
+    """Context manager giving an ``update(n)`` callable (a tqdm bar if ``progress is True``)."""
+
+    def __init__(self, progress, total: int, desc: str):
+        self.bar = None
+        self.update = progress if callable(progress) else None
+        if progress is True:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, unit="step", desc=desc)
+            self.update = self.bar.update
+        elif not (progress is False or progress is None or callable(progress)):
+            raise ValueError(f"`progress` must be a bool or a callable, got {progress!r}.")
+
+    def __enter__(self):
+        return self.update
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
+        return False
+
+
 @dataclass
 class _Group:
     """Columns of a batch that share parameters, a step size and a temperature law."""
@@ -236,6 +259,7 @@ def pgd(
     steps: int,
     schedule: Callable[[int], float] | None = None,
     record_every: int = 1,
+    progress: bool | Callable[[int], object] = False,
 ) -> PGDResult:
     """The paper's projected gradient descent, computed exactly on the overlaps.
 
@@ -254,6 +278,9 @@ def pgd(
         ``None`` keeps ``params.lam``.
     record_every : int
         Record every this many steps (and the last step).
+    progress : bool or callable
+        ``True`` shows a tqdm bar; a callable is called with the number of steps
+        done after each chunk of 4096 steps.
 
     Returns
     -------
@@ -284,7 +311,8 @@ def pgd(
     shape = ov.shape[:-1]
     ov5 = ov.reshape(-1, 5).T.copy()
     group = _Group(slice(0, ov5.shape[1]), params, float(alpha), lam)
-    rec, out = _run(ov5, [group], steps, int(record_every))
+    with _progress(progress, steps, "pgd") as update:
+        rec, out = _run(ov5, [group], steps, int(record_every), progress=update)
     lam_rec = np.full(rec.shape, params.lam) if lam is None else lam[rec]
     return _result(params, rec, out, lam_rec, shape)
 

@@ -39,7 +39,7 @@ from numpy.typing import ArrayLike
 from scipy.special import erf
 
 from ._validate import positive_int, positive_real, unit_vectors
-from .dynamics import PGDResult, _lam_table, _result, _validate_run
+from .dynamics import PGDResult, _lam_table, _progress, _result, _validate_run
 from .model import overlaps_of, sample
 from .params import Params
 
@@ -226,7 +226,7 @@ def sgd(
     rng: np.random.Generator,
     schedule: Callable[[int], float] | None = None,
     record_every: int = 1,
-    progress: Callable[[int], object] | None = None,
+    progress: bool | Callable[[int], object] = False,
 ) -> PGDResult:
     """Online projected SGD on the overlaps, exactly in law (module docstring); cost independent of ``d``.
 
@@ -241,8 +241,9 @@ def sgd(
     batch : int
         Mini-batch size.
     rng : numpy.random.Generator
-    progress : callable, optional
-        Called with the number of steps done after each chunk (e.g. ``tqdm.update``).
+    progress : bool or callable
+        ``True`` shows a tqdm bar; a callable is called with the number of steps
+        done after each chunk (e.g. ``tqdm.update``).
 
     Returns
     -------
@@ -274,20 +275,21 @@ def sgd(
     out[0] = state.T
     nxt = 1
     chunk = max(1, _CHUNK_FLOATS // (R * batch * L * 4))
-    for start in range(0, steps, chunk):
-        stop = min(start + chunk, steps)
-        n = stop - start
-        P = rng.standard_normal((n, R, batch, L, 4))
-        noise = rng.standard_normal((n, R, batch))
-        wish = _wishart_factor(rng, params.d - 4, (n, R))
-        for i, t in enumerate(range(start, stop)):
-            lt = params.lam if lam is None else float(lam[t])
-            w = (wish[0][i], wish[1][i], wish[2][i])
-            state = _sgd_step(state, P[i], noise[i], w, lt, alpha, params, batch)
-            if t + 1 == rec[nxt]:
-                out[nxt] = state.T
-                nxt += 1
-        if progress is not None:
-            progress(n)
+    with _progress(progress, steps, "sgd") as update:
+        for start in range(0, steps, chunk):
+            stop = min(start + chunk, steps)
+            n = stop - start
+            P = rng.standard_normal((n, R, batch, L, 4))
+            noise = rng.standard_normal((n, R, batch))
+            wish = _wishart_factor(rng, params.d - 4, (n, R))
+            for i, t in enumerate(range(start, stop)):
+                lt = params.lam if lam is None else float(lam[t])
+                w = (wish[0][i], wish[1][i], wish[2][i])
+                state = _sgd_step(state, P[i], noise[i], w, lt, alpha, params, batch)
+                if t + 1 == rec[nxt]:
+                    out[nxt] = state.T
+                    nxt += 1
+            if update is not None:
+                update(n)
     lam_rec = np.full(len(rec), params.lam) if lam is None else lam[rec]
     return _result(params, np.array(rec), out, lam_rec, shape)

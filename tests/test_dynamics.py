@@ -92,3 +92,12 @@ def test_overlap_pgd_matches_rd_pgd_over_20000_steps_at_d400(on_manifold):
     kf, vf = pgd_vectors(p, k, v, ks, vs, 4e-3, 20_000)
     res = pgd(p, overlaps_of(k, v, ks, vs), 4e-3, 20_000, record_every=20_000)
     np.testing.assert_allclose(res.overlaps[-1], overlaps_of(kf, vf, ks, vs), atol=1e-8)
+
+
+def test_progress_reports_every_step():
+    p = Params.paper(lam=0.1)
+    seen = []
+    pgd(p, [0.1, 0.2, 0.01, 0.0, 0.0], 4e-3, 5000, record_every=5000, progress=seen.append)
+    assert sum(seen) == 5000 and len(seen) == 2  # chunks of 4096 steps
+    with pytest.raises(ValueError, match="`progress` must be a bool or a callable"):
+        pgd(p, [0.1, 0.2, 0, 0, 0], 4e-3, 10, progress="yes")
