@@ -258,11 +258,6 @@ def features(ov5: np.ndarray, sc: np.ndarray) -> np.ndarray:
     return ext[_I1] * ext[_I2] * xp[_IP] * basis[_IB]
 
 
-def grad(ov5: np.ndarray, C: np.ndarray, sc: np.ndarray) -> np.ndarray:
-    """Partials ``(5, n)`` of the risk at overlaps ``ov5`` ``(5, n)`` for one temperature."""
-    return C @ features(ov5, sc)
-
-
 def pgd_step(ov5: np.ndarray, G: np.ndarray, alpha) -> np.ndarray:
     """One exact PGD step on overlaps ``(5, n)`` given the partials ``(5, n)``.
 

@@ -190,6 +190,33 @@ def _manifold_jac_kn(consts, k: float, n: float) -> np.ndarray:
     )
 
 
+def _solve(fun, jac, y0, t_max, method, rtol, atol, event, t_eval, dense_output):
+    """``solve_ivp`` from 0 to `t_max`; `event` (if any) is terminal on a downward crossing.
+
+    The analytic Jacobian goes to the methods that use one.
+    """
+    events = None
+    if event is not None:
+        event.terminal = True
+        event.direction = -1
+        events = [event]
+    meth = _method(method)
+    kw = {"jac": jac} if meth in ("Radau", "BDF", "LSODA") else {}
+    sol = solve_ivp(
+        fun,
+        (0.0, t_max),
+        y0,
+        method=meth,
+        rtol=rtol,
+        atol=atol,
+        events=events,
+        t_eval=t_eval,
+        dense_output=dense_output,
+        **kw,
+    )
+    return meth, sol
+
+
 def _method(method: str) -> str:
     if not isinstance(method, str):
         raise ValueError(f"`method` must be a solve_ivp method name, got {method!r}.")
@@ -287,31 +314,14 @@ def manifold_flow(
         J[:, frozen] = 0.0
         return J
 
-    events = None
+    event = None
     if stop_radius is not None:
 
-        def near_critical(_t, z):
+        def event(_t, z):  # entering the disc around the origin or a corner
             kn = kn_of(z)
             return float(np.min(np.hypot(*(kn[:, None] - _ON_M_CRITICAL.T)))) - stop_radius
 
-        near_critical.terminal = True
-        near_critical.direction = -1
-        events = [near_critical]
-
-    meth = _method(method)
-    kw = {"jac": jac} if meth in ("Radau", "BDF", "LSODA") else {}
-    sol = solve_ivp(
-        fun,
-        (0.0, t_max),
-        z0,
-        method=meth,
-        rtol=rtol,
-        atol=atol,
-        events=events,
-        t_eval=t_eval,
-        dense_output=dense_output,
-        **kw,
-    )
+    meth, sol = _solve(fun, jac, z0, t_max, method, rtol, atol, event, t_eval, dense_output)
     kn = kn_of(sol.y)
     overlaps = np.zeros((sol.t.size, 5))
     overlaps[:, :2] = kn.T
@@ -505,30 +515,13 @@ def overlap_flow(
     def jac(_t, o):
         return _jac(params, table, o)
 
-    events = None
+    event = None
     if stop_radius is not None:
 
-        def slow(_t, o):
+        def event(_t, o):  # the speed, |grad| in the Riemannian metric, drops below the radius
             return float(np.linalg.norm(fun(_t, o))) - stop_radius
 
-        slow.terminal = True
-        slow.direction = -1
-        events = [slow]
-
-    meth = _method(method)
-    kw = {"jac": jac} if meth in ("Radau", "BDF", "LSODA") else {}
-    sol = solve_ivp(
-        fun,
-        (0.0, t_max),
-        o0,
-        method=meth,
-        rtol=rtol,
-        atol=atol,
-        events=events,
-        t_eval=t_eval,
-        dense_output=dense_output,
-        **kw,
-    )
+    meth, sol = _solve(fun, jac, o0, t_max, method, rtol, atol, event, t_eval, dense_output)
     dense = None
     if dense_output and sol.sol is not None:
 

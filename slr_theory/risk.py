@@ -259,7 +259,7 @@ def risk_grad(
 
 def _risk_grad(params: Params, ov) -> np.ndarray:
     """:func:`risk_grad` on already validated overlaps (for inner loops such as PGD)."""
-    d, (m1, m0) = _derivative_evaluator(params, ov, order=1)
+    d, (m1, m0), F = _derivative_evaluator(params, ov, order=1)
     L = params.L
     parts = [
         -2 * d("c1", i)
@@ -275,7 +275,7 @@ def _risk_grad(params: Params, ov) -> np.ndarray:
         -2 * d("c1", 0, skip=_STABLE_C1)
         + d("s1", 0, skip=_STABLE_S1)
         + 2 * (L - 1) * (d("m1", 0) * m0)
-        + _stable_kappa_term(params, ov)
+        + _stable_kappa_term(params, ov, F["E"][1])
     )
     return np.stack(np.broadcast_arrays(*parts), axis=-1)
 
@@ -284,8 +284,10 @@ _STABLE_C1 = ((0, 1, 0, 0, 0), "E", 0)  # gamma^2 nu E_0 in c1
 _STABLE_S1 = ((0, 0, 0, 0, 0), "Z", 0)  # gamma^2 Z_0 in s1
 
 
-def _stable_kappa_term(params: Params, ov) -> np.ndarray:
+def _stable_kappa_term(params: Params, ov, E1=None) -> np.ndarray:
     """``a gamma^2 (Z_1 - 2 nu E_1) = 2 a gamma^2 E_1 [(s - nu) - s erfc(|a kappa / r|)]``.
+
+    On M this is all of ``dR/dkappa``. ``E1 = E erf'(lambda U)`` if already computed.
 
     ``Z_1 = (2 / sqrt q) erf(a kappa / r) erf'(a kappa / sqrt q)`` and
     ``E_1 = erf'(a kappa / sqrt q) / sqrt q`` share a factor; ``r = sqrt(q (1 + 4 g^2))``.
@@ -298,7 +300,9 @@ def _stable_kappa_term(params: Params, ov) -> np.ndarray:
     r = np.sqrt((1 + 2 * gg * gg) * (1 + 4 * gg * gg))
     sgn = np.where(k < 0, -1.0, 1.0)
     bracket = (sgn - n) - sgn * erfc(np.abs(a * k / r))
-    return 2 * a * params.gamma**2 * g_.mean_erf_prime(a * k, gg) * bracket
+    if E1 is None:
+        E1 = g_.mean_erf_prime(a * k, gg)
+    return 2 * a * params.gamma**2 * E1 * bracket
 
 
 def manifold_risk(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarray:
@@ -336,22 +340,11 @@ def manifold_risk_grad(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.nd
     0.0
     """
     k, n, *_ = _overlaps(params, kappa, nu, 0.0, 0.0, 0.0)
-    a = params.lam * np.sqrt(params.d / 2.0)
-    gg = params.lam * params.gamma
-    q = 1 + 2 * gg * gg
-    c = a / np.sqrt(q)
-    s = np.sqrt(q * (1 + 4 * gg * gg))
-    G = params.gamma**2
-    from scipy.special import erf, erfc
+    from scipy.special import erf
 
-    # erf(a kappa / s) - nu near the optimum is a difference of numbers near 1:
-    # (sgn - nu) - sgn erfc(|a kappa / s|) keeps its relative precision
-    sgn = np.where(np.asarray(k) < 0, -1.0, 1.0)
-    bracket = (sgn - n) - sgn * erfc(np.abs(a * k / s))
-    dk = (
-        2 * G * c * g_.mean_erf_prime(c * k, 0.0) * bracket
-    )  # 4 c/sqrt(pi) e^{-c^2 k^2} = 2 c E erf'
-    dn = -2 * G * erf(c * k)
+    c = params.lam * np.sqrt(params.d / 2.0) / np.sqrt(1 + 2 * (params.lam * params.gamma) ** 2)
+    dk = _stable_kappa_term(params, (k, n))
+    dn = -2 * params.gamma**2 * erf(c * k)
     return np.stack(np.broadcast_arrays(dk, dn), axis=-1)
 
 
@@ -492,7 +485,7 @@ def _derivative_evaluator(params: Params, ov, order: int):
         )
         return _partial(ts, idx, ov, F, mo.a)
 
-    return d, (d("m1"), d("m0"))
+    return d, (d("m1"), d("m0")), F
 
 
 def risk_hessian(
@@ -526,7 +519,7 @@ def risk_hessian(
 
 def _risk_hessian(params: Params, ov) -> np.ndarray:
     """:func:`risk_hessian` on already validated overlaps (for ODE Jacobians)."""
-    d, (m1, m0) = _derivative_evaluator(params, ov, order=2)
+    d, (m1, m0), _F = _derivative_evaluator(params, ov, order=2)
     L = params.L
     shape = np.broadcast(*ov).shape
     out = np.zeros((*shape, 5, 5))
