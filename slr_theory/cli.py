@@ -105,6 +105,12 @@ def _build_parser() -> _Parser:
         default=1.0,
         help="fraction of the paper's step counts to run (default 1)",
     )
+    rp.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=2,
+        help="processes: with 2, SGD runs beside the PGD loop (default 2)",
+    )
     return parser
 
 
@@ -131,7 +137,12 @@ def _cmd_reproduce(args) -> int:
                         f"slr-theory reproduce: error: {p} exists; pass --force to overwrite it"
                     )
     results = run(
-        names, seed=args.seed, repeats=args.repeats, steps_scale=args.steps_scale, progress=True
+        names,
+        seed=args.seed,
+        repeats=args.repeats,
+        steps_scale=args.steps_scale,
+        progress=True,
+        jobs=args.jobs,
     )
     for name, res in results.items():
         csv_path, png_path = write(res, out, force=args.force)

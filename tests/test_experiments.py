@@ -134,3 +134,14 @@ def test_cli_reproduce_usage_errors(argv, match, capsys):
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and match in err[0]
+
+
+def test_two_jobs_give_the_same_results():
+    kw = {"repeats": 2, "steps_scale": 0.002, "records": 20, "seed": 7}
+    one = run(["gd_manifold", "sgd_sphere_schedule"], jobs=1, **kw)
+    two = run(["gd_manifold", "sgd_sphere_schedule"], jobs=2, **kw)
+    for name in one:
+        np.testing.assert_array_equal(one[name].trajectory.overlaps, two[name].trajectory.overlaps)
+        np.testing.assert_array_equal(one[name].trajectory.risk, two[name].trajectory.risk)
+    with pytest.raises(ValueError, match="`jobs`"):
+        run("gd_manifold", jobs=0)
