@@ -124,3 +124,22 @@ def test_kernel_zeta_keeps_relative_precision(lam):
     per_column = _kernel._zeta(x, np.repeat(sc[:, None], x.size, axis=1))
     np.testing.assert_allclose(per_column, got, rtol=4 * np.finfo(float).eps)
     assert np.max(np.abs(got - ref) / ref) < 8 * np.finfo(float).eps
+
+
+def test_vector_coordinates_roundtrip_and_the_two_step_forms_agree():
+    """to_vectors/to_overlaps invert each other (degenerate k in span{k*, v*} included),
+    and a step on R^4 coordinates equals the Gram-matrix map dynamics.pgd_step."""
+    from slr_theory.dynamics import pgd_step
+
+    rng = np.random.default_rng(4)
+    ov = _random_overlaps(rng, 64)
+    ov[0] = [0.6, 0.3, 0.2, 0.8, 0.5]  # |k|^2 = kappa^2 + eta^2 = 1: k3 = 0
+    ov[0, 4] = ov[0, 0] * ov[0, 2] + ov[0, 3] * ov[0, 1]  # then k.v is fixed by the span
+    kv = _kernel.to_vectors(ov.T.copy())
+    np.testing.assert_allclose(_kernel.to_overlaps(kv).T, ov, atol=1e-15)
+    np.testing.assert_allclose(np.sum(kv[:4] ** 2, axis=0), 1, atol=1e-15)
+    np.testing.assert_allclose(np.sum(kv[4:] ** 2, axis=0), 1, atol=1e-15)
+    g = rng.standard_normal((64, 5))
+    via_vectors = _kernel.to_overlaps(_kernel.vector_step(kv, g.T.copy(), 0.05)).T
+    np.testing.assert_allclose(via_vectors, pgd_step(ov, g, 0.05), atol=1e-15)
+    assert pgd_step(ov.reshape(8, 8, 5), g.reshape(8, 8, 5), 0.05).shape == (8, 8, 5)
