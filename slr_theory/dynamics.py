@@ -98,7 +98,7 @@ def _lam_table(params: Params, schedule, steps: int) -> np.ndarray | None:
     if np.any(bad):
         t = int(np.argmax(bad))
         raise ValueError(
-            f"`schedule` must return positive finite temperatures, got {lam[t]!r} at step {t}."
+            f"`schedule` must return positive finite temperatures, got {float(lam[t])!r} at step {t}."
         )
     return lam
 

@@ -223,7 +223,7 @@ def _method(method: str) -> str:
     return method
 
 
-def _common(params, t_max, rtol, atol, stop_radius):
+def _common(params, t_max, rtol, atol, stop_radius, t_eval):
     if not isinstance(params, Params):
         raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
     t_max = positive_real(t_max, "t_max")
@@ -231,7 +231,18 @@ def _common(params, t_max, rtol, atol, stop_radius):
     atol = positive_real(atol, "atol")
     if stop_radius is not None:
         stop_radius = positive_real(stop_radius, "stop_radius")
-    return t_max, rtol, atol, stop_radius
+    if t_eval is not None:
+        t_eval = np.asarray(t_eval, dtype=np.float64)
+        if t_eval.ndim != 1 or not np.all(np.isfinite(t_eval)):
+            raise ValueError(f"`t_eval` must be a 1-D array of finite times, got {t_eval!r}.")
+        if t_eval.size and (
+            t_eval.min() < 0 or t_eval.max() > t_max or np.any(np.diff(t_eval) < 0)
+        ):
+            raise ValueError(
+                f"`t_eval` must be sorted and lie in [0, t_max={t_max!r}], "
+                f"got values from {t_eval.min()!r} to {t_eval.max()!r}."
+            )
+    return t_max, rtol, atol, stop_radius, t_eval
 
 
 def manifold_flow(
@@ -285,7 +296,9 @@ def manifold_flow(
     >>> print(bool(res.kappa[-1] > 0.99 and res.nu[-1] > 0.99))  # towards the optimum (1, 1)
     True
     """
-    t_max, rtol, atol, stop_radius = _common(params, t_max, rtol, atol, stop_radius)
+    t_max, rtol, atol, stop_radius, t_eval = _common(
+        params, t_max, rtol, atol, stop_radius, t_eval
+    )
     k0 = finite_real(kappa0, "kappa0")
     n0 = finite_real(nu0, "nu0")
     check_overlaps(k0, n0, 0.0, 0.0, 0.0, d=params.d)
@@ -502,7 +515,9 @@ def overlap_flow(
     >>> res.success, bool(np.all(np.diff(res.risk) <= 1e-12))  # the risk decreases
     (True, True)
     """
-    t_max, rtol, atol, stop_radius = _common(params, t_max, rtol, atol, stop_radius)
+    t_max, rtol, atol, stop_radius, t_eval = _common(
+        params, t_max, rtol, atol, stop_radius, t_eval
+    )
     o0 = np.asarray(overlaps0, dtype=np.float64)
     if o0.shape != (5,):
         raise ValueError(f"`overlaps0` must have shape (5,), got {o0.shape}.")

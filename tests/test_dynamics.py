@@ -94,6 +94,19 @@ def test_overlap_pgd_matches_rd_pgd_over_20000_steps_at_d400(on_manifold):
     np.testing.assert_allclose(res.overlaps[-1], overlaps_of(kf, vf, ks, vs), atol=1e-8)
 
 
+def test_bad_schedules():
+    p = Params.paper()
+    with pytest.raises(
+        ValueError,
+        match=r"`schedule` must return positive finite temperatures, got -0\.1 at step 3",
+    ):
+        pgd(p, [0.1, 0.1, 0, 0, 0], 1e-3, 10, schedule=lambda t: 0.1 if t < 3 else -0.1)
+    with pytest.raises(ValueError, match="`schedule` must be None or a callable"):
+        pgd(p, [0.1, 0.1, 0, 0, 0], 1e-3, 10, schedule=0.5)
+    with pytest.raises(ValueError, match="`c` must be >= 0"):
+        paper_schedule(1.0, -1e-4)
+
+
 def test_progress_reports_every_step():
     p = Params.paper(lam=0.1)
     seen = []

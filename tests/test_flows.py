@@ -209,6 +209,8 @@ def test_manifold_flow_edges_are_invariant():
         ({"rtol": 0.0}, "`rtol`"),
         ({"stop_radius": -1e-3}, "`stop_radius`"),
         ({"method": 3}, "`method`"),
+        ({"t_eval": [0.0, 2.0]}, "`t_eval` must be sorted and lie in"),
+        ({"t_eval": [[0.0]]}, "`t_eval` must be a 1-D array"),
     ],
 )
 def test_manifold_flow_bad_input(kwargs, match):
