@@ -25,6 +25,7 @@ from ._validate import positive_int
 from .dynamics import PGDResult, _Group, _lam_table, _result, _run, paper_schedule
 from .dynamics import sample_initial_overlaps as _init
 from .params import Params
+from .risk import _risk_lam
 
 __all__ = ["Experiment", "ExperimentResult", "experiments", "output_paths", "run", "write"]
 
@@ -337,12 +338,16 @@ def _figure(result: ExperimentResult, path: Path) -> None:
     ax[0].fill_between(
         steps, np.maximum(lo, np.finfo(float).tiny), hi, color="C0", alpha=0.3, label="95% CI"
     )
+    # the risk at the target (k*, v*) at each step's temperature: the (L-1) zeta(0, lam) floor
+    one, zero = np.ones(len(steps)), np.zeros(len(steps))
+    at_target = _risk_lam(e.params, tr.lam, (one, one, zero, zero, zero)) - e.eps**2
+    ax[0].plot(steps, at_target, "k--", lw=1, label=r"at $(k^*, v^*)$")
     ax[0].set(yscale="log", xlabel="step", title=r"risk $-\ \varepsilon^2$")
     ax[0].legend(fontsize=8)
     for j, (lab, col) in enumerate(((r"$|\kappa|$", "C1"), (r"$|\nu|$", "C2"))):
         m, lo, hi = _band(np.abs(ov[..., j]))
         ax[1].plot(steps, m, color=col, label=lab)
-        ax[1].fill_between(steps, lo, hi, color=col, alpha=0.3)
+        ax[1].fill_between(steps, lo, np.minimum(hi, 1.0), color=col, alpha=0.3)
     ax[1].set(xlabel="step", ylim=(0, 1.02), title=r"$|\kappa|$ and $|\nu|$ (95% CI)")
     ax[1].legend(fontsize=8)
     for r in range(min(5, ov.shape[1])):
