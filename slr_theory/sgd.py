@@ -38,6 +38,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import erf
 
+from . import _kernel
 from ._validate import positive_int, positive_real, unit_vectors
 from .dynamics import PGDResult, _lam_table, _progress, _result, _validate_run
 from .model import overlaps_of, sample
@@ -170,50 +171,43 @@ def _wishart_factor(rng: np.random.Generator, m: int, size) -> tuple[np.ndarray,
     return a11, a21, a22
 
 
-def _sgd_step(ov, p, noise, wish, lam, alpha, params: Params, batch: int):
-    """One exact-in-law SGD step on overlaps ``(R, 5)``.
+def _sgd_step(ov5, x, Y, w, wish, lam, alpha, batch: int):
+    """One exact-in-law SGD step on overlaps ``(5, R)``.
 
-    ``p`` ``(R, b, L, 4)`` standard normal token coordinates, ``noise`` ``(R, b)``,
-    ``wish`` the Bartlett factor; token 0 is the informative one (exchangeability).
+    ``x`` ``(R, b L, 4)``: token coordinates in ``(k*, v*, e3, e4)``, informative
+    tokens (position 0 of each sequence, by exchangeability) already shifted and
+    scaled; ``Y`` ``(R, b)`` labels; ``w`` ``(b L,)`` token variances; ``wish`` the
+    Bartlett factor of the 2x2 Wishart draw.
     """
-    k, n, t, e, r = ov.T
-    k3 = np.sqrt(np.maximum(1.0 - k * k - e * e, 0.0))
-    safe = np.where(k3 > 0, k3, 1.0)
-    v3 = np.where(k3 > 0, (r - k * t - e * n) / safe, 0.0)
-    v4 = np.sqrt(np.maximum(1.0 - t * t - n * n - v3 * v3, 0.0))
-    zero = np.zeros_like(k)
-    kc = np.stack([k, e, k3, zero], axis=-1)  # coordinates in (k*, v*, e3, e4)
-    vc = np.stack([t, n, v3, v4], axis=-1)
-    x = p.copy()
-    x[:, :, 0] *= params.gamma
-    x[:, :, 0, 0] += np.sqrt(params.d / 2.0)
-    Y = x[:, :, 0, 1] + params.eps * noise
-    U = np.einsum("rblj,rj->rbl", x, kc)
-    V = np.einsum("rblj,rj->rbl", x, vc)
+    R = ov5.shape[1]
+    S = _kernel.to_vectors(ov5).T.reshape(R, 2, 4)  # rows: k, v in (k*, v*, e3, e4)
+    UV = x @ S.transpose(0, 2, 1)  # (R, bL, 2): X.k, X.v
+    U = UV[..., 0].reshape((*Y.shape, -1))
+    V = UV[..., 1].reshape(U.shape)
     c, beta = _coefficients(U, V, Y, lam, batch)
-    gk = np.einsum("rbl,rblj->rj", c, x)
-    gv = np.einsum("rbl,rblj->rj", beta, x)
-    s2 = np.ones(params.L)
-    s2[0] = params.gamma**2
-    skk = np.einsum("rbl,l->r", c * c, s2)
-    skv = np.einsum("rbl,l->r", c * beta, s2)
-    svv = np.einsum("rbl,l->r", beta * beta, s2)
-    l11 = np.sqrt(skk)
-    l21 = np.where(l11 > 0, skv / np.where(l11 > 0, l11, 1.0), 0.0)
-    l22 = np.sqrt(np.maximum(svv - l21 * l21, 0.0))
+    CB = np.stack([c.reshape(R, -1), beta.reshape(R, -1)], axis=1)  # (R, 2, bL)
+    G = CB @ x  # (R, 2, 4): the in-span parts of grad_k, grad_v
+    Sig = (CB * w) @ CB.transpose(0, 2, 1)  # covariance factor of (xi_k, xi_v) in S-perp
+    l11 = np.sqrt(Sig[:, 0, 0])
+    l21 = np.where(l11 > 0, Sig[:, 0, 1] / np.where(l11 > 0, l11, 1.0), 0.0)
+    l22 = np.sqrt(np.maximum(Sig[:, 1, 1] - l21 * l21, 0.0))
     a11, a21, a22 = wish
     m11 = l11 * a11
     m21 = l21 * a11 + l22 * a21
     m22 = l22 * a22
-    kS = kc - alpha * (gk - np.sum(gk * kc, axis=-1, keepdims=True) * kc)
-    vS = vc - alpha * (gv - np.sum(gv * vc, axis=-1, keepdims=True) * vc)
+    Sn = S - alpha * (G - np.sum(G * S, axis=-1, keepdims=True) * S)
     al2 = alpha * alpha
-    nk = np.sqrt(np.sum(kS * kS, axis=-1) + al2 * m11 * m11)
-    nv = np.sqrt(np.sum(vS * vS, axis=-1) + al2 * (m21 * m21 + m22 * m22))
-    kv = np.sum(kS * vS, axis=-1) + al2 * m11 * m21
-    return np.stack(
-        [kS[:, 0] / nk, vS[:, 1] / nv, vS[:, 0] / nv, kS[:, 1] / nk, kv / (nk * nv)], axis=-1
-    )
+    sq = np.sum(Sn * Sn, axis=-1)
+    nk = np.sqrt(sq[:, 0] + al2 * m11 * m11)
+    nv = np.sqrt(sq[:, 1] + al2 * (m21 * m21 + m22 * m22))
+    kv = np.sum(Sn[:, 0] * Sn[:, 1], axis=-1) + al2 * m11 * m21
+    out = np.empty_like(ov5)
+    out[0] = Sn[:, 0, 0] / nk
+    out[1] = Sn[:, 1, 1] / nv
+    out[2] = Sn[:, 1, 0] / nv
+    out[3] = Sn[:, 0, 1] / nk
+    out[4] = kv / (nk * nv)
+    return out
 
 
 def sgd(
@@ -268,12 +262,15 @@ def sgd(
     steps = int(steps)
     lam = _lam_table(params, schedule, steps)
     shape = ov.shape[:-1]
-    state = ov.reshape(-1, 5).copy()
-    R, L = state.shape[0], params.L
+    state = ov.reshape(-1, 5).T.copy()
+    R, L = state.shape[1], params.L
     rec = sorted(set(range(0, steps + 1, int(record_every))) | {steps})
     out = np.empty((len(rec), 5, R))
-    out[0] = state.T
+    out[0] = state
     nxt = 1
+    w = np.ones((batch, L))
+    w[:, 0] = params.gamma**2
+    w = w.reshape(-1)
     chunk = max(1, _CHUNK_FLOATS // (R * batch * L * 4))
     with _progress(progress, steps, "sgd") as update:
         for start in range(0, steps, chunk):
@@ -282,12 +279,16 @@ def sgd(
             P = rng.standard_normal((n, R, batch, L, 4))
             noise = rng.standard_normal((n, R, batch))
             wish = _wishart_factor(rng, params.d - 4, (n, R))
+            P[:, :, :, 0] *= params.gamma  # the informative token: N(sqrt(d/2) k*, gamma^2 I)
+            P[:, :, :, 0, 0] += np.sqrt(params.d / 2.0)
+            Y = P[:, :, :, 0, 1] + params.eps * noise
+            X = P.reshape(n, R, batch * L, 4)
             for i, t in enumerate(range(start, stop)):
                 lt = params.lam if lam is None else float(lam[t])
-                w = (wish[0][i], wish[1][i], wish[2][i])
-                state = _sgd_step(state, P[i], noise[i], w, lt, alpha, params, batch)
+                ws = (wish[0][i], wish[1][i], wish[2][i])
+                state = _sgd_step(state, X[i], Y[i], w, ws, lt, alpha, batch)
                 if t + 1 == rec[nxt]:
-                    out[nxt] = state.T
+                    out[nxt] = state
                     nxt += 1
             if update is not None:
                 update(n)
