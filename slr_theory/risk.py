@@ -284,6 +284,30 @@ _STABLE_C1 = ((0, 1, 0, 0, 0), "E", 0)  # gamma^2 nu E_0 in c1
 _STABLE_S1 = ((0, 0, 0, 0, 0), "Z", 0)  # gamma^2 Z_0 in s1
 
 
+def _stable_kappa_kappa_term(params: Params, ov, E1) -> np.ndarray:
+    """``a^2 gamma^2 (Z_2 - 2 nu E_2)`` without cancellation at the optimum.
+
+    With ``x = a kappa / sqrt q``, ``y = a kappa / r``, ``r = sqrt(q (1 + 4 g^2))``:
+    ``Z_2 = (2 / sqrt q) [erf'(y) erf'(x) / r + erf(y) erf''(x) / sqrt q]`` and
+    ``E_2 = erf''(x) / q``, so ``Z_2 - 2 nu E_2 = 2 erf'(x) [erf'(y) / (r sqrt q) - 2 x D / q]``
+    with ``D = erf(y) - nu`` taken as ``(s - nu) - s erfc(|y|)``; ``erf'(x) = sqrt(q) E_1``.
+    """
+    from scipy.special import erfc
+
+    k, n = np.asarray(ov[0], float), np.asarray(ov[1], float)
+    a = params.lam * np.sqrt(params.d / 2.0)
+    gg = params.lam * params.gamma
+    q = 1 + 2 * gg * gg
+    r = np.sqrt(q * (1 + 4 * gg * gg))
+    x = a * k / np.sqrt(q)
+    y = a * k / r
+    sgn = np.where(k < 0, -1.0, 1.0)
+    D = (sgn - n) - sgn * erfc(np.abs(y))
+    erfp_y = 2.0 / np.sqrt(np.pi) * np.exp(-(y * y))
+    inner = erfp_y / (r * np.sqrt(q)) - 2.0 * x * D / q
+    return a * a * params.gamma**2 * 2.0 * np.sqrt(q) * E1 * inner
+
+
 def _stable_kappa_term(params: Params, ov, E1=None) -> np.ndarray:
     """``a gamma^2 (Z_1 - 2 nu E_1) = 2 a gamma^2 E_1 [(s - nu) - s erfc(|a kappa / r|)]``.
 
@@ -519,13 +543,18 @@ def risk_hessian(
 
 def _risk_hessian(params: Params, ov) -> np.ndarray:
     """:func:`risk_hessian` on already validated overlaps (for ODE Jacobians)."""
-    d, (m1, m0), _F = _derivative_evaluator(params, ov, order=2)
+    d, (m1, m0), F = _derivative_evaluator(params, ov, order=2)
     L = params.L
     shape = np.broadcast(*ov).shape
     out = np.zeros((*shape, 5, 5))
     for i in range(5):
         for j in range(i, 5):
-            h = -2 * d("c1", i, j) + d("s1", i, j) + (L - 1) * d("s0", i, j)
+            if i == j == 0:  # the gamma^2 (Z_2 - 2 nu E_2) part goes stably (as in _risk_grad)
+                h = -2 * d("c1", 0, 0, skip=_STABLE_C1) + d("s1", 0, 0, skip=_STABLE_S1)
+                h = h + _stable_kappa_kappa_term(params, ov, F["E"][1])
+            else:
+                h = -2 * d("c1", i, j) + d("s1", i, j)
+            h = h + (L - 1) * d("s0", i, j)
             h = h + 2 * (L - 1) * (
                 d("m1", i, j) * m0
                 + d("m1", i) * d("m0", j)

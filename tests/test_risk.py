@@ -14,6 +14,7 @@ from slr_theory import (
     risk,
     risk_components,
     risk_grad,
+    risk_hessian,
 )
 from slr_theory.verify.risk_checks import mp_risk_components
 
@@ -130,6 +131,17 @@ def test_manifold_gradient_keeps_relative_precision_near_the_optimum(lam, kn):
     assert abs(got[0] - float(dk)) <= (8 + 2 * float(c * k) ** 2) * eps * abs(float(dk))
     full = risk_grad(p, *kn)[0]  # the general gradient takes the same stable route
     assert abs(full - float(dk)) <= (8 + 2 * float(c * k) ** 2) * eps * abs(float(dk))
+    # and so does the Hessian's (kappa, kappa) entry: mpmath differentiates dR/dkappa
+    with mp.workdps(50):
+        dkk = mp.diff(
+            lambda kk: (
+                4 * G * c / mp.sqrt(mp.pi) * mp.exp(-((c * kk) ** 2)) * (mp.erf(a * kk / s) - n)
+            ),
+            k,
+        )
+    hkk = risk_hessian(p, *kn)[0, 0]
+    cond = 16 + 2 * float(c * k) ** 2 + 2 * float(a * k / s) ** 2
+    assert abs(hkk - float(dkk)) <= cond * eps * abs(float(dkk))
     assert abs(got[1] - float(dn)) <= 4 * eps * abs(float(dn))
 
 
