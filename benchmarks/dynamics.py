@@ -124,9 +124,9 @@ def main() -> None:
             extrapolate_to=steps,
         )
     width = max(len(r[0]) for r in rows)
-    print(f"{'run':<{width}}  {'steps':>8}  {'wall s':>9}")
+    print(f"{'run':<{width}}  {'steps':>8}  {'wall s':>9}  {'us/step':>8}")
     for label, steps, dt, note in rows:
-        print(f"{label:<{width}}  {steps:>8}  {dt:>9.2f} {note}")
+        print(f"{label:<{width}}  {steps:>8}  {dt:>9.2f}  {dt / steps * 1e6:>8.1f} {note}")
 
 
 if __name__ == "__main__":
