@@ -95,25 +95,11 @@ class FlowResult:
     sol: Any
     method: str
 
-    @property
-    def kappa(self) -> np.ndarray:
-        return self.overlaps[:, 0]
-
-    @property
-    def nu(self) -> np.ndarray:
-        return self.overlaps[:, 1]
-
-    @property
-    def theta(self) -> np.ndarray:
-        return self.overlaps[:, 2]
-
-    @property
-    def eta(self) -> np.ndarray:
-        return self.overlaps[:, 3]
-
-    @property
-    def rho(self) -> np.ndarray:
-        return self.overlaps[:, 4]
+    kappa = property(lambda self: self.overlaps[:, 0], doc="``k . k*`` at each time.")
+    nu = property(lambda self: self.overlaps[:, 1], doc="``v . v*`` at each time.")
+    theta = property(lambda self: self.overlaps[:, 2], doc="``v . k*`` at each time.")
+    eta = property(lambda self: self.overlaps[:, 3], doc="``k . v*`` at each time.")
+    rho = property(lambda self: self.overlaps[:, 4], doc="``k . v`` at each time.")
 
 
 def _manifold_consts(params: Params):
