@@ -4,4 +4,5 @@ import sys
 
 from .cli import main
 
-sys.exit(main())
+if __name__ == "__main__":  # guarded: worker processes (reproduce --jobs) must not rerun the CLI
+    sys.exit(main())
