@@ -223,8 +223,13 @@ def mean_x2_erf(mu: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     """
     mu, sigma, qh, ql, eh, el = _prep(mu, sigma)
     sq = np.sqrt(qh)
-    factor = 2.0 * _TWO_OVER_SQRT_PI * mu * (sigma * (sigma / qh)) * ((1.0 + sigma * sigma) / sq)
-    return _ret((mu * mu + sigma * sigma) * erf(mu / sq) + _dd.mul_exp_neg(factor, eh, el))
+    # mu multiplies normal-range factors last: with a subnormal mu (or mu / sq) any
+    # earlier product would drop bits (4e-12 relative at mu = 2.2e-311, sigma = 630)
+    factor = mu * (2.0 * _TWO_OVER_SQRT_PI * (sigma * (sigma / qh)) * ((1.0 + sigma * sigma) / sq))
+    m2s2 = mu * mu + sigma * sigma
+    tiny = np.abs(mu) < 1e-150 * sq  # erf(z) = 2 z / sqrt(pi) to double precision
+    first = np.where(tiny, mu * (m2s2 * (_TWO_OVER_SQRT_PI / sq)), m2s2 * erf(mu / sq))
+    return _ret(first + _dd.mul_exp_neg(factor, eh, el))
 
 
 # ----------------------------------------------------------------------------

@@ -82,6 +82,8 @@ STRESS = [
     (0.0, 1e4),
     (5.0, 100.0),
     (100.0, 50.0),
+    (2.225073858507e-311, 630.0),  # subnormal mean: mean_x2_erf had lost 4e-12 (slow sweep)
+    (-5e-320, 1e4),
 ]
 
 
