@@ -237,7 +237,7 @@ def features(ov5: np.ndarray, sc: np.ndarray) -> np.ndarray:
     y = ir * x
     ex = np.exp(-(x * x))
     s = np.copysign(1.0, k)
-    ecy = erfc(np.abs(y))
+    secy = s * erfc(np.abs(y))  # s erfc(|y|), shared by erf(y) and D
     sn = s - n
     nb = k.shape[-1]
     basis = np.empty((7, nb))
@@ -245,8 +245,8 @@ def features(ov5: np.ndarray, sc: np.ndarray) -> np.ndarray:
     basis[1] = erf(x)
     basis[2] = ex
     basis[3] = ex * np.exp(-(y * y))
-    basis[4] = ex * (s - s * ecy)
-    basis[5] = ex * (sn - s * ecy)
+    basis[4] = ex * (s - secy)
+    basis[5] = ex * (sn - secy)
     basis[6] = _zeta(x, sc)
     ext = np.empty((6, nb))
     ext[0] = 1.0

@@ -149,20 +149,17 @@ def manifold_jacobian(params: Params, kappa: float, nu: float) -> np.ndarray:
 
 
 def _manifold_grad_hess(consts, k: float, n: float):
-    """``(R_k, R_n)`` and ``(R_kk, R_kn)`` on M; ``R_nn = 0``."""
-    from scipy.special import erf, erfc
+    """``(R_k, R_n)`` (the kernel's stable form) and ``(R_kk, R_kn)`` on M; ``R_nn = 0``.
 
+    ``R_k = c_k e^{-x^2} D`` with ``x = cx kappa``, ``D = erf(ir x) - nu``, so
+    ``R_kk = -2 x cx R_k + c_k e^{-x^2} erf'(ir x) ir cx`` and ``R_kn = -c_k e^{-x^2}``.
+    """
     cx, ir, c_k, c_n = consts
+    r_k, r_n = _kernel.manifold_grad(np.array([[k], [n]], dtype=float), *consts)[:, 0]
     x = cx * k
-    y = ir * x
     ex = np.exp(-(x * x))
-    s = 1.0 if k >= 0 else -1.0
-    D = (s - n) - s * erfc(abs(y))  # erf(y) - nu without cancellation
-    r_k = c_k * ex * D
-    r_n = c_n * erf(x)
-    r_kk = c_k * (-2.0 * x * cx * ex * D + ex * _kernel._K2 * ir * cx * np.exp(-(y * y)))
-    r_kn = -c_k * ex
-    return (r_k, r_n), (r_kk, r_kn)
+    r_kk = -2.0 * x * cx * r_k + c_k * ex * _kernel._K2 * ir * cx * np.exp(-((ir * x) ** 2))
+    return (r_k, r_n), (r_kk, -c_k * ex)
 
 
 def _manifold_jac_kn(consts, k: float, n: float) -> np.ndarray:

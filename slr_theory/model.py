@@ -157,14 +157,13 @@ def vectors_from_overlaps(overlaps, d: int) -> tuple[np.ndarray, ...]:
     >>> np.allclose(overlaps_of(*vectors_from_overlaps(ov, 6)), ov)
     True
     """
-    kappa, nu, theta, eta, rho = (float(x) for x in overlaps)
+    ov = np.array([float(x) for x in overlaps])
     if d < 4:
         raise ValueError(f"`d` must be >= 4 to realise general overlaps, got {d!r}.")
-    a3 = np.sqrt(max(1.0 - kappa**2 - eta**2, 0.0))
-    v3 = (rho - kappa * theta - eta * nu) / a3 if a3 > 0 else 0.0
-    v4 = np.sqrt(max(1.0 - theta**2 - nu**2 - v3**2, 0.0))
+    from ._kernel import to_vectors  # the Cholesky coordinates the dynamics run on
+
+    kv = to_vectors(ov[:, None])[:, 0]
     k, v, ks, vs = (np.zeros(d) for _ in range(4))
-    k[:3] = (kappa, eta, a3)
-    v[:4] = (theta, nu, v3, v4)
+    k[:4], v[:4] = kv[:4], kv[4:]
     ks[0], vs[1] = 1.0, 1.0
     return k, v, ks, vs

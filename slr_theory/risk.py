@@ -171,12 +171,7 @@ def risk_components(
     True
     """
     ov = _overlaps(params, kappa, nu, theta, eta, rho)
-    mo = _Moments(params, ov)
-    m1, m0, s0 = mo.cross_moments()
-    L = params.L
-    informative = mo.informative()
-    distractors = (L - 1) * s0 + np.zeros_like(informative)
-    interactions = 2 * (L - 1) * m1 * m0 + (L - 1) * (L - 2) * m0 * m0
+    informative, distractors, interactions = _components(params, _Moments(params, ov))
     noise = params.eps**2
     total = noise + informative + distractors + interactions
     return RiskComponents(
@@ -196,16 +191,18 @@ def _risk_lam(params: Params, lam: np.ndarray, ov) -> np.ndarray:
     from types import SimpleNamespace
 
     p = SimpleNamespace(d=params.d, L=params.L, gamma=params.gamma, lam=np.asarray(lam))
-    mo = _Moments(p, ov)
+    informative, distractors, interactions = _components(params, _Moments(p, ov))
+    return params.eps**2 + informative + distractors + interactions
+
+
+def _components(params: Params, mo: _Moments):
+    """``(informative, distractors, interactions)`` of MATH.md section 3 from the moments."""
     m1, m0, s0 = mo.cross_moments()
     L = params.L
-    return (
-        params.eps**2
-        + mo.informative()
-        + (L - 1) * s0
-        + 2 * (L - 1) * m1 * m0
-        + (L - 1) * (L - 2) * m0 * m0
-    )
+    informative = mo.informative()
+    distractors = (L - 1) * s0 + np.zeros_like(informative)
+    interactions = 2 * (L - 1) * m1 * m0 + (L - 1) * (L - 2) * m0 * m0
+    return informative, distractors, interactions
 
 
 def risk(
