@@ -1,4 +1,4 @@
-r"""Training dynamics (MATH.md section 6): the paper's projected gradient descent, exactly.
+r"""Training dynamics: the paper's projected gradient descent, exactly, on the overlaps.
 
 One PGD step updates both unit vectors from the same iterate,
 ``k <- normalize(k - alpha P_k grad_k R)``, ``v <- normalize(v - alpha P_v grad_v R)``
@@ -21,7 +21,7 @@ with ``||grad_k R||^2 = R_kappa^2 + R_eta^2 + R_rho^2 + 2 R_kappa R_rho theta + 
 (and symmetrically for ``v``), and ``k~ . v~`` expanded in the Gram entries
 (:func:`pgd_step`).
 
-Equivalently, and this is how :func:`pgd` runs: the iterates never leave the
+Equivalently, and this is how :func:`pgd` runs (:mod:`slr_theory.trajectory`): the iterates never leave the
 four-dimensional ``span{k0, v0, k*, v*}``, so PGD in ``R^d`` *is* PGD in ``R^4``
 with ``k* = e1``, ``v* = e2`` and the coordinates of a Cholesky factor of the
 initial Gram matrix, ``d`` entering only through the risk. Both forms are
@@ -31,15 +31,24 @@ tested against PGD on explicit vectors in ``R^d``.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import _kernel
-from ._validate import finite_real, positive_int, positive_real
-from .params import Params, check_overlaps
-from .risk import _risk_lam, risk_grad_at
+from .params import Params
+from .risk import risk_grad_at
+from .trajectory import (
+    Group,
+    PaperSchedule,
+    PGDResult,
+    Progress,
+    overlap_step,
+    paper_schedule,
+    price_records,
+    run_pgd,
+    temperatures,
+    validate_run,
+)
 
 __all__ = [
     "PGDResult",
@@ -52,204 +61,27 @@ __all__ = [
 ]
 
 
-class PaperSchedule:
-    """The paper's temperature schedule ``lam_t = lam0 / (1 + c t)`` (vectorised over ``t``).
-
-    Examples
-    --------
-    >>> from slr_theory.dynamics import paper_schedule
-    >>> s = paper_schedule(1.0)
-    >>> print(s(0), s(10_000))
-    1.0 0.5
-    """
-
-    def __init__(self, lam0: float, c: float = 1e-4):
-        self.lam0 = positive_real(lam0, "lam0")
-        self.c = finite_real(c, "c")
-        if self.c < 0:
-            raise ValueError(f"`c` must be >= 0, got {c!r}.")
-
-    def __call__(self, t):
-        out = self.lam0 / (1.0 + self.c * np.asarray(t, dtype=np.float64))
-        return float(out) if np.ndim(out) == 0 else out
-
-    def __repr__(self) -> str:
-        return f"paper_schedule(lam0={self.lam0!r}, c={self.c!r})"
-
-
-def paper_schedule(lam0: float, c: float = 1e-4) -> PaperSchedule:
-    """The paper's temperature schedule ``lam_t = lam0 / (1 + c t)``; see :class:`PaperSchedule`."""
-    return PaperSchedule(lam0, c)
-
-
-def _lam_table(params: Params, schedule, steps: int) -> np.ndarray | None:
-    """Temperatures at steps ``0..steps`` (``None`` for the constant ``params.lam``)."""
-    if schedule is None:
-        return None
-    if isinstance(schedule, PaperSchedule):
-        lam = schedule(np.arange(steps + 1))
-    elif callable(schedule):
-        lam = np.array([float(schedule(t)) for t in range(steps + 1)])
-    else:
-        raise ValueError(
-            f"`schedule` must be None or a callable step -> lam, got {type(schedule).__name__}."
-        )
-    bad = ~(np.isfinite(lam) & (lam > 0))
-    if np.any(bad):
-        t = int(np.argmax(bad))
-        raise ValueError(
-            f"`schedule` must return positive finite temperatures, got {float(lam[t])!r} at step {t}."
-        )
-    return lam
-
-
 def pgd_step(overlaps: ArrayLike, grad: ArrayLike, alpha: float) -> np.ndarray:
     """One exact PGD step on overlaps ``(..., 5)`` given the partials ``grad`` ``(..., 5)``.
 
     Unchecked (an inner-loop building block); :func:`pgd` validates its input once.
+
+    Parameters
+    ----------
+    overlaps, grad : array_like, shape ``(..., 5)``
+        Overlaps and the partials of the risk there (broadcast together).
+    alpha : float
+        Step size.
+
+    Returns
+    -------
+    ndarray, shape ``(..., 5)``
+        The overlaps after the step (:func:`slr_theory.trajectory.overlap_step`).
     """
     ov, gr = np.broadcast_arrays(np.asarray(overlaps, float), np.asarray(grad, float))
     shape = ov.shape
-    flat = _kernel.pgd_step(ov.reshape(-1, 5).T, gr.reshape(-1, 5).T, alpha)
+    flat = overlap_step(ov.reshape(-1, 5).T, gr.reshape(-1, 5).T, alpha)
     return flat.T.reshape(shape)
-
-
-@dataclass(frozen=True)
-class PGDResult:
-    """Recorded PGD trajectory.
-
-    Attributes
-    ----------
-    step : ndarray, shape (n_records,)
-        Step numbers ``0, record_every, ..., steps``.
-    overlaps : ndarray, shape (n_records, ..., 5)
-    risk : ndarray, shape (n_records, ...)
-    lam : ndarray, shape (n_records,)
-        Temperature used at each recorded step.
-    """
-
-    step: np.ndarray
-    overlaps: np.ndarray
-    risk: np.ndarray
-    lam: np.ndarray
-
-
-class _progress:
-    """Context manager giving an ``update(n)`` callable (a tqdm bar if ``progress is True``)."""
-
-    def __init__(self, progress, total: int, desc: str):
-        self.bar = None
-        self.update = progress if callable(progress) else None
-        if progress is True:
-            from tqdm.auto import tqdm
-
-            self.bar = tqdm(total=total, unit="step", desc=desc)
-            self.update = self.bar.update
-        elif not (progress is False or progress is None or callable(progress)):
-            raise ValueError(f"`progress` must be a bool or a callable, got {progress!r}.")
-
-    def __enter__(self):
-        return self.update
-
-    def __exit__(self, *exc):
-        if self.bar is not None:
-            self.bar.close()
-        return False
-
-
-@dataclass
-class _Group:
-    """Columns of a batch that share parameters, a step size and a temperature law."""
-
-    cols: slice
-    params: Params
-    alpha: float
-    lam: np.ndarray | None  # temperatures at steps 0..steps, or None (params.lam)
-
-
-_CHUNK = 4096
-
-
-def _run(ov5: np.ndarray, groups: list[_Group], steps: int, record_every: int, progress=None):
-    """Exact PGD of overlaps ``ov5`` ``(5, n)``: the fused kernel, no per-step validation.
-
-    Returns the record steps and the recorded overlaps ``(n_records, 5, n)``.
-    """
-    n = ov5.shape[1]
-    rec = sorted(set(range(0, steps + 1, record_every)) | {steps})
-    out = np.empty((len(rec), 5, n))
-    out[0] = ov5
-    nxt = 1
-    single = len(groups) == 1
-    on_m = single and not np.any(ov5[2:])
-    alpha = (
-        groups[0].alpha
-        if single
-        else np.concatenate([np.full(grp.cols.stop - grp.cols.start, grp.alpha) for grp in groups])
-    )
-    sc_cols = np.empty((3 + _kernel._NSER, n))  # the kernel's scalars per column (mixed batches)
-    tables = [None] * len(groups)
-    for i, grp in enumerate(groups):
-        if grp.lam is None:
-            tables[i] = _kernel.coefficient_table(grp.params, grp.params.lam)
-            sc_cols[:, grp.cols] = tables[i][1][:, None]
-    # on M: (kappa, nu); otherwise the coordinates of k and v in R^4 (_kernel.to_vectors)
-    state = ov5[:2].copy() if on_m else _kernel.to_vectors(ov5)
-    for start in range(0, steps, _CHUNK):
-        stop = min(start + _CHUNK, steps)
-        chunk = [
-            None if grp.lam is None else _kernel.coefficient_table(grp.params, grp.lam[start:stop])
-            for grp in groups
-        ]
-        for t in range(start, stop):
-            if single:
-                C, sc = (
-                    tables[0]
-                    if chunk[0] is None
-                    else (chunk[0][0][t - start], chunk[0][1][t - start])
-                )
-                if on_m:
-                    gr = _kernel.manifold_grad(
-                        state, sc[0], sc[1], C[0, _kernel.STABLE_COL], C[1, _kernel.NU_COL]
-                    )
-                    state = _kernel.manifold_step(state, gr, alpha)
-                else:
-                    ov = _kernel.to_overlaps(state)
-                    state = _kernel.vector_step(state, C @ _kernel.features(ov, sc), alpha)
-            else:
-                for i, grp in enumerate(groups):
-                    if chunk[i] is not None:
-                        sc_cols[:, grp.cols] = chunk[i][1][t - start][:, None]
-                ov = _kernel.to_overlaps(state)
-                phi = _kernel.features(ov, sc_cols)
-                gr = np.empty((5, n))
-                for i, grp in enumerate(groups):
-                    C = tables[i][0] if chunk[i] is None else chunk[i][0][t - start]
-                    gr[:, grp.cols] = C @ phi[:, grp.cols]
-                state = _kernel.vector_step(state, gr, alpha)
-            if t + 1 == rec[nxt]:
-                if on_m:
-                    out[nxt, :2], out[nxt, 2:] = state, 0.0
-                else:
-                    out[nxt] = _kernel.to_overlaps(state)
-                nxt += 1
-        if progress is not None:
-            progress(stop - start)
-    return np.array(rec), out
-
-
-def _validate_run(params: Params, overlaps0, alpha, steps, record_every) -> np.ndarray:
-    if not isinstance(params, Params):
-        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
-    ov = np.array(overlaps0, dtype=np.float64)
-    if ov.shape[-1:] != (5,):
-        raise ValueError(f"`overlaps0` must have last dimension 5, got shape {ov.shape}.")
-    check_overlaps(*np.moveaxis(ov, -1, 0), d=params.d)
-    positive_real(alpha, "alpha")
-    if isinstance(steps, bool) or int(steps) != steps or steps < 0:
-        raise ValueError(f"`steps` must be a non-negative integer, got {steps!r}.")
-    positive_int(record_every, "record_every")
-    return ov
 
 
 def pgd(
@@ -290,11 +122,12 @@ def pgd(
 
     Notes
     -----
-    The overlaps are validated once; every step then runs the fused kernel of
-    :mod:`slr_theory._kernel` (the same closed form as :func:`slr_theory.risk_grad`,
-    each special function evaluated once). A batch that starts exactly on the
-    invariant manifold stays there exactly (the off-M partials are exact zeros),
-    and is run with the two-dimensional kernel of MATH.md section 6.
+    The overlaps are validated once; every step then evaluates the gradient with
+    the risk engine (:mod:`slr_theory.engine`, the same code as
+    :func:`slr_theory.risk_grad`, unchecked) and steps the coordinates of
+    :mod:`slr_theory.trajectory`. A batch that starts exactly on the invariant
+    manifold stays there exactly (the off-M partials are exact zeros), and is run
+    with the two-dimensional map on ``(kappa, nu)``.
 
     Examples
     --------
@@ -305,28 +138,16 @@ def pgd(
     >>> res.step.tolist(), bool(res.risk[-1] < res.risk[0])
     ([0, 200, 400], True)
     """
-    ov = _validate_run(params, overlaps0, alpha, steps, record_every)
+    ov = validate_run(params, overlaps0, alpha, steps, record_every)
     steps = int(steps)
-    lam = _lam_table(params, schedule, steps)
+    lam = temperatures(schedule, steps)
     shape = ov.shape[:-1]
     ov5 = ov.reshape(-1, 5).T.copy()
-    group = _Group(slice(0, ov5.shape[1]), params, float(alpha), lam)
-    with _progress(progress, steps, "pgd") as update:
-        rec, out = _run(ov5, [group], steps, int(record_every), progress=update)
+    group = Group(slice(0, ov5.shape[1]), params, float(alpha), lam)
+    with Progress(progress, steps, "pgd") as update:
+        rec, out = run_pgd(ov5, [group], steps, int(record_every), progress=update)
     lam_rec = np.full(rec.shape, params.lam) if lam is None else lam[rec]
-    return _result(params, rec, out, lam_rec, shape)
-
-
-def _result(params: Params, rec, out, lam_rec, shape) -> PGDResult:
-    """Package records ``(n_rec, 5, n)`` and price them in one vectorised risk call."""
-    overlaps = np.moveaxis(out, 1, -1)  # (n_rec, n, 5)
-    risks = _risk_lam(params, lam_rec[:, None], tuple(out[:, i] for i in range(5)))
-    return PGDResult(
-        rec,
-        overlaps.reshape(len(rec), *shape, 5),
-        np.asarray(risks).reshape(len(rec), *shape),
-        lam_rec,
-    )
+    return price_records(params, rec, out, lam_rec, shape)
 
 
 def pgd_vectors(
@@ -345,7 +166,7 @@ def pgd_vectors(
     current vectors: deliberately independent of the overlap kernel it checks.
     """
     k, v = np.array(k0, dtype=np.float64), np.array(v0, dtype=np.float64)
-    lam = _lam_table(params, schedule, int(steps))
+    lam = temperatures(schedule, int(steps))
     p = params
     for t in range(int(steps)):
         if lam is not None and lam[t] != p.lam:
@@ -370,7 +191,7 @@ def sample_initial_overlaps(
     ``g, h``, ``k = g/|g|``: ``kappa, eta`` are its first two coordinates, the rest
     has squared norm ``chi^2_{d-2}``; ``g_perp . h_perp = |g_perp| z`` and
     ``|h_perp|^2 = z^2 + chi^2_{d-3}``.
-    On ``M`` (MATH.md section 7): ``k`` uniform on the unit sphere orthogonal
+    On ``M``: ``k`` uniform on the unit sphere orthogonal
     to ``v*`` and ``v`` uniform orthogonal to ``k*`` and ``k``, so
     ``theta = eta = rho = 0``, ``kappa = g1/|g|`` with ``g`` in ``R^{d-1}``,
     ``nu = h1/|h|`` with ``h`` in ``R^{d-2}``.

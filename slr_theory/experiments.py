@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
-from ._validate import positive_int
-from .dynamics import PGDResult, _Group, _lam_table, _result, _run, paper_schedule
-from .dynamics import sample_initial_overlaps as _init
+from . import engine
+from .dynamics import sample_initial_overlaps
 from .params import Params
-from .risk import _risk_lam
+from .trajectory import Group, PGDResult, paper_schedule, price_records, run_pgd, temperatures
+from .validate import positive_int
 
 __all__ = ["Experiment", "ExperimentResult", "experiments", "output_paths", "run", "write"]
 
@@ -161,7 +161,10 @@ def run(
     ]
     rngs = {e.name: np.random.default_rng([seed, order.index(e.name)]) for e in exps}
     inits = {
-        e.name: _init(e.d, rngs[e.name], e.repeats, on_manifold=e.init == "manifold") for e in exps
+        e.name: sample_initial_overlaps(
+            e.d, rngs[e.name], e.repeats, on_manifold=e.init == "manifold"
+        )
+        for e in exps
     }
     total = sum(e.steps for e in exps if e.method == "sgd") + max(
         [e.steps for e in exps if e.method == "pgd"], default=0
@@ -242,22 +245,22 @@ def _run_gd(gd: list[Experiment], inits, seed, records, update) -> dict[str, Exp
     groups, start = [], 0
     for e in gd:
         groups.append(
-            _Group(
+            Group(
                 slice(start, start + e.repeats),
                 e.params,
                 e.alpha,
-                _lam_table(e.params, e.lr_schedule, steps),
+                temperatures(e.lr_schedule, steps),
             )
         )
         start += e.repeats
     ov0 = np.concatenate([inits[e.name] for e in gd]).T.copy()
-    rec, recs = _run(ov0, groups, steps, int(every), progress=update)
+    rec, recs = run_pgd(ov0, groups, steps, int(every), progress=update)
     out = {}
     for e, g in zip(gd, groups, strict=True):
         keep = (rec % e.record_every(records) == 0) | (rec == e.steps)
         keep &= rec <= e.steps
         lam = g.lam[rec[keep]] if g.lam is not None else np.full(keep.sum(), e.lam0)
-        tr = _result(e.params, rec[keep], recs[keep][:, :, g.cols], lam, (e.repeats,))
+        tr = price_records(e.params, rec[keep], recs[keep][:, :, g.cols], lam, (e.repeats,))
         out[e.name] = ExperimentResult(e, tr, seed)
     return out
 
@@ -340,7 +343,7 @@ def _figure(result: ExperimentResult, path: Path) -> None:
     )
     # the risk at the target (k*, v*) at each step's temperature: the (L-1) zeta(0, lam) floor
     one, zero = np.ones(len(steps)), np.zeros(len(steps))
-    at_target = _risk_lam(e.params, tr.lam, (one, one, zero, zero, zero)) - e.eps**2
+    at_target = engine.components(e.params, (one, one, zero, zero, zero), lam=tr.lam).sum(axis=0)
     ax[0].plot(steps, at_target, "k--", lw=1, label=r"at $(k^*, v^*)$")
     ax[0].set(yscale="log", xlabel="step", title=r"risk $-\ \varepsilon^2$")
     ax[0].legend(fontsize=8)

@@ -1,4 +1,4 @@
-r"""Gradient flows of the risk on the spheres, integrated to tolerance (MATH.md section 6).
+r"""Gradient flows of the risk on the spheres, integrated to tolerance.
 
 Two continuous-time counterparts of the paper's projected gradient descent, in
 gradient-flow time (PGD with step ``alpha`` advances it by ``alpha`` per step):
@@ -21,14 +21,15 @@ gradient-flow time (PGD with step ``alpha`` advances it by ``alpha`` per step):
 
   ``A = kappa R_kappa + eta R_eta + rho R_rho``, ``B = theta R_theta + nu R_nu + rho R_rho``.
 
-Both use :func:`scipy.integrate.solve_ivp` with an analytic Jacobian (the
-Hessian of :mod:`slr_theory.risk` chained through the field) and ``rtol=1e-10``
+The velocity and its partials are those of :mod:`slr_theory.geometry`; the
+gradient and Hessian of the risk come from :mod:`slr_theory.engine`. Both flows
+use :func:`scipy.integrate.solve_ivp` with an analytic Jacobian (the Hessian of
+the risk chained through the velocity) and ``rtol=1e-10``
 by default. The default method is ``LSODA``: explicit Adams while the problem
 is not stiff, implicit BDF with the analytic Jacobian when it detects stiffness.
 Stiffness is the rule off M: the off-manifold directions relax on a time scale
-``~ 1/(d gamma^2 lambda^2)`` while ``kappa`` moves on ``~ 1/lambda`` (measured at
-``d = 400``, ``lambda = 0.3``, ``t = 60``: DOP853 80 000 field evaluations, Radau
-14 000, LSODA 2 700).
+``~ 1/(d gamma^2 lambda^2)`` while ``kappa`` moves on ``~ 1/lambda`` (the counts of
+field evaluations per method are in ``docs/accuracy.md``).
 """
 
 from __future__ import annotations
@@ -40,10 +41,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.integrate import solve_ivp
 
-from . import _kernel
-from ._validate import finite_real, positive_real
+from . import engine
+from .geometry import overlap_velocity, velocity_partials
 from .params import Params, check_overlaps
-from .risk import _risk_hessian, _risk_lam
+from .validate import finite_real, positive_real
 
 __all__ = [
     "FlowResult",
@@ -102,11 +103,6 @@ class FlowResult:
     rho = property(lambda self: self.overlaps[:, 4], doc="``k . v`` at each time.")
 
 
-def _manifold_consts(params: Params):
-    C, sc = _kernel.coefficient_table(params, params.lam)
-    return sc[0], sc[1], C[0, _kernel.STABLE_COL], C[1, _kernel.NU_COL]
-
-
 def manifold_field(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarray:
     """The flow on M, ``(kappa', nu') = -((1 - kappa^2) dR_M/dkappa, (1 - nu^2) dR_M/dnu)``.
 
@@ -121,19 +117,29 @@ def manifold_field(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarra
     [[-0.0, -0.0], [-0.0, -0.0]] True
     """
     k, n, *_ = check_overlaps(kappa, nu, 0.0, 0.0, 0.0, d=params.d)
-    kn = np.stack(np.broadcast_arrays(np.asarray(k, float), np.asarray(n, float)))
-    flat = kn.reshape(2, -1)
-    gr = _kernel.manifold_grad(flat, *_manifold_consts(params))
-    out = -(1.0 - flat) * (1.0 + flat) * gr
-    return np.moveaxis(out.reshape(kn.shape), 0, -1)
+    kn = np.stack(np.broadcast_arrays(np.asarray(k, float), np.asarray(n, float)), axis=-1)
+    gr = engine.gradient(params, (kn[..., 0], kn[..., 1], 0.0, 0.0, 0.0))[..., :2]
+    return -(1.0 - kn) * (1.0 + kn) * gr
 
 
 def manifold_jacobian(params: Params, kappa: float, nu: float) -> np.ndarray:
     """Jacobian ``d(kappa', nu')/d(kappa, nu)`` of :func:`manifold_field`, shape ``(2, 2)``.
 
     Its eigenvalues classify the critical points of the flow on M: the origin is
-    a saddle; at a corner ``(s1, s2)`` the factors ``1 - kappa^2``, ``1 - nu^2`` vanish
-    and the Jacobian is ``diag(2 s1 dR_M/dkappa, 2 s2 dR_M/dnu)``.
+    a saddle. At a corner ``(s1, s2)`` the factors ``1 - kappa^2``, ``1 - nu^2`` vanish
+    and the Jacobian is ``diag(2 s1 dR_M/dkappa, 2 s2 dR_M/dnu)``: twice the geodesic
+    rates, because the chart ``(kappa, nu)`` is singular there. For rates use the
+    angle chart of :func:`slr_theory.geometry.manifold_chart_jacobian`.
+
+    Parameters
+    ----------
+    params : Params
+    kappa, nu : float
+        A point of the closed square.
+
+    Returns
+    -------
+    ndarray, shape ``(2, 2)``
 
     Examples
     --------
@@ -145,25 +151,8 @@ def manifold_jacobian(params: Params, kappa: float, nu: float) -> np.ndarray:
     True
     """
     k, n, *_ = check_overlaps(kappa, nu, 0.0, 0.0, 0.0, d=params.d)
-    return _manifold_jac_kn(_manifold_consts(params), float(k), float(n))
-
-
-def _manifold_grad_hess(consts, k: float, n: float):
-    """``(R_k, R_n)`` (the kernel's stable form) and ``(R_kk, R_kn)`` on M; ``R_nn = 0``.
-
-    ``R_k = c_k e^{-x^2} D`` with ``x = cx kappa``, ``D = erf(ir x) - nu``, so
-    ``R_kk = -2 x cx R_k + c_k e^{-x^2} erf'(ir x) ir cx`` and ``R_kn = -c_k e^{-x^2}``.
-    """
-    cx, ir, c_k, c_n = consts
-    r_k, r_n = _kernel.manifold_grad(np.array([[k], [n]], dtype=float), *consts)[:, 0]
-    x = cx * k
-    ex = np.exp(-(x * x))
-    r_kk = -2.0 * x * cx * r_k + c_k * ex * _kernel._K2 * ir * cx * np.exp(-((ir * x) ** 2))
-    return (r_k, r_n), (r_kk, -c_k * ex)
-
-
-def _manifold_jac_kn(consts, k: float, n: float) -> np.ndarray:
-    (r_k, r_n), (r_kk, r_kn) = _manifold_grad_hess(consts, k, n)
+    k, n = float(k), float(n)
+    (r_k, r_n), (r_kk, r_kn) = _manifold_grad_hess(params, k, n)
     ok, on = (1 - k) * (1 + k), (1 - n) * (1 + n)
     return np.array(
         [
@@ -171,6 +160,14 @@ def _manifold_jac_kn(consts, k: float, n: float) -> np.ndarray:
             [-on * r_kn, 2 * n * r_n],
         ]
     )
+
+
+def _manifold_grad_hess(params: Params, k: float, n: float):
+    """``(R_k, R_n)`` and ``(R_kk, R_kn)`` on M from the engine (``R_nn = 0`` there)."""
+    ov = (k, n, 0.0, 0.0, 0.0)
+    g = engine.gradient(params, ov)
+    h = engine.hessian(params, ov)
+    return (g[0], g[1]), (h[0, 0], h[0, 1])
 
 
 def _solve(fun, jac, y0, t_max, method, rtol, atol, event, t_eval, dense_output):
@@ -285,7 +282,6 @@ def manifold_flow(
     k0 = finite_real(kappa0, "kappa0")
     n0 = finite_real(nu0, "nu0")
     check_overlaps(k0, n0, 0.0, 0.0, 0.0, d=params.d)
-    consts = _manifold_consts(params)
     frozen = np.array([abs(k0) == 1.0, abs(n0) == 1.0])
     edge = np.array([k0, n0])
     z0 = np.where(frozen, 0.0, np.arctanh(np.where(frozen, 0.0, edge)))
@@ -297,12 +293,12 @@ def manifold_flow(
 
     def fun(_t, z):
         k, n = kn_of(z)
-        (r_k, r_n), _ = _manifold_grad_hess(consts, float(k), float(n))
+        (r_k, r_n), _ = _manifold_grad_hess(params, float(k), float(n))
         return np.where(frozen, 0.0, [-r_k, -r_n])
 
     def jac(_t, z):
         k, n = kn_of(z)
-        _, (r_kk, r_kn) = _manifold_grad_hess(consts, float(k), float(n))
+        _, (r_kk, r_kn) = _manifold_grad_hess(params, float(k), float(n))
         # d(-R_k)/du = -R_kk (1 - k^2), d(-R_k)/dw = -R_kn (1 - n^2), d(-R_n)/du = -R_kn (1 - k^2)
         ok, on = (1 - k) * (1 + k), (1 - n) * (1 + n)
         J = np.array([[-r_kk * ok, -r_kn * on], [-r_kn * ok, 0.0]])
@@ -335,7 +331,7 @@ def manifold_flow(
 
 
 def _finish(params, sol, overlaps, dense, meth) -> FlowResult:
-    risk = _risk_lam(params, params.lam, tuple(overlaps.T))
+    risk = params.eps**2 + engine.components(params, tuple(overlaps.T)).sum(axis=0)
     t_event = None
     if sol.t_events is not None and len(sol.t_events) and sol.t_events[0].size:
         t_event = float(sol.t_events[0][0])
@@ -358,57 +354,8 @@ def _finish(params, sol, overlaps, dense, meth) -> FlowResult:
 # The five-dimensional overlap flow.
 
 
-def _field_from_grad(o: np.ndarray, g: np.ndarray) -> np.ndarray:
-    k, n, t, e, r = o
-    rk, rn, rt, re, rr = g
-    A = k * rk + e * re + r * rr
-    B = t * rt + n * rn + r * rr
-    return np.array(
-        [
-            -(rk + t * rr - A * k),
-            -(rn + e * rr - B * n),
-            -(rt + k * rr - B * t),
-            -(re + n * rr - A * e),
-            -(t * rk + n * re + rr - A * r) - (k * rt + e * rn + rr - B * r),
-        ]
-    )
-
-
-def _field_partials(o: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``d field / d overlaps`` and ``d field / d grad`` (each ``(5, 5)``) at fixed ``g``."""
-    k, n, t, e, r = o
-    rk, rn, rt, re, rr = g
-    A = k * rk + e * re + r * rr
-    B = t * rt + n * rn + r * rr
-    dA_o = np.array([rk, 0, 0, re, rr])
-    dA_g = np.array([k, 0, 0, e, r])
-    dB_o = np.array([0, rn, rt, 0, rr])
-    dB_g = np.array([0, n, t, 0, r])
-    E = np.eye(5)
-    Jo = np.array(
-        [
-            A * E[0] + k * dA_o - rr * E[2],
-            B * E[1] + n * dB_o - rr * E[3],
-            B * E[2] + t * dB_o - rr * E[0],
-            A * E[3] + e * dA_o - rr * E[1],
-            -rk * E[2] - re * E[1] - rt * E[0] - rn * E[3] + (A + B) * E[4] + r * (dA_o + dB_o),
-        ]
-    )
-    Jg = np.array(
-        [
-            -E[0] - t * E[4] + k * dA_g,
-            -E[1] - e * E[4] + n * dB_g,
-            -E[2] - k * E[4] + t * dB_g,
-            -E[3] - n * E[4] + e * dA_g,
-            -t * E[0] - n * E[3] - k * E[2] - e * E[1] - 2 * E[4] + r * (dA_g + dB_g),
-        ]
-    )
-    return Jo, Jg
-
-
 def _grad(params: Params, table, o: np.ndarray) -> np.ndarray:
-    C, sc = table
-    return (C @ _kernel.features(o.reshape(5, 1), sc))[:, 0]
+    return (table.C @ engine.features(o.reshape(5, 1), table.constants, 1))[:, 0]
 
 
 def overlap_field(params: Params, overlaps: ArrayLike) -> np.ndarray:
@@ -428,10 +375,8 @@ def overlap_field(params: Params, overlaps: ArrayLike) -> np.ndarray:
     if ov.shape[-1:] != (5,):
         raise ValueError(f"`overlaps` must have last dimension 5, got shape {ov.shape}.")
     check_overlaps(*np.moveaxis(ov, -1, 0), d=params.d)
-    flat = ov.reshape(-1, 5).T
-    C, sc = _kernel.coefficient_table(params, params.lam)
-    g = C @ _kernel.features(flat, sc)
-    return _field_from_grad(flat, g).T.reshape(ov.shape)
+    g = engine.gradient(params, tuple(np.moveaxis(ov, -1, 0)))
+    return np.moveaxis(overlap_velocity(np.moveaxis(ov, -1, 0), np.moveaxis(g, -1, 0)), 0, -1)
 
 
 def overlap_jacobian(params: Params, overlaps: ArrayLike) -> np.ndarray:
@@ -454,14 +399,13 @@ def overlap_jacobian(params: Params, overlaps: ArrayLike) -> np.ndarray:
     if o.shape != (5,):
         raise ValueError(f"`overlaps` must have shape (5,), got {o.shape}.")
     check_overlaps(*o, d=params.d)
-    table = _kernel.coefficient_table(params, params.lam)
-    return _jac(params, table, o)
+    return _jac(params, engine.table(params, params.lam, 1), o)
 
 
 def _jac(params: Params, table, o: np.ndarray) -> np.ndarray:
     g = _grad(params, table, o)
-    H = _risk_hessian(params, tuple(o))
-    Jo, Jg = _field_partials(o, g)
+    H = engine.hessian(params, tuple(o))
+    Jo, Jg = velocity_partials(o, g)
     return Jo + Jg @ H
 
 
@@ -473,16 +417,30 @@ def overlap_flow(
     rtol: float = 1e-10,
     atol: float = 1e-12,
     method: str = "LSODA",
-    stop_radius: float | None = None,
+    stop_speed: float | None = None,
     t_eval: ArrayLike | None = None,
     dense_output: bool = True,
+    stop_radius: float | None = None,
 ) -> FlowResult:
     """Integrate the five-dimensional gradient flow of the overlaps from ``overlaps0``.
 
-    Parameters are those of :func:`manifold_flow`; ``overlaps0`` is one feasible
-    tuple ``(kappa, nu, theta, eta, rho)``. With `stop_radius`, the integration
-    stops when the Riemannian gradient norm (the speed ``|overlaps'|``) drops below
-    it: the trajectory is then in a neighbourhood of a critical point, on or off M.
+    Parameters
+    ----------
+    params : Params
+    overlaps0 : array_like, shape (5,)
+        One feasible tuple ``(kappa, nu, theta, eta, rho)``.
+    t_max, rtol, atol, method, t_eval, dense_output
+        As in :func:`manifold_flow`.
+    stop_speed : float, optional
+        Stop when the speed ``|overlaps'|`` drops below this value: the trajectory
+        is then near a critical point, on or off M (``t_event`` records when).
+    stop_radius : float, optional
+        Deprecated name of `stop_speed` (in :func:`manifold_flow`, `stop_radius` is a
+        distance to a critical point of M, not a speed).
+
+    Returns
+    -------
+    FlowResult
 
     The flow keeps the Gram matrix of ``(k, v, k*, v*)`` positive semi-definite and
     M invariant exactly; numerically both hold to the integration tolerance
@@ -498,26 +456,36 @@ def overlap_flow(
     >>> res.success, bool(np.all(np.diff(res.risk) <= 1e-12))  # the risk decreases
     (True, True)
     """
-    t_max, rtol, atol, stop_radius, t_eval = _common(
-        params, t_max, rtol, atol, stop_radius, t_eval
-    )
+    if stop_radius is not None:
+        import warnings
+
+        warnings.warn(
+            "overlap_flow(stop_radius=...) is deprecated: it is a speed, pass stop_speed.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        if stop_speed is None:
+            stop_speed = stop_radius
+    t_max, rtol, atol, _, t_eval = _common(params, t_max, rtol, atol, None, t_eval)
+    if stop_speed is not None:
+        stop_speed = positive_real(stop_speed, "stop_speed")
     o0 = np.asarray(overlaps0, dtype=np.float64)
     if o0.shape != (5,):
         raise ValueError(f"`overlaps0` must have shape (5,), got {o0.shape}.")
     check_overlaps(*o0, d=params.d)
-    table = _kernel.coefficient_table(params, params.lam)
+    table = engine.table(params, params.lam, 1)
 
     def fun(_t, o):
-        return _field_from_grad(o, _grad(params, table, o))
+        return overlap_velocity(o, _grad(params, table, o))
 
     def jac(_t, o):
         return _jac(params, table, o)
 
     event = None
-    if stop_radius is not None:
+    if stop_speed is not None:
 
-        def event(_t, o):  # the speed, |grad| in the Riemannian metric, drops below the radius
-            return float(np.linalg.norm(fun(_t, o))) - stop_radius
+        def event(_t, o):  # the speed |overlaps'| drops below the threshold
+            return float(np.linalg.norm(fun(_t, o))) - stop_speed
 
     meth, sol = _solve(fun, jac, o0, t_max, method, rtol, atol, event, t_eval, dense_output)
     dense = None

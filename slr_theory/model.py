@@ -7,8 +7,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.special import erf
 
-from ._validate import unit_vectors
 from .params import Params
+from .validate import unit_vectors
 
 __all__ = [
     "MonteCarloRisk",
@@ -160,7 +160,7 @@ def vectors_from_overlaps(overlaps, d: int) -> tuple[np.ndarray, ...]:
     ov = np.array([float(x) for x in overlaps])
     if d < 4:
         raise ValueError(f"`d` must be >= 4 to realise general overlaps, got {d!r}.")
-    from ._kernel import to_vectors  # the Cholesky coordinates the dynamics run on
+    from .trajectory import to_vectors  # the Cholesky coordinates the dynamics run on
 
     kv = to_vectors(ov[:, None])[:, 0]
     k, v, ks, vs = (np.zeros(d) for _ in range(4))

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from ._validate import as_array, broadcast, positive_int, positive_real
+from .validate import as_array, broadcast, positive_int, positive_real
 
 __all__ = ["OVERLAP_NAMES", "Params", "check_overlaps", "gram_matrix"]
 

@@ -1,4 +1,4 @@
-r"""The exact population risk of the attention predictor (MATH.md sections 3 and 5).
+r"""The exact population risk of the attention predictor, validated (see ``docs/theory.md``).
 
 With ``J0 = 1`` by exchangeability, ``U, V, W = X^T k, X^T v, X^T v*``, and for
 the informative token ``lambda U ~ N(a kappa, g^2)`` where ``a = lambda sqrt(d/2)``,
@@ -14,20 +14,21 @@ with ``E_j = E erf^(j)(lambda U)`` and ``Z_j = d^j zeta(a kappa, g) / dt^j``:
     s_0 = \zeta(0, \lambda) + \rho^2\lambda^2 \zeta_{tt}(0, \lambda),
 
 and ``R = eps^2 + (gamma^2 - 2 c1 + s1) + (L-1) s0 + 2(L-1) m1 m0 + (L-1)(L-2) m0^2``.
-The SymPy derivation is ``derivations/risk.py``.
+The SymPy derivation is ``derivations/risk.py``. The functions here validate their
+input and evaluate the risk, its gradient and its Hessian with the one engine of
+:mod:`slr_theory.engine`, which the dynamics use unchecked.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cached_property
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from . import gaussian as g_
-from ._validate import unit_vectors
-from .params import OVERLAP_NAMES, Params, check_overlaps
+from . import engine
+from .params import Params, check_overlaps
+from .validate import unit_vectors
 
 __all__ = [
     "RiskComponents",
@@ -73,66 +74,6 @@ def _ret(x):
     return x[()] if x.ndim == 0 else x
 
 
-class _Moments:
-    """Per-token moments; the special-function values are computed once, on first use."""
-
-    def __init__(self, params: Params, overlaps):
-        k, n, t, e, r = overlaps
-        lam, gam = params.lam, params.gamma
-        self.B = np.sqrt(params.d / 2.0)
-        self.a = lam * self.B
-        self.g = lam * gam
-        self.G = gam * gam
-        # lam is a float, or an array broadcasting with the overlaps (see _risk_lam)
-        self.P = lam * g_.mean_erf_prime(0.0, lam)
-        self.S0 = g_.zeta(0.0, lam)
-        self.S2 = lam * lam * g_.zeta_tt(0.0, lam)
-        self.k, self.n, self.t, self.e, self.r = k, n, t, e, r
-
-    @cached_property
-    def E(self) -> list[np.ndarray]:
-        """``E erf^(j)(lambda U)``, j = 0, 1, 2, for the informative token."""
-        m = self.a * self.k
-        return [
-            g_.mean_erf(m, self.g),
-            g_.mean_erf_prime(m, self.g),
-            g_.mean_erf_second(m, self.g),
-        ]
-
-    @cached_property
-    def _zeta_psi(self) -> tuple[np.ndarray, np.ndarray]:
-        return g_._zeta_and_erfc_sq(self.a * self.k, self.g)  # (zeta, E erfc(|m| + gZ)^2)
-
-    @cached_property
-    def Z(self) -> list[np.ndarray]:
-        """``d^j zeta / dt^j (a kappa, g)``, j = 0, 1, 2."""
-        m = self.a * self.k
-        return [self._zeta_psi[0], g_.zeta_t(m, self.g), g_.zeta_tt(m, self.g)]
-
-    def informative(self):
-        """``gamma^2 - 2 c1 + s1`` without cancellation at the optimum.
-
-        ``gamma^2 (1 - 2 nu E0 + Z0) = gamma^2 [2 (1 - sgn(kappa) nu) |E0| + E erfc(|a kappa| + gZ)^2]``
-        is a sum of non-negative terms; the off-manifold terms are added to it.
-        """
-        B, G, gg, E, Z = self.B, self.G, self.g, self.E, self.Z
-        k, n, t, e, r = self.k, self.n, self.t, self.e, self.r
-        gam = np.sqrt(G)
-        sgn = np.where(k < 0, -1.0, 1.0)
-        on_m = G * (2.0 * (1.0 - sgn * n) * (sgn * E[0]) + self._zeta_psi[1])
-        off_m = B * B * t * t * Z[0] + 2 * B * t * gam * gg * (r * Z[1] - e * E[1])
-        off_m = off_m + G * gg * gg * (r * r * Z[2] - 2 * r * e * E[2])
-        return on_m + off_m
-
-    def cross_moments(self):
-        """``(m1, m0, s0)``: the means that make up the interactions, and the distractor term."""
-        gam = np.sqrt(self.G)
-        m1 = self.B * self.t * self.E[0] + self.r * gam * self.g * self.E[1]
-        m0 = self.r * self.P
-        s0 = self.S0 + self.r * self.r * self.S2
-        return m1, m0, s0
-
-
 def _overlaps(params: Params, kappa, nu, theta, eta, rho):
     if not isinstance(params, Params):
         raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
@@ -171,7 +112,7 @@ def risk_components(
     True
     """
     ov = _overlaps(params, kappa, nu, theta, eta, rho)
-    informative, distractors, interactions = _components(params, _Moments(params, ov))
+    informative, distractors, interactions = engine.components(params, ov)
     noise = params.eps**2
     total = noise + informative + distractors + interactions
     return RiskComponents(
@@ -181,28 +122,6 @@ def risk_components(
         interactions=_ret(interactions),
         total=_ret(total),
     )
-
-
-def _risk_lam(params: Params, lam: np.ndarray, ov) -> np.ndarray:
-    """The risk at validated overlaps with one temperature per entry (``lam`` broadcasts).
-
-    Used to price the records of a scheduled trajectory in one vectorised call.
-    """
-    from types import SimpleNamespace
-
-    p = SimpleNamespace(d=params.d, L=params.L, gamma=params.gamma, lam=np.asarray(lam))
-    informative, distractors, interactions = _components(params, _Moments(p, ov))
-    return params.eps**2 + informative + distractors + interactions
-
-
-def _components(params: Params, mo: _Moments):
-    """``(informative, distractors, interactions)`` of MATH.md section 3 from the moments."""
-    m1, m0, s0 = mo.cross_moments()
-    L = params.L
-    informative = mo.informative()
-    distractors = (L - 1) * s0 + np.zeros_like(informative)
-    interactions = 2 * (L - 1) * m1 * m0 + (L - 1) * (L - 2) * m0 * m0
-    return informative, distractors, interactions
 
 
 def risk(
@@ -251,79 +170,7 @@ def risk_grad(
     >>> risk_grad(p, 0.5, 0.5).shape
     (5,)
     """
-    return _risk_grad(params, _overlaps(params, kappa, nu, theta, eta, rho))
-
-
-def _risk_grad(params: Params, ov) -> np.ndarray:
-    """:func:`risk_grad` on already validated overlaps (for inner loops such as PGD)."""
-    d, (m1, m0), F = _derivative_evaluator(params, ov, order=1)
-    L = params.L
-    parts = [
-        -2 * d("c1", i)
-        + d("s1", i)
-        + (L - 1) * d("s0", i)
-        + 2 * (L - 1) * (d("m1", i) * m0 + m1 * d("m0", i))
-        + 2 * (L - 1) * (L - 2) * m0 * d("m0", i)
-        for i in range(len(OVERLAP_NAMES))
-    ]
-    # dR/dkappa contains a gamma^2 (Z_1 - 2 nu E_1), a difference of two exponentially
-    # small numbers at the optimum: take it out of the term table and add it stably.
-    parts[0] = (
-        -2 * d("c1", 0, skip=_STABLE_C1)
-        + d("s1", 0, skip=_STABLE_S1)
-        + 2 * (L - 1) * (d("m1", 0) * m0)
-        + _stable_kappa_term(params, ov, F["E"][1])
-    )
-    return np.stack(np.broadcast_arrays(*parts), axis=-1)
-
-
-_STABLE_C1 = ((0, 1, 0, 0, 0), "E", 0)  # gamma^2 nu E_0 in c1
-_STABLE_S1 = ((0, 0, 0, 0, 0), "Z", 0)  # gamma^2 Z_0 in s1
-
-
-def _stable_kappa_kappa_term(params: Params, ov, E1) -> np.ndarray:
-    """``a^2 gamma^2 (Z_2 - 2 nu E_2)`` without cancellation at the optimum.
-
-    With ``x = a kappa / sqrt q``, ``y = a kappa / r``, ``r = sqrt(q (1 + 4 g^2))``:
-    ``Z_2 = (2 / sqrt q) [erf'(y) erf'(x) / r + erf(y) erf''(x) / sqrt q]`` and
-    ``E_2 = erf''(x) / q``, so ``Z_2 - 2 nu E_2 = 2 erf'(x) [erf'(y) / (r sqrt q) - 2 x D / q]``
-    with ``D = erf(y) - nu`` taken as ``(s - nu) - s erfc(|y|)``; ``erf'(x) = sqrt(q) E_1``.
-    """
-    from scipy.special import erfc
-
-    k, n = np.asarray(ov[0], float), np.asarray(ov[1], float)
-    a = params.lam * np.sqrt(params.d / 2.0)
-    gg = params.lam * params.gamma
-    q = 1 + 2 * gg * gg
-    r = np.sqrt(q * (1 + 4 * gg * gg))
-    x = a * k / np.sqrt(q)
-    y = a * k / r
-    sgn = np.where(k < 0, -1.0, 1.0)
-    D = (sgn - n) - sgn * erfc(np.abs(y))
-    erfp_y = 2.0 / np.sqrt(np.pi) * np.exp(-(y * y))
-    inner = erfp_y / (r * np.sqrt(q)) - 2.0 * x * D / q
-    return a * a * params.gamma**2 * 2.0 * np.sqrt(q) * E1 * inner
-
-
-def _stable_kappa_term(params: Params, ov, E1=None) -> np.ndarray:
-    """``a gamma^2 (Z_1 - 2 nu E_1) = 2 a gamma^2 E_1 [(s - nu) - s erfc(|a kappa / r|)]``.
-
-    On M this is all of ``dR/dkappa``. ``E1 = E erf'(lambda U)`` if already computed.
-
-    ``Z_1 = (2 / sqrt q) erf(a kappa / r) erf'(a kappa / sqrt q)`` and
-    ``E_1 = erf'(a kappa / sqrt q) / sqrt q`` share a factor; ``r = sqrt(q (1 + 4 g^2))``.
-    """
-    from scipy.special import erfc
-
-    k, n = np.asarray(ov[0], float), np.asarray(ov[1], float)
-    a = params.lam * np.sqrt(params.d / 2.0)
-    gg = params.lam * params.gamma
-    r = np.sqrt((1 + 2 * gg * gg) * (1 + 4 * gg * gg))
-    sgn = np.where(k < 0, -1.0, 1.0)
-    bracket = (sgn - n) - sgn * erfc(np.abs(a * k / r))
-    if E1 is None:
-        E1 = g_.mean_erf_prime(a * k, gg)
-    return 2 * a * params.gamma**2 * E1 * bracket
+    return engine.gradient(params, _overlaps(params, kappa, nu, theta, eta, rho))
 
 
 def manifold_risk(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarray:
@@ -360,13 +207,7 @@ def manifold_risk_grad(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.nd
     >>> print(abs(manifold_risk_grad(p, 0.0, 0.0)).max())  # the origin is a critical point
     0.0
     """
-    k, n, *_ = _overlaps(params, kappa, nu, 0.0, 0.0, 0.0)
-    from scipy.special import erf
-
-    c = params.lam * np.sqrt(params.d / 2.0) / np.sqrt(1 + 2 * (params.lam * params.gamma) ** 2)
-    dk = _stable_kappa_term(params, (k, n))
-    dn = -2 * params.gamma**2 * erf(c * k)
-    return np.stack(np.broadcast_arrays(dk, dn), axis=-1)
+    return engine.gradient(params, _overlaps(params, kappa, nu, 0.0, 0.0, 0.0))[..., :2]
 
 
 def _vectors(params: Params, k, v, k_star, v_star, tol: float = 1e-10):
@@ -436,79 +277,6 @@ def risk_grad_at(
     return gk, gv
 
 
-# ----------------------------------------------------------------------------
-# Second derivatives. Each moment is a sum of terms
-#     const * prod_i overlap_i**e_i * F_j(a kappa),   F in {E, Z, 1},
-# with dF_j/dkappa = a F_{j+1}; derivatives of any order follow mechanically.
-# Exponent tuples are over the overlap order (kappa, nu, theta, eta, rho);
-# kappa's exponent is always 0 (kappa enters only through F).
-
-
-def _terms(mo: _Moments) -> dict[str, list[tuple[float, tuple[int, ...], str, int]]]:
-    B, G, gg = mo.B, mo.G, mo.g
-    gam = np.sqrt(G)
-    return {
-        "m1": [(B, (0, 0, 1, 0, 0), "E", 0), (gam * gg, (0, 0, 0, 0, 1), "E", 1)],
-        "c1": [
-            (G, (0, 1, 0, 0, 0), "E", 0),
-            (G * gg * gg, (0, 0, 0, 1, 1), "E", 2),
-            (B * gam * gg, (0, 0, 1, 1, 0), "E", 1),
-        ],
-        "s1": [
-            (B * B, (0, 0, 2, 0, 0), "Z", 0),
-            (G, (0, 0, 0, 0, 0), "Z", 0),
-            (2 * B * gam * gg, (0, 0, 1, 0, 1), "Z", 1),
-            (G * gg * gg, (0, 0, 0, 0, 2), "Z", 2),
-        ],
-        "m0": [(mo.P, (0, 0, 0, 0, 1), "1", 0)],
-        "s0": [(mo.S0, (0, 0, 0, 0, 0), "1", 0), (mo.S2, (0, 0, 0, 0, 2), "1", 0)],
-    }
-
-
-def _partial(terms, idx: tuple[int, ...], ov, F, a):
-    out = 0.0
-    for const, exps, fam, j in terms:
-        e = list(exps)
-        factor = const
-        shift = 0
-        for i in idx:
-            if i == 0:
-                shift += 1
-                factor = factor * a
-            else:
-                factor = factor * e[i]
-                e[i] -= 1
-        if fam == "1" and shift:
-            continue
-        if min(e) < 0 or factor == 0:
-            continue
-        mono = 1.0
-        for i in range(1, 5):
-            if e[i]:
-                mono = mono * ov[i] ** e[i]
-        out = out + factor * mono * (1.0 if fam == "1" else F[fam][j + shift])
-    return out
-
-
-def _derivative_evaluator(params: Params, ov, order: int):
-    """``d(name, *indices)``: partials of a moment up to `order`; also ``(m1, m0)``."""
-    mo = _Moments(params, ov)
-    m = mo.a * ov[0]
-    F = {
-        "E": [g_.mean_erf_derivative(m, mo.g, j) for j in range(3 + order)],
-        "Z": [g_.zeta_derivative(m, mo.g, j) for j in range(3 + order)],
-    }
-    terms = _terms(mo)
-
-    def d(name, *idx, skip=None):
-        ts = (
-            terms[name] if skip is None else [t for t in terms[name] if (t[1], t[2], t[3]) != skip]
-        )
-        return _partial(ts, idx, ov, F, mo.a)
-
-    return d, (d("m1"), d("m0")), F
-
-
 def risk_hessian(
     params: Params,
     kappa: ArrayLike,
@@ -535,32 +303,7 @@ def risk_hessian(
     >>> print(bool(np.linalg.det(h[:2, :2]) < 0))  # the origin is a saddle of the manifold risk
     True
     """
-    return _ret(_risk_hessian(params, _overlaps(params, kappa, nu, theta, eta, rho)))
-
-
-def _risk_hessian(params: Params, ov) -> np.ndarray:
-    """:func:`risk_hessian` on already validated overlaps (for ODE Jacobians)."""
-    d, (m1, m0), F = _derivative_evaluator(params, ov, order=2)
-    L = params.L
-    shape = np.broadcast(*ov).shape
-    out = np.zeros((*shape, 5, 5))
-    for i in range(5):
-        for j in range(i, 5):
-            if i == j == 0:  # the gamma^2 (Z_2 - 2 nu E_2) part goes stably (as in _risk_grad)
-                h = -2 * d("c1", 0, 0, skip=_STABLE_C1) + d("s1", 0, 0, skip=_STABLE_S1)
-                h = h + _stable_kappa_kappa_term(params, ov, F["E"][1])
-            else:
-                h = -2 * d("c1", i, j) + d("s1", i, j)
-            h = h + (L - 1) * d("s0", i, j)
-            h = h + 2 * (L - 1) * (
-                d("m1", i, j) * m0
-                + d("m1", i) * d("m0", j)
-                + d("m1", j) * d("m0", i)
-                + m1 * d("m0", i, j)
-            )
-            h = h + 2 * (L - 1) * (L - 2) * (d("m0", i) * d("m0", j) + m0 * d("m0", i, j))
-            out[..., i, j] = out[..., j, i] = h
-    return out
+    return _ret(engine.hessian(params, _overlaps(params, kappa, nu, theta, eta, rho)))
 
 
 def manifold_risk_hessian(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarray:

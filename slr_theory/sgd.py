@@ -38,11 +38,10 @@ import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import erf
 
-from . import _kernel
-from ._validate import positive_int, positive_real, unit_vectors
-from .dynamics import PGDResult, _lam_table, _progress, _result, _validate_run
 from .model import overlaps_of, sample
 from .params import Params
+from .trajectory import PGDResult, Progress, price_records, temperatures, to_vectors, validate_run
+from .validate import positive_int, positive_real, unit_vectors
 
 __all__ = ["sgd", "sgd_vectors"]
 
@@ -128,11 +127,11 @@ def sgd_vectors(
     k, v = k.copy(), v.copy()
     shape = k.shape[:-1]
     ov0 = overlaps_of(k, v, ks, vs)
-    _validate_run(params, ov0, alpha, steps, 1)
+    validate_run(params, ov0, alpha, steps, 1)
     batch = positive_int(batch, "batch")
     steps = int(steps)
     every = steps if record_every is None else positive_int(record_every, "record_every")
-    lam = _lam_table(params, schedule, steps)
+    lam = temperatures(schedule, steps)
     k, v = k.reshape(-1, d), v.reshape(-1, d)
     R = k.shape[0]
     rec = sorted(set(range(0, steps + 1, max(every, 1))) | {steps})
@@ -157,7 +156,7 @@ def sgd_vectors(
             out[nxt] = overlaps_of(k, v, ks, vs).T
             nxt += 1
     lam_rec = np.full(len(rec), params.lam) if lam is None else lam[rec]
-    return _result(params, np.array(rec), out, lam_rec, shape)
+    return price_records(params, np.array(rec), out, lam_rec, shape)
 
 
 def _wishart_factor(rng: np.random.Generator, m: int, size) -> tuple[np.ndarray, ...]:
@@ -180,7 +179,7 @@ def _sgd_step(ov5, x, Y, w, wish, lam, alpha, batch: int):
     Bartlett factor of the 2x2 Wishart draw.
     """
     R = ov5.shape[1]
-    S = _kernel.to_vectors(ov5).T.reshape(R, 2, 4)  # rows: k, v in (k*, v*, e3, e4)
+    S = to_vectors(ov5).T.reshape(R, 2, 4)  # rows: k, v in (k*, v*, e3, e4)
     UV = x @ S.transpose(0, 2, 1)  # (R, bL, 2): X.k, X.v
     U = UV[..., 0].reshape((*Y.shape, -1))
     V = UV[..., 1].reshape(U.shape)
@@ -256,11 +255,11 @@ def sgd(
     ((3, 16, 5), True)
     """
     rng = _check_rng(rng)
-    ov = _validate_run(params, overlaps0, alpha, steps, record_every)
+    ov = validate_run(params, overlaps0, alpha, steps, record_every)
     batch = positive_int(batch, "batch")
     alpha = positive_real(alpha, "alpha")
     steps = int(steps)
-    lam = _lam_table(params, schedule, steps)
+    lam = temperatures(schedule, steps)
     shape = ov.shape[:-1]
     state = ov.reshape(-1, 5).T.copy()
     R, L = state.shape[1], params.L
@@ -272,7 +271,7 @@ def sgd(
     w[:, 0] = params.gamma**2
     w = w.reshape(-1)
     chunk = max(1, _CHUNK_FLOATS // (R * batch * L * 4))
-    with _progress(progress, steps, "sgd") as update:
+    with Progress(progress, steps, "sgd") as update:
         for start in range(0, steps, chunk):
             stop = min(start + chunk, steps)
             n = stop - start
@@ -293,4 +292,4 @@ def sgd(
             if update is not None:
                 update(n)
     lam_rec = np.full(len(rec), params.lam) if lam is None else lam[rec]
-    return _result(params, np.array(rec), out, lam_rec, shape)
+    return price_records(params, np.array(rec), out, lam_rec, shape)

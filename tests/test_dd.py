@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slr_theory import _dd
+from slr_theory import doubledouble as _dd
 
 finite = st.floats(-1e100, 1e100, allow_nan=False, allow_subnormal=False)
 

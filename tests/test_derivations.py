@@ -148,10 +148,10 @@ def dynamics_mod():
 
 
 def test_dynamics_derivation_matches_implementation(dynamics_mod):
-    """The derived flow, PGD map and zeta series against flows, dynamics and _kernel."""
-    from slr_theory import _kernel
+    """The derived flow, PGD map and zeta series against geometry, dynamics and gaussian."""
     from slr_theory.dynamics import pgd_step
-    from slr_theory.flows import _field_from_grad
+    from slr_theory.gaussian import zeta_series_coefficients
+    from slr_theory.geometry import overlap_velocity
 
     mod, res = dynamics_mod
     syms = (*mod.OVERLAPS, mod.Rk, mod.Rn, mod.Rt, mod.Re, mod.Rr, mod.alpha)
@@ -166,41 +166,47 @@ def test_dynamics_derivation_matches_implementation(dynamics_mod):
         g = rng.standard_normal(5)
         alpha = rng.uniform(0.01, 0.5)
         args = (*ov, *g, alpha)
-        np.testing.assert_allclose(field(*args), _field_from_grad(ov, g), rtol=1e-13, atol=1e-14)
+        np.testing.assert_allclose(field(*args), overlap_velocity(ov, g), rtol=1e-13, atol=1e-14)
         nk2, nv2 = norms(*args)
         n = np.sqrt([nk2, nv2, nv2, nk2, nk2 * nv2])
         np.testing.assert_allclose(np.array(raw(*args)) / n, pgd_step(ov, g, alpha), atol=1e-14)
     coeffs = sp.lambdify(mod.r, res["zeta_series"], modules="numpy")
     for rr in (1.0, 1.3, 4.0, 50.0):
-        np.testing.assert_allclose(_kernel._zeta_series(rr), coeffs(rr), rtol=1e-14)
+        np.testing.assert_allclose(zeta_series_coefficients(rr), coeffs(rr), rtol=1e-14)
 
 
-def test_kernel_term_table_is_the_derived_risk():
-    """slr_theory._kernel builds the gradient from a table of the risk's terms; that table,
-    summed, must be the risk of derivations/risk.py minus its constants."""
-    from slr_theory import _kernel
+def test_engine_term_table_is_the_derived_risk():
+    """slr_theory.engine builds value, gradient and Hessian from a table of the risk's terms;
+    that table, summed, must be the risk of derivations/risk.py minus eps^2."""
+    from slr_theory import engine
 
     mod = _load("risk")
     risk_expr = mod.derive()["risk"]
     G, g, B, L, P = mod.gamma**2, mod.lam * mod.gamma, mod.B, mod.L, mod.P
     coef = {
-        "-2G": -2 * G,
+        "G": G,
         "-2Gg2": -2 * G * g**2,
         "-2Bh": -2 * B * mod.gamma * g,
         "B2": B**2,
-        "G": G,
         "2Bh": 2 * B * mod.gamma * g,
         "Gg2": G * g**2,
+        "S0L": (L - 1) * mod.S0,
         "S2L": (L - 1) * mod.S2,
         "2LPB": 2 * (L - 1) * P * B,
         "2LPh": 2 * (L - 1) * P * mod.gamma * g,
         "LLP2": (L - 1) * (L - 2) * P**2,
     }
-    F = {"1": 1, **{f"E{j}": mod.E[j] for j in range(3)}, **{f"Z{j}": mod.Z[j] for j in range(3)}}
+    # W = 1 - 2 nu E0 + Z0 is one basis of the engine (stable at the optimum)
+    W = 1 - 2 * mod.nu * mod.E[0] + mod.Z[0]
+    F = {
+        "1": 1,
+        "W": W,
+        **{f"E{j}": mod.E[j] for j in range(3)},
+        **{f"Z{j}": mod.Z[j] for j in range(3)},
+    }
     monos = (mod.nu, mod.theta, mod.eta, mod.rho)
     table = sum(
         coef[name] * sp.Mul(*[m**e for m, e in zip(monos, exps, strict=True)]) * F[f]
-        for name, exps, f in _kernel._RISK_TERMS
+        for _component, name, exps, f in engine.RISK_TERMS
     )
-    constants = mod.eps**2 + G + (L - 1) * mod.S0
-    assert sp.expand(risk_expr - constants - table) == 0
+    assert sp.expand(risk_expr - mod.eps**2 - table) == 0

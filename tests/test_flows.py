@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from scipy.integrate import solve_ivp
 
-from slr_theory import Params, _kernel, manifold_risk_grad, pgd, risk_grad
+from slr_theory import Params, engine, manifold_risk_grad, pgd, risk_grad
 from slr_theory.dynamics import sample_initial_overlaps
 from slr_theory.flows import (
     manifold_field,
@@ -121,16 +121,16 @@ def test_overlap_flow_is_the_limit_of_pgd_off_m():
 def _rd_flow(p, k, v, ks, vs, T, t_eval):
     """The Riemannian gradient flow of (k, v) in R^d, integrated with Radau.
 
-    The overlap partials come from the fused kernel (itself checked against
-    risk_grad above); the flow's closure on the overlaps is what is under test.
+    The overlap partials come from the risk engine (checked against mpmath in
+    tests/test_engine.py); the flow's closure on the overlaps is what is under test.
     """
     d = p.d
-    C, sc = _kernel.coefficient_table(p, p.lam)
+    tab = engine.table(p, p.lam, 1)
 
     def fun(_t, y):
         kk, vv = y[:d] / np.linalg.norm(y[:d]), y[d:] / np.linalg.norm(y[d:])
         o = overlaps_of(kk, vv, ks, vs)[:, None]
-        rk, rn, rt, re, rr = (C @ _kernel.features(o, sc))[:, 0]
+        rk, rn, rt, re, rr = (tab.C @ engine.features(o, tab.constants, 1))[:, 0]
         gk = rk * ks + re * vs + rr * vv
         gv = rt * ks + rn * vs + rr * kk
         return -np.concatenate([gk - (gk @ kk) * kk, gv - (gv @ vv) * vv])

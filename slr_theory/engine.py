@@ -1,0 +1,537 @@
+r"""The risk engine: value, gradient and Hessian of the population risk from one term table.
+
+Every public function of :mod:`slr_theory.risk`, the dynamics (:func:`slr_theory.pgd`,
+the flows, SGD's pricing) and the geometry layer evaluate the risk here; they
+differ only in what they validate first. The population risk minus ``eps**2`` is
+a sum of terms
+
+.. math:: \text{const}(\lambda)\; \nu^{e_1}\theta^{e_2}\eta^{e_3}\rho^{e_4}\; F(x),
+          \qquad x = \frac{a\kappa}{\sqrt q},
+
+(:data:`RISK_TERMS`; ``a = lambda sqrt(d/2)``, ``g = lambda gamma``, ``q = 1 + 2 g^2``,
+``r = 1 + 4 g^2``, ``y = x / sqrt(r)``) where every ``F`` is a polynomial in ``x`` times
+one of the *bases*
+
+=========  =====================================================
+``erf``    ``erf(x)``
+``ex``     ``e^{-x^2}``
+``exey``   ``e^{-x^2} e^{-y^2}``
+``exu``    ``e^{-x^2} erf(y)``
+``exD``    ``e^{-x^2} [erf(y) - nu]``, as ``e^{-x^2} [(s - nu) - s erfc|y|]``, ``s = sgn kappa``
+``zeta``   ``zeta(a kappa, g)`` (:func:`slr_theory.gaussian.zeta_reduced`)
+``W``      ``1 - 2 nu erf(x) + zeta = E erfc(|a kappa| + gZ)^2 + 2 erf|x| (1 - s nu)``
+=========  =====================================================
+
+Each basis has a closed-form derivative in ``x`` that stays in the family (e.g.
+``d exD/dx = -2x exD + (2/sqrt(pi)) r^{-1/2} exey``), so the partial derivatives of
+any order are generated mechanically from the one table: ``d/dkappa = (a/sqrt q) d/dx``,
+and ``d/dnu`` acts on the monomial and on the two bases that contain ``nu``.
+Grouping the informative token's ``gamma^2 (1 - 2 nu E_0 + Z_0)`` into the single
+basis ``W`` is what keeps the risk and its ``kappa``-derivatives to relative
+precision at the optimum, where they are exponentially small differences of
+numbers of order one.
+
+A table ``C`` of coefficients (rows: components, partials or Hessian entries;
+columns: monomial x power of ``x`` x basis) depends on ``lambda`` only; the
+*features* ``Phi`` depend on the overlaps. Then every quantity is ``C @ Phi``:
+one matrix product per temperature, whatever the batch. Exponents are carried in
+double-double (:mod:`slr_theory.doubledouble`), so ``e^{-x^2}`` does not inherit the
+``2 x^2`` condition number of a rounded square.
+
+Everything here assumes validated, feasible input; :mod:`slr_theory.risk` is the
+checked front door.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import numpy as np
+from scipy.special import erf, erfc
+
+from . import doubledouble as dd
+from .gaussian import (
+    PLACKETT_NODES,
+    ZETA_SERIES_TERMS,
+    erfc_sq_reduced,
+    mean_erf_prime,
+    plackett_rule,
+    zeta,
+    zeta_reduced,
+    zeta_series_coefficients,
+    zeta_tt,
+)
+from .params import Params
+
+__all__ = [
+    "BASES",
+    "COMPONENTS",
+    "HESSIAN_PAIRS",
+    "RISK_TERMS",
+    "EngineTable",
+    "components",
+    "gradient",
+    "hessian",
+    "manifold_gradient",
+    "table",
+]
+
+K2 = 2.0 / np.sqrt(np.pi)
+
+#: The bases of the module docstring, in feature order.
+BASES = ("1", "erf", "ex", "exey", "exu", "exD", "zeta", "W")
+#: Rows of the value table: the risk minus ``eps**2``, split as in :class:`slr_theory.RiskComponents`.
+COMPONENTS = ("informative", "distractors", "interactions")
+#: Rows of the Hessian table: pairs ``(i, j)``, ``i <= j``, of overlap indices.
+HESSIAN_PAIRS = tuple((i, j) for i in range(5) for j in range(i, 5))
+
+#: The risk minus ``eps**2`` as ``(component, coefficient, exponents of (nu, theta, eta, rho), F)``.
+#: ``E_j = E erf^(j)(lambda U)`` and ``Z_j = d^j zeta / dt^j (a kappa, g)`` for the informative
+#: token; ``B = sqrt(d/2)``, ``P = lambda E erf'(lambda Z)``, ``S_0 = zeta(0, lambda)``,
+#: ``S_2 = lambda^2 zeta_tt(0, lambda)`` for the distractors (derivations/risk.py).
+RISK_TERMS = (
+    ("informative", "G", (0, 0, 0, 0), "W"),  # gamma^2 (1 - 2 nu E0 + Z0)
+    ("informative", "-2Gg2", (0, 0, 1, 1), "E2"),  # -2 gamma^2 g^2 eta rho E2
+    ("informative", "-2Bh", (0, 1, 1, 0), "E1"),  # -2 B gamma g theta eta E1
+    ("informative", "B2", (0, 2, 0, 0), "Z0"),  # B^2 theta^2 Z0
+    ("informative", "2Bh", (0, 1, 0, 1), "Z1"),  # 2 B gamma g theta rho Z1
+    ("informative", "Gg2", (0, 0, 0, 2), "Z2"),  # gamma^2 g^2 rho^2 Z2
+    ("distractors", "S0L", (0, 0, 0, 0), "1"),  # (L - 1) S0
+    ("distractors", "S2L", (0, 0, 0, 2), "1"),  # (L - 1) S2 rho^2
+    ("interactions", "2LPB", (0, 1, 0, 1), "E0"),  # 2 (L-1) P B theta rho E0
+    ("interactions", "2LPh", (0, 0, 0, 2), "E1"),  # 2 (L-1) P gamma g rho^2 E1
+    ("interactions", "LLP2", (0, 0, 0, 2), "1"),  # (L-1)(L-2) P^2 rho^2
+)
+
+# Layout of the per-temperature constants the features need (one row per temperature).
+_A, _QH, _QL, _RH, _RL, _ISQ, _IR, _Z0 = range(8)
+_ZS = slice(8, 8 + ZETA_SERIES_TERMS)
+_PN = slice(_ZS.stop, _ZS.stop + PLACKETT_NODES)
+_PW = slice(_PN.stop, _PN.stop + PLACKETT_NODES)
+N_CONSTANTS = _PW.stop
+
+
+# --- the algebra: expressions are {(power of x, basis): coefficient} --------------------
+
+
+def _add(out: dict, key, c) -> None:
+    out[key] = out[key] + c if key in out else c
+
+
+def _ddx(expr: dict, s: dict) -> dict:
+    """``d/dx`` of an expression (the closed-form derivative of each basis)."""
+    out: dict = {}
+    for (p, b), c in expr.items():
+        if b == "1":
+            continue  # constants only (the table has no bare powers of x)
+        if p:
+            _add(out, (p - 1, b), p * c)
+        if b == "erf":
+            _add(out, (p, "ex"), K2 * c)
+        elif b == "ex":
+            _add(out, (p + 1, "ex"), -2.0 * c)
+        elif b == "exey":
+            _add(out, (p + 1, "exey"), -2.0 * (1.0 + s["ir2"]) * c)
+        elif b in ("exu", "exD"):
+            _add(out, (p + 1, b), -2.0 * c)
+            _add(out, (p, "exey"), K2 * s["ir"] * c)
+        elif b == "zeta":
+            _add(out, (p, "exu"), 2.0 * K2 * c)
+        elif b == "W":
+            _add(out, (p, "exD"), 2.0 * K2 * c)
+    return out
+
+
+def _dnu_basis(expr: dict) -> dict:
+    """The ``nu``-derivative of the bases that contain ``nu`` (``exD`` and ``W``)."""
+    out: dict = {}
+    for (p, b), c in expr.items():
+        if b == "exD":
+            _add(out, (p, "ex"), -c)
+        elif b == "W":
+            _add(out, (p, "erf"), -2.0 * c)
+    return out
+
+
+def _family(f: str, s: dict) -> dict:
+    """``F`` of the term table as an expression (``E_{j+1} = q^{-1/2} dE_j/dx``, same for Z)."""
+    if f in ("1", "W"):
+        return {(0, f): s["one"]}
+    base = {(0, "erf" if f[0] == "E" else "zeta"): s["one"]}
+    for _ in range(int(f[1])):
+        base = {k: s["isq"] * c for k, c in _ddx(base, s).items()}
+    return base
+
+
+def _partial(term, i: int, s: dict):
+    """``d term / d overlap_i`` as a list of terms ``(coefficient, monomial, expression)``."""
+    coef, mono, expr = term
+    out = []
+    if i == 0:
+        de = _ddx(expr, s)
+        if de:
+            out.append((coef * s["cx"], mono, de))
+        return out
+    e = mono[i - 1]
+    if e:
+        low = list(mono)
+        low[i - 1] -= 1
+        out.append((coef * e, tuple(low), expr))
+    if i == 1:
+        de = _dnu_basis(expr)
+        if de:
+            out.append((coef, mono, de))
+    return out
+
+
+def _coefficient_scalars(params: Params, lam) -> dict:
+    """Every temperature-dependent scalar of the table, vectorised over ``lam``."""
+    lam = np.asarray(lam, dtype=np.float64)
+    gam, L = params.gamma, params.L
+    B = np.sqrt(params.d / 2.0)
+    one = np.ones_like(lam)
+    g = lam * gam
+    G = gam * gam
+    qh, ql = dd.one_plus_c_sq(g, 2.0)
+    rh, _rl = dd.one_plus_c_sq(g, 4.0)
+    isq = 1.0 / np.sqrt(qh)
+    ir = 1.0 / np.sqrt(rh)
+    P = lam * mean_erf_prime(0.0, lam)
+    return {
+        "one": one,
+        "cx": lam * B * isq,
+        "isq": isq,
+        "ir": ir,
+        "ir2": ir * ir,
+        "G": G * one,
+        "-2Gg2": -2.0 * G * g * g,
+        "-2Bh": -2.0 * B * gam * g,
+        "B2": B * B * one,
+        "2Bh": 2.0 * B * gam * g,
+        "Gg2": G * g * g,
+        "S0L": (L - 1) * zeta(0.0, lam),
+        "S2L": (L - 1) * lam * lam * zeta_tt(0.0, lam),
+        "2LPB": 2.0 * (L - 1) * P * B,
+        "2LPh": 2.0 * (L - 1) * P * gam * g,
+        "LLP2": (L - 1) * (L - 2) * P * P,
+    }
+
+
+def _entries(s: dict, order: int):
+    """``[(row, (monomial, power, basis), coefficient)]`` of the table of one order."""
+    terms = [(comp, (s[name], mono, _family(f, s))) for comp, name, mono, f in RISK_TERMS]
+    out = []
+    if order == 0:
+        for comp, (coef, mono, expr) in terms:
+            row = COMPONENTS.index(comp)
+            out.extend((row, (mono, p, b), coef * c) for (p, b), c in expr.items())
+        return out
+    first = [[t for _, term in terms for t in _partial(term, i, s)] for i in range(5)]
+    if order == 1:
+        for i, ts in enumerate(first):
+            for coef, mono, expr in ts:
+                out.extend((i, (mono, p, b), coef * c) for (p, b), c in expr.items())
+        return out
+    for row, (i, j) in enumerate(HESSIAN_PAIRS):
+        for term in first[i]:
+            for coef, mono, expr in _partial(term, j, s):
+                out.extend((row, (mono, p, b), coef * c) for (p, b), c in expr.items())
+    return out
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Structure of one order's table: its columns and how to gather their features."""
+
+    rows: int
+    columns: tuple
+    i1: np.ndarray
+    i2: np.ndarray
+    ip: np.ndarray
+    ib: np.ndarray
+    bases: frozenset
+    max_power: int
+
+
+def _mono_rows(mono) -> list[int]:
+    idx = [i + 1 for i, e in enumerate(mono) for _ in range(e)]  # ext = [1, nu, theta, eta, rho]
+    return idx + [0] * (2 - len(idx))
+
+
+@cache
+def _plan(order: int) -> _Plan:
+    probe = _coefficient_scalars(Params(d=4, L=3, lam=1.0, gamma=1.0), 1.0)
+    cols: dict = {}
+    for _row, key, _c in _entries(probe, order):
+        cols.setdefault(key, len(cols))
+    keys = tuple(cols)
+    return _Plan(
+        rows=(len(COMPONENTS), 5, len(HESSIAN_PAIRS))[order],
+        columns=keys,
+        i1=np.array([_mono_rows(m)[0] for m, _p, _b in keys]),
+        i2=np.array([_mono_rows(m)[1] for m, _p, _b in keys]),
+        ip=np.array([p for _m, p, _b in keys]),
+        ib=np.array([BASES.index(b) for _m, _p, b in keys]),
+        bases=frozenset(b for _m, _p, b in keys),
+        max_power=max(p for _m, p, _b in keys),
+    )
+
+
+@dataclass(frozen=True)
+class EngineTable:
+    """The coefficients and constants of one order at one or several temperatures.
+
+    Attributes
+    ----------
+    order : int
+        0 (the components), 1 (the five partials) or 2 (the Hessian entries of
+        :data:`HESSIAN_PAIRS`).
+    C : ndarray, shape ``(..., rows, K)``
+        Coefficients; the leading shape is that of the temperatures.
+    constants : ndarray, shape ``(..., N_CONSTANTS)``
+        What :func:`features` needs of each temperature.
+    """
+
+    order: int
+    C: np.ndarray
+    constants: np.ndarray
+
+    def column(self, row: int, mono: tuple, power: int, basis: str) -> np.ndarray:
+        """The coefficient of one feature in one row (e.g. for a specialised kernel)."""
+        return self.C[..., row, _plan(self.order).columns.index((mono, power, basis))]
+
+
+def table(params: Params, lam, order: int) -> EngineTable:
+    """The table of `order` at temperature(s) `lam` (any shape) for the model `params`.
+
+    Parameters
+    ----------
+    params : Params
+        ``d``, ``L`` and ``gamma`` are used (``params.lam`` is not: pass `lam`).
+    lam : float or array_like
+        Positive temperatures.
+    order : {0, 1, 2}
+
+    Returns
+    -------
+    EngineTable
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.engine import table
+    >>> t = table(Params.paper(), 0.1, 1)
+    >>> t.C.shape[:-1], t.constants.shape[-1] > 0
+    ((5,), True)
+    """
+    if order not in (0, 1, 2):
+        raise ValueError(f"`order` must be 0, 1 or 2, got {order!r}.")
+    lam = np.asarray(lam, dtype=np.float64)
+    s = _coefficient_scalars(params, lam)
+    plan = _plan(order)
+    C = np.zeros((*lam.shape, plan.rows, len(plan.columns)))
+    index = {k: i for i, k in enumerate(plan.columns)}
+    for row, key, c in _entries(s, order):
+        C[..., row, index[key]] += c
+    return EngineTable(order, C, _constants(params, lam))
+
+
+def _constants(params: Params, lam: np.ndarray) -> np.ndarray:
+    g = lam * params.gamma
+    out = np.empty((*lam.shape, N_CONSTANTS))
+    out[..., _A] = lam * np.sqrt(params.d / 2.0)
+    out[..., _QH], out[..., _QL] = dd.one_plus_c_sq(g, 2.0)
+    out[..., _RH], out[..., _RL] = dd.one_plus_c_sq(g, 4.0)
+    out[..., _ISQ] = 1.0 / np.sqrt(out[..., _QH])
+    out[..., _IR] = 1.0 / np.sqrt(out[..., _RH])
+    out[..., _Z0] = (2.0 / np.pi) * np.arctan2(2.0 * g * g, np.sqrt(out[..., _RH]))
+    out[..., _ZS] = zeta_series_coefficients(out[..., _RH])
+    out[..., _PN], out[..., _PW] = plackett_rule(out[..., _RH])
+    return out
+
+
+# --- features ---------------------------------------------------------------------------
+
+
+def _reduced(kappa, k: np.ndarray):
+    """``x``, ``x^2`` in double-double and ``s = sgn kappa`` (``k`` the constants, by row)."""
+    m = k[_A] * kappa
+    eh, el = dd.sq_over(m, k[_QH], k[_QL])
+    return m * k[_ISQ], eh, el, np.copysign(1.0, kappa)
+
+
+def _bracket(s, nu, erfc_ay):
+    """``erf(y) - nu`` as ``(s - nu) - s erfc|y|``: exact where it is exponentially small."""
+    return (s - nu) - s * erfc_ay
+
+
+def manifold_gradient(kn: np.ndarray, constants: np.ndarray, c_kappa, c_nu) -> np.ndarray:
+    """``(dR/dkappa, dR/dnu)`` on the invariant manifold for ``kn = (kappa, nu)`` ``(2, n)``.
+
+    The two bases of the order-1 table that survive on M, ``exD`` and ``erf``, computed
+    as in :func:`features`; ``c_kappa``, ``c_nu`` are their coefficients
+    (``EngineTable.column``), ``constants`` a row of ``EngineTable.constants`` (or
+    its transpose, one column per entry).
+    """
+    k = constants
+    x, eh, el, s = _reduced(kn[0], k)
+    out = np.empty_like(kn)
+    ex = dd.mul_exp_neg(1.0, eh, el)
+    out[0] = c_kappa * ex * _bracket(s, kn[1], erfc(np.abs(x * k[_IR])))
+    out[1] = c_nu * erf(x)
+    return out
+
+
+def features(ov5: np.ndarray, constants: np.ndarray, order: int) -> np.ndarray:
+    """``Phi`` of shape ``(K, n)`` at overlaps ``ov5`` ``(5, n)`` for the table of `order`.
+
+    ``constants`` is a row of ``EngineTable.constants`` (shared by all columns) or
+    that array transposed, ``(N_CONSTANTS, n)``, one temperature per column.
+    """
+    plan = _plan(order)
+    k = constants
+    kappa, nu = ov5[0], ov5[1]
+    n = kappa.shape[-1]
+    x, eh, el, s = _reduced(kappa, k)
+    need = plan.bases
+    basis = np.empty((len(BASES), n))
+    basis[0] = 1.0
+    basis[1] = erf(x)
+    ex = dd.mul_exp_neg(1.0, eh, el)
+    basis[2] = ex
+    y = x * k[_IR]
+    if "exey" in need:
+        e2h, e2l = dd.dd_div(eh, el, k[_RH], k[_RL])
+        sh, sl = dd.two_sum(eh, e2h)
+        basis[3] = dd.mul_exp_neg(1.0, sh, sl + (el + e2l))
+    if "exu" in need:
+        basis[4] = ex * erf(y)
+    if "exD" in need:
+        basis[5] = ex * _bracket(s, nu, erfc(np.abs(y)))
+    if "zeta" in need:
+        basis[6] = zeta_reduced(x, k[_IR], k[_Z0], k[_ZS].T)
+    if "W" in need:
+        ax = np.abs(x)
+        psi = erfc_sq_reduced(ax, eh, el, k[_RH], k[_RL], k[_PN].T, k[_PW].T)
+        basis[7] = psi + 2.0 * np.abs(basis[1]) * (1.0 - s * nu)
+    ext = np.empty((5, n))
+    ext[0] = 1.0
+    ext[1:] = ov5[1:]
+    xp = np.empty((plan.max_power + 1, n))
+    xp[0] = 1.0
+    for p in range(1, plan.max_power + 1):
+        xp[p] = xp[p - 1] * x
+    return ext[plan.i1] * ext[plan.i2] * xp[plan.ip] * basis[plan.ib]
+
+
+_CHUNK = 1 << 15  # columns per block: bounded memory and cache-friendly features
+
+
+def _evaluate(params: Params, ov5: np.ndarray, lam, order: int) -> np.ndarray:
+    """``(rows, n)``: the table of `order` applied to overlaps ``(5, n)``.
+
+    `lam` is a float (one table) or an array of shape ``(n,)`` (one temperature per column).
+    """
+    n = ov5.shape[1]
+    lam = np.asarray(lam, dtype=np.float64)
+    per_column = lam.ndim > 0
+    tab = table(params, lam, order)
+    out = np.empty((tab.C.shape[-2], n))
+    for start in range(0, n, _CHUNK):
+        sl = slice(start, min(start + _CHUNK, n))
+        if per_column:
+            phi = features(ov5[:, sl], tab.constants[sl].T, order)
+            out[:, sl] = np.einsum("nrk,kn->rn", tab.C[sl], phi)
+        else:
+            out[:, sl] = tab.C @ features(ov5[:, sl], tab.constants, order)
+    return out
+
+
+def _prepare(params: Params, overlaps, lam):
+    """Overlaps ``(5, n)``, the temperature (a float or one per column) and the batch shape."""
+    arrays = [np.asarray(x, dtype=np.float64) for x in overlaps]
+    if lam is not None and np.ndim(lam):
+        arrays.append(np.asarray(lam, dtype=np.float64))
+    arrays = np.broadcast_arrays(*arrays)
+    shape = arrays[0].shape
+    ov5 = np.stack([a.reshape(-1) for a in arrays[:5]])
+    if lam is None:
+        return ov5, params.lam, shape
+    if len(arrays) == 6:
+        return ov5, arrays[5].reshape(-1), shape
+    return ov5, float(lam), shape
+
+
+def components(params: Params, overlaps, lam=None) -> np.ndarray:
+    """``(informative, distractors, interactions)`` at validated overlaps, shape ``(3, ...)``.
+
+    Parameters
+    ----------
+    params : Params
+    overlaps : sequence of five array_like
+        ``(kappa, nu, theta, eta, rho)``, broadcasting together; feasible (unchecked).
+    lam : float or array_like, optional
+        Temperature(s), broadcasting with the overlaps (one per entry); default ``params.lam``.
+
+    Returns
+    -------
+    ndarray, shape ``(3, ...)``
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.engine import components
+    >>> c = components(Params.paper(), (0.0, 0.0, 0.0, 0.0, 0.0), lam=[0.1, 0.2])
+    >>> c.shape
+    (3, 2)
+    """
+    ov5, lam, shape = _prepare(params, overlaps, lam)
+    return _evaluate(params, ov5, lam, 0).reshape(3, *shape)
+
+
+def gradient(params: Params, overlaps, lam=None) -> np.ndarray:
+    """The five partials ``dR/d(kappa, nu, theta, eta, rho)`` at validated overlaps, ``(..., 5)``.
+
+    Parameters and broadcasting as :func:`components`.
+
+    Returns
+    -------
+    ndarray, shape ``(..., 5)``
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.engine import gradient
+    >>> gradient(Params.paper(), (0.5, 0.5, 0.0, 0.0, 0.0)).shape
+    (5,)
+    """
+    ov5, lam, shape = _prepare(params, overlaps, lam)
+    return np.moveaxis(_evaluate(params, ov5, lam, 1), 0, -1).reshape(*shape, 5)
+
+
+def hessian(params: Params, overlaps, lam=None) -> np.ndarray:
+    """The symmetric matrix of second partials at validated overlaps, ``(..., 5, 5)``.
+
+    Parameters and broadcasting as :func:`components`.
+
+    Returns
+    -------
+    ndarray, shape ``(..., 5, 5)``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory import Params
+    >>> from slr_theory.engine import hessian
+    >>> h = hessian(Params.paper(), (0.5, 0.5, 0.0, 0.0, 0.0))
+    >>> h.shape, bool(np.array_equal(h, h.T))
+    ((5, 5), True)
+    """
+    ov5, lam, shape = _prepare(params, overlaps, lam)
+    rows = _evaluate(params, ov5, lam, 2)
+    out = np.empty((*shape, 5, 5))
+    flat = out.reshape(-1, 5, 5)
+    for row, (i, j) in enumerate(HESSIAN_PAIRS):
+        flat[:, i, j] = flat[:, j, i] = rows[row]
+    return out

@@ -1,0 +1,496 @@
+r"""The trajectory engine shared by :func:`slr_theory.pgd`, :func:`slr_theory.sgd.sgd` and the experiments.
+
+One step of the paper's projected gradient descent updates both unit vectors from
+the same iterate, ``k <- normalize(k - alpha P_k grad_k R)``, likewise ``v``. Every
+vector involved lies in ``span{k, v, k*, v*}``, so the step maps the five overlaps
+to the next five exactly (:func:`overlap_step`). Equivalently, and this is how
+:func:`run_pgd` runs, the iterates never leave the four-dimensional
+``span{k0, v0, k*, v*}``: PGD in ``R^d`` *is* PGD in ``R^4`` on the coordinates of a
+Cholesky factor of the initial Gram matrix (:func:`to_vectors`), ``d`` entering only
+through the risk. A batch that starts on the invariant manifold runs the
+two-dimensional map :func:`manifold_step`, which keeps ``|kappa|, |nu| <= 1`` exactly.
+
+The gradient of every step comes from the risk engine (:mod:`slr_theory.engine`):
+one coefficient table per temperature, tabulated in chunks under a schedule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import engine
+from .params import Params, check_overlaps
+from .validate import finite_real, positive_int, positive_real
+
+__all__ = [
+    "Group",
+    "PGDResult",
+    "PaperSchedule",
+    "Progress",
+    "manifold_step",
+    "overlap_step",
+    "paper_schedule",
+    "price_records",
+    "run_pgd",
+    "temperatures",
+    "to_overlaps",
+    "to_vectors",
+    "validate_run",
+    "vector_step",
+]
+
+
+class PaperSchedule:
+    """The paper's temperature schedule ``lam_t = lam0 / (1 + c t)`` (vectorised over ``t``).
+
+    Parameters
+    ----------
+    lam0 : float
+        Initial temperature, ``> 0``.
+    c : float, default 1e-4
+        Decay rate, ``>= 0``.
+
+    Examples
+    --------
+    >>> from slr_theory.dynamics import paper_schedule
+    >>> s = paper_schedule(1.0)
+    >>> print(s(0), s(10_000))
+    1.0 0.5
+    """
+
+    def __init__(self, lam0: float, c: float = 1e-4):
+        self.lam0 = positive_real(lam0, "lam0")
+        self.c = finite_real(c, "c")
+        if self.c < 0:
+            raise ValueError(f"`c` must be >= 0, got {c!r}.")
+
+    def __call__(self, t):
+        out = self.lam0 / (1.0 + self.c * np.asarray(t, dtype=np.float64))
+        return float(out) if np.ndim(out) == 0 else out
+
+    def __repr__(self) -> str:
+        return f"paper_schedule(lam0={self.lam0!r}, c={self.c!r})"
+
+
+def paper_schedule(lam0: float, c: float = 1e-4) -> PaperSchedule:
+    """The paper's temperature schedule ``lam_t = lam0 / (1 + c t)``.
+
+    Parameters
+    ----------
+    lam0, c : float
+        See :class:`PaperSchedule`.
+
+    Returns
+    -------
+    PaperSchedule
+    """
+    return PaperSchedule(lam0, c)
+
+
+def temperatures(schedule, steps: int) -> np.ndarray | None:
+    """Temperatures at steps ``0..steps`` (``None`` for no schedule), validated.
+
+    Parameters
+    ----------
+    schedule : callable ``step -> lam`` or None
+    steps : int
+
+    Returns
+    -------
+    ndarray of shape ``(steps + 1,)`` or None
+    """
+    if schedule is None:
+        return None
+    if isinstance(schedule, PaperSchedule):
+        lam = schedule(np.arange(steps + 1))
+    elif callable(schedule):
+        lam = np.array([float(schedule(t)) for t in range(steps + 1)])
+    else:
+        raise ValueError(
+            f"`schedule` must be None or a callable step -> lam, got {type(schedule).__name__}."
+        )
+    bad = ~(np.isfinite(lam) & (lam > 0))
+    if np.any(bad):
+        t = int(np.argmax(bad))
+        raise ValueError(
+            f"`schedule` must return positive finite temperatures, got {float(lam[t])!r} at step {t}."
+        )
+    return lam
+
+
+def validate_run(params: Params, overlaps0, alpha, steps, record_every) -> np.ndarray:
+    """Check the arguments every trajectory shares; return the overlaps as a float array.
+
+    Parameters
+    ----------
+    params : Params
+    overlaps0 : array_like, shape ``(..., 5)``
+        Feasible initial overlaps.
+    alpha : float
+        Step size, ``> 0``.
+    steps : int
+        ``>= 0``.
+    record_every : int
+        ``>= 1``.
+
+    Returns
+    -------
+    ndarray, shape ``(..., 5)``
+    """
+    if not isinstance(params, Params):
+        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
+    ov = np.array(overlaps0, dtype=np.float64)
+    if ov.shape[-1:] != (5,):
+        raise ValueError(f"`overlaps0` must have last dimension 5, got shape {ov.shape}.")
+    check_overlaps(*np.moveaxis(ov, -1, 0), d=params.d)
+    positive_real(alpha, "alpha")
+    if isinstance(steps, bool) or int(steps) != steps or steps < 0:
+        raise ValueError(f"`steps` must be a non-negative integer, got {steps!r}.")
+    positive_int(record_every, "record_every")
+    return ov
+
+
+class Progress:
+    """Context manager giving an ``update(n)`` callable (a tqdm bar if ``progress is True``).
+
+    Parameters
+    ----------
+    progress : bool, callable or None
+        ``True``: a tqdm bar; a callable: called with the number of steps done.
+    total : int
+    desc : str
+    """
+
+    def __init__(self, progress, total: int, desc: str):
+        self.bar = None
+        self.update = progress if callable(progress) else None
+        if progress is True:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, unit="step", desc=desc)
+            self.update = self.bar.update
+        elif not (progress is False or progress is None or callable(progress)):
+            raise ValueError(f"`progress` must be a bool or a callable, got {progress!r}.")
+
+    def __enter__(self):
+        return self.update
+
+    def __exit__(self, *exc):
+        if self.bar is not None:
+            self.bar.close()
+        return False
+
+
+@dataclass(frozen=True)
+class PGDResult:
+    """Recorded trajectory (PGD or SGD).
+
+    Attributes
+    ----------
+    step : ndarray, shape (n_records,)
+        Step numbers ``0, record_every, ..., steps``.
+    overlaps : ndarray, shape (n_records, ..., 5)
+    risk : ndarray, shape (n_records, ...)
+    lam : ndarray, shape (n_records,)
+        Temperature used at each recorded step.
+    """
+
+    step: np.ndarray
+    overlaps: np.ndarray
+    risk: np.ndarray
+    lam: np.ndarray
+
+
+def price_records(params: Params, rec, out, lam_rec, shape) -> PGDResult:
+    """Package records ``(n_rec, 5, n)`` and price them in one vectorised engine call.
+
+    Parameters
+    ----------
+    params : Params
+    rec : ndarray ``(n_rec,)``
+        Step numbers.
+    out : ndarray ``(n_rec, 5, n)``
+        Recorded overlaps.
+    lam_rec : ndarray ``(n_rec,)``
+        The temperature of each record.
+    shape : tuple
+        Batch shape of the trajectories (``n = prod(shape)``).
+
+    Returns
+    -------
+    PGDResult
+    """
+    overlaps = np.moveaxis(out, 1, -1)  # (n_rec, n, 5)
+    lam = np.broadcast_to(np.asarray(lam_rec, dtype=np.float64)[:, None], out[:, 0].shape)
+    parts = engine.components(params, tuple(out[:, i] for i in range(5)), lam=lam)
+    risks = params.eps**2 + parts.sum(axis=0)
+    return PGDResult(
+        np.asarray(rec),
+        overlaps.reshape(len(rec), *shape, 5),
+        risks.reshape(len(rec), *shape),
+        np.asarray(lam_rec),
+    )
+
+
+# --- the step maps ----------------------------------------------------------------------
+
+
+def overlap_step(ov5: np.ndarray, G: np.ndarray, alpha) -> np.ndarray:
+    r"""One exact PGD step on overlaps ``(5, n)`` given the partials ``(5, n)``; unchecked.
+
+    With ``A = kappa R_kappa + eta R_eta + rho R_rho``, ``B = theta R_theta + nu R_nu + rho R_rho``,
+    ``cA = 1 + alpha A``, ``cB = 1 + alpha B``:
+
+    .. math::
+
+        \tilde k\cdot k^* &= c_A\kappa - \alpha(R_\kappa + R_\rho\theta), &
+        \tilde k\cdot v^* &= c_A\eta - \alpha(R_\eta + R_\rho\nu), \\
+        \tilde v\cdot k^* &= c_B\theta - \alpha(R_\theta + R_\rho\kappa), &
+        \tilde v\cdot v^* &= c_B\nu - \alpha(R_\nu + R_\rho\eta), \\
+        \|\tilde k\|^2 &= 1 + \alpha^2(\|\nabla_k R\|^2 - A^2), &
+        \|\tilde v\|^2 &= 1 + \alpha^2(\|\nabla_v R\|^2 - B^2),
+
+    and ``k~ . v~`` expanded in the Gram entries; then both are normalised.
+
+    Parameters
+    ----------
+    ov5, G : ndarray, shape ``(5, n)``
+        Overlaps and partials, rows ``(kappa, nu, theta, eta, rho)``.
+    alpha : float or ndarray ``(n,)``
+
+    Returns
+    -------
+    ndarray, shape ``(5, n)``
+    """
+    k, n, t, e, r = ov5
+    rk, rn, rt, re, rr = G
+    A = k * rk + e * re + r * rr
+    Bv = t * rt + n * rn + r * rr
+    ca = 1.0 + alpha * A
+    cb = 1.0 + alpha * Bv
+    X = rt * k + rn * e  # grad_v R . k minus its rho part
+    Y = rk * t + re * n  # grad_k R . v minus its rho part
+    al2 = alpha * alpha
+    ik = 1.0 / np.sqrt(1.0 + al2 * (rk * rk + re * re + rr * (rr + 2.0 * Y) - A * A))
+    iv = 1.0 / np.sqrt(1.0 + al2 * (rt * rt + rn * rn + rr * (rr + 2.0 * X) - Bv * Bv))
+    out = np.empty_like(ov5)
+    out[0] = (ca * k - alpha * (rk + rr * t)) * ik
+    out[1] = (cb * n - alpha * (rn + rr * e)) * iv
+    out[2] = (cb * t - alpha * (rt + rr * k)) * iv
+    out[3] = (ca * e - alpha * (re + rr * n)) * ik
+    out[4] = (
+        ca * cb * r
+        - alpha * (ca * (X + rr) + cb * (Y + rr))
+        + al2 * (rk * rt + re * rn + rr * (A + Bv - r * rr))
+    ) * (ik * iv)
+    return out
+
+
+def to_vectors(ov5: np.ndarray) -> np.ndarray:
+    """Coordinates ``(8, n)`` of ``k`` (rows 0-3) and ``v`` (rows 4-7) realising overlaps ``(5, n)``.
+
+    In the orthonormal basis ``(k*, v*, e3, e4)`` of ``span{k*, v*, k, v}``:
+    ``k = (kappa, eta, k3, 0)``, ``v = (theta, nu, v3, v4)`` (a Cholesky factor of
+    the Gram matrix; ``v3 = 0`` when ``k`` lies in ``span{k*, v*}``).
+
+    Parameters
+    ----------
+    ov5 : ndarray, shape ``(5, n)``
+        Feasible overlaps (unchecked).
+
+    Returns
+    -------
+    ndarray, shape ``(8, n)``
+    """
+    k, n, t, e, r = ov5
+    k3 = np.sqrt(np.maximum(1.0 - k * k - e * e, 0.0))
+    v3 = np.where(k3 > 0, (r - k * t - e * n) / np.where(k3 > 0, k3, 1.0), 0.0)
+    v4 = np.sqrt(np.maximum(1.0 - t * t - n * n - v3 * v3, 0.0))
+    zero = np.zeros_like(k)
+    return np.stack([k, e, k3, zero, t, n, v3, v4])
+
+
+_OV_ROWS = np.array([0, 5, 4, 1])  # kappa = k.k*, nu = v.v*, theta = v.k*, eta = k.v*
+
+
+def to_overlaps(kv: np.ndarray) -> np.ndarray:
+    """The overlaps ``(5, n)`` of coordinates ``kv`` ``(8, n)`` (see :func:`to_vectors`).
+
+    Parameters
+    ----------
+    kv : ndarray, shape ``(8, n)``
+
+    Returns
+    -------
+    ndarray, shape ``(5, n)``
+    """
+    out = np.empty((5, kv.shape[1]))
+    out[:4] = kv[_OV_ROWS]
+    out[4] = (kv[:4] * kv[4:]).sum(axis=0)
+    return out
+
+
+def vector_step(kv: np.ndarray, gr: np.ndarray, alpha) -> np.ndarray:
+    """One PGD step on the coordinates ``(8, n)``, given the overlap partials ``(5, n)``.
+
+    Agrees with :func:`overlap_step` to rounding and costs fewer array operations.
+
+    Parameters
+    ----------
+    kv : ndarray, shape ``(8, n)``
+    gr : ndarray, shape ``(5, n)``
+    alpha : float or ndarray ``(n,)``
+
+    Returns
+    -------
+    ndarray, shape ``(8, n)``
+    """
+    k, v = kv[:4], kv[4:]
+    rk, rn, rt, re, rr = gr
+    gk = rr * v
+    gk[0] += rk
+    gk[1] += re
+    gv = rr * k
+    gv[0] += rt
+    gv[1] += rn
+    nk = k - alpha * (gk - (gk * k).sum(axis=0) * k)
+    nv = v - alpha * (gv - (gv * v).sum(axis=0) * v)
+    out = np.empty_like(kv)
+    out[:4] = nk / np.sqrt((nk * nk).sum(axis=0))
+    out[4:] = nv / np.sqrt((nv * nv).sum(axis=0))
+    return out
+
+
+def manifold_step(kn: np.ndarray, gr: np.ndarray, alpha) -> np.ndarray:
+    """Exact PGD on M: ``x <- (x - alpha R_x (1 - x^2)) / sqrt(1 + alpha^2 R_x^2 (1 - x^2))``.
+
+    ``|x| <= 1`` is preserved: ``1 - x_new^2 = (1 - x^2)(1 + alpha x R_x)^2 / norm^2``.
+
+    Parameters
+    ----------
+    kn, gr : ndarray, shape ``(2, n)``
+        ``(kappa, nu)`` and ``(dR/dkappa, dR/dnu)``.
+    alpha : float or ndarray ``(n,)``
+
+    Returns
+    -------
+    ndarray, shape ``(2, n)``
+    """
+    one_m = (1.0 - kn) * (1.0 + kn)
+    ag = alpha * gr
+    return (kn - ag * one_m) / np.sqrt(1.0 + ag * ag * one_m)
+
+
+# --- the batched loop --------------------------------------------------------------------
+
+
+@dataclass
+class Group:
+    """Columns of a batch that share parameters, a step size and a temperature law.
+
+    Attributes
+    ----------
+    cols : slice
+    params : Params
+    alpha : float
+    lam : ndarray or None
+        Temperatures at steps ``0..steps`` (:func:`temperatures`), or None for ``params.lam``.
+    """
+
+    cols: slice
+    params: Params
+    alpha: float
+    lam: np.ndarray | None
+
+
+_CHUNK = 4096
+_ON_M = ((0, 0, 0, 0), 0, "exD"), ((0, 0, 0, 0), 0, "erf")  # the two columns that survive on M
+
+
+def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int, progress=None):
+    """Exact PGD of overlaps ``ov5`` ``(5, n)`` with the engine's gradient, no per-step checks.
+
+    Parameters
+    ----------
+    ov5 : ndarray, shape ``(5, n)``
+        Validated initial overlaps.
+    groups : list of Group
+        A partition of the columns.
+    steps, record_every : int
+    progress : callable, optional
+        Called with the number of steps done after each chunk of 4096 steps.
+
+    Returns
+    -------
+    rec : ndarray ``(n_records,)``
+        The recorded steps (every `record_every`, and the last).
+    out : ndarray ``(n_records, 5, n)``
+        The recorded overlaps.
+    """
+    n = ov5.shape[1]
+    rec = sorted(set(range(0, steps + 1, record_every)) | {steps})
+    out = np.empty((len(rec), 5, n))
+    out[0] = ov5
+    nxt = 1
+    single = len(groups) == 1
+    on_m = single and not np.any(ov5[2:])
+    alpha = (
+        groups[0].alpha
+        if single
+        else np.concatenate([np.full(grp.cols.stop - grp.cols.start, grp.alpha) for grp in groups])
+    )
+    const_cols = np.empty((engine.N_CONSTANTS, n))  # per-column constants (mixed batches)
+    tables = [None] * len(groups)
+    for i, grp in enumerate(groups):
+        if grp.lam is None:
+            tables[i] = engine.table(grp.params, grp.params.lam, 1)
+            const_cols[:, grp.cols] = tables[i].constants[:, None]
+    # on M: (kappa, nu); otherwise the coordinates of k and v in R^4 (to_vectors)
+    state = ov5[:2].copy() if on_m else to_vectors(ov5)
+    for start in range(0, steps, _CHUNK):
+        stop = min(start + _CHUNK, steps)
+        chunk = [
+            None if grp.lam is None else engine.table(grp.params, grp.lam[start:stop], 1)
+            for grp in groups
+        ]
+        if on_m:
+            tab = tables[0] if chunk[0] is None else chunk[0]
+            c_kappa = tab.column(0, *_ON_M[0])
+            c_nu = tab.column(1, *_ON_M[1])
+        for t in range(start, stop):
+            j = t - start
+            if single:
+                if chunk[0] is None:
+                    C, k = tables[0].C, tables[0].constants
+                    ck, cn = (c_kappa, c_nu) if on_m else (None, None)
+                else:
+                    C, k = chunk[0].C[j], chunk[0].constants[j]
+                    ck, cn = (c_kappa[j], c_nu[j]) if on_m else (None, None)
+                if on_m:
+                    gr = engine.manifold_gradient(state, k, ck, cn)
+                    state = manifold_step(state, gr, alpha)
+                else:
+                    ov = to_overlaps(state)
+                    state = vector_step(state, C @ engine.features(ov, k, 1), alpha)
+            else:
+                for i, grp in enumerate(groups):
+                    if chunk[i] is not None:
+                        const_cols[:, grp.cols] = chunk[i].constants[j][:, None]
+                ov = to_overlaps(state)
+                phi = engine.features(ov, const_cols, 1)
+                gr = np.empty((5, n))
+                for i, grp in enumerate(groups):
+                    C = tables[i].C if chunk[i] is None else chunk[i].C[j]
+                    gr[:, grp.cols] = C @ phi[:, grp.cols]
+                state = vector_step(state, gr, alpha)
+            if t + 1 == rec[nxt]:
+                if on_m:
+                    out[nxt, :2], out[nxt, 2:] = state, 0.0
+                else:
+                    out[nxt] = to_overlaps(state)
+                nxt += 1
+        if progress is not None:
+            progress(stop - start)
+    return np.array(rec), out

@@ -1,0 +1,176 @@
+"""The risk engine against an independent 60-digit reference, and its two doors against each other.
+
+The reference differentiates the risk of ``derivations/risk.py`` (SymPy, in terms of
+``E_j = E erf^(j)(lambda U)`` and ``Z_j = d^j zeta/dt^j``) by the chain rule
+``dE_j/dkappa = a E_{j+1}``, and evaluates every ``E_j``, ``Z_j`` as the mpmath
+quadrature of its defining expectation: neither the engine's term table nor its bases.
+"""
+
+import pathlib
+import sys
+from functools import cache
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from slr_theory import Params, engine, risk_grad, risk_hessian
+from slr_theory.model import overlaps_of
+from slr_theory.verify.reference import mp_gaussian_function
+
+EPS = np.finfo(float).eps
+ROOT = pathlib.Path(__file__).resolve().parents[1] / "derivations"
+
+
+@cache
+def _derived_gradient():
+    import importlib
+
+    import sympy as sp
+
+    spec = importlib.util.spec_from_file_location("derivations.risk", ROOT / "risk.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("derivations", importlib.import_module("derivations"))
+    spec.loader.exec_module(mod)
+    R = mod.derive()["risk"]
+    E = (*mod.E, sp.Symbol("E3"))
+    Z = (*mod.Z, sp.Symbol("Z3"))
+    a = sp.Symbol("a")
+    dk = sum(sp.diff(R, E[j]) * a * E[j + 1] + sp.diff(R, Z[j]) * a * Z[j + 1] for j in range(3))
+    grads = [dk] + [sp.diff(R, x) for x in (mod.nu, mod.theta, mod.eta, mod.rho)]
+    syms = (mod.nu, mod.theta, mod.eta, mod.rho, mod.gamma, mod.lam, mod.B, mod.L)
+    syms += (*E, *Z, mod.P, mod.S0, mod.S2, a)
+    out = []
+    for gexpr in grads:
+        terms = sp.Add.make_args(sp.expand(gexpr))
+        out.append([sp.lambdify(syms, t, modules="mpmath") for t in terms])
+    return out
+
+
+def mp_gradient(p: Params, ov, dps: int = 60) -> tuple[list, list]:
+    """The five partials at 60 digits, and the sum of the magnitudes of their terms."""
+    mp.mp.dps = dps
+    k, n, t, e, r = (mp.mpf(float(x)) for x in ov)
+    lam, gam = mp.mpf(p.lam), mp.mpf(p.gamma)
+    B = mp.sqrt(mp.mpf(p.d) / 2)
+    a, g = lam * B, lam * gam
+    mu = float(a * k)
+    names_e = ("mean_erf", "mean_erf_prime", "mean_erf_second", "mean_erf_third")
+    names_z = ("zeta", "zeta_t", "zeta_tt", "zeta_ttt")
+    Ej = [mp_gaussian_function(nm, mu, float(g), dps) for nm in names_e]
+    Zj = [mp_gaussian_function(nm, mu, float(g), dps) for nm in names_z]
+    P = lam * 2 / mp.sqrt(mp.pi * (1 + 2 * lam**2))
+    S0 = 2 / mp.pi * mp.asin(2 * lam**2 / (1 + 2 * lam**2))
+    S2 = lam**2 * 8 / mp.pi / ((1 + 2 * lam**2) * mp.sqrt(1 + 4 * lam**2))
+    args = (n, t, e, r, gam, lam, B, mp.mpf(p.L), *Ej, *Zj, P, S0, S2, a)
+    values, scales = [], []
+    for terms in _derived_gradient():
+        vals = [f(*args) for f in terms]
+        values.append(mp.fsum(vals))
+        scales.append(mp.fsum(abs(v) for v in vals))
+    return values, scales
+
+
+def _random_overlaps(rng, n):
+    k, v = rng.standard_normal((2, n, 6))
+    k /= np.linalg.norm(k, axis=-1, keepdims=True)
+    v /= np.linalg.norm(v, axis=-1, keepdims=True)
+    e = np.eye(6)
+    return overlaps_of(k, v, e[0], e[1])
+
+
+@settings(max_examples=8)
+@given(
+    lam=st.floats(1e-3, 5.0),
+    gamma=st.floats(1e-2, 3.0),
+    d=st.integers(4, 10**6),
+    L=st.integers(2, 1000),
+    seed=st.integers(0, 2**32 - 1),
+)
+# found by the dev profile against the old per-step kernel: 82 ulp in dR/dkappa
+@example(lam=2.0, gamma=2.125, d=91363, L=149, seed=158)
+def test_both_doors_match_the_60_digit_reference(lam, gamma, d, L, seed):
+    """The fast path (table @ features) and the validated risk_grad are one engine,
+    within (16 + 2 x^2) ulp of the size of each partial's terms (x^2 the exponent's
+    condition number: a kappa is rounded before it is squared)."""
+    p = Params(d=d, L=L, lam=lam, gamma=gamma)
+    ov = _random_overlaps(np.random.default_rng(seed), 3)
+    tab = engine.table(p, lam, 1)
+    fast = (tab.C @ engine.features(ov.T.copy(), tab.constants, 1)).T
+    front = risk_grad(p, *ov.T)
+    np.testing.assert_array_equal(fast, front)  # two doors, the same numbers
+    q = 1 + 2 * (lam * gamma) ** 2
+    for i in range(ov.shape[0]):
+        ref, scale = mp_gradient(p, ov[i])
+        x2 = (lam * np.sqrt(d / 2) * ov[i, 0]) ** 2 / q
+        for j in range(5):
+            err = abs(mp.mpf(float(front[i, j])) - ref[j])
+            assert err <= (16 + 2 * x2) * EPS * float(scale[j]) + 1e-300, (i, j, err, scale[j])
+
+
+@pytest.mark.parametrize("lam", [0.1, 0.9, 2.0])
+def test_stable_kappa_partial_at_the_optimum(lam):
+    """Near (1, 1) on M, dR/dkappa is exponentially small: it must keep relative precision."""
+    p = Params.paper(lam=lam)
+    k = np.array([1.0, 0.999, 0.9, -1.0])
+    n = np.array([1.0, 1 - 1e-12, 0.999999, -1 + 1e-9])
+    ov = np.stack([k, n, 0 * k, 0 * k, 0 * k])
+    tab = engine.table(p, lam, 1)
+    got = (tab.C @ engine.features(ov, tab.constants, 1))[:2]
+    mp.mp.dps = 40
+    a = mp.mpf(lam) * mp.sqrt(mp.mpf(p.d) / 2)
+    g = mp.mpf(lam) * mp.mpf(p.gamma)
+    q = 1 + 2 * g**2
+    c, s = a / mp.sqrt(q), mp.sqrt(q * (1 + 4 * g**2))
+    G = mp.mpf(p.gamma) ** 2
+    for i in range(k.size):
+        kk, nn = mp.mpf(k[i]), mp.mpf(n[i])
+        exact_k = 4 * G * c / mp.sqrt(mp.pi) * mp.exp(-((c * kk) ** 2)) * (mp.erf(a * kk / s) - nn)
+        exact_n = -2 * G * mp.erf(c * kk)
+        assert abs(got[0, i] - float(exact_k)) <= 1e-13 * abs(float(exact_k)) + 1e-300
+        assert abs(got[1, i] - float(exact_n)) <= 1e-14 * abs(float(exact_n))
+
+
+@pytest.mark.parametrize("lam", [0.05, 0.5, 3.0])
+def test_manifold_gradient_is_the_general_table_on_m(lam):
+    p = Params(d=300, L=7, lam=lam, gamma=0.8)
+    rng = np.random.default_rng(2)
+    kn = rng.uniform(-1, 1, (2, 50))
+    tab = engine.table(p, lam, 1)
+    full = np.zeros((5, 50))
+    full[:2] = kn
+    g_full = tab.C @ engine.features(full, tab.constants, 1)
+    c_k = tab.column(0, (0, 0, 0, 0), 0, "exD")
+    c_n = tab.column(1, (0, 0, 0, 0), 0, "erf")
+    g_m = engine.manifold_gradient(kn, tab.constants, c_k, c_n)
+    np.testing.assert_allclose(g_m, g_full[:2], rtol=1e-15, atol=1e-300)
+    assert np.all(g_full[2:] == 0)  # M is invariant, exactly
+
+
+@pytest.mark.parametrize("lam", [0.03, 0.4, 2.5])
+def test_hessian_is_the_derivative_of_the_gradient(lam):
+    """Order 2 against central differences of order 1 (same table, one derivative apart)."""
+    p = Params(d=500, L=6, lam=lam, gamma=0.9)
+    ov = _random_overlaps(np.random.default_rng(5), 6)
+    H = engine.hessian(p, tuple(ov.T))
+    h = 1e-6
+    for j in range(5):
+        up, dn = ov.copy(), ov.copy()
+        up[:, j] += h
+        dn[:, j] -= h
+        fd = (engine.gradient(p, tuple(up.T)) - engine.gradient(p, tuple(dn.T))) / (2 * h)
+        scale = np.abs(H).max(axis=(1, 2))[:, None] + 1e-12
+        assert np.all(np.abs(fd - H[:, :, j]) <= 1e-6 * scale)
+    np.testing.assert_array_equal(H, risk_hessian(p, *ov.T))
+
+
+def test_per_entry_temperatures_equal_one_call_per_temperature():
+    p = Params.paper()
+    ov = _random_overlaps(np.random.default_rng(8), 4).T
+    lam = np.array([0.05, 0.3, 1.1, 2.0])
+    got = engine.components(p, tuple(ov), lam=lam)
+    for i, li in enumerate(lam):
+        one = engine.components(p, tuple(ov[:, i : i + 1]), lam=li)[:, 0]
+        np.testing.assert_allclose(got[:, i], one, rtol=1e-15)
