@@ -75,6 +75,7 @@ __all__ = [
     "hessian",
     "manifold_gradient",
     "table",
+    "value_and_gradient",
 ]
 
 K2 = 2.0 / np.sqrt(np.pi)
@@ -259,15 +260,34 @@ def _mono_rows(mono) -> list[int]:
     return idx + [0] * (2 - len(idx))
 
 
+_ROWS = (len(COMPONENTS), 5, len(HESSIAN_PAIRS))
+
+
+def _orders(order) -> tuple[int, ...]:
+    orders = (order,) if isinstance(order, int | np.integer) else tuple(order)
+    if not orders or any(o not in (0, 1, 2) for o in orders):
+        raise ValueError(f"`order` must be 0, 1, 2 or a tuple of them, got {order!r}.")
+    return orders
+
+
+def _stacked_entries(s: dict, orders: tuple[int, ...]):
+    """The entries of several orders, their rows stacked in the order given."""
+    offset = 0
+    for o in orders:
+        for row, key, c in _entries(s, o):
+            yield row + offset, key, c
+        offset += _ROWS[o]
+
+
 @cache
-def _plan(order: int) -> _Plan:
+def _plan(orders: tuple[int, ...]) -> _Plan:
     probe = _coefficient_scalars(Params(d=4, L=3, lam=1.0, gamma=1.0), 1.0)
     cols: dict = {}
-    for _row, key, _c in _entries(probe, order):
+    for _row, key, _c in _stacked_entries(probe, orders):
         cols.setdefault(key, len(cols))
     keys = tuple(cols)
     return _Plan(
-        rows=(len(COMPONENTS), 5, len(HESSIAN_PAIRS))[order],
+        rows=sum(_ROWS[o] for o in orders),
         columns=keys,
         i1=np.array([_mono_rows(m)[0] for m, _p, _b in keys]),
         i2=np.array([_mono_rows(m)[1] for m, _p, _b in keys]),
@@ -293,13 +313,13 @@ class EngineTable:
         What :func:`features` needs of each temperature.
     """
 
-    order: int
+    order: int | tuple
     C: np.ndarray
     constants: np.ndarray
 
     def column(self, row: int, mono: tuple, power: int, basis: str) -> np.ndarray:
         """The coefficient of one feature in one row (e.g. for a specialised kernel)."""
-        return self.C[..., row, _plan(self.order).columns.index((mono, power, basis))]
+        return self.C[..., row, _plan(_orders(self.order)).columns.index((mono, power, basis))]
 
 
 def table(params: Params, lam, order: int) -> EngineTable:
@@ -311,7 +331,9 @@ def table(params: Params, lam, order: int) -> EngineTable:
         ``d``, ``L`` and ``gamma`` are used (``params.lam`` is not: pass `lam`).
     lam : float or array_like
         Positive temperatures.
-    order : {0, 1, 2}
+    order : {0, 1, 2} or tuple of them
+        A tuple stacks the rows of several orders over one set of features (e.g.
+        ``(0, 1)``: the risk and its gradient, sharing every special function).
 
     Returns
     -------
@@ -325,14 +347,13 @@ def table(params: Params, lam, order: int) -> EngineTable:
     >>> t.C.shape[:-1], t.constants.shape[-1] > 0
     ((5,), True)
     """
-    if order not in (0, 1, 2):
-        raise ValueError(f"`order` must be 0, 1 or 2, got {order!r}.")
+    orders = _orders(order)
     lam = np.asarray(lam, dtype=np.float64)
     s = _coefficient_scalars(params, lam)
-    plan = _plan(order)
+    plan = _plan(orders)
     C = np.zeros((*lam.shape, plan.rows, len(plan.columns)))
     index = {k: i for i, k in enumerate(plan.columns)}
-    for row, key, c in _entries(s, order):
+    for row, key, c in _stacked_entries(s, orders):
         C[..., row, index[key]] += c
     return EngineTable(order, C, _constants(params, lam))
 
@@ -389,7 +410,7 @@ def features(ov5: np.ndarray, constants: np.ndarray, order: int) -> np.ndarray:
     ``constants`` is a row of ``EngineTable.constants`` (shared by all columns) or
     that array transposed, ``(N_CONSTANTS, n)``, one temperature per column.
     """
-    plan = _plan(order)
+    plan = _plan(_orders(order))
     k = constants
     kappa, nu = ov5[0], ov5[1]
     n = kappa.shape[-1]
@@ -428,7 +449,7 @@ def features(ov5: np.ndarray, constants: np.ndarray, order: int) -> np.ndarray:
 _CHUNK = 1 << 15  # columns per block: bounded memory and cache-friendly features
 
 
-def _evaluate(params: Params, ov5: np.ndarray, lam, order: int) -> np.ndarray:
+def _evaluate(params: Params, ov5: np.ndarray, lam, order) -> np.ndarray:
     """``(rows, n)``: the table of `order` applied to overlaps ``(5, n)``.
 
     `lam` is a float (one table) or an array of shape ``(n,)`` (one temperature per column).
@@ -488,6 +509,29 @@ def components(params: Params, overlaps, lam=None) -> np.ndarray:
     """
     ov5, lam, shape = _prepare(params, overlaps, lam)
     return _evaluate(params, ov5, lam, 0).reshape(3, *shape)
+
+
+def value_and_gradient(params: Params, overlaps, lam=None) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`components` and :func:`gradient` together, each special function evaluated once.
+
+    Parameters and broadcasting as :func:`components`.
+
+    Returns
+    -------
+    components : ndarray, shape ``(3, ...)``
+    gradient : ndarray, shape ``(..., 5)``
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.engine import value_and_gradient
+    >>> c, g = value_and_gradient(Params.paper(), (0.5, 0.5, 0.0, 0.0, 0.0))
+    >>> c.shape, g.shape
+    ((3,), (5,))
+    """
+    ov5, lam, shape = _prepare(params, overlaps, lam)
+    rows = _evaluate(params, ov5, lam, (0, 1))
+    return rows[:3].reshape(3, *shape), np.moveaxis(rows[3:], 0, -1).reshape(*shape, 5)
 
 
 def gradient(params: Params, overlaps, lam=None) -> np.ndarray:

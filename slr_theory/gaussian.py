@@ -640,6 +640,7 @@ def _series_matrix() -> np.ndarray:
 
 
 _SERIES = _series_matrix()
+_SERIES_BELOW = 0.5  # x^2 below which zeta_reduced sums the series
 _GLP_X, _GLP_W = roots_legendre(PLACKETT_NODES)
 
 
@@ -685,10 +686,12 @@ def zeta_series_coefficients(r: ArrayLike) -> np.ndarray:
 def zeta_reduced(x: np.ndarray, ir: np.ndarray, z0: np.ndarray, coefficients: np.ndarray):
     r"""``zeta(t, s)`` from the reduced argument ``x = t / sqrt(1 + 2 s**2)``; unchecked.
 
-    ``1 - 8 T(sqrt(2) x, ir)`` (Owen's T, ``ir = 1 / sqrt(1 + 4 s**2)``) where that is
-    at least 1/2 (its absolute error is then relative), and otherwise the series
-    ``z0 + sum_K c_K x**(2K)`` of :func:`zeta_series_coefficients`, which keeps full
-    relative precision where ``zeta`` is tiny (``1 - 8 T`` loses it all there).
+    The series ``z0 + sum_K c_K x**(2K)`` of :func:`zeta_series_coefficients` for
+    ``x**2 < 1/2``: it keeps full relative precision where ``zeta`` is tiny, where
+    ``1 - 8 T`` loses it all. ``1 - 8 T(sqrt(2) x, ir)`` (Owen's T,
+    ``ir = 1 / sqrt(1 + 4 s**2)``) for ``1/2 <= x**2 < 36``, where
+    ``zeta >= erf(x)**2 > 0.46`` makes its absolute error relative. ``1`` beyond, where
+    ``1 - zeta <= 2 erfc(|x|)`` is below half an ulp of 1.
 
     Parameters
     ----------
@@ -714,17 +717,33 @@ def zeta_reduced(x: np.ndarray, ir: np.ndarray, z0: np.ndarray, coefficients: np
     >>> bool(np.allclose(got, zeta(x * np.sqrt(1 + 2 * s * s), s), rtol=1e-15))
     True
     """
-    big = 1.0 - 8.0 * owens_t(np.sqrt(2.0) * x, ir)
-    x2 = np.minimum(x * x, 1.0)  # the series is used below 0.56 only
-    powers = np.empty((*x2.shape, ZETA_SERIES_TERMS))
-    powers[..., 0] = x2
-    done = 1
-    while done < ZETA_SERIES_TERMS:  # x^2, x^4, ... by doubling blocks
-        step = min(done, ZETA_SERIES_TERMS - done)
-        powers[..., done : done + step] = powers[..., :step] * powers[..., done - 1 : done]
-        done += step
-    head = z0 + np.sum(coefficients * powers, axis=-1)
-    return np.where(big >= 0.5, big, head)
+    x = np.asarray(x, dtype=np.float64)
+    shared = np.ndim(ir) == 0 and np.ndim(z0) == 0 and np.ndim(coefficients) == 1
+    if not shared:  # per-element parameters: index them with the branches
+        x, ir, z0 = np.broadcast_arrays(*(np.asarray(v, dtype=np.float64) for v in (x, ir, z0)))
+        coefficients = np.broadcast_to(coefficients, (*x.shape, ZETA_SERIES_TERMS))
+    out = np.ones(x.shape)  # |x| >= 6: 1 - zeta < 2 erfc(6) < 2**-54 rounds to 1
+    x2 = x * x
+    series = x2 < _SERIES_BELOW
+    if series.any():
+        xs = x2[series]
+        powers = np.empty((xs.size, ZETA_SERIES_TERMS))
+        powers[:, 0] = xs
+        done = 1
+        while done < ZETA_SERIES_TERMS:  # x^2, x^4, ... by doubling blocks
+            step = min(done, ZETA_SERIES_TERMS - done)
+            powers[:, done : done + step] = powers[:, :step] * powers[:, done - 1 : done]
+            done += step
+        # one summation order whatever the broadcasting (a scalar call equals an element)
+        if shared:
+            out[series] = z0 + np.sum(coefficients * powers, axis=-1)
+        else:
+            out[series] = z0[series] + np.sum(coefficients[series] * powers, axis=-1)
+    owen = ~series & (x2 < 36.0)
+    if owen.any():
+        out[owen] = 1.0 - 8.0 * owens_t(np.sqrt(2.0) * np.abs(x[owen]), ir if shared else ir[owen])
+    out[np.isnan(x)] = np.nan
+    return out
 
 
 def plackett_rule(r: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -804,16 +823,19 @@ def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights):
     >>> bool(np.allclose(got, mean_erfc_sq(x * np.sqrt(1 + 2 * 0.3**2), 0.3), rtol=1e-14))
     True
     """
+    shared = np.ndim(nodes) == 1 and np.ndim(weights) == 1  # one rule for every element
     x, eh, el, rh, rl = np.broadcast_arrays(*(np.asarray(v, float) for v in (x, eh, el, rh, rl)))
-    nodes = np.broadcast_to(nodes, (*x.shape, PLACKETT_NODES))
-    weights = np.broadcast_to(weights, (*x.shape, PLACKETT_NODES))
+    if not shared:
+        nodes = np.broadcast_to(nodes, (*x.shape, PLACKETT_NODES))
+        weights = np.broadcast_to(weights, (*x.shape, PLACKETT_NODES))
     out = np.full(x.shape, np.nan)  # NaN input stays NaN
     near = x < _PLACKETT_BELOW
     if near.any():
         xn = x[near]
         ec = erfc(xn)
-        expo = (2.0 * eh[near])[..., None] * nodes[near]
-        out[near] = ec * ec + np.sum(weights[near] * np.exp(-expo), axis=-1)
+        expo = (2.0 * eh[near])[..., None] * (nodes if shared else nodes[near])
+        integral = np.sum((weights if shared else weights[near]) * np.exp(-expo), axis=-1)
+        out[near] = ec * ec + integral
     for i, (lo, lag_x, lag_w) in enumerate(_LAG_TIERS):
         hi = _LAG_TIERS[i + 1][0] if i + 1 < len(_LAG_TIERS) else np.inf
         tier = (x >= lo) & (x < hi)

@@ -36,6 +36,7 @@ __all__ = [
     "manifold_risk_grad",
     "manifold_risk_hessian",
     "risk",
+    "risk_and_grad",
     "risk_at",
     "risk_components",
     "risk_grad",
@@ -171,6 +172,44 @@ def risk_grad(
     (5,)
     """
     return engine.gradient(params, _overlaps(params, kappa, nu, theta, eta, rho))
+
+
+def risk_and_grad(
+    params: Params,
+    kappa: ArrayLike,
+    nu: ArrayLike,
+    theta: ArrayLike = 0.0,
+    eta: ArrayLike = 0.0,
+    rho: ArrayLike = 0.0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`risk` and :func:`risk_grad` in one call, each special function evaluated once.
+
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    kappa, nu, theta, eta, rho : array_like
+        Feasible overlaps, broadcast together.
+
+    Returns
+    -------
+    risk : ndarray
+        As :func:`risk` (``eps**2`` included).
+    grad : ndarray, shape ``(..., 5)``
+        As :func:`risk_grad`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory import Params, risk, risk_and_grad, risk_grad
+    >>> p = Params.paper(lam=0.1)
+    >>> r, g = risk_and_grad(p, [0.2, 0.9], [0.1, 0.8])
+    >>> bool(np.allclose(r, risk(p, [0.2, 0.9], [0.1, 0.8]), rtol=1e-15))
+    True
+    """
+    ov = _overlaps(params, kappa, nu, theta, eta, rho)
+    parts, grad = engine.value_and_gradient(params, ov)
+    return _ret(params.eps**2 + parts.sum(axis=0)), grad
 
 
 def manifold_risk(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarray:

@@ -1,0 +1,63 @@
+"""Throughput of the risk engine, in passes of ``scipy.special.erf`` over the same number of values.
+
+    python benchmarks/engine.py [--n 1000000] [--repeat 3]
+
+One pass is the time ``scipy.special.erf`` takes on ``n`` doubles on this machine;
+the table gives the time of the risk plus its gradient on ``n`` overlap tuples
+divided by it, so the ratio travels between machines. Overlap sets: the overlaps
+of independent uniform ``(k, v)`` in ``R^6`` (general position, off M), and a
+uniform grid-like draw of ``(kappa, nu)`` on the invariant manifold; the paper's
+``d = 400, L = 10, gamma^2 = 1/2`` at several temperatures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+from scipy.special import erf
+
+from slr_theory import Params, risk_and_grad
+from slr_theory.engine import value_and_gradient
+from slr_theory.model import overlaps_of
+
+
+def _best(f, repeat: int) -> float:
+    best = np.inf
+    for _ in range(repeat):
+        t = time.perf_counter()
+        f()
+        best = min(best, time.perf_counter() - t)
+    return best
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=1_000_000)
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args()
+    n = args.n
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-3, 3, n)
+    one_pass = _best(lambda: erf(x), 2 * args.repeat + 1)
+    k, v = rng.standard_normal((2, n, 6))
+    k /= np.linalg.norm(k, axis=-1, keepdims=True)
+    v /= np.linalg.norm(v, axis=-1, keepdims=True)
+    e = np.eye(6)
+    sphere = overlaps_of(k, v, e[0], e[1]).T.copy()
+    on_m = np.vstack([rng.uniform(-1, 1, (2, n)), np.zeros((3, n))])
+    print(f"one pass of scipy.special.erf over {n:.0e} values: {one_pass * 1e3:.1f} ms")
+    print(
+        f"{'lambda':>7} {'overlaps':>14} {'engine':>8} {'validated':>10}  (passes; target <= 40)"
+    )
+    for lam in (0.1, 0.5, 0.9, 2.0):
+        p = Params.paper(lam=lam)
+        for name, ov in (("random sphere", sphere), ("uniform on M", on_m)):
+            t_engine = _best(lambda p=p, ov=ov: value_and_gradient(p, tuple(ov)), args.repeat)
+            t_front = _best(lambda p=p, ov=ov: risk_and_grad(p, *ov), args.repeat)
+            print(f"{lam:>7} {name:>14} {t_engine / one_pass:>8.1f} {t_front / one_pass:>10.1f}")
+
+
+if __name__ == "__main__":
+    main()
