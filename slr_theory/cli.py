@@ -1,15 +1,17 @@
 """Command-line interface: ``slr-theory <command>`` (also ``python -m slr_theory``).
 
-Usage errors print one line on stderr and exit with status 2; failed checks
-exit with status 1.
+It parses and dispatches: one parser builder per command, the work in the
+numerical modules, the tables in :mod:`slr_theory.render`. Usage errors print
+one line on stderr and exit with status 2; failed checks exit with status 1.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
+
+from .render import statistics_text, to_json, verification_text
 
 __all__ = ["main"]
 
@@ -44,12 +46,7 @@ _positive_float = _number(float, lambda v: 0 < v < float("inf"), "a positive num
 _nonnegative_float = _number(float, lambda v: 0 <= v < float("inf"), "a non-negative number")
 
 
-def _build_parser() -> _Parser:
-    parser = _Parser(
-        prog="slr-theory",
-        description="Closed-form analysis of single-location regression (Marion et al., 2025).",
-    )
-    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+def _verify_parser(sub) -> None:
     v = sub.add_parser(
         "verify",
         help="check every closed form against mpmath quadrature and Monte Carlo",
@@ -64,6 +61,10 @@ def _build_parser() -> _Parser:
     v.add_argument(
         "--only", action="append", metavar="PATTERN", help="run checks matching a shell pattern"
     )
+    v.set_defaults(run=_cmd_verify)
+
+
+def _stats_parser(sub) -> None:
     st = sub.add_parser(
         "stats",
         help="attention vs Bayes vs linear risk as d grows (paper section 4)",
@@ -86,6 +87,10 @@ def _build_parser() -> _Parser:
     )
     st.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     st.add_argument("--json", action="store_true", help="print rows as JSON")
+    st.set_defaults(run=_cmd_stats)
+
+
+def _reproduce_parser(sub) -> None:
     rp = sub.add_parser(
         "reproduce",
         help="the paper's Section 5 experiments, exactly, with figures and CSVs",
@@ -111,6 +116,17 @@ def _build_parser() -> _Parser:
         default=2,
         help="processes: with 2, SGD runs beside the PGD loop (default 2)",
     )
+    rp.set_defaults(run=_cmd_reproduce)
+
+
+def _build_parser() -> _Parser:
+    parser = _Parser(
+        prog="slr-theory",
+        description="Closed-form analysis of single-location regression (Marion et al., 2025).",
+    )
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    for build in (_verify_parser, _stats_parser, _reproduce_parser):
+        build(sub)
     return parser
 
 
@@ -169,47 +185,8 @@ def _cmd_stats(args) -> int:
     rows = statistics_table(
         args.gamma, args.eps, args.L, dims, args.samples, np.random.default_rng(args.seed)
     )
-    if args.json:
-        print(json.dumps(rows, indent=2))
-        return 0
-    print(
-        f"risk - eps^2 at gamma = {args.gamma:.4g}, eps = {args.eps:.4g} (attention at k*, v* and its best lambda)"
-    )
-    print(f"{'d':>9} {'L':>6} {'lambda*':>10} {'attention':>11} {'Bayes (MC)':>22} {'linear':>9}")
-    for r in rows:
-        bayes = f"{r['bayes']:.3e} +- {r['bayes_se']:.1e}"
-        print(
-            f"{r['d']:>9} {r['L']:>6} {r['lam_opt']:>10.4g} {r['attention']:>11.4e} {bayes:>22} {r['linear']:>9.4f}"
-        )
+    print(to_json(rows) if args.json else statistics_text(rows, args.gamma, args.eps))
     return 0
-
-
-def _format_table(results) -> str:
-    header = ("check", "closed form", "mpmath", "rel.err", "tol", "MC mean", "MC s.e.", "z", "")
-    rows = []
-    for r in results:
-        rows.append(
-            (
-                r.name,
-                f"{r.value:.16g}",
-                f"{r.reference:.16g}",
-                f"{r.rel_error:.1e}",
-                f"{r.rtol:.0e}",
-                f"{r.mc_mean:.6g}",
-                f"{r.mc_stderr:.1e}",
-                f"{r.z:+.2f}",
-                "ok" if r.passed else "FAIL",
-            )
-        )
-    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
-    lines = [
-        "  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)).rstrip()
-        for row in [header, *rows]
-    ]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    n_fail = sum(not r.passed for r in results)
-    lines.append(f"{len(results) - n_fail} passed, {n_fail} failed")
-    return "\n".join(lines)
 
 
 def _cmd_verify(args) -> int:
@@ -226,9 +203,9 @@ def _cmd_verify(args) -> int:
     except ValueError as exc:
         raise _UsageError(f"slr-theory verify: error: {exc}") from None
     if args.json:
-        print(json.dumps([r.as_dict() for r in results], indent=2))
+        print(to_json([r.as_dict() for r in results]))
     else:
-        print(_format_table(results))
+        print(verification_text(results))
     return 0 if all(r.passed for r in results) else 1
 
 
@@ -237,8 +214,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)
-        commands = {"verify": _cmd_verify, "stats": _cmd_stats, "reproduce": _cmd_reproduce}
-        return commands[args.command](args)
+        return args.run(args)
     except _UsageError as exc:
         print(str(exc), file=sys.stderr)
         return 2

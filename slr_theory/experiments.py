@@ -13,7 +13,6 @@ with the paper's four panels.
 
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import dataclass
 from importlib import resources
@@ -21,7 +20,6 @@ from pathlib import Path
 
 import numpy as np
 
-from . import engine
 from .dynamics import sample_initial_overlaps
 from .params import Params
 from .trajectory import Group, PGDResult, paper_schedule, price_records, run_pgd, temperatures
@@ -276,109 +274,32 @@ def write(
 ) -> tuple[Path, Path]:
     """Write ``<name>.csv`` (long format, one row per step and repeat) and ``<name>.png``.
 
-    Raises ``FileExistsError`` rather than overwrite an existing file unless `force`.
+    Parameters
+    ----------
+    result : ExperimentResult
+    out_dir : str or Path
+        Output directory (created if missing).
+    force : bool
+        Overwrite existing files.
+
+    Returns
+    -------
+    csv_path, png_path : Path
+
+    Raises
+    ------
+    FileExistsError
+        Rather than overwrite an existing file, unless `force`.
     """
-    e, tr = result.experiment, result.trajectory
+    from .plotting import experiment_figure
+    from .render import write_trajectory_csv
+
+    e = result.experiment
     csv_path, png_path = output_paths(e.name, out_dir)
     for p in (csv_path, png_path):
         if p.exists() and not force:
             raise FileExistsError(f"{p} exists; pass force=True (--force) to overwrite it.")
     csv_path.parent.mkdir(parents=True, exist_ok=True)
-    ov = tr.overlaps  # (n_rec, R, 5)
-    dist = np.sqrt(np.sum(ov[..., 2:] ** 2, axis=-1))
-    with open(csv_path, "w", newline="") as fh:
-        w = csv.writer(fh)
-        w.writerow(
-            [
-                "step",
-                "lam",
-                "repeat",
-                "kappa",
-                "nu",
-                "theta",
-                "eta",
-                "rho",
-                "risk",
-                "risk_minus_eps2",
-                "dist_to_M",
-            ]
-        )
-        for i, step in enumerate(tr.step):
-            for r in range(ov.shape[1]):
-                w.writerow(
-                    [int(step), repr(float(tr.lam[i])), r]
-                    + [repr(float(x)) for x in ov[i, r]]
-                    + [
-                        repr(float(tr.risk[i, r])),
-                        repr(float(tr.risk[i, r] - e.eps**2)),
-                        repr(float(dist[i, r])),
-                    ]
-                )
-    _figure(result, png_path)
+    write_trajectory_csv(result.trajectory, csv_path, eps=e.eps)
+    experiment_figure(result, png_path)
     return csv_path, png_path
-
-
-def _band(x: np.ndarray):
-    """Mean over repeats and its 95% confidence interval (normal approximation)."""
-    m = x.mean(axis=1)
-    h = 1.96 * x.std(axis=1, ddof=1) / np.sqrt(x.shape[1]) if x.shape[1] > 1 else 0 * m
-    return m, m - h, m + h
-
-
-def _figure(result: ExperimentResult, path: Path) -> None:
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    e, tr = result.experiment, result.trajectory
-    ov = tr.overlaps
-    steps = tr.step
-    fig, ax = plt.subplots(1, 4, figsize=(17, 3.8), constrained_layout=True)
-    excess = np.maximum(tr.risk - e.eps**2, np.finfo(float).tiny)
-    m, lo, hi = _band(excess)
-    ax[0].plot(steps, m, color="C0", label="mean over repeats")
-    ax[0].fill_between(
-        steps, np.maximum(lo, np.finfo(float).tiny), hi, color="C0", alpha=0.3, label="95% CI"
-    )
-    # the risk at the target (k*, v*) at each step's temperature: the (L-1) zeta(0, lam) floor
-    one, zero = np.ones(len(steps)), np.zeros(len(steps))
-    at_target = engine.components(e.params, (one, one, zero, zero, zero), lam=tr.lam).sum(axis=0)
-    ax[0].plot(steps, at_target, "k--", lw=1, label=r"at $(k^*, v^*)$")
-    ax[0].set(yscale="log", xlabel="step", title=r"risk $-\ \varepsilon^2$")
-    ax[0].legend(fontsize=8)
-    for j, (lab, col) in enumerate(((r"$|\kappa|$", "C1"), (r"$|\nu|$", "C2"))):
-        m, lo, hi = _band(np.abs(ov[..., j]))
-        ax[1].plot(steps, m, color=col, label=lab)
-        ax[1].fill_between(steps, lo, np.minimum(hi, 1.0), color=col, alpha=0.3)
-    ax[1].set(xlabel="step", ylim=(0, 1.02), title=r"$|\kappa|$ and $|\nu|$ (95% CI)")
-    ax[1].legend(fontsize=8)
-    for r in range(min(5, ov.shape[1])):
-        ax[2].plot(ov[:, r, 0], ov[:, r, 1], lw=1)
-        ax[2].plot(ov[0, r, 0], ov[0, r, 1], "o", color="k", ms=3)
-    ax[2].set(
-        xlim=(-1.05, 1.05), ylim=(-1.05, 1.05), xlabel=r"$\kappa$", ylabel=r"$\nu$", aspect="equal"
-    )
-    ax[2].set_title(r"$(\kappa, \nu)$ paths, 5 runs")
-    dist = np.sqrt(np.sum(ov[..., 2:] ** 2, axis=-1))
-    if np.all(dist == 0):
-        ax[3].text(
-            0.5,
-            0.5,
-            "exactly 0: M is invariant",
-            ha="center",
-            va="center",
-            transform=ax[3].transAxes,
-        )
-    else:
-        m, lo, hi = _band(dist)
-        ax[3].plot(steps, m, color="C3")
-        ax[3].fill_between(steps, np.maximum(lo, np.finfo(float).tiny), hi, color="C3", alpha=0.3)
-        ax[3].set(yscale="log")
-    ax[3].set(xlabel="step", title=r"distance to M, $\sqrt{\theta^2+\eta^2+\rho^2}$")
-    fig.suptitle(
-        f"{e.name}: {e.description} (d={e.d}, λ0={e.lam0}, α={e.alpha}, {e.repeats} repeats)",
-        fontsize=10,
-    )
-    fig.savefig(path, dpi=110)
-    plt.close(fig)

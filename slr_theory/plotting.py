@@ -1,0 +1,102 @@
+"""Figures. The only module that imports matplotlib, and only when a figure is drawn.
+
+Figures are drawn on a :class:`matplotlib.figure.Figure` with the Agg canvas and
+saved to a file: the user's pyplot state and backend are never touched.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from . import engine
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .experiments import ExperimentResult
+
+__all__ = ["experiment_figure"]
+
+
+def _new_figure(**kw):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(**kw)
+    FigureCanvasAgg(fig)
+    return fig
+
+
+def _band(x: np.ndarray):
+    """Mean over repeats and its 95% confidence interval (normal approximation)."""
+    m = x.mean(axis=1)
+    h = 1.96 * x.std(axis=1, ddof=1) / np.sqrt(x.shape[1]) if x.shape[1] > 1 else 0 * m
+    return m, m - h, m + h
+
+
+def experiment_figure(result: ExperimentResult, path: str | Path, *, dpi: int = 110) -> Path:
+    """The paper's four panels for one experiment, saved to `path` (format from its suffix).
+
+    Parameters
+    ----------
+    result : slr_theory.experiments.ExperimentResult
+    path : str or Path
+    dpi : int
+
+    Returns
+    -------
+    Path
+        `path`.
+    """
+    e, tr = result.experiment, result.trajectory
+    ov = tr.overlaps
+    steps = tr.step
+    fig = _new_figure(figsize=(17, 3.8), constrained_layout=True)
+    ax = fig.subplots(1, 4)
+    tiny = np.finfo(float).tiny
+    excess = np.maximum(tr.risk - e.eps**2, tiny)
+    m, lo, hi = _band(excess)
+    ax[0].plot(steps, m, color="C0", label="mean over repeats")
+    ax[0].fill_between(steps, np.maximum(lo, tiny), hi, color="C0", alpha=0.3, label="95% CI")
+    # the risk at the target (k*, v*) at each step's temperature: the (L-1) zeta(0, lam) floor
+    one, zero = np.ones(len(steps)), np.zeros(len(steps))
+    at_target = engine.components(e.params, (one, one, zero, zero, zero), lam=tr.lam).sum(axis=0)
+    ax[0].plot(steps, at_target, "k--", lw=1, label=r"at $(k^*, v^*)$")
+    ax[0].set(yscale="log", xlabel="step", title=r"risk $-\ \varepsilon^2$")
+    ax[0].legend(fontsize=8)
+    for j, (lab, col) in enumerate(((r"$|\kappa|$", "C1"), (r"$|\nu|$", "C2"))):
+        m, lo, hi = _band(np.abs(ov[..., j]))
+        ax[1].plot(steps, m, color=col, label=lab)
+        ax[1].fill_between(steps, lo, np.minimum(hi, 1.0), color=col, alpha=0.3)
+    ax[1].set(xlabel="step", ylim=(0, 1.02), title=r"$|\kappa|$ and $|\nu|$ (95% CI)")
+    ax[1].legend(fontsize=8)
+    for r in range(min(5, ov.shape[1])):
+        ax[2].plot(ov[:, r, 0], ov[:, r, 1], lw=1)
+        ax[2].plot(ov[0, r, 0], ov[0, r, 1], "o", color="k", ms=3)
+    ax[2].set(
+        xlim=(-1.05, 1.05), ylim=(-1.05, 1.05), xlabel=r"$\kappa$", ylabel=r"$\nu$", aspect="equal"
+    )
+    ax[2].set_title(rf"$(\kappa, \nu)$ paths, {min(5, ov.shape[1])} runs")
+    dist = np.sqrt(np.sum(ov[..., 2:] ** 2, axis=-1))
+    if np.all(dist == 0):
+        ax[3].text(
+            0.5,
+            0.5,
+            "exactly 0: M is invariant",
+            ha="center",
+            va="center",
+            transform=ax[3].transAxes,
+        )
+    else:
+        m, lo, hi = _band(dist)
+        ax[3].plot(steps, m, color="C3")
+        ax[3].fill_between(steps, np.maximum(lo, tiny), hi, color="C3", alpha=0.3)
+        ax[3].set(yscale="log")
+    ax[3].set(xlabel="step", title=r"distance to M, $\sqrt{\theta^2+\eta^2+\rho^2}$")
+    fig.suptitle(
+        f"{e.name}: {e.description} (d={e.d}, λ0={e.lam0}, α={e.alpha}, {e.repeats} repeats)",
+        fontsize=10,
+    )
+    fig.savefig(path, dpi=dpi)
+    return Path(path)

@@ -1,0 +1,139 @@
+"""Text, CSV and JSON renderings of the toolkit's results (tables for the CLI, files for users)."""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from .trajectory import PGDResult
+
+__all__ = ["statistics_text", "to_json", "verification_text", "write_trajectory_csv"]
+
+TRAJECTORY_COLUMNS = (
+    "step",
+    "lam",
+    "repeat",
+    "kappa",
+    "nu",
+    "theta",
+    "eta",
+    "rho",
+    "risk",
+    "risk_minus_eps2",
+    "dist_to_M",
+)
+
+
+def to_json(obj) -> str:
+    """Indented JSON of plain data (lists, dicts, numbers, strings).
+
+    Parameters
+    ----------
+    obj : object
+
+    Returns
+    -------
+    str
+    """
+    return json.dumps(obj, indent=2)
+
+
+def write_trajectory_csv(tr: PGDResult, path: str | Path, *, eps: float = 0.0) -> Path:
+    """Write a recorded trajectory in long format, one row per step and repeat.
+
+    Parameters
+    ----------
+    tr : PGDResult
+        With overlaps of shape ``(n_records, repeats, 5)``.
+    path : str or Path
+    eps : float
+        Label noise, for the ``risk_minus_eps2`` column.
+
+    Returns
+    -------
+    Path
+    """
+    ov = tr.overlaps
+    dist = np.sqrt(np.sum(ov[..., 2:] ** 2, axis=-1))
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(TRAJECTORY_COLUMNS)
+        for i, step in enumerate(tr.step):
+            for r in range(ov.shape[1]):
+                w.writerow(
+                    [int(step), repr(float(tr.lam[i])), r]
+                    + [repr(float(x)) for x in ov[i, r]]
+                    + [
+                        repr(float(tr.risk[i, r])),
+                        repr(float(tr.risk[i, r] - eps**2)),
+                        repr(float(dist[i, r])),
+                    ]
+                )
+    return Path(path)
+
+
+def verification_text(results: Sequence) -> str:
+    """The table ``slr-theory verify`` prints: one row per check, then a count.
+
+    Parameters
+    ----------
+    results : sequence of slr_theory.verify.CheckResult
+
+    Returns
+    -------
+    str
+    """
+    header = ("check", "closed form", "mpmath", "rel.err", "tol", "MC mean", "MC s.e.", "z", "")
+    rows = [
+        (
+            r.name,
+            f"{r.value:.16g}",
+            f"{r.reference:.16g}",
+            f"{r.rel_error:.1e}",
+            f"{r.rtol:.0e}",
+            f"{r.mc_mean:.6g}",
+            f"{r.mc_stderr:.1e}",
+            f"{r.z:+.2f}",
+            "ok" if r.passed else "FAIL",
+        )
+        for r in results
+    ]
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *rows, strict=True)]
+    lines = [
+        "  ".join(str(x).ljust(w) for x, w in zip(row, widths, strict=True)).rstrip()
+        for row in [header, *rows]
+    ]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    n_fail = sum(not r.passed for r in results)
+    lines.append(f"{len(results) - n_fail} passed, {n_fail} failed")
+    return "\n".join(lines)
+
+
+def statistics_text(rows: Sequence[dict], gamma: float, eps: float) -> str:
+    """The table ``slr-theory stats`` prints (rows of :func:`slr_theory.statistics.statistics_table`).
+
+    Parameters
+    ----------
+    rows : sequence of dict
+    gamma, eps : float
+
+    Returns
+    -------
+    str
+    """
+    lines = [
+        f"risk - eps^2 at gamma = {gamma:.4g}, eps = {eps:.4g} "
+        "(attention at k*, v* and its best lambda)",
+        f"{'d':>9} {'L':>6} {'lambda*':>10} {'attention':>11} {'Bayes (MC)':>22} {'linear':>9}",
+    ]
+    for r in rows:
+        bayes = f"{r['bayes']:.3e} +- {r['bayes_se']:.1e}"
+        lines.append(
+            f"{r['d']:>9} {r['L']:>6} {r['lam_opt']:>10.4g} {r['attention']:>11.4e} "
+            f"{bayes:>22} {r['linear']:>9.4f}"
+        )
+    return "\n".join(lines)
