@@ -555,6 +555,15 @@ def _hermite(n: int, x):
     return h1
 
 
+def _order(n) -> int:
+    """A derivative order: a non-negative integer (bools and fractions rejected)."""
+    import numbers
+
+    if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
+        raise ValueError(f"`n` must be a non-negative integer, got {n!r}.")
+    return int(n)
+
+
 def mean_erf_derivative(mu: ArrayLike, sigma: ArrayLike, n: int) -> np.ndarray:
     r"""``E erf^(n)(X)`` for any order ``n >= 0`` (``n = 0`` is :func:`mean_erf`).
 
@@ -571,6 +580,7 @@ def mean_erf_derivative(mu: ArrayLike, sigma: ArrayLike, n: int) -> np.ndarray:
     >>> print(mean_erf_derivative(0.0, 0.0, 3))  # erf'''(0) = -4/sqrt(pi)
     -2.25675833419103
     """
+    n = _order(n)
     if n == 0:
         return mean_erf(mu, sigma)
     mu, sigma, qh, _ql, eh, el = _prep(mu, sigma)
@@ -597,6 +607,7 @@ def zeta_derivative(t: ArrayLike, s: ArrayLike, n: int) -> np.ndarray:
     """
     from math import comb
 
+    n = _order(n)
     if n == 0:
         return zeta(t, s)
     t, s, qh, _ql, rh, rl, eh, el = _zeta_prep(t, s)

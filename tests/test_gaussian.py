@@ -394,3 +394,10 @@ def test_extreme_domain_raises_no_floating_point_warnings(name):
             with np.errstate(all="raise", under="ignore"):
                 out = f(mu, sigma)
     assert np.isfinite(out).all()
+
+
+@pytest.mark.parametrize("f", [g.mean_erf_derivative, g.zeta_derivative])
+@pytest.mark.parametrize("n", [-1, 1.5, True, "2", None])
+def test_derivative_order_is_validated(f, n):
+    with pytest.raises(ValueError, match="`n` must be a non-negative integer"):
+        f(0.3, 0.5, n)
