@@ -1,4 +1,4 @@
-"""Derive the dynamics formulas (MATH.md section 6) used by slr_theory.dynamics, flows and _kernel.
+"""Derive the dynamics formulas (docs/theory.md §6) used by slr_theory.geometry, trajectory and gaussian.
 
 Steps:
 1. Vectors in span{k, v, k*, v*} are coefficient vectors in that generating set; their
@@ -7,13 +7,13 @@ Steps:
    grad_k = R_kappa k* + R_eta v* + R_rho v - A k,  grad_v = R_theta k* + R_nu v* + R_rho k - B v,
    A = k . grad_k R, B = v . grad_v R.
 2. The projected gradient flow k' = -grad_k, v' = -grad_v, read off on the overlaps,
-   is the five-dimensional field of MATH.md section 6.
+   is the five-dimensional field of docs/theory.md §6.
 3. One PGD step k~ = k - alpha grad_k (then normalised) gives the overlaps and norms of
    the closed-form map in the slr_theory.dynamics docstring.
 4. On M the map is x <- (x - alpha R (1 - x^2)) / N, N^2 = 1 + alpha^2 R^2 (1 - x^2), and
    1 - x_new^2 = (1 - x^2)(1 + alpha x R)^2 / N^2 >= 0: |x| <= 1 is preserved.
 5. zeta(t, s) - zeta(0, s) = 2 int_0^x erf(w / sqrt r) erf'(w) dw (x = t / sqrt(q),
-   r = 1 + 4 s^2) as a power series in x^2: the coefficients of slr_theory._kernel._zeta_series.
+   r = 1 + 4 s^2) as a power series in x^2: the coefficients of slr_theory.gaussian.zeta_series_coefficients.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def derive(verbose: bool = False) -> dict[str, object]:
     ]
     for got, want in zip(field, math6, strict=True):
         assert sp.expand(got - want) == 0
-    say("2. the flow on the overlaps is MATH.md section 6's field")
+    say("2. the flow on the overlaps is docs/theory.md §6's field")
     # 3. one PGD step, before normalisation
     kt, vt = K_ - alpha * rk, V_ - alpha * rv
     raw = _read(kt, vt)

@@ -1,6 +1,6 @@
 """Derive E h(X), X ~ N(mu, sigma^2), for h in {erf, erf', erf'', x erf, x erf', x^2 erf}.
 
-Steps (MATH.md section 4):
+Steps (docs/theory.md §4):
 1. Completing the square: E erf'(mu + sigma Z) is a Gaussian integral.
 2. Differentiation under the integral: d/dmu E erf(X) = E erf'(X), and
    E erf(X) is odd in mu, so E erf(X) = int_0^mu E erf'(m) dm.

@@ -1,4 +1,4 @@
-"""Derive the population risk as a function of the five overlaps (MATH.md section 3).
+"""Derive the population risk as a function of the five overlaps (docs/theory.md §3).
 
 Steps:
 1. For the informative token, (U, V, W) = (X^T k, X^T v, X^T v*) is Gaussian with

@@ -1,4 +1,4 @@
-"""The paper's experiments (Section 5, MATH.md section 7), reproduced exactly on the overlaps.
+"""The paper's experiments (Section 5, docs/theory.md §7), reproduced exactly on the overlaps.
 
 The five configurations ship as ``slr_theory/data/experiments.json``.
 :func:`run` computes all repeats of one or several of them:

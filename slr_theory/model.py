@@ -1,4 +1,4 @@
-"""The single-location regression data model and the attention predictor (MATH.md section 1)."""
+"""The single-location regression data model and the attention predictor (docs/theory.md §1)."""
 
 from __future__ import annotations
 

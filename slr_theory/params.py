@@ -1,4 +1,4 @@
-"""Model parameters and the five overlaps (MATH.md sections 1-2)."""
+"""Model parameters and the five overlaps (docs/theory.md §1-2)."""
 
 from __future__ import annotations
 

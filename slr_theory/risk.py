@@ -47,7 +47,7 @@ __all__ = [
 
 @dataclass(frozen=True)
 class RiskComponents:
-    """The decomposition of MATH.md section 3 (arrays broadcast over the overlaps).
+    """The decomposition of docs/theory.md §3 (arrays broadcast over the overlaps).
 
     Attributes
     ----------
@@ -89,7 +89,7 @@ def risk_components(
     eta: ArrayLike = 0.0,
     rho: ArrayLike = 0.0,
 ) -> RiskComponents:
-    """The population risk split as in MATH.md section 3.
+    """The population risk split as in docs/theory.md §3.
 
     Parameters
     ----------
@@ -213,7 +213,7 @@ def risk_and_grad(
 
 
 def manifold_risk(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarray:
-    r"""The risk on the invariant manifold ``theta = eta = rho = 0`` (MATH.md section 5).
+    r"""The risk on the invariant manifold ``theta = eta = rho = 0`` (docs/theory.md §5).
 
     .. math:: R_M(\kappa, \nu) = \varepsilon^2 + (L-1)\zeta(0, \lambda)
               + \gamma^2\big[1 - 2\nu\,\mathrm{erf}(c\kappa) + \zeta(a\kappa, g)\big]

@@ -13,7 +13,7 @@ def magnitudes(lo_exp: float, hi_exp: float, zero: bool = True, signed: bool = F
     return mag
 
 
-#: Means over the issue's domain |mu| <= 1e4 (log-spread, both signs, and moderate values).
+#: Means over the documented domain |mu| <= 1e4 (log-spread, both signs, and moderate values).
 means = st.one_of(magnitudes(-300, 4, signed=True), st.floats(-30, 30))
 #: Standard deviations over 0 <= sigma <= 1e4.
 sigmas = st.one_of(magnitudes(-300, 4), st.floats(0, 5))

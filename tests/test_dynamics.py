@@ -91,7 +91,7 @@ def test_overlap_pgd_matches_rd_pgd_over_20000_steps_at_d400(on_manifold):
     k, v, ks, vs = _vectors(rng, p.d, on_manifold)
     kf, vf = pgd_vectors(p, k, v, ks, vs, 4e-3, 20_000)
     res = pgd(p, overlaps_of(k, v, ks, vs), 4e-3, 20_000, record_every=20_000)
-    # issue 4: <= 1e-8 after 20 000 steps (done-when) and 1e-10 (reference simulators); measured
+    # <= 1e-8 after 20 000 steps (the documented bound) and 1e-10 (reference simulators); measured
     # 8.8e-15 from the sphere and 4.4e-16 on M
     np.testing.assert_allclose(res.overlaps[-1], overlaps_of(kf, vf, ks, vs), atol=1e-10)
 

@@ -9,7 +9,7 @@ from slr_theory import pgd
 from slr_theory.cli import main
 from slr_theory.experiments import experiments, output_paths, run, write
 
-# MATH.md section 7, typed from the specification
+# docs/theory.md §7, typed from the specification
 PAPER = {
     "gd_manifold": ("manifold", 0.1, 4e-3, 20_000, False, 400),
     "gd_sphere_large_lambda": ("sphere", 0.9, 1e-3, 120_000, False, 400),

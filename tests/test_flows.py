@@ -228,7 +228,7 @@ def test_overlap_flow_bad_input():
 
 @pytest.mark.parametrize("p", PARAMS[:3])
 def test_critical_points_on_m_are_classified(p):
-    """MATH.md section 8: the origin is a saddle, (1, 1) and (-1, -1) attract,
+    """docs/theory.md §8: the origin is a saddle, (1, 1) and (-1, -1) attract,
     (1, -1) and (-1, 1) repel; at a corner J = diag(2 s1 dR/dkappa, 2 s2 dR/dnu)."""
     ev0 = np.linalg.eigvals(manifold_jacobian(p, 0.0, 0.0)).real
     assert ev0.min() < 0 < ev0.max()

@@ -20,7 +20,7 @@ from .strategies import means, sigmas
 NAMES = list(MP_FUNCTIONS)  # every E h(mu + sigma Z) function of slr_theory.gaussian
 ODD = {"mean_erf", "mean_erf_second", "mean_x_erf_prime", "mean_x2_erf", "zeta_t", "zeta_ttt"}
 TINY = 2.2250738585072014e-308  # smallest normal double
-RTOL = 1e-14  # the contract is 1e-13; measured peaks are ~3e-16 (docs/accuracy.md)
+RTOL = 1e-14  # the contract is 1e-13; measured peaks are ~3e-16 (docs/accuracy.md)
 # mean_erfc_sq switches at mu/sqrt(q) = 1 from 2 erfc - zeta_c (which loses up to
 # log2(2/erfc(1)) = 3.7 bits just below the switch) to a Laguerre tail integral:
 # measured up to ~50 ulp there, so it is held to the contract itself.
@@ -121,7 +121,7 @@ def test_uniform_domain_matches_mpmath(name, mu, sigma):
 
 
 @given(t=st.floats(-300, -2).map(lambda e: 10.0**e), s=st.floats(-300, -2).map(lambda e: 10.0**e))
-@example(t=0.0, s=1e-3)  # the Owen's T form gives 1.6e-10 relative error here (MATH.md)
+@example(t=0.0, s=1e-3)  # the Owen's T form gives 1.6e-10 relative error here (docs/theory.md §4)
 @example(t=1e-154, s=1e-154)
 def test_zeta_tiny_against_series(t, s):
     # zeta = (4/pi)(t^2 + s^2) (1 + O(t^2 + s^2)); exact to 1e-4 relative for t, s <= 1e-2
@@ -151,7 +151,7 @@ def test_zeta_c_at_s0_equals_one_minus_erf_squared():
 
 @given(t=st.floats(-5, 5), s=st.floats(0, 5))
 def test_zeta_equals_one_minus_8_owens_t_where_well_conditioned(t, s):
-    # MATH.md's closed form; only well-conditioned where zeta is not small
+    # The paper's closed form; only well-conditioned where zeta is not small
     h = np.sqrt(2) * t / np.sqrt(1 + 2 * s * s)
     owen = 1 - 8 * owens_t(h, 1 / np.sqrt(1 + 4 * s * s))
     z = g.zeta(t, s)

@@ -1,4 +1,4 @@
-"""The closed-form risk against conditioned quadrature, finite differences and MATH.md section 5."""
+"""The closed-form risk against conditioned quadrature, finite differences and docs/theory.md §5."""
 
 import mpmath as mp
 import numpy as np
@@ -73,7 +73,7 @@ def test_gradient_matches_finite_differences(cfg):
 
 
 def _manifold_formula(p, kappa, nu):
-    # MATH.md section 5 with zeta from Owen's T (moderate values only)
+    # docs/theory.md §5 with zeta from Owen's T (moderate values only)
     a = p.lam * np.sqrt(p.d / 2)
     g = p.lam * p.gamma
     c = a / np.sqrt(1 + 2 * g * g)

@@ -1,6 +1,6 @@
 """Checks of :mod:`slr_theory.risk`, registered on import.
 
-The reference conditions ``V, W`` on ``U = X^T k`` (MATH.md section 3) and
+The reference conditions ``V, W`` on ``U = X^T k`` (docs/theory.md §3) and
 integrates the conditional second moments over ``U`` with mpmath; it uses no
 closed-form lemma. The Monte Carlo side samples the data model itself.
 """
@@ -235,7 +235,7 @@ register(
 
 
 def _manifold_formula(**p):
-    # MATH.md section 5 written out independently of slr_theory.risk (Owen's T form of zeta)
+    # docs/theory.md §5 written out independently of slr_theory.risk (Owen's T form of zeta)
     from scipy.special import erf, owens_t
 
     params, (kappa, nu, *_) = _split(p)
@@ -270,7 +270,7 @@ def _draw_on_m(rng):
 register(
     Check(
         name="risk.manifold",
-        description="MATH.md section 5 (Owen's T form) vs conditioned quadrature vs the data model on M",
+        description="docs/theory.md §5 (Owen's T form) vs conditioned quadrature vs the data model on M",
         closed_form=_manifold_formula,
         reference=lambda **p: mp_risk_components(*_split(p))["total"],
         monte_carlo=_mc,
