@@ -131,8 +131,8 @@ def run(
         Show a tqdm progress bar over all steps.
     jobs : int
         Processes to use. With ``jobs >= 2`` the SGD experiment runs in a worker
-        process while the PGD loop runs here (``slr-theory reproduce all``: 2 min 25 s
-        with one process, 1 min 58 s with two). Results do not depend on `jobs`.
+        process while the PGD loop runs here (timings in ``docs/accuracy.md``).
+        Results do not depend on `jobs`.
 
     Examples
     --------

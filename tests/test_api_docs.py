@@ -1,0 +1,36 @@
+"""docs/api.md and the package agree both ways: every documented name exists, every public name is documented."""
+
+import importlib
+import pathlib
+import re
+
+DOC = (pathlib.Path(__file__).resolve().parents[1] / "docs" / "api.md").read_text()
+
+
+def _sections():
+    parts = re.split(r"^## `(slr_theory[\w.]*)`.*$", DOC, flags=re.M)
+    return {parts[i]: parts[i + 1] for i in range(1, len(parts), 2)}
+
+
+def test_every_documented_name_exists_and_every_public_name_is_documented():
+    sections = _sections()
+    assert "slr_theory" in sections and len(sections) > 10
+    for module_name, body in sections.items():
+        module = importlib.import_module(module_name)
+        documented = re.findall(r"^\| `([A-Za-z_]\w*)`", body, flags=re.M)
+        missing = [n for n in documented if not hasattr(module, n)]
+        assert not missing, (module_name, missing)
+        assert set(documented) == set(module.__all__), (
+            module_name,
+            sorted(set(module.__all__) - set(documented)),
+            sorted(set(documented) - set(module.__all__)),
+        )
+
+
+def test_public_modules_are_all_documented():
+    import slr_theory
+
+    pkg = pathlib.Path(slr_theory.__file__).parent
+    public = {f"slr_theory.{p.stem}" for p in pkg.glob("*.py") if not p.stem.startswith("_")}
+    internal = {"slr_theory.validate", "slr_theory.doubledouble"}  # helpers, not user API
+    assert public - internal <= set(_sections())
