@@ -210,7 +210,18 @@ def _cmd_verify(args) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the ``slr-theory`` console script; returns the exit status."""
+    """Entry point of the ``slr-theory`` console script; returns the exit status.
+
+    Parameters
+    ----------
+    argv : sequence of str, optional
+        Arguments (default ``sys.argv[1:]``).
+
+    Returns
+    -------
+    int
+        Exit status: 0 ok, 1 a check failed, 2 usage error.
+    """
     parser = _build_parser()
     try:
         args = parser.parse_args(argv)

@@ -164,6 +164,23 @@ def pgd_vectors(
 
     Each step evaluates :func:`slr_theory.risk_grad_at` (validated, general) at the
     current vectors: deliberately independent of the overlap kernel it checks.
+
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    k0, v0 : ndarray, shape ``(..., d)``
+        Initial unit vectors.
+    k_star, v_star : ndarray, shape ``(d,)``
+    alpha : float
+        Step size.
+    steps : int
+    schedule : callable ``step -> lam``, optional
+
+    Returns
+    -------
+    k, v : ndarray, shape ``(..., d)``
+        The final iterates.
     """
     k, v = np.array(k0, dtype=np.float64), np.array(v0, dtype=np.float64)
     lam = temperatures(schedule, int(steps))
@@ -195,6 +212,20 @@ def sample_initial_overlaps(
     to ``v*`` and ``v`` uniform orthogonal to ``k*`` and ``k``, so
     ``theta = eta = rho = 0``, ``kappa = g1/|g|`` with ``g`` in ``R^{d-1}``,
     ``nu = h1/|h|`` with ``h`` in ``R^{d-2}``.
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``>= 4``.
+    rng : numpy.random.Generator
+    size : int or tuple of int
+        Batch shape.
+    on_manifold : bool
+        Draw on M (``theta = eta = rho = 0``) instead of the spheres.
+
+    Returns
+    -------
+    ndarray, shape ``(*size, 5)``
 
     Examples
     --------

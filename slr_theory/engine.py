@@ -394,6 +394,19 @@ def manifold_gradient(kn: np.ndarray, constants: np.ndarray, c_kappa, c_nu) -> n
     as in :func:`features`; ``c_kappa``, ``c_nu`` are their coefficients
     (``EngineTable.column``), ``constants`` a row of ``EngineTable.constants`` (or
     its transpose, one column per entry).
+
+    Parameters
+    ----------
+    kn : ndarray, shape ``(2, n)``
+        ``(kappa, nu)``.
+    constants : ndarray
+        ``EngineTable.constants`` of one temperature, or its transpose ``(N_CONSTANTS, n)``.
+    c_kappa, c_nu : float or ndarray
+        The coefficients of the ``exD`` and ``erf`` columns.
+
+    Returns
+    -------
+    ndarray, shape ``(2, n)``
     """
     k = constants
     x, eh, el, s = _reduced(kn[0], k)
@@ -516,6 +529,15 @@ def value_and_gradient(params: Params, overlaps, lam=None) -> tuple[np.ndarray, 
 
     Parameters and broadcasting as :func:`components`.
 
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    overlaps : sequence of five array_like
+        ``(kappa, nu, theta, eta, rho)``, feasible (unchecked).
+    lam : float or array_like, optional
+        Temperature(s), broadcasting with the overlaps; default ``params.lam``.
+
     Returns
     -------
     components : ndarray, shape ``(3, ...)``
@@ -539,6 +561,15 @@ def gradient(params: Params, overlaps, lam=None) -> np.ndarray:
 
     Parameters and broadcasting as :func:`components`.
 
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    overlaps : sequence of five array_like
+        ``(kappa, nu, theta, eta, rho)``, feasible (unchecked).
+    lam : float or array_like, optional
+        Temperature(s), broadcasting with the overlaps; default ``params.lam``.
+
     Returns
     -------
     ndarray, shape ``(..., 5)``
@@ -558,6 +589,15 @@ def hessian(params: Params, overlaps, lam=None) -> np.ndarray:
     """The symmetric matrix of second partials at validated overlaps, ``(..., 5, 5)``.
 
     Parameters and broadcasting as :func:`components`.
+
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    overlaps : sequence of five array_like
+        ``(kappa, nu, theta, eta, rho)``, feasible (unchecked).
+    lam : float or array_like, optional
+        Temperature(s), broadcasting with the overlaps; default ``params.lam``.
 
     Returns
     -------

@@ -30,7 +30,23 @@ __all__ = ["Experiment", "ExperimentResult", "experiments", "output_paths", "run
 
 @dataclass(frozen=True)
 class Experiment:
-    """One configuration of the paper's Section 5."""
+    """One configuration of the paper's Section 5.
+
+    Attributes
+    ----------
+    name, method, init : str
+        Name; ``"pgd"`` or ``"sgd"``; ``"manifold"`` or ``"sphere"``.
+    d, L : int
+    lam0, alpha, gamma, eps : float
+        Initial temperature, step size, spread, label noise.
+    steps, repeats : int
+    schedule : bool
+        Whether ``lam_t = lam0 / (1 + schedule_c t)``.
+    schedule_c : float
+    description : str
+    batch : int or None
+        Mini-batch size (SGD only).
+    """
 
     name: str
     method: str  # "pgd" or "sgd"
@@ -63,7 +79,15 @@ class Experiment:
 
 @dataclass(frozen=True)
 class ExperimentResult:
-    """All repeats of one experiment: a :class:`slr_theory.PGDResult` plus its configuration."""
+    """All repeats of one experiment: a :class:`slr_theory.PGDResult` plus its configuration.
+
+    Attributes
+    ----------
+    experiment : Experiment
+    trajectory : PGDResult
+        Overlaps ``(n_records, repeats, 5)`` and their risk.
+    seed : int
+    """
 
     experiment: Experiment
     trajectory: PGDResult
@@ -72,6 +96,10 @@ class ExperimentResult:
 
 def experiments() -> dict[str, Experiment]:
     """The configurations of ``data/experiments.json``, by name.
+
+    Returns
+    -------
+    dict of str to Experiment
 
     Examples
     --------
@@ -133,6 +161,11 @@ def run(
         Processes to use. With ``jobs >= 2`` the SGD experiment runs in a worker
         process while the PGD loop runs here (timings in ``docs/accuracy.md``).
         Results do not depend on `jobs`.
+
+    Returns
+    -------
+    dict of str to ExperimentResult
+        By experiment name, in the order of :func:`experiments`.
 
     Examples
     --------
@@ -264,7 +297,18 @@ def _run_gd(gd: list[Experiment], inits, seed, records, update) -> dict[str, Exp
 
 
 def output_paths(name: str, out_dir: str | Path) -> tuple[Path, Path]:
-    """The CSV and PNG that :func:`write` produces for experiment `name`."""
+    """The CSV and PNG that :func:`write` produces for experiment `name`.
+
+    Parameters
+    ----------
+    name : str
+        Experiment name.
+    out_dir : str or Path
+
+    Returns
+    -------
+    csv_path, png_path : Path
+    """
     d = Path(out_dir)
     return d / f"{name}.csv", d / f"{name}.png"
 
@@ -290,6 +334,28 @@ def write(
     ------
     FileExistsError
         Rather than overwrite an existing file, unless `force`.
+
+    Attributes
+    ----------
+    name, method, init : str
+        Name; ``"pgd"`` or ``"sgd"``; ``"manifold"`` or ``"sphere"``.
+    d, L : int
+    lam0, alpha, gamma, eps : float
+        Initial temperature, step size, spread, label noise.
+    steps, repeats : int
+    schedule : bool
+        Whether ``lam_t = lam0 / (1 + schedule_c t)``.
+    schedule_c : float
+    description : str
+    batch : int or None
+        Mini-batch size (SGD only).
+
+    Attributes
+    ----------
+    experiment : Experiment
+    trajectory : PGDResult
+        Overlaps ``(n_records, repeats, 5)`` and their risk.
+    seed : int
     """
     from .plotting import experiment_figure
     from .render import write_trajectory_csv

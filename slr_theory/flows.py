@@ -108,6 +108,17 @@ def manifold_field(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarra
 
     Returns shape ``(..., 2)``; `kappa` and `nu` broadcast and must lie in ``[-1, 1]``.
 
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    kappa, nu : array_like
+        Overlaps on M, in ``[-1, 1]``, broadcast together.
+
+    Returns
+    -------
+    ndarray, shape ``(..., 2)``
+
     Examples
     --------
     >>> from slr_theory import Params
@@ -361,6 +372,17 @@ def _grad(params: Params, table, o: np.ndarray) -> np.ndarray:
 def overlap_field(params: Params, overlaps: ArrayLike) -> np.ndarray:
     """The five-dimensional flow of the overlaps (module docstring) at ``overlaps`` ``(..., 5)``.
 
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    overlaps : array_like, shape ``(..., 5)``
+        Feasible overlaps.
+
+    Returns
+    -------
+    ndarray, shape ``(..., 5)``
+
     Examples
     --------
     >>> import numpy as np
@@ -384,6 +406,17 @@ def overlap_jacobian(params: Params, overlaps: ArrayLike) -> np.ndarray:
 
     ``J = d field/d overlaps + (d field/d grad R) Hess R``, with the Hessian of
     :func:`slr_theory.risk_hessian`.
+
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    overlaps : array_like, shape ``(5,)``
+        Feasible overlaps.
+
+    Returns
+    -------
+    ndarray, shape ``(5, 5)``
 
     Examples
     --------

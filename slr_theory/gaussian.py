@@ -140,6 +140,18 @@ def mean_erf_second(mu: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     Obtained by differentiating :func:`mean_erf_prime` in `mu` under the
     integral sign.
 
+    Parameters
+    ----------
+    mu : array_like
+        Mean, ``|mu| <= 1e100``.
+    sigma : array_like
+        Standard deviation, ``0 <= sigma <= 1e100``; broadcasts with `mu`.
+
+    Returns
+    -------
+    ndarray or numpy scalar
+        ``E erf''(X)``, odd in `mu`.
+
     Examples
     --------
     >>> from slr_theory.gaussian import mean_erf_second
@@ -159,6 +171,18 @@ def mean_erf_third(mu: ArrayLike, sigma: ArrayLike) -> np.ndarray:
 
     (``d/dmu`` of :func:`mean_erf_second`; needed for the curvature of the risk in ``kappa``.)
 
+    Parameters
+    ----------
+    mu : array_like
+        Mean, ``|mu| <= 1e100``.
+    sigma : array_like
+        Standard deviation, ``0 <= sigma <= 1e100``; broadcasts with `mu`.
+
+    Returns
+    -------
+    ndarray or numpy scalar
+        ``E erf'''(X)``, even in `mu`.
+
     Examples
     --------
     >>> from slr_theory.gaussian import mean_erf_third
@@ -177,6 +201,18 @@ def mean_x_erf(mu: ArrayLike, sigma: ArrayLike) -> np.ndarray:
               + \frac{2\sigma^2}{\sqrt{\pi q}}\, e^{-\mu^2/q}
 
     Both terms are non-negative, so there is no cancellation. Even in `mu`.
+
+    Parameters
+    ----------
+    mu : array_like
+        Mean, ``|mu| <= 1e100``.
+    sigma : array_like
+        Standard deviation, ``0 <= sigma <= 1e100``; broadcasts with `mu`.
+
+    Returns
+    -------
+    ndarray or numpy scalar
+        ``E X erf(X) >= 0``, even in `mu`.
 
     Examples
     --------
@@ -198,6 +234,18 @@ def mean_x_erf_prime(mu: ArrayLike, sigma: ArrayLike) -> np.ndarray:
     (``mu E erf' + sigma**2 E erf''`` with the factor ``1 - 2 sigma**2 / q = 1 / q``
     simplified exactly.) Equals ``-mean_erf_second / 2``.
 
+    Parameters
+    ----------
+    mu : array_like
+        Mean, ``|mu| <= 1e100``.
+    sigma : array_like
+        Standard deviation, ``0 <= sigma <= 1e100``; broadcasts with `mu`.
+
+    Returns
+    -------
+    ndarray or numpy scalar
+        ``E X erf'(X)``, odd in `mu`.
+
     Examples
     --------
     >>> from slr_theory.gaussian import mean_x_erf_prime
@@ -216,6 +264,18 @@ def mean_x2_erf(mu: ArrayLike, sigma: ArrayLike) -> np.ndarray:
               + \frac{4\mu\sigma^2(1+\sigma^2)}{\sqrt\pi\, q^{3/2}}\, e^{-\mu^2/q}
 
     Both terms have the sign of `mu` (odd function of `mu`): no cancellation.
+
+    Parameters
+    ----------
+    mu : array_like
+        Mean, ``|mu| <= 1e100``.
+    sigma : array_like
+        Standard deviation, ``0 <= sigma <= 1e100``; broadcasts with `mu`.
+
+    Returns
+    -------
+    ndarray or numpy scalar
+        ``E X**2 erf(X)``, odd in `mu`.
 
     Examples
     --------
@@ -361,6 +421,18 @@ def mean_erfc_sq(t: ArrayLike, s: ArrayLike) -> np.ndarray:
 
     For ``t < 0``, ``E erfc(X)**2 = 4 - 4 erfc(x) + E erfc(|t| + sZ)**2`` (all terms positive).
 
+    Parameters
+    ----------
+    t : array_like
+        Mean, ``|t| <= 1e100``.
+    s : array_like
+        Standard deviation, ``0 <= s <= 1e100``; broadcasts with `t`.
+
+    Returns
+    -------
+    ndarray or numpy scalar
+        ``E erfc(t + sZ)**2`` in ``(0, 4)``, to full relative precision when tiny.
+
     Examples
     --------
     >>> from slr_theory.gaussian import mean_erfc_sq
@@ -387,6 +459,18 @@ def zeta_t(t: ArrayLike, s: ArrayLike) -> np.ndarray:
     (``2 E[erf(X) erf'(X)]``: complete the square in ``exp(-X**2)`` times the
     Gaussian density, then apply :func:`mean_erf`.)
 
+    Parameters
+    ----------
+    t : array_like
+        Mean, ``|t| <= 1e100``.
+    s : array_like
+        Standard deviation, ``0 <= s <= 1e100``; broadcasts with `t`.
+
+    Returns
+    -------
+    ndarray or numpy scalar
+        ``d zeta / dt``, odd in `t`.
+
     Examples
     --------
     >>> from slr_theory.gaussian import zeta_t
@@ -408,6 +492,18 @@ def zeta_tt(t: ArrayLike, s: ArrayLike) -> np.ndarray:
 
     Near its zero the relative error grows like the condition number of the
     bracket (both terms are accurate to a few ulp).
+
+    Parameters
+    ----------
+    t : array_like
+        Mean, ``|t| <= 1e100``.
+    s : array_like
+        Standard deviation, ``0 <= s <= 1e100``; broadcasts with `t`.
+
+    Returns
+    -------
+    ndarray or numpy scalar
+        ``d^2 zeta / dt^2``, even in `t`.
 
     Examples
     --------
@@ -432,6 +528,18 @@ def zeta_ttt(t: ArrayLike, s: ArrayLike) -> np.ndarray:
     .. math:: \partial_t^3 \zeta = \frac{8}{\sqrt\pi\, q^{3/2}}\, e^{-x^2}
               \Big[(2x^2 - 1)\,\mathrm{erf}(x/\sqrt r) - x\Big(2 + \frac1r\Big)\frac{2}{\sqrt{\pi r}}e^{-x^2/r}\Big],
               \quad x = t/\sqrt q
+
+    Parameters
+    ----------
+    t : array_like
+        Mean, ``|t| <= 1e100``.
+    s : array_like
+        Standard deviation, ``0 <= s <= 1e100``; broadcasts with `t`.
+
+    Returns
+    -------
+    ndarray or numpy scalar
+        ``d^3 zeta / dt^3``, odd in `t`.
 
     Examples
     --------
@@ -574,6 +682,20 @@ def mean_erf_derivative(mu: ArrayLike, sigma: ArrayLike, n: int) -> np.ndarray:
     The dedicated functions for ``n <= 3`` avoid the Hermite cancellation near
     its zeros; this one serves higher orders (the curvature of the risk).
 
+    Parameters
+    ----------
+    mu : array_like
+        Mean, ``|mu| <= 1e100``.
+    sigma : array_like
+        Standard deviation, ``0 <= sigma <= 1e100``; broadcasts with `mu`.
+    n : int
+        Derivative order, ``n >= 0``.
+
+    Returns
+    -------
+    ndarray or numpy scalar
+        ``E erf^(n)(X)``.
+
     Examples
     --------
     >>> from slr_theory.gaussian import mean_erf_derivative
@@ -598,6 +720,20 @@ def zeta_derivative(t: ArrayLike, s: ArrayLike, n: int) -> np.ndarray:
               \sum_{k=0}^{n-1} \binom{n-1}{k} (-1)^{n-1-k} H_{n-1-k}(x)\, e^{-x^2}\, D_k,
 
     ``D_0 = erf(x/sqrt r)``, ``D_k = r^{-k/2} (2/sqrt pi) (-1)^{k-1} H_{k-1}(x/sqrt r) e^{-x^2/r}``.
+
+    Parameters
+    ----------
+    t : array_like
+        Mean, ``|t| <= 1e100``.
+    s : array_like
+        Standard deviation, ``0 <= s <= 1e100``; broadcasts with `t`.
+    n : int
+        Derivative order, ``n >= 0``.
+
+    Returns
+    -------
+    ndarray or numpy scalar
+        ``d^n zeta / dt^n (t, s)``.
 
     Examples
     --------

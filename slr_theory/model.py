@@ -22,7 +22,18 @@ __all__ = [
 
 
 def random_targets(d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Uniformly random orthonormal ``(k*, v*)`` in ``R^d`` (QR of a Gaussian matrix)."""
+    """Uniformly random orthonormal ``(k*, v*)`` in ``R^d`` (QR of a Gaussian matrix).
+
+    Parameters
+    ----------
+    d : int
+        Dimension, ``>= 2``.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    k_star, v_star : ndarray, shape ``(d,)``
+    """
     q, r = np.linalg.qr(rng.standard_normal((d, 2)))
     q = q * np.sign(np.diag(r))
     return q[:, 0].copy(), q[:, 1].copy()
@@ -36,6 +47,16 @@ def sample(
     v_star: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Draw ``n`` sequences from the model.
+
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    n : int
+        Number of sequences.
+    rng : numpy.random.Generator
+    k_star, v_star : ndarray, shape ``(d,)``, optional
+        Targets (random if omitted).
 
     Returns
     -------
@@ -73,12 +94,35 @@ def sample(
 
 
 def predict(X: np.ndarray, k: np.ndarray, v: np.ndarray, lam: float) -> np.ndarray:
-    """The attention predictor ``T(X) = sum_l erf(lam X_l.k) X_l.v``; ``X`` has shape (..., L, d)."""
+    """The attention predictor ``T(X) = sum_l erf(lam X_l.k) X_l.v``; ``X`` has shape (..., L, d).
+
+    Parameters
+    ----------
+    X : ndarray, shape ``(..., L, d)``
+        Tokens.
+    k, v : ndarray, shape ``(d,)``
+    lam : float
+
+    Returns
+    -------
+    ndarray, shape ``(...)``
+    """
     return np.sum(erf(lam * (X @ k)) * (X @ v), axis=-1)
 
 
 def overlaps_of(k, v, k_star, v_star) -> np.ndarray:
-    """The overlaps ``(kappa, nu, theta, eta, rho)`` of explicit vectors, shape ``(..., 5)``."""
+    """The overlaps ``(kappa, nu, theta, eta, rho)`` of explicit vectors, shape ``(..., 5)``.
+
+    Parameters
+    ----------
+    k, v : array_like, shape ``(..., d)``
+    k_star, v_star : array_like, shape ``(d,)``
+
+    Returns
+    -------
+    ndarray, shape ``(..., 5)``
+        In :data:`slr_theory.OVERLAP_NAMES` order.
+    """
     k, v = np.asarray(k, dtype=np.float64), np.asarray(v, dtype=np.float64)
     return np.stack(
         [k @ k_star, v @ v_star, v @ k_star, k @ v_star, np.sum(k * v, axis=-1)], axis=-1
@@ -87,7 +131,17 @@ def overlaps_of(k, v, k_star, v_star) -> np.ndarray:
 
 @dataclass(frozen=True)
 class MonteCarloRisk:
-    """A Monte Carlo estimate of the risk with its standard error."""
+    """A Monte Carlo estimate of the risk with its standard error.
+
+    Attributes
+    ----------
+    estimate : float
+        Mean squared error over the samples.
+    stderr : float
+        Its standard error.
+    n : int
+        Number of samples.
+    """
 
     estimate: float
     stderr: float
@@ -110,6 +164,26 @@ def monte_carlo_risk(
 
     Each chunk holds at most `chunk_floats` token coordinates (32 MB by default),
     so ``n = 1e7`` at ``d = 400, L = 10`` runs in constant memory.
+
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    k, v : ndarray, shape ``(d,)``
+        Unit vectors.
+    k_star, v_star : ndarray, shape ``(d,)``
+        Orthonormal targets.
+    n : int
+        Samples.
+    rng : numpy.random.Generator
+    chunk_floats : int
+        Token coordinates held in memory at once.
+    progress : bool
+        Show a tqdm bar.
+
+    Returns
+    -------
+    MonteCarloRisk
 
     Examples
     --------
@@ -149,6 +223,17 @@ def vectors_from_overlaps(overlaps, d: int) -> tuple[np.ndarray, ...]:
 
     ``k* = e1, v* = e2``, ``k`` in ``span(e1, e2, e3)``, ``v`` in ``span(e1..e4)``.
 
+    Parameters
+    ----------
+    overlaps : sequence of five floats
+        Feasible overlaps.
+    d : int
+        Dimension, ``>= 4``.
+
+    Returns
+    -------
+    k, v, k_star, v_star : ndarray, shape ``(d,)``
+
     Examples
     --------
     >>> import numpy as np
@@ -156,6 +241,15 @@ def vectors_from_overlaps(overlaps, d: int) -> tuple[np.ndarray, ...]:
     >>> ov = np.array([0.5, 0.4, 0.1, -0.2, 0.3])
     >>> np.allclose(overlaps_of(*vectors_from_overlaps(ov, 6)), ov)
     True
+
+    Attributes
+    ----------
+    estimate : float
+        Mean squared error over the samples.
+    stderr : float
+        Its standard error.
+    n : int
+        Number of samples.
     """
     ov = np.array([float(x) for x in overlaps])
     if d < 4:

@@ -74,7 +74,17 @@ class Params:
 
 
 def gram_matrix(kappa, nu, theta=0.0, eta=0.0, rho=0.0) -> np.ndarray:
-    """Gram matrix of ``(k, v, k*, v*)``, shape ``(..., 4, 4)``."""
+    """Gram matrix of ``(k, v, k*, v*)``, shape ``(..., 4, 4)``.
+
+    Parameters
+    ----------
+    kappa, nu, theta, eta, rho : array_like
+        Overlaps (unchecked), broadcast together.
+
+    Returns
+    -------
+    ndarray, shape ``(..., 4, 4)``
+    """
     kappa, nu, theta, eta, rho = np.broadcast_arrays(
         *(np.asarray(x, dtype=np.float64) for x in (kappa, nu, theta, eta, rho))
     )
@@ -102,6 +112,20 @@ def check_overlaps(
 
     A tuple is feasible iff the Gram matrix of ``(k, v, k*, v*)`` is positive
     semi-definite (to `atol`) and, when `d` is given, has rank at most `d`.
+
+    Parameters
+    ----------
+    kappa, nu, theta, eta, rho : array_like
+        Overlaps, broadcast together; feasible (:func:`slr_theory.params.check_overlaps`).
+    d : int, optional
+        Dimension; for ``d < 4`` the Gram matrix must also have rank at most ``d``.
+    atol : float
+        Tolerance of the positive semi-definiteness tests.
+
+    Returns
+    -------
+    tuple of five ndarray
+        The overlaps as float arrays, broadcast together, in :data:`OVERLAP_NAMES` order.
 
     Raises
     ------

@@ -138,6 +138,18 @@ def risk(
     See :func:`risk_components` for the parameters and the module docstring for
     the closed form; ``eps**2`` is included.
 
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    kappa, nu, theta, eta, rho : array_like
+        Overlaps, broadcast together; feasible (:func:`slr_theory.params.check_overlaps`).
+
+    Returns
+    -------
+    ndarray or numpy scalar
+        The population risk, ``eps**2`` included.
+
     Examples
     --------
     >>> from slr_theory import Params, risk
@@ -157,6 +169,13 @@ def risk_grad(
     rho: ArrayLike = 0.0,
 ) -> np.ndarray:
     """Partial derivatives of :func:`risk` in the overlaps, on the last axis.
+
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    kappa, nu, theta, eta, rho : array_like
+        Overlaps, broadcast together; feasible (:func:`slr_theory.params.check_overlaps`).
 
     Returns
     -------
@@ -220,6 +239,18 @@ def manifold_risk(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarray
 
     with ``a = lambda sqrt(d/2)``, ``g = lambda gamma``, ``c = a / sqrt(1 + 2 g^2)``.
 
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    kappa, nu : array_like
+        Overlaps on M, in ``[-1, 1]``, broadcast together.
+
+    Returns
+    -------
+    ndarray or numpy scalar
+        ``R_M(kappa, nu)``, equal to :func:`risk` at ``theta = eta = rho = 0``.
+
     Examples
     --------
     >>> from slr_theory import Params, manifold_risk, risk
@@ -238,6 +269,18 @@ def manifold_risk_grad(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.nd
               \partial_\nu R_M = -2\gamma^2\,\mathrm{erf}(c\kappa),
 
     ``s = sqrt((1 + 2 g^2)(1 + 4 g^2))``.
+
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    kappa, nu : array_like
+        Overlaps on M, in ``[-1, 1]``, broadcast together.
+
+    Returns
+    -------
+    ndarray, shape ``(..., 2)``
+        ``(dR_M/dkappa, dR_M/dnu)``.
 
     Examples
     --------
@@ -267,6 +310,20 @@ def _vectors(params: Params, k, v, k_star, v_star, tol: float = 1e-10):
 def risk_at(params: Params, k, v, k_star, v_star) -> np.ndarray:
     """The risk at explicit unit vectors ``k, v`` (shape ``(..., d)``) for targets ``k*, v*``.
 
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    k, v : array_like, shape ``(..., d)``
+        Unit vectors (norm within ``1e-10`` of 1).
+    k_star, v_star : array_like, shape ``(d,)`` or ``(..., d)``
+        Orthonormal targets.
+
+    Returns
+    -------
+    ndarray or numpy scalar
+        The risk at ``(k, v)``, shape ``(...)``.
+
     Examples
     --------
     >>> import numpy as np
@@ -290,6 +347,17 @@ def risk_grad_at(
 
     With ``riemannian=True`` each is projected on the tangent space of the
     sphere, ``g - (g . k) k`` (the direction the paper's projected GD follows).
+
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    k, v : array_like, shape ``(..., d)``
+        Unit vectors (norm within ``1e-10`` of 1).
+    k_star, v_star : array_like, shape ``(d,)`` or ``(..., d)``
+        Orthonormal targets.
+    riemannian : bool
+        Project each gradient on the tangent space of its sphere.
 
     Returns
     -------
@@ -326,6 +394,13 @@ def risk_hessian(
 ) -> np.ndarray:
     """Second partial derivatives of :func:`risk` in the overlaps.
 
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    kappa, nu, theta, eta, rho : array_like
+        Overlaps, broadcast together; feasible (:func:`slr_theory.params.check_overlaps`).
+
     Returns
     -------
     ndarray, shape ``(..., 5, 5)``
@@ -347,6 +422,17 @@ def risk_hessian(
 
 def manifold_risk_hessian(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarray:
     """Hessian of :func:`manifold_risk` in ``(kappa, nu)``, shape ``(..., 2, 2)``.
+
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    kappa, nu : array_like
+        Overlaps on M, in ``[-1, 1]``, broadcast together.
+
+    Returns
+    -------
+    ndarray, shape ``(..., 2, 2)``
 
     Examples
     --------

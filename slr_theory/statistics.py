@@ -47,6 +47,16 @@ __all__ = [
 def oracle_risk(params: Params) -> float:
     """Risk of the attention predictor at ``k = k*, v = v*`` (``eps**2`` included).
 
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+
+    Returns
+    -------
+    float
+        ``R(k*, v*)`` at ``params.lam``.
+
     Examples
     --------
     >>> from slr_theory import Params
@@ -64,6 +74,18 @@ def optimal_lambda(params: Params, lam_range: tuple[float, float] = (1e-6, 1e3))
     Minimised over ``log(lam)`` by bounded Brent; ``params.lam`` is ignored.
     The risk trades the distractor floor ``(L - 1) zeta(0, lam)`` (small ``lam``)
     against the informative error ``gamma^2 E erfc(...)^2`` (large ``lam sqrt(d)``).
+
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    lam_range : tuple of float
+        Search interval for ``lam``.
+
+    Returns
+    -------
+    float
+        The minimising temperature.
 
     Examples
     --------
@@ -87,6 +109,16 @@ def optimal_lambda(params: Params, lam_range: tuple[float, float] = (1e-6, 1e3))
 def linear_risk(params: Params) -> float:
     """Risk of the best affine predictor (closed form, see the module docstring).
 
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+
+    Returns
+    -------
+    float
+        ``eps**2 + gamma**2 (L - 1) / (L - 1 + gamma**2)``.
+
     Examples
     --------
     >>> from slr_theory import Params
@@ -100,7 +132,16 @@ def linear_risk(params: Params) -> float:
 
 @dataclass(frozen=True)
 class BayesRisk:
-    """Monte Carlo estimate of the Bayes risk (``eps**2`` included)."""
+    """Monte Carlo estimate of the Bayes risk (``eps**2`` included).
+
+    Attributes
+    ----------
+    estimate : float
+    stderr : float
+        Standard error of the estimate.
+    n : int
+        Number of samples.
+    """
 
     estimate: float
     stderr: float
@@ -114,6 +155,20 @@ def bayes_risk_mc(
 
     Each sample contributes the posterior variance of ``X_J . v*`` (a
     Rao-Blackwellised estimator: lower variance than the squared error).
+
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    n : int
+        Samples.
+    rng : numpy.random.Generator
+    chunk : int
+        Samples per vectorised block.
+
+    Returns
+    -------
+    BayesRisk
 
     Examples
     --------
@@ -158,6 +213,31 @@ def statistics_table(
     """Rows ``d, L, lam*, attention, bayes (+- se), linear`` (risks minus ``eps**2``).
 
     ``L=None`` grows the sequence length with the dimension as ``L = ceil(sqrt(d))``.
+
+    Parameters
+    ----------
+    gamma, eps : float
+        Informative spread and label noise.
+    L : int or None
+        Sequence length (None: ``ceil(sqrt(d))``).
+    dims : list of int
+        Dimensions, one row each.
+    samples : int
+        Monte Carlo draws of the Bayes risk per row.
+    rng : numpy.random.Generator
+
+    Returns
+    -------
+    list of dict
+        Keys ``d, L, lam_opt, attention, bayes, bayes_se, linear``.
+
+    Attributes
+    ----------
+    estimate : float
+    stderr : float
+        Standard error of the estimate.
+    n : int
+        Number of samples.
     """
     rows = []
     for d in dims:

@@ -34,3 +34,32 @@ def test_public_modules_are_all_documented():
     public = {f"slr_theory.{p.stem}" for p in pkg.glob("*.py") if not p.stem.startswith("_")}
     internal = {"slr_theory.validate", "slr_theory.doubledouble"}  # helpers, not user API
     assert public - internal <= set(_sections())
+
+
+def _needs(obj) -> list[str]:
+    import inspect
+
+    if inspect.isclass(obj):
+        if hasattr(obj, "__dataclass_fields__"):
+            return ["Attributes"]
+        return ["Parameters"] if obj.__init__ is not object.__init__ else []
+    return (["Parameters"] if inspect.signature(obj).parameters else []) + ["Returns"]
+
+
+def test_every_public_callable_has_numpydoc_parameters_and_returns():
+    import inspect
+
+    missing = []
+    for module_name in _sections():
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if not (inspect.isfunction(obj) or inspect.isclass(obj)):
+                continue
+            doc = inspect.getdoc(obj) or ""
+            lacks = [s for s in _needs(obj) if not re.search(rf"^{s}\n-+$", doc, re.M)]
+            if lacks == ["Attributes"] and re.search(r"^Parameters\n-+$", doc, re.M):
+                lacks = []  # a dataclass documented by its constructor's parameters
+            if lacks:
+                missing.append(f"{module_name}.{name}: {', '.join(lacks)}")
+    assert not missing, missing

@@ -82,6 +82,10 @@ def mp_expect(
         `dps` digits of the integrand's size, as for a sign-changing function
         whose error is measured against the size of its terms).
 
+    Returns
+    -------
+    mpmath.mpf
+
     Examples
     --------
     >>> import mpmath as mp
@@ -175,6 +179,19 @@ MP_DERIVATIVES: dict[str, Callable[[mp.mpf], mp.mpf]] = {
 def mp_gaussian_function(name: str, mu: float, sigma: float, dps: int = 40) -> mp.mpf:
     """Reference value of ``slr_theory.gaussian.<name>(mu, sigma)``.
 
+    Parameters
+    ----------
+    name : str
+        A key of :data:`MP_FUNCTIONS`.
+    mu, sigma : float
+        Mean and standard deviation.
+    dps : int
+        Significant digits.
+
+    Returns
+    -------
+    mpmath.mpf
+
     Examples
     --------
     >>> from slr_theory.verify.reference import mp_gaussian_function
@@ -192,6 +209,17 @@ def mp_erf_pair(
     ``X2 | X1 = mu2 + beta (X1 - mu1) + N(0, c)`` with ``beta = cov/var1``,
     ``c = var2 - cov**2/var1``, so the inner expectation is ``erf`` of a
     rescaled argument and the outer one is :func:`mp_expect`.
+
+    Parameters
+    ----------
+    mu1, mu2, var1, cov, var2 : float
+        Means and covariance of the pair.
+    dps : int
+        Significant digits.
+
+    Returns
+    -------
+    mpmath.mpf
     """
     with mp.workdps(dps):
         mu1, mu2, var1, cov, var2 = map(mp.mpf, (mu1, mu2, var1, cov, var2))
@@ -213,6 +241,15 @@ def mc_expect(
 ) -> tuple[float, float]:
     """Monte Carlo estimate and its standard error from i.i.d. samples.
 
+    Parameters
+    ----------
+    values : ndarray
+        I.i.d. samples.
+
+    Returns
+    -------
+    mean, stderr : float
+
     Examples
     --------
     >>> import numpy as np
@@ -232,6 +269,16 @@ def mp_cancellation_scale(name: str, mu: float, sigma: float) -> mp.mpf:
     Near a zero of ``zeta_tt``, ``zeta_ttt`` or ``mean_erf_third`` the relative
     error is unbounded for any algorithm that evaluates the closed form; errors
     are then measured relative to ``max(|value|, scale)``.
+
+    Parameters
+    ----------
+    name : str
+        A function of :mod:`slr_theory.gaussian`.
+    mu, sigma : float
+
+    Returns
+    -------
+    mpmath.mpf
     """
     with mp.workdps(40):
         mu, s = mp.mpf(mu), mp.mpf(sigma)

@@ -57,7 +57,21 @@ class Check:
 
 @dataclass(frozen=True)
 class CheckResult:
-    """The outcome of one check at one parameter point."""
+    """The outcome of one check at one parameter point.
+
+    Attributes
+    ----------
+    name : str
+    params : dict
+        The parameter point.
+    value, reference : float
+        Closed form and mpmath reference.
+    rel_error, rtol : float
+    mc_mean, mc_stderr, z, z_max : float
+        Monte Carlo estimate, its standard error, its z-score and the bound on it.
+    samples : int
+    quadrature_ok, monte_carlo_ok : bool
+    """
 
     name: str
     params: dict[str, float]
@@ -92,7 +106,18 @@ REGISTRY: dict[str, Check] = {}
 
 
 def register(check: Check) -> Check:
-    """Add `check` to :data:`REGISTRY` (names must be unique)."""
+    """Add `check` to :data:`REGISTRY` (names must be unique).
+
+    Parameters
+    ----------
+    check : Check
+        A check with a name not yet registered.
+
+    Returns
+    -------
+    Check
+        `check` (so that it can be used as a decorator's result).
+    """
     if check.name in REGISTRY:
         raise ValueError(f"a check named {check.name!r} is already registered.")
     REGISTRY[check.name] = check
@@ -164,12 +189,29 @@ def run_checks(
     progress : bool
         Show a tqdm progress bar on stderr.
 
+    Returns
+    -------
+    list of CheckResult
+
     Examples
     --------
     >>> from slr_theory.verify import run_checks
     >>> [r] = run_checks(["gaussian.mean_erf"], samples=10_000)
     >>> r.passed, r.rel_error < 1e-15
     (True, True)
+
+    Attributes
+    ----------
+    name : str
+    params : dict
+        The parameter point.
+    value, reference : float
+        Closed form and mpmath reference.
+    rel_error, rtol : float
+    mc_mean, mc_stderr, z, z_max : float
+        Monte Carlo estimate, its standard error, its z-score and the bound on it.
+    samples : int
+    quadrature_ok, monte_carlo_ok : bool
     """
     from tqdm.auto import tqdm
 

@@ -20,7 +20,20 @@ __all__ = ["mp_risk_components"]
 
 
 def mp_risk_components(params: Params, overlaps, dps: int = 30) -> dict[str, mp.mpf]:
-    """``noise, informative, distractors, interactions, total`` by 1-D quadrature over ``U``."""
+    """``noise, informative, distractors, interactions, total`` by 1-D quadrature over ``U``.
+
+    Parameters
+    ----------
+    params : Params
+    overlaps : sequence of five numbers
+        ``(kappa, nu, theta, eta, rho)``.
+    dps : int
+        Working digits.
+
+    Returns
+    -------
+    dict of str to mpmath.mpf
+    """
     kappa, nu, theta, eta, rho = (
         x if isinstance(x, mp.mpf) else mp.mpf(float(x)) for x in overlaps
     )
