@@ -317,6 +317,10 @@ class EngineTable:
     C: np.ndarray
     constants: np.ndarray
 
+    def __call__(self, ov5: np.ndarray) -> np.ndarray:
+        """The rows ``(rows, n)`` at overlaps ``(5, n)`` (one temperature; unchecked)."""
+        return self.C @ features(ov5, self.constants, self.order)
+
     def column(self, row: int, mono: tuple, power: int, basis: str) -> np.ndarray:
         """The coefficient of one feature in one row (e.g. for a specialised kernel)."""
         return self.C[..., row, _plan(_orders(self.order)).columns.index((mono, power, basis))]

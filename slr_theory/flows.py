@@ -163,7 +163,7 @@ def manifold_jacobian(params: Params, kappa: float, nu: float) -> np.ndarray:
     """
     k, n, *_ = check_overlaps(kappa, nu, 0.0, 0.0, 0.0, d=params.d)
     k, n = float(k), float(n)
-    (r_k, r_n), (r_kk, r_kn) = _manifold_grad_hess(params, k, n)
+    (r_k, r_n), (r_kk, r_kn) = _manifold_grad_hess(_manifold_tables(params), k, n)
     ok, on = (1 - k) * (1 + k), (1 - n) * (1 + n)
     return np.array(
         [
@@ -173,12 +173,19 @@ def manifold_jacobian(params: Params, kappa: float, nu: float) -> np.ndarray:
     )
 
 
-def _manifold_grad_hess(params: Params, k: float, n: float):
-    """``(R_k, R_n)`` and ``(R_kk, R_kn)`` on M from the engine (``R_nn = 0`` there)."""
-    ov = (k, n, 0.0, 0.0, 0.0)
-    g = engine.gradient(params, ov)
-    h = engine.hessian(params, ov)
-    return (g[0], g[1]), (h[0, 0], h[0, 1])
+def _manifold_grad_hess(tables, k: float, n: float):
+    """``(R_k, R_n)`` and ``(R_kk, R_kn)`` on M from the engine's tables of orders 1 and 2.
+
+    ``R_nn = 0`` on M; rows 0 and 1 of the order-2 table are ``(0, 0)`` and ``(0, 1)``.
+    """
+    ov = np.array([[k], [n], [0.0], [0.0], [0.0]])
+    g = tables[0](ov)[:, 0]
+    h = tables[1](ov)[:2, 0]
+    return (g[0], g[1]), (h[0], h[1])
+
+
+def _manifold_tables(params: Params):
+    return engine.table(params, params.lam, 1), engine.table(params, params.lam, 2)
 
 
 def _solve(fun, jac, y0, t_max, method, rtol, atol, event, t_eval, dense_output):
@@ -293,6 +300,7 @@ def manifold_flow(
     k0 = finite_real(kappa0, "kappa0")
     n0 = finite_real(nu0, "nu0")
     check_overlaps(k0, n0, 0.0, 0.0, 0.0, d=params.d)
+    tables = _manifold_tables(params)
     frozen = np.array([abs(k0) == 1.0, abs(n0) == 1.0])
     edge = np.array([k0, n0])
     z0 = np.where(frozen, 0.0, np.arctanh(np.where(frozen, 0.0, edge)))
@@ -304,12 +312,12 @@ def manifold_flow(
 
     def fun(_t, z):
         k, n = kn_of(z)
-        (r_k, r_n), _ = _manifold_grad_hess(params, float(k), float(n))
+        (r_k, r_n), _ = _manifold_grad_hess(tables, float(k), float(n))
         return np.where(frozen, 0.0, [-r_k, -r_n])
 
     def jac(_t, z):
         k, n = kn_of(z)
-        _, (r_kk, r_kn) = _manifold_grad_hess(params, float(k), float(n))
+        _, (r_kk, r_kn) = _manifold_grad_hess(tables, float(k), float(n))
         # d(-R_k)/du = -R_kk (1 - k^2), d(-R_k)/dw = -R_kn (1 - n^2), d(-R_n)/du = -R_kn (1 - k^2)
         ok, on = (1 - k) * (1 + k), (1 - n) * (1 + n)
         J = np.array([[-r_kk * ok, -r_kn * on], [-r_kn * ok, 0.0]])
@@ -365,8 +373,16 @@ def _finish(params, sol, overlaps, dense, meth) -> FlowResult:
 # The five-dimensional overlap flow.
 
 
-def _grad(params: Params, table, o: np.ndarray) -> np.ndarray:
-    return (table.C @ engine.features(o.reshape(5, 1), table.constants, 1))[:, 0]
+def _grad(table, o: np.ndarray) -> np.ndarray:
+    return table(o.reshape(5, 1))[:, 0]
+
+
+def _hess(table2, o: np.ndarray) -> np.ndarray:
+    rows = table2(o.reshape(5, 1))[:, 0]
+    H = np.empty((5, 5))
+    for row, (i, j) in enumerate(engine.HESSIAN_PAIRS):
+        H[i, j] = H[j, i] = rows[row]
+    return H
 
 
 def overlap_field(params: Params, overlaps: ArrayLike) -> np.ndarray:
@@ -432,14 +448,16 @@ def overlap_jacobian(params: Params, overlaps: ArrayLike) -> np.ndarray:
     if o.shape != (5,):
         raise ValueError(f"`overlaps` must have shape (5,), got {o.shape}.")
     check_overlaps(*o, d=params.d)
-    return _jac(params, engine.table(params, params.lam, 1), o)
+    return _jac(_overlap_tables(params), o)
 
 
-def _jac(params: Params, table, o: np.ndarray) -> np.ndarray:
-    g = _grad(params, table, o)
-    H = engine.hessian(params, tuple(o))
-    Jo, Jg = velocity_partials(o, g)
-    return Jo + Jg @ H
+def _overlap_tables(params: Params):
+    return engine.table(params, params.lam, 1), engine.table(params, params.lam, 2)
+
+
+def _jac(tables, o: np.ndarray) -> np.ndarray:
+    Jo, Jg = velocity_partials(o, _grad(tables[0], o))
+    return Jo + Jg @ _hess(tables[1], o)
 
 
 def overlap_flow(
@@ -506,13 +524,13 @@ def overlap_flow(
     if o0.shape != (5,):
         raise ValueError(f"`overlaps0` must have shape (5,), got {o0.shape}.")
     check_overlaps(*o0, d=params.d)
-    table = engine.table(params, params.lam, 1)
+    tables = _overlap_tables(params)
 
     def fun(_t, o):
-        return overlap_velocity(o, _grad(params, table, o))
+        return overlap_velocity(o, _grad(tables[0], o))
 
     def jac(_t, o):
-        return _jac(params, table, o)
+        return _jac(tables, o)
 
     event = None
     if stop_speed is not None:
