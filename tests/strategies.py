@@ -17,3 +17,16 @@ def magnitudes(lo_exp: float, hi_exp: float, zero: bool = True, signed: bool = F
 means = st.one_of(magnitudes(-300, 4, signed=True), st.floats(-30, 30))
 #: Standard deviations over 0 <= sigma <= 1e4.
 sigmas = st.one_of(magnitudes(-300, 4), st.floats(0, 5))
+
+
+def random_overlaps(rng, n, m=6):
+    """Overlaps of ``n`` pairs of unit vectors uniform on ``S^(m-1)``, ``k* = e1``, ``v* = e2``."""
+    import numpy as np
+
+    from slr_theory.model import overlaps_of
+
+    k, v = rng.standard_normal((2, n, m))
+    k /= np.linalg.norm(k, axis=-1, keepdims=True)
+    v /= np.linalg.norm(v, axis=-1, keepdims=True)
+    e = np.eye(m)
+    return overlaps_of(k, v, e[0], e[1])

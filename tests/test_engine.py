@@ -17,8 +17,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from slr_theory import Params, engine, risk_grad, risk_hessian
-from slr_theory.model import overlaps_of
 from slr_theory.verify.reference import mp_gaussian_function
+
+from .strategies import random_overlaps
 
 EPS = np.finfo(float).eps
 ROOT = pathlib.Path(__file__).resolve().parents[1] / "derivations"
@@ -73,14 +74,6 @@ def mp_gradient(p: Params, ov, dps: int = 60) -> tuple[list, list]:
     return values, scales
 
 
-def _random_overlaps(rng, n):
-    k, v = rng.standard_normal((2, n, 6))
-    k /= np.linalg.norm(k, axis=-1, keepdims=True)
-    v /= np.linalg.norm(v, axis=-1, keepdims=True)
-    e = np.eye(6)
-    return overlaps_of(k, v, e[0], e[1])
-
-
 @settings(max_examples=8)
 @given(
     lam=st.floats(1e-3, 5.0),
@@ -96,7 +89,7 @@ def test_both_doors_match_the_60_digit_reference(lam, gamma, d, L, seed):
     within (16 + 2 x^2) ulp of the size of each partial's terms (x^2 the exponent's
     condition number: a kappa is rounded before it is squared)."""
     p = Params(d=d, L=L, lam=lam, gamma=gamma)
-    ov = _random_overlaps(np.random.default_rng(seed), 3)
+    ov = random_overlaps(np.random.default_rng(seed), 3)
     tab = engine.table(p, lam, 1)
     fast = (tab.C @ engine.features(ov.T.copy(), tab.constants, 1)).T
     front = risk_grad(p, *ov.T)
@@ -153,7 +146,7 @@ def test_manifold_gradient_is_the_general_table_on_m(lam):
 def test_hessian_is_the_derivative_of_the_gradient(lam):
     """Order 2 against central differences of order 1 (same table, one derivative apart)."""
     p = Params(d=500, L=6, lam=lam, gamma=0.9)
-    ov = _random_overlaps(np.random.default_rng(5), 6)
+    ov = random_overlaps(np.random.default_rng(5), 6)
     H = engine.hessian(p, tuple(ov.T))
     h = 1e-6
     for j in range(5):
@@ -168,7 +161,7 @@ def test_hessian_is_the_derivative_of_the_gradient(lam):
 
 def test_per_entry_temperatures_equal_one_call_per_temperature():
     p = Params.paper()
-    ov = _random_overlaps(np.random.default_rng(8), 4).T
+    ov = random_overlaps(np.random.default_rng(8), 4).T
     lam = np.array([0.05, 0.3, 1.1, 2.0])
     got = engine.components(p, tuple(ov), lam=lam)
     for i, li in enumerate(lam):

@@ -17,21 +17,14 @@ from slr_theory.flows import (
 )
 from slr_theory.model import overlaps_of, random_targets
 
+from .strategies import random_overlaps
+
 PARAMS = [
     Params.paper(lam=0.1),
     Params.paper(lam=0.9),
     Params(d=16, L=6, lam=0.6, gamma=0.7, eps=0.1),
     Params(d=400, L=10, lam=2.0, gamma=0.5**0.5),
 ]
-
-
-def _random_overlaps(rng, n):
-    """Overlaps of unit vectors uniform on S^3 with k* = e1, v* = e2: O(1) and feasible for any d."""
-    k, v = rng.standard_normal((2, n, 4))
-    k /= np.linalg.norm(k, axis=-1, keepdims=True)
-    v /= np.linalg.norm(v, axis=-1, keepdims=True)
-    e = np.eye(4)
-    return overlaps_of(k, v, e[0], e[1])
 
 
 def _fd_jacobian(f, x, h=1e-6):
@@ -54,7 +47,7 @@ def test_manifold_field_is_projected_gradient(p):
 
 @pytest.mark.parametrize("p", PARAMS)
 def test_overlap_field_matches_the_closed_form_gradient(p):
-    ov = _random_overlaps(np.random.default_rng(3), 20)
+    ov = random_overlaps(np.random.default_rng(3), 20, m=4)
     g = risk_grad(p, *ov.T)
     k, n, t, e, r = ov.T
     rk, rn, rt, re, rr = g.T
@@ -84,7 +77,7 @@ def test_manifold_jacobian_matches_finite_differences(p, kn):
 @pytest.mark.parametrize("p", PARAMS[:3])
 def test_overlap_jacobian_matches_finite_differences(p):
     rng = np.random.default_rng(5)
-    for o in _random_overlaps(rng, 4):
+    for o in random_overlaps(rng, 4, m=4):
         J = overlap_jacobian(p, o)
         fd = _fd_jacobian(lambda x: overlap_field(p, x), o)
         np.testing.assert_allclose(J, fd, rtol=1e-6, atol=1e-7 * np.abs(J).max())

@@ -5,13 +5,7 @@ import numpy as np
 from slr_theory import trajectory
 from slr_theory.model import overlaps_of
 
-
-def _random_overlaps(rng, n):
-    k, v = rng.standard_normal((2, n, 6))
-    k /= np.linalg.norm(k, axis=-1, keepdims=True)
-    v /= np.linalg.norm(v, axis=-1, keepdims=True)
-    e = np.eye(6)
-    return overlaps_of(k, v, e[0], e[1])
+from .strategies import random_overlaps
 
 
 def test_overlap_step_is_the_vector_step():
@@ -41,7 +35,7 @@ def test_vector_coordinates_roundtrip_and_the_two_step_forms_agree():
     from slr_theory.dynamics import pgd_step
 
     rng = np.random.default_rng(4)
-    ov = _random_overlaps(rng, 64)
+    ov = random_overlaps(rng, 64)
     ov[0] = [0.6, 0.3, 0.2, 0.8, 0.5]  # |k|^2 = kappa^2 + eta^2 = 1: k3 = 0
     ov[0, 4] = ov[0, 0] * ov[0, 2] + ov[0, 3] * ov[0, 1]  # then k.v is fixed by the span
     kv = trajectory.to_vectors(ov.T.copy())
