@@ -7,14 +7,10 @@ saved to a file: the user's pyplot state and backend are never touched.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from . import engine
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .experiments import ExperimentResult
 
 __all__ = ["experiment_figure"]
 
@@ -35,7 +31,7 @@ def _band(x: np.ndarray):
     return m, m - h, m + h
 
 
-def experiment_figure(result: ExperimentResult, path: str | Path, *, dpi: int = 110) -> Path:
+def experiment_figure(result, path: str | Path, *, dpi: int = 110) -> Path:
     """The paper's four panels for one experiment, saved to `path` (format from its suffix).
 
     Parameters
