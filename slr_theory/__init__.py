@@ -9,9 +9,12 @@ The public API, layer by layer (lower layers never import upper ones):
 - :mod:`slr_theory.statistics`: the paper's section 4 (Bayes, linear, oracle).
 - :mod:`slr_theory.dynamics`: projected gradient descent, exactly, on the overlaps.
 - :mod:`slr_theory.flows`: the gradient flows (on M and in the five overlaps), to tolerance.
+- :mod:`slr_theory.geometry`: the product of spheres in overlap coordinates.
+- :mod:`slr_theory.critical`: every critical point, classified; the center-stable manifold check.
 - :mod:`slr_theory.verify`: the registry of checks against mpmath and Monte Carlo.
 """
 
+from .critical import CriticalPoint, critical_points, lipschitz_bound, pgd_map_spectrum
 from .dynamics import PGDResult, paper_schedule, pgd, sample_initial_overlaps
 from .flows import FlowResult, manifold_flow, overlap_flow
 from .gaussian import (
@@ -50,13 +53,16 @@ __version__ = "0.1.0"
 
 __all__ = [
     "OVERLAP_NAMES",
+    "CriticalPoint",
     "FlowResult",
     "PGDResult",
     "Params",
     "RiskComponents",
     "__version__",
     "check_overlaps",
+    "critical_points",
     "erf_pair",
+    "lipschitz_bound",
     "manifold_flow",
     "manifold_risk",
     "manifold_risk_grad",
@@ -72,6 +78,7 @@ __all__ = [
     "overlap_flow",
     "paper_schedule",
     "pgd",
+    "pgd_map_spectrum",
     "risk",
     "risk_and_grad",
     "risk_at",

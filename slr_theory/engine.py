@@ -70,6 +70,7 @@ __all__ = [
     "HESSIAN_PAIRS",
     "RISK_TERMS",
     "EngineTable",
+    "columns",
     "components",
     "gradient",
     "hessian",
@@ -324,6 +325,27 @@ class EngineTable:
     def column(self, row: int, mono: tuple, power: int, basis: str) -> np.ndarray:
         """The coefficient of one feature in one row (e.g. for a specialised kernel)."""
         return self.C[..., row, _plan(_orders(self.order)).columns.index((mono, power, basis))]
+
+
+def columns(order) -> tuple:
+    """The feature columns ``(monomial, power of x, basis)`` of the table of `order`.
+
+    Parameters
+    ----------
+    order : {0, 1, 2} or tuple of them
+
+    Returns
+    -------
+    tuple of (tuple, int, str)
+        In the order of ``EngineTable.C``'s last axis.
+
+    Examples
+    --------
+    >>> from slr_theory.engine import columns
+    >>> ((0, 0, 0, 0), 0, "exD") in columns(1)
+    True
+    """
+    return _plan(_orders(order)).columns
 
 
 def table(params: Params, lam, order: int) -> EngineTable:

@@ -26,8 +26,8 @@ block diagonal: a block on the ``2 (r - 1)`` tangent directions inside ``S``, an
 
 for ``k -> k + a u``, ``v -> v + b u`` with a unit ``u`` orthogonal to ``S`` (only ``rho``
 changes, at second order, by ``a b``). :func:`riemannian_hessian` computes the
-tangent Hessian exactly on explicit coordinates in ``R^m``, ``m = min(d, 4)``,
-and adds the ``d - m`` further copies of ``H_W`` as multiplicities.
+in-span block on explicit coordinates in ``R^4`` and ``H_W`` in closed form, with
+multiplicity ``d - r``.
 
 **Charts on M.** On the invariant manifold ``theta = eta = rho = 0`` the angles
 ``phi = arccos kappa``, ``psi = arccos nu`` are arc length along great circles, so
@@ -53,6 +53,10 @@ __all__ = [
     "manifold_chart_velocity",
     "overlap_velocity",
     "riemannian_hessian",
+    "span_dimension",
+    "spectrum",
+    "transverse_eigenvalues",
+    "vector_derivatives",
     "velocity_partials",
 ]
 
@@ -172,52 +176,139 @@ class HessianSpectrum:
     Attributes
     ----------
     eigenvalues : ndarray
-        Distinct eigenvalues (within a relative tolerance), ascending.
+        Distinct eigenvalues (equal within their error estimates), ascending.
     multiplicities : ndarray of int
         How many times each occurs; they sum to ``2 (d - 1)``.
+    errors : ndarray
+        An error estimate of each eigenvalue (rounding of its entries); an
+        eigenvalue with ``|h| <= error`` is numerically zero.
     in_span : ndarray
-        The eigenvalues of the tangent Hessian on explicit coordinates in ``R^m``,
-        ``m = min(d, 4)`` (``2 (m - 1)`` values, each once).
+        The ``2 (r - 1)`` eigenvalues of the block on the tangent directions inside
+        ``span{k, v, k*, v*}`` (``r`` its dimension), each once.
     transverse : ndarray, shape (2,)
-        The eigenvalues of ``H_W`` (module docstring).
-    transverse_copies : int
-        ``d - m``: the copies of ``H_W`` beyond those in ``in_span``.
-    matrix : ndarray, shape ``(2 (m - 1), 2 (m - 1))``
-        The tangent Hessian in an orthonormal basis of the tangent space in ``R^m``.
+        The eigenvalues of ``H_W`` (module docstring), each ``d - r`` times.
+    span_dim : int
+        ``r``.
+    matrix : ndarray, shape ``(2 (r - 1), 2 (r - 1))``
+        The in-span block in an orthonormal basis of those tangent directions.
     """
 
     eigenvalues: np.ndarray
     multiplicities: np.ndarray
+    errors: np.ndarray
     in_span: np.ndarray
     transverse: np.ndarray
-    transverse_copies: int
+    span_dim: int
     matrix: np.ndarray
 
 
-def _coordinates(o: np.ndarray, d: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """``k, v, k*, v*`` as explicit vectors in ``R^m``, ``m = min(d, 4)``."""
-    from .trajectory import to_vectors
-
-    kv = to_vectors(o.reshape(5, 1))[:, 0]
-    vecs = np.stack([np.eye(4)[0], np.eye(4)[1], kv[:4], kv[4:]])
-    m = min(d, 4)
-    if m == 4:
-        return vecs[2], vecs[3], vecs[0], vecs[1]
-    _u, _s, vt = np.linalg.svd(vecs, full_matrices=True)
-    Q = vt[:m].T  # the span of the four vectors has dimension <= d = m
-    low = vecs @ Q
-    return low[2], low[3], low[0], low[1]
+_E1, _E2 = np.eye(4)[0], np.eye(4)[1]
 
 
-def _tangent_basis(x: np.ndarray) -> np.ndarray:
-    """Orthonormal basis ``(m, m - 1)`` of the tangent space of the sphere at ``x``."""
-    m = x.size
-    q, _ = np.linalg.qr(np.column_stack([x, np.eye(m)]))
-    return q[:, 1:m]
+def vector_derivatives(tables, K: np.ndarray, V: np.ndarray):
+    """Riemannian gradient and Hessian at unit vectors ``K, V`` ``(n, 4)`` (``k* = e1``, ``v* = e2``).
+
+    The one implementation of the projected-gradient algebra on explicit
+    coordinates: ``grad = P (grad_k R, grad_v R)`` and
+    ``Hess = P (J^T H J + R_rho [[0, I], [I, 0]] - diag(A I, B I)) P`` with ``J`` the
+    Jacobian of the overlaps, ``H`` their Hessian and ``P`` the tangent projection.
+
+    Parameters
+    ----------
+    tables : pair of EngineTable
+        The engine's tables of orders 1 and 2 at one temperature.
+    K, V : ndarray, shape ``(n, 4)``
+        Unit vectors (unchecked).
+
+    Returns
+    -------
+    overlaps : ndarray, shape ``(n, 5)``
+    grad : ndarray, shape ``(n, 5)``
+        The partials of the risk in the overlaps.
+    G : ndarray, shape ``(n, 8)``
+        The Riemannian gradient (``k`` part, then ``v`` part).
+    Hr : ndarray, shape ``(n, 8, 8)``
+        The Riemannian Hessian as a symmetric matrix on ``R^8`` (zero on the normals).
+    AB : ndarray, shape ``(n, 2)``
+        ``A = k . grad_k R`` and ``B = v . grad_v R``.
+    magnitudes : ndarray, shape ``(n, 5)``
+        The size of the terms each partial is made of (``|C| @ |Phi|``): the scale
+        against which a partial that vanishes by cancellation is zero.
+    """
+    n = K.shape[0]
+    ov = np.stack([K[:, 0], V[:, 1], V[:, 0], K[:, 1], np.sum(K * V, axis=1)])
+    phi = engine.features(ov, tables[0].constants, tables[0].order)
+    g = (tables[0].C @ phi).T
+    magnitudes = (np.abs(tables[0].C) @ np.abs(phi)).T
+    rows = tables[1](ov)
+    H = np.empty((n, 5, 5))
+    for row, (i, j) in enumerate(engine.HESSIAN_PAIRS):
+        H[:, i, j] = H[:, j, i] = rows[row]
+    gk = g[:, 0, None] * _E1 + g[:, 3, None] * _E2 + g[:, 4, None] * V
+    gv = g[:, 2, None] * _E1 + g[:, 1, None] * _E2 + g[:, 4, None] * K
+    A = np.sum(gk * K, axis=1)
+    B = np.sum(gv * V, axis=1)
+    G = np.concatenate([gk - A[:, None] * K, gv - B[:, None] * V], axis=1)
+    J = np.zeros((n, 5, 8))
+    J[:, 0, 0] = J[:, 1, 5] = J[:, 2, 4] = J[:, 3, 1] = 1.0
+    J[:, 4, :4], J[:, 4, 4:] = V, K
+    E = np.einsum("nai,nab,nbj->nij", J, H, J)
+    eye = np.eye(4)
+    E[:, :4, 4:] += g[:, 4, None, None] * eye
+    E[:, 4:, :4] += g[:, 4, None, None] * eye
+    E[:, :4, :4] -= A[:, None, None] * eye
+    E[:, 4:, 4:] -= B[:, None, None] * eye
+    P = np.zeros((n, 8, 8))
+    P[:, :4, :4] = eye - K[:, :, None] * K[:, None, :]
+    P[:, 4:, 4:] = eye - V[:, :, None] * V[:, None, :]
+    Hr = P @ E @ P
+    AB = np.stack([A, B], axis=1)
+    return ov.T, g, G, 0.5 * (Hr + np.swapaxes(Hr, 1, 2)), AB, magnitudes
+
+
+def span_dimension(K: np.ndarray, V: np.ndarray, tol: float = 1e-8) -> np.ndarray:
+    """``r = dim span{k, v, k*, v*}`` for unit vectors ``(n, 4)`` (singular values above `tol`).
+
+    Parameters
+    ----------
+    K, V : ndarray, shape ``(n, 4)``
+    tol : float
+
+    Returns
+    -------
+    ndarray of int, shape ``(n,)``
+    """
+    perp = np.stack([K[:, 2:], V[:, 2:]], axis=1)  # components orthogonal to k*, v*
+    sv = np.linalg.svd(perp, compute_uv=False)
+    return 2 + np.sum(sv > tol, axis=1)
+
+
+def transverse_eigenvalues(A, B, R_rho) -> np.ndarray:
+    """Eigenvalues of ``H_W = [[-A, R_rho], [R_rho, -B]]``, ascending, the small one without cancellation.
+
+    Parameters
+    ----------
+    A, B, R_rho : float
+
+    Returns
+    -------
+    ndarray, shape (2,)
+    """
+    if R_rho == 0:
+        return np.sort(np.array([-A, -B], dtype=float))
+    half = -(A + B) / 2
+    rad = np.hypot((A - B) / 2, R_rho)
+    big = half + np.copysign(rad, half) if half != 0 else rad
+    small = (A * B - R_rho * R_rho) / big
+    return np.sort(np.array([big, small]))
 
 
 def riemannian_hessian(params: Params, overlaps) -> HessianSpectrum:
     """The Riemannian Hessian of the risk on ``S^{d-1} x S^{d-1}`` at one feasible point.
+
+    The block on the ``2 (r - 1)`` tangent directions inside ``span{k, v, k*, v*}`` is
+    diagonalised numerically; ``H_W`` in closed form, so that an exponentially small
+    eigenvalue (e.g. at the optimum when ``erf`` saturates) keeps its sign and digits.
 
     Parameters
     ----------
@@ -238,58 +329,109 @@ def riemannian_hessian(params: Params, overlaps) -> HessianSpectrum:
     (798, True)
     """
     from .params import check_overlaps
+    from .trajectory import to_vectors
 
     o = np.asarray(overlaps, dtype=np.float64)
     if o.shape != (5,):
         raise ValueError(f"`overlaps` must have shape (5,), got {o.shape}.")
     check_overlaps(*o, d=params.d)
-    g = engine.gradient(params, tuple(o))
-    H = engine.hessian(params, tuple(o))
-    k, v, ks, vs = _coordinates(o, params.d)
-    m = k.size
-    # Jacobian of the overlaps in (k, v) in R^m x R^m, rows (kappa, nu, theta, eta, rho)
-    z = np.zeros(m)
-    J = np.array(
-        [
-            np.concatenate([ks, z]),
-            np.concatenate([z, vs]),
-            np.concatenate([z, ks]),
-            np.concatenate([vs, z]),
-            np.concatenate([v, k]),
-        ]
+    kv = to_vectors(o.reshape(5, 1))[:, 0]
+    K, V = kv[:4][None], kv[4:][None]
+    tables = (engine.table(params, params.lam, 1), engine.table(params, params.lam, 2))
+    return spectrum(params.d, K[0], V[0], *_at(tables, K, V))
+
+
+def _at(tables, K, V):
+    _ov, g, _G, Hr, AB, m = vector_derivatives(tables, K, V)
+    return g[0], Hr[0], AB[0], m[0]
+
+
+def spectrum(
+    d: int, k: np.ndarray, v: np.ndarray, g: np.ndarray, Hr: np.ndarray, AB, magnitudes=None
+) -> HessianSpectrum:
+    """:class:`HessianSpectrum` from the output of :func:`vector_derivatives` at one point.
+
+    Parameters
+    ----------
+    d : int
+        The dimension (multiplicity of ``H_W`` is ``d - r``).
+    k, v : ndarray, shape (4,)
+    g : ndarray, shape (5,)
+        Partials of the risk.
+    Hr : ndarray, shape (8, 8)
+    AB : sequence of two floats
+    magnitudes : ndarray, shape (5,), optional
+        Sizes of the terms of each partial (:func:`vector_derivatives`), for the error
+        estimates; default ``|g|``.
+
+    Returns
+    -------
+    HessianSpectrum
+    """
+    eps = np.finfo(float).eps
+    r = int(span_dimension(k[None], v[None])[0])
+    basis = np.linalg.svd(np.stack([_E1, _E2, k, v], axis=1), full_matrices=False)[0][:, :r]
+    tk = _tangent_in(basis, k)
+    tv = _tangent_in(basis, v)
+    T = np.zeros((8, tk.shape[1] + tv.shape[1]))
+    T[:4, : tk.shape[1]] = tk
+    T[4:, tk.shape[1] :] = tv
+    block = T.T @ Hr @ T
+    block = 0.5 * (block + block.T)
+    in_span = np.linalg.eigvalsh(block) if block.size else np.zeros(0)
+    A, B = float(AB[0]), float(AB[1])
+    kappa, nu, theta, eta, rho = k[0], v[1], v[0], k[1], float(k @ v)
+    m = np.abs(g) if magnitudes is None else np.asarray(magnitudes)
+    a_scale = abs(kappa) * m[0] + abs(eta) * m[3] + abs(rho) * m[4]
+    b_scale = abs(theta) * m[2] + abs(nu) * m[1] + abs(rho) * m[4]
+    transverse = transverse_eigenvalues(A, B, float(g[4]))
+    r_rho = abs(float(g[4]))
+    r_rho_scale = float(m[4])
+    if r_rho == 0:  # H_W = diag(-A, -B): each eigenvalue carries the error of its own terms
+        pairs = sorted([(-A, a_scale), (-B, b_scale)])
+        err_w = 1e3 * eps * np.array([pairs[0][1], pairs[1][1]])
+    else:
+        big = float(transverse[np.argmax(np.abs(transverse))])
+        err_big = 1e3 * eps * (a_scale + b_scale + r_rho_scale)
+        err_small = 1e3 * eps * (a_scale * b_scale + r_rho_scale * r_rho_scale) / abs(big)
+        err_w = np.array(
+            [err_small, err_big]
+            if abs(transverse[0]) <= abs(transverse[1])
+            else [err_big, err_small]
+        )
+    err_in = 1e3 * eps * max(float(np.abs(Hr).max()), np.finfo(float).tiny)
+    copies = d - r
+    values = np.concatenate([in_span, transverse if copies > 0 else np.zeros(0)])
+    counts = np.concatenate(
+        [np.ones(in_span.size, int), np.full(2 if copies > 0 else 0, copies, dtype=int)]
     )
-    eye = np.eye(m)
-    euclid = J.T @ H @ J + g[4] * np.block([[0 * eye, eye], [eye, 0 * eye]])
-    A = k @ (g[0] * ks + g[3] * vs + g[4] * v)
-    B = v @ (g[2] * ks + g[1] * vs + g[4] * k)
-    euclid = euclid - np.diag(np.concatenate([np.full(m, A), np.full(m, B)]))
-    T = np.zeros((2 * m, 2 * (m - 1)))
-    T[:m, : m - 1] = _tangent_basis(k)
-    T[m:, m - 1 :] = _tangent_basis(v)
-    matrix = T.T @ euclid @ T
-    matrix = 0.5 * (matrix + matrix.T)
-    in_span = np.linalg.eigvalsh(matrix)
-    transverse = np.linalg.eigvalsh(np.array([[-A, g[4]], [g[4], -B]]))
-    copies = params.d - m
-    values = np.concatenate([in_span, transverse])
-    counts = np.concatenate([np.ones(in_span.size, int), np.full(2, copies)])
-    keep = counts > 0
-    eig, mult = _merge(values[keep], counts[keep])
-    return HessianSpectrum(eig, mult, in_span, transverse, copies, matrix)
+    errors = np.concatenate(
+        [np.full(in_span.size, err_in), np.full(2 if copies > 0 else 0, err_w)]
+    )
+    eig, mult, err = _merge(values, counts, errors)
+    return HessianSpectrum(eig, mult, err, in_span, transverse, r, block)
 
 
-def _merge(values: np.ndarray, counts: np.ndarray, rtol: float = 1e-9):
+def _tangent_in(basis: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Orthonormal basis of the tangent directions at ``x`` inside ``span(basis)``."""
+    proj = basis - np.outer(x, x @ basis)
+    u, s, _ = np.linalg.svd(proj, full_matrices=False)
+    return u[:, s > 1e-8]
+
+
+def _merge(values: np.ndarray, counts: np.ndarray, errors: np.ndarray):
     order = np.argsort(values)
-    values, counts = values[order], counts[order]
-    scale = max(float(np.abs(values).max(initial=0.0)), np.finfo(float).tiny)
-    out_v, out_c = [], []
-    for x, c in zip(values, counts, strict=True):
-        if out_v and abs(x - out_v[-1]) <= rtol * scale:
+    values, counts, errors = values[order], counts[order], errors[order]
+    out_v, out_c, out_e = [], [], []
+    for x, c, e in zip(values, counts, errors, strict=True):
+        if out_v and abs(x - out_v[-1]) <= max(e, out_e[-1]) + 1e-12 * abs(x):
             out_c[-1] += int(c)
+            out_e[-1] = max(out_e[-1], float(e))
         else:
             out_v.append(float(x))
             out_c.append(int(c))
-    return np.array(out_v), np.array(out_c)
+            out_e.append(float(e))
+    return np.array(out_v), np.array(out_c), np.array(out_e)
 
 
 def manifold_chart_velocity(params: Params, phi, psi) -> np.ndarray:

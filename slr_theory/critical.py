@@ -1,0 +1,779 @@
+r"""Critical points of the risk on ``S^{d-1} x S^{d-1}`` and on the invariant manifold, classified.
+
+A critical point is a zero of the Riemannian gradient. Every critical point has a
+representative with ``k, v`` in ``span{e1, e2, e3, e4}`` (``k* = e1``, ``v* = e2``): the
+group ``O(d - 2)`` of rotations fixing ``k*`` and ``v*`` moves any point there and leaves
+the risk unchanged. So the search runs on ``S^3 x S^3`` and ``d`` enters only as a
+parameter of the risk and through multiplicities.
+
+- ``where="manifold"``: the critical points of the flow on ``M = {theta = eta = rho = 0}``
+  over the closed square, complete by a proof the code carries out
+  (:func:`manifold_certificate`): the origin and the four corners.
+- ``where="sphere"``: all critical points found by damped Riemannian Newton from many
+  starts (structured and random), polished, and deduplicated up to the symmetries
+  (:data:`SYMMETRIES`): ``(k, v) -> (-k, -v)``, which maps ``(kappa, nu, theta, eta, rho)``
+  to ``(-kappa, -nu, -theta, -eta, rho)``, and ``(k, v) -> (S k, -S v)`` with ``S`` the
+  reflection that fixes ``k*`` and sends ``v*`` to ``-v*``, which maps them to
+  ``(kappa, nu, -theta, -eta, -rho)`` (every term of the risk is even in
+  ``(theta, eta, rho)``). One representative per orbit is reported, its other images
+  in ``symmetry_copies``. How complete the list is, is reported with it
+  (:class:`SearchReport`).
+
+**Critical or plateau.** Where ``erf`` saturates the gradient is exponentially small
+without vanishing. A point is reported as critical only if its Riemannian gradient is
+zero *relative to the terms it is made of*: ``|grad_k| <= tol * scale_k`` and
+``|grad_v| <= tol * scale_v``, where ``scale_k`` adds the magnitudes of the engine's terms
+of ``R_kappa``, ``R_eta``, ``R_rho`` (and of ``A``), and likewise for ``v``; the partials
+themselves are computed to relative precision. On
+a plateau the ratio is of order one however small the gradient. Plateaus are reported
+separately.
+
+**Classification.** The Riemannian Hessian (:func:`slr_theory.geometry.riemannian_hessian`)
+with multiplicities for ``d``; an eigenvalue within its error estimate of zero is a zero
+mode. Symmetry explains ``orbit_dimension`` zero modes: ``0`` if ``k, v`` lie in
+``span{k*, v*}`` (``r = 2``), ``d - 3`` if ``r = 3``, ``2d - 7`` if ``r = 4`` (the orbit of the
+pair under ``O(d - 2)``). A point with more zero modes than that is *degenerate*.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import OptimizeResult
+
+from . import engine
+from .geometry import HessianSpectrum, spectrum, vector_derivatives
+from .params import Params
+from .trajectory import to_vectors
+from .validate import positive_int, positive_real
+
+__all__ = [
+    "GRAD_TOL",
+    "SYMMETRIES",
+    "CriticalPoint",
+    "CriticalPoints",
+    "LipschitzBound",
+    "MapSpectrum",
+    "SearchReport",
+    "critical_points",
+    "lipschitz_bound",
+    "manifold_certificate",
+    "pgd_map_spectrum",
+]
+
+EPS = np.finfo(float).eps
+#: A point is critical when ``grad_norm <= GRAD_TOL * grad_scale`` (module docstring).
+GRAD_TOL = 1e-10
+
+
+class CriticalPoint(OptimizeResult):
+    """One critical point (one representative of its orbit), in the style of ``OptimizeResult``.
+
+    Attributes
+    ----------
+    overlaps : ndarray, shape (5,)
+        ``(kappa, nu, theta, eta, rho)``.
+    vectors : ndarray, shape (2, 4)
+        ``k`` and ``v`` in the basis ``(k*, v*, e3, e4)``.
+    risk : float
+    grad_norm : float
+        Norm of the Riemannian gradient at the returned point.
+    relative_gradient : float
+        ``max(|grad_k| / scale_k, |grad_v| / scale_v)``, each part against the size of
+        the terms it is made of: what decides criticality (module docstring).
+    hessian_eigenvalues, multiplicities : ndarray
+        Distinct eigenvalues of the Riemannian Hessian and how often each occurs at
+        dimension ``d`` (summing to ``2 (d - 1)``).
+    eigenvalue_errors : ndarray
+        Error estimate of each eigenvalue.
+    index, nullity : int
+        Negative and zero eigenvalues, counted with multiplicity.
+    orbit_dimension : int
+        Zero modes explained by the ``O(d - 2)`` symmetry.
+    span_dim : int
+        ``dim span{k, v, k*, v*}``.
+    kind : str
+        ``"minimum"``, ``"saddle"`` or ``"maximum"``, prefixed ``"degenerate "`` when a
+        zero mode is not explained by symmetry, and followed by
+        ``" (critical manifold of dimension n)"`` when ``orbit_dimension > 0``.
+    symmetry_copies : list of ndarray
+        The overlaps of its other images under :data:`SYMMETRIES` (critical points
+        too, with the same risk and spectrum).
+    on_manifold : bool
+        ``theta = eta = rho = 0``.
+    manifold_eigenvalues : ndarray or None
+        On M: the eigenvalues of the Hessian of ``R_M`` in the angle chart
+        ``(arccos kappa, arccos nu)``, regular at the corners.
+    starts : int
+        How many starts of the search reached it (0 for points found by proof).
+    """
+
+
+class CriticalPoints(list):
+    """A list of :class:`CriticalPoint`, with how it was established.
+
+    Attributes
+    ----------
+    params : Params
+    where : str
+        ``"manifold"`` or ``"sphere"``.
+    certificate : list of str
+        The completeness argument (``"manifold"``) or a summary of the evidence.
+    search : SearchReport or None
+        The search (``"sphere"``).
+    plateaus : list of OptimizeResult
+        Search end points whose gradient is tiny but not zero relative to its terms.
+    """
+
+    def __init__(self, points, params, where, certificate, search=None, plateaus=()):
+        super().__init__(points)
+        self.params = params
+        self.where = where
+        self.certificate = list(certificate)
+        self.search = search
+        self.plateaus = list(plateaus)
+
+    def table(self) -> str:
+        """A plain-text table: overlaps, risk, gradient norm, index, nullity, kind.
+
+        Returns
+        -------
+        str
+        """
+        head = f"{'kappa':>9} {'nu':>9} {'theta':>9} {'eta':>9} {'rho':>9} {'risk':>10} {'|grad|':>8} {'index':>6} {'null':>5}  kind"
+        lines = [head]
+        for p in self:
+            o = p.overlaps
+            lines.append(
+                f"{o[0]:>9.5f} {o[1]:>9.5f} {o[2]:>9.5f} {o[3]:>9.5f} {o[4]:>9.5f} "
+                f"{p.risk:>10.6f} {p.grad_norm:>8.1e} {p.index:>6d} {p.nullity:>5d}  {p.kind}"
+            )
+        return "\n".join(lines)
+
+
+@dataclass
+class SearchReport:
+    """How the full-space search judged completeness.
+
+    Attributes
+    ----------
+    starts : ndarray, shape (n, 5)
+        The overlaps of every start, structured ones first.
+    reached : ndarray of int, shape (n,)
+        Index of the critical point each start reached, ``-1`` for a plateau or no
+        convergence.
+    distinct_after : ndarray of int, shape (n,)
+        Distinct critical points found after the first ``i + 1`` starts: a curve that
+        flattens is the evidence of completeness.
+    structured : int
+        How many starts were structured (M's critical points, a grid on M, the
+        span of ``k*, v*``); the rest are uniform on ``S^3 x S^3``.
+    iterations : int
+    """
+
+    starts: np.ndarray
+    reached: np.ndarray
+    distinct_after: np.ndarray
+    structured: int
+    iterations: int
+    notes: list = field(default_factory=list)
+
+
+def _check_params(params) -> Params:
+    if not isinstance(params, Params):
+        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
+    return params
+
+
+def _tables(params: Params):
+    return engine.table(params, params.lam, 1), engine.table(params, params.lam, 2)
+
+
+def _grad_scales(ov: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """Sizes ``(n, 2)`` of the terms of ``grad_k = R_kappa k* + R_eta v* + R_rho v - A k``
+    and of ``grad_v``, from the term magnitudes ``m`` of the partials."""
+    a = np.abs(ov)
+    sk = (1 + a[:, 0]) * m[:, 0] + (1 + a[:, 3]) * m[:, 3] + (1 + a[:, 4]) * m[:, 4]
+    sv = (1 + a[:, 2]) * m[:, 2] + (1 + a[:, 1]) * m[:, 1] + (1 + a[:, 4]) * m[:, 4]
+    return np.stack([sk, sv], axis=1) + np.finfo(float).tiny
+
+
+def _relative_gradient(ov: np.ndarray, G: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """``max(|grad_k| / scale_k, |grad_v| / scale_v)``: zero at a critical point, O(1) on a plateau."""
+    norms = np.stack([np.linalg.norm(G[:, :4], axis=1), np.linalg.norm(G[:, 4:], axis=1)], axis=1)
+    return (norms / _grad_scales(ov, m)).max(axis=1)
+
+
+#: Sign patterns of the symmetry group on ``(kappa, nu, theta, eta, rho)``: the identity,
+#: ``(k, v) -> (-k, -v)``, ``(k, v) -> (S k, -S v)`` (``S`` the reflection fixing ``k*``
+#: and sending ``v*`` to ``-v*``), and their product.
+SYMMETRIES = np.array(
+    [[1, 1, 1, 1, 1], [-1, -1, -1, -1, 1], [1, 1, -1, -1, -1], [-1, -1, 1, 1, -1]], dtype=float
+)
+
+
+def _images(ov: np.ndarray) -> np.ndarray:
+    return SYMMETRIES * np.asarray(ov, dtype=float)
+
+
+def _canonical(ov: np.ndarray) -> np.ndarray:
+    """The representative of the orbit of ``ov`` under :data:`SYMMETRIES` (largest, rounded)."""
+    images = _images(ov)
+    keys = [tuple(np.round(x, 8) + 0.0) for x in images]
+    return images[max(range(len(images)), key=lambda i: keys[i])]
+
+
+# --- the flow on M: complete by proof -----------------------------------------------------
+
+
+def manifold_certificate(params: Params) -> list[str]:
+    """The proof that the origin and the four corners are all the critical points on M.
+
+    Each numeric step is an inequality certified with mpmath interval arithmetic
+    (outward rounding): ``c > 0`` and ``erfc(a/s) > 0`` (a rigorous lower bound
+    ``erfc(z) > 2 e^{-z^2} / (sqrt(pi) (z + sqrt(z^2 + 2)))``), and ``erf(c) > 0``.
+
+    Parameters
+    ----------
+    params : Params
+
+    Returns
+    -------
+    list of str
+        The steps of the argument, each with its certified number.
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.critical import manifold_certificate
+    >>> print(manifold_certificate(Params.paper())[0])
+    On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with R_kappa = C e^{-c^2 kappa^2} [erf(a kappa / s) - nu], R_nu = -2 gamma^2 erf(c kappa).
+    """
+    import mpmath as mp
+
+    params = _check_params(params)
+    iv = mp.iv
+    iv.dps = 30
+    lam, gam, d = iv.mpf(params.lam), iv.mpf(params.gamma), iv.mpf(params.d)
+    a = lam * iv.sqrt(d / 2)
+    g = lam * gam
+    q = 1 + 2 * g * g
+    c = a / iv.sqrt(q)
+    s = iv.sqrt(q * (1 + 4 * g * g))
+    z = a / s
+    # erfc(z) > 2 exp(-z^2) / (sqrt(pi) (z + sqrt(z^2 + 2)))  (z >= 0; Abramowitz-Stegun 7.1.13)
+    erfc_low = 2 * iv.exp(-(z * z)) / (iv.sqrt(iv.pi) * (z + iv.sqrt(z * z + 2)))
+    # erf(c) >= (2/sqrt(pi)) c e^{-c^2} > 0 (the integrand's minimum on [0, c])
+    erf_low = 2 / iv.sqrt(iv.pi) * c * iv.exp(-(c * c))
+    C = 4 * gam * gam * c / iv.sqrt(iv.pi)
+    checks = {
+        "c > 0": c.a > 0,
+        "C > 0": C.a > 0,
+        "erfc(a/s) > 0": erfc_low.a > 0,
+        "erf(c) > 0": erf_low.a > 0,
+    }
+    if not all(checks.values()):  # pragma: no cover - impossible for valid Params
+        raise ArithmeticError(f"a certified inequality failed: {checks}")
+    fmt = lambda x: mp.nstr(x.a, 6)  # noqa: E731  (lower end of the interval)
+    return [
+        "On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with "
+        "R_kappa = C e^{-c^2 kappa^2} [erf(a kappa / s) - nu], R_nu = -2 gamma^2 erf(c kappa).",
+        f"C = 4 gamma^2 c / sqrt(pi) >= {fmt(C)} > 0 and c = a / sqrt(1 + 2 g^2) >= {fmt(c)} > 0 "
+        "(interval arithmetic).",
+        "Interior (|kappa|, |nu| < 1): R_nu = 0 iff erf(c kappa) = 0 iff kappa = 0 (erf is odd "
+        "and strictly increasing, c > 0); then R_kappa = -C nu = 0 iff nu = 0: the origin only.",
+        f"Edges kappa = +-1, |nu| < 1: |R_nu| = 2 gamma^2 erf(c) >= 2 gamma^2 (2/sqrt(pi)) c e^(-c^2) "
+        f">= {fmt(2 * gam * gam * erf_low)} > 0: no critical point.",
+        f"Edges nu = +-1, |kappa| < 1: |erf(a kappa / s)| <= erf(a/s) = 1 - erfc(a/s) with "
+        f"erfc(a/s) >= {fmt(erfc_low)} > 0, so erf(a kappa / s) - nu != 0 and R_kappa != 0 "
+        "(exponentially small where erf saturates, never zero): no critical point.",
+        "Corners (+-1, +-1): both factors 1 - kappa^2 and 1 - nu^2 vanish: four critical points.",
+        "Hence exactly five critical points on the closed square: the origin and the four corners.",
+    ]
+
+
+def _on_m_points() -> np.ndarray:
+    return np.array(
+        [
+            [0.0, 0.0, 0, 0, 0],
+            [1.0, 1.0, 0, 0, 0],
+            [-1.0, -1.0, 0, 0, 0],
+            [1.0, -1.0, 0, 0, 0],
+            [-1.0, 1.0, 0, 0, 0],
+        ],
+        dtype=float,
+    )
+
+
+# --- classification -------------------------------------------------------------------------
+
+
+def _classify(
+    params: Params, tables, k: np.ndarray, v: np.ndarray, starts: int = 0
+) -> CriticalPoint:
+    ov, g, G, Hr, AB, mag = vector_derivatives(tables, k[None], v[None])
+    spec: HessianSpectrum = spectrum(params.d, k, v, g[0], Hr[0], AB[0], mag[0])
+    d, r = params.d, spec.span_dim
+    orbit = {2: 0, 3: d - 3, 4: 2 * d - 7}[r]
+    zero = np.abs(spec.eigenvalues) <= spec.errors
+    neg = (spec.eigenvalues < 0) & ~zero
+    index = int(spec.multiplicities[neg].sum())
+    nullity = int(spec.multiplicities[zero].sum())
+    total = 2 * (d - 1)
+    if index == 0:
+        base = "minimum"
+    elif index == total - nullity:
+        base = "maximum"
+    else:
+        base = "saddle"
+    kind = ("degenerate " if nullity > orbit else "") + base
+    if orbit:
+        kind += f" (critical manifold of dimension {orbit})"
+    o = ov[0]
+    copies = []
+    for image in _images(o)[1:]:
+        if not any(np.allclose(image, c, atol=1e-12) for c in [o, *copies]):
+            copies.append(image)
+    on_m = bool(np.all(np.abs(o[2:]) <= 1e-12))
+    m_eigs = None
+    if on_m:
+        from .geometry import manifold_chart_jacobian
+
+        kk, nn = np.clip(o[0], -1, 1), np.clip(o[1], -1, 1)
+        m_eigs = np.sort(
+            np.linalg.eigvalsh(-manifold_chart_jacobian(params, np.arccos(kk), np.arccos(nn)))
+        )
+    risk = float(params.eps**2 + _risk_minus_noise(params, o))
+    return CriticalPoint(
+        overlaps=o,
+        vectors=np.stack([k, v]),
+        risk=risk,
+        grad_norm=float(np.linalg.norm(G[0])),
+        relative_gradient=float(_relative_gradient(ov, G, mag)[0]),
+        hessian_eigenvalues=spec.eigenvalues,
+        multiplicities=spec.multiplicities,
+        eigenvalue_errors=spec.errors,
+        index=index,
+        nullity=nullity,
+        orbit_dimension=orbit,
+        span_dim=r,
+        kind=kind,
+        symmetry_copies=copies,
+        on_manifold=on_m,
+        manifold_eigenvalues=m_eigs,
+        starts=starts,
+    )
+
+
+def _risk_minus_noise(params: Params, o: np.ndarray) -> float:
+    """The risk minus ``eps**2`` at one overlap tuple (the engine's components summed)."""
+    return float(engine.components(params, tuple(o)).sum())
+
+
+# --- the full-space search ------------------------------------------------------------------
+
+
+def _newton(tables, K: np.ndarray, V: np.ndarray, iterations: int):
+    """Damped Riemannian Newton on ``S^3 x S^3`` for a batch; returns the end points and
+    the last pure Newton step length of each (its size decides convergence)."""
+    n = K.shape[0]
+    mu = np.full(n, 1e-3)
+    ov, g, G, Hr, AB, _m = vector_derivatives(tables, K, V)
+    gn = np.linalg.norm(G, axis=1)
+    newton_len = np.full(n, np.inf)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for _ in range(iterations):
+            w, U = np.linalg.eigh(Hr)
+            c = np.einsum("nij,ni->nj", U, G)
+            wmax = np.abs(w).max(axis=1, keepdims=True)
+            keep = np.abs(w) > 1e-14 * wmax
+            safe_w = np.where(keep, w, 1.0)
+            newton = -np.einsum("nij,nj->ni", U, np.where(keep, c / safe_w, 0.0))
+            newton_len = np.linalg.norm(newton, axis=1)
+            damped = -np.einsum(
+                "nij,nj->ni", U, np.where(keep, w * c / (w * w + (mu[:, None] * wmax) ** 2), 0.0)
+            )
+            xi = np.where((mu == 0)[:, None], newton, damped)
+            size = np.linalg.norm(xi, axis=1, keepdims=True)
+            xi = xi * np.minimum(1.0, 0.5 / np.maximum(size, np.finfo(float).tiny))
+            K2 = K + xi[:, :4]
+            V2 = V + xi[:, 4:]
+            K2 /= np.linalg.norm(K2, axis=1, keepdims=True)
+            V2 /= np.linalg.norm(V2, axis=1, keepdims=True)
+            _ov2, _g2, G2, Hr2, _ab2, _m2 = vector_derivatives(tables, K2, V2)
+            gn2 = np.linalg.norm(G2, axis=1)
+            better = gn2 < gn
+            K = np.where(better[:, None], K2, K)
+            V = np.where(better[:, None], V2, V)
+            G = np.where(better[:, None], G2, G)
+            Hr = np.where(better[:, None, None], Hr2, Hr)
+            gn = np.where(better, gn2, gn)
+            mu = np.where(better, mu / 10, np.clip(mu * 10, 1e-8, 1e8))
+            mu = np.where(mu < 1e-9, 0.0, mu)
+            if np.all(newton_len < 1e-14):
+                break
+    ov, _g, G, _h, _ab, mag = vector_derivatives(tables, K, V)
+    return K, V, ov, np.linalg.norm(G, axis=1), _relative_gradient(ov, G, mag), newton_len
+
+
+def _structured_starts(grid: int) -> np.ndarray:
+    """M's critical points, a grid on M, and points with ``k, v`` in ``span{k*, v*}``."""
+    t = np.linspace(-0.95, 0.95, grid)
+    kk, nn = np.meshgrid(t, t)
+    on_m = np.zeros((kk.size, 5))
+    on_m[:, 0], on_m[:, 1] = kk.ravel(), nn.ravel()
+    ang = np.linspace(0, 2 * np.pi, grid, endpoint=False) + 0.1
+    a1, a2 = np.meshgrid(ang, ang)
+    span = np.stack(
+        [np.cos(a1), np.cos(a2), np.sin(a2), np.sin(a1), np.cos(a1 - a2)], axis=-1
+    ).reshape(-1, 5)
+    special = [[0, 0, 0, 0, 1.0], [0, 0, 0, 0, -1.0], [0, 0, 1, 1, 0], [0, 0, 1, -1, 0]]
+    # r = 3: one vector in span{k*, v*}, the other leaving it by an angle b
+    ang5 = np.linspace(0, 2 * np.pi, 5, endpoint=False) + 0.3
+    tilt = np.array([0.4, 0.9, 1.3])
+    a1, a2, b = (x.ravel() for x in np.meshgrid(ang5, ang5, tilt))
+    c = np.cos(b)
+    inplane = np.cos(a1) * np.cos(a2) * c + np.sin(a1) * np.sin(a2) * c  # k . v
+    k_in = np.stack([np.cos(a1), c * np.sin(a2), c * np.cos(a2), np.sin(a1), inplane], axis=-1)
+    v_in = np.stack([c * np.cos(a1), np.sin(a2), np.cos(a2), c * np.sin(a1), inplane], axis=-1)
+    return np.concatenate([_on_m_points(), on_m, span, np.array(special, float), k_in, v_in])
+
+
+def _random_starts(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
+    K = rng.standard_normal((n, 4))
+    V = rng.standard_normal((n, 4))
+    return K / np.linalg.norm(K, axis=1, keepdims=True), V / np.linalg.norm(
+        V, axis=1, keepdims=True
+    )
+
+
+def critical_points(
+    params: Params,
+    where: str = "sphere",
+    *,
+    starts: int = 512,
+    rng: np.random.Generator | int | None = 0,
+    grid: int = 9,
+    iterations: int = 200,
+    tol: float = GRAD_TOL,
+) -> CriticalPoints:
+    """Every critical point of the risk, on M (by proof) or on ``S^{d-1} x S^{d-1}`` (by search).
+
+    Parameters
+    ----------
+    params : Params
+    where : {"sphere", "manifold"}
+        ``"manifold"``: the five critical points of the flow on M with the certificate
+        of :func:`manifold_certificate`. ``"sphere"``: the full space (module docstring).
+    starts : int
+        Random starts, uniform on ``S^3 x S^3``, after the structured ones.
+    rng : numpy.random.Generator or int or None
+        Source (or seed) of the random starts.
+    grid : int
+        Size of the structured grids (``grid**2`` starts on M and in ``span{k*, v*}``).
+    iterations : int
+        Newton iterations per start (damped, with a trust region of 0.5 radian).
+    tol : float
+        A start ends at a critical point when its relative gradient (module docstring)
+        is at most `tol` and its Newton step below ``1e-7`` radian.
+
+    Returns
+    -------
+    CriticalPoints
+        Sorted by risk; each a :class:`CriticalPoint`.
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.critical import critical_points
+    >>> on_m = critical_points(Params.paper(lam=0.1), "manifold")
+    >>> [(p.overlaps[:2].tolist(), p.index) for p in on_m]  # one per symmetric pair
+    [([1.0, 1.0], 0), ([0.0, 0.0], 2), ([1.0, -1.0], 797)]
+    >>> full = critical_points(Params.paper(lam=0.1), starts=64)
+    >>> [p.kind for p in full[:2]]  # the optimum, and a local minimum off M
+    ['minimum', 'minimum (critical manifold of dimension 397)']
+    """
+    params = _check_params(params)
+    if where not in ("sphere", "manifold"):
+        raise ValueError(f"`where` must be 'sphere' or 'manifold', got {where!r}.")
+    tables = _tables(params)
+    if where == "manifold":
+        pts = []
+        for o in _on_m_points()[[0, 1, 3]]:  # one of each pair (k, v) -> (-k, -v)
+            kv = to_vectors(o.reshape(5, 1))[:, 0]
+            pts.append(_classify(params, tables, kv[:4], kv[4:]))
+        pts.sort(key=lambda p: p.risk)
+        return CriticalPoints(pts, params, "manifold", manifold_certificate(params))
+    starts = positive_int(starts, "starts") if starts else 0
+    grid = positive_int(grid, "grid")
+    iterations = positive_int(iterations, "iterations")
+    tol = positive_real(tol, "tol")
+    if not isinstance(rng, np.random.Generator):
+        rng = np.random.default_rng(rng)
+    structured = _structured_starts(grid)
+    kv = to_vectors(structured.T.copy())
+    K0 = np.concatenate([kv[:4].T, _random_starts(rng, starts)[0]]) if starts else kv[:4].T
+    V0 = np.concatenate([kv[4:].T, _random_starts(rng, starts)[1]]) if starts else kv[4:].T
+    start_ov = np.stack([K0[:, 0], V0[:, 1], V0[:, 0], K0[:, 1], np.sum(K0 * V0, axis=1)], axis=1)
+    K, V, ov, gn, rel, step = _newton(tables, K0.copy(), V0.copy(), iterations)
+    critical = (rel <= tol) & (step < 1e-7)
+    reps: list[np.ndarray] = []
+    members: list[list[int]] = []
+    reached = np.full(len(K), -1)
+    for i in np.flatnonzero(critical):
+        c = _canonical(ov[i])
+        for j, r in enumerate(reps):
+            if np.max(np.abs(r - c)) <= 1e-6:
+                members[j].append(i)
+                reached[i] = j
+                break
+        else:
+            reps.append(c)
+            members.append([i])
+            reached[i] = len(reps) - 1
+    distinct = np.maximum.accumulate(np.where(reached >= 0, reached + 1, 0))
+    points = []
+    for idx in members:
+        best = min(idx, key=lambda i: rel[i])
+        k, v = K[best], V[best]
+        target = _canonical(ov[best])
+        sign = SYMMETRIES[int(np.argmin(np.abs(_images(ov[best]) - target).max(axis=1)))]
+        if sign[0] < 0:
+            k, v = -k, -v
+        if sign[2] * sign[0] < 0:  # (k, v) -> (S k, -S v), S = diag(1, -1, 1, 1)
+            k, v = k * np.array([1, -1, 1, 1]), -(v * np.array([1, -1, 1, 1]))
+        points.append(_classify(params, tables, k, v, starts=len(idx)))
+    order = np.argsort([p.risk for p in points], kind="stable")
+    points = [points[i] for i in order]
+    remap = {int(old): new for new, old in enumerate(order)}
+    reached = np.array([remap.get(int(r), -1) for r in reached])
+    plateaus = [
+        OptimizeResult(overlaps=ov[i], grad_norm=float(gn[i]), relative_gradient=float(rel[i]))
+        for i in np.flatnonzero(~critical)
+    ]
+    report = SearchReport(
+        starts=start_ov,
+        reached=reached,
+        distinct_after=distinct,
+        structured=len(structured),
+        iterations=iterations,
+    )
+    certificate = [
+        f"{len(K)} starts ({len(structured)} structured, {starts} uniform on S^3 x S^3), "
+        f"damped Riemannian Newton, {iterations} iterations each.",
+        f"{len(points)} distinct critical points up to symmetry; the last new one "
+        f"appeared at start {int(np.argmax(distinct == distinct[-1])) + 1 if len(distinct) else 0}.",
+        f"{len(plateaus)} starts ended off any critical point (plateaus or no convergence).",
+    ]
+    return CriticalPoints(points, params, "sphere", certificate, report, plateaus)
+
+
+# --- the center-stable manifold check --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MapSpectrum:
+    """The Jacobian of one PGD step at a critical point, ``Dg = I - alpha Hess``.
+
+    Attributes
+    ----------
+    alpha : float
+    eigenvalues, multiplicities : ndarray
+        ``1 - alpha h`` for each Hessian eigenvalue ``h``, with its multiplicity.
+    unstable, center, stable : int
+        Dimensions of the subspaces with ``|mu| > 1``, ``|mu| = 1`` (``h`` zero or
+        ``2 / alpha`` within its error) and ``|mu| < 1``.
+    local_diffeomorphism : bool
+        No eigenvalue ``mu = 0`` (``h = 1 / alpha``).
+    conclusion : str
+        ``"strict saddle"`` (some ``h < 0``: unstable for the map), ``"step-size
+        instability"`` (some ``h > 2 / alpha``), ``"stable"`` or ``"non-hyperbolic"``.
+    """
+
+    alpha: float
+    eigenvalues: np.ndarray
+    multiplicities: np.ndarray
+    unstable: int
+    center: int
+    stable: int
+    local_diffeomorphism: bool
+    conclusion: str
+
+
+def pgd_map_spectrum(point: CriticalPoint, alpha: float) -> MapSpectrum:
+    """Eigenvalues of the PGD map's Jacobian at a critical point, and what they imply.
+
+    Parameters
+    ----------
+    point : CriticalPoint
+        From :func:`critical_points`.
+    alpha : float
+        Step size, ``> 0``.
+
+    Returns
+    -------
+    MapSpectrum
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.critical import critical_points, pgd_map_spectrum
+    >>> origin = [p for p in critical_points(Params.paper(lam=0.1), "manifold") if not p.overlaps.any()][0]
+    >>> pgd_map_spectrum(origin, 4e-3).conclusion
+    'strict saddle'
+    """
+    alpha = positive_real(alpha, "alpha")
+    h = np.asarray(point.hessian_eigenvalues)
+    err = np.asarray(point.eigenvalue_errors)
+    mult = np.asarray(point.multiplicities)
+    mu = 1.0 - alpha * h
+    zero = np.abs(h) <= err
+    at_two = np.abs(h - 2.0 / alpha) <= err
+    center = zero | at_two
+    unstable = (np.abs(mu) > 1) & ~center
+    stable = ~unstable & ~center
+    if np.any(unstable & (h < 0)):
+        conclusion = "strict saddle"
+    elif np.any(unstable):
+        conclusion = "step-size instability"
+    elif np.any(center & ~zero) or (mult[zero].sum() > point.orbit_dimension):
+        conclusion = "non-hyperbolic"
+    else:
+        conclusion = "stable"
+    return MapSpectrum(
+        alpha=alpha,
+        eigenvalues=mu,
+        multiplicities=mult,
+        unstable=int(mult[unstable].sum()),
+        center=int(mult[center].sum()),
+        stable=int(mult[stable].sum()),
+        local_diffeomorphism=bool(not np.any(np.abs(h - 1.0 / alpha) <= err)),
+        conclusion=conclusion,
+    )
+
+
+# --- the Lipschitz constant of the Riemannian gradient ---------------------------------------
+
+
+@dataclass(frozen=True)
+class LipschitzBound:
+    """Bounds on ``Lip(grad R) = sup ||Hess R||`` over ``S^{d-1} x S^{d-1}``.
+
+    Attributes
+    ----------
+    upper : float
+        Analytic: from bounds on ``erf`` and its derivatives over the feasible set.
+    lower : float
+        Sampled: the largest ``||Hess R||`` met at the sample points.
+    lower_at : ndarray, shape (5,)
+        Where the lower bound was attained.
+    samples : int
+    """
+
+    upper: float
+    lower: float
+    lower_at: np.ndarray
+    samples: int
+
+    def step_condition(self, alpha: float) -> str:
+        """Whether ``alpha < 1 / Lip``: ``"holds"``, ``"fails"`` or ``"undecided"``.
+
+        Parameters
+        ----------
+        alpha : float
+
+        Returns
+        -------
+        str
+        """
+        if alpha * self.upper < 1:
+            return "holds"
+        if alpha * self.lower >= 1:
+            return "fails"
+        return "undecided"
+
+
+def _column_bounds(params: Params, order: int) -> np.ndarray:
+    """``sup |x^p b(x)|`` over the feasible set for each feature column of the table."""
+    plan_cols = engine.columns(order)
+    a = params.lam * np.sqrt(params.d / 2.0)
+    g = params.lam * params.gamma
+    cx = a / np.sqrt(1 + 2 * g * g)
+    ir2 = 1.0 / (1 + 4 * g * g)
+
+    def gauss(p, rate):
+        if p == 0:
+            return 1.0
+        x = min(np.sqrt(p / (2 * rate)), cx)
+        return x**p * np.exp(-rate * x * x)
+
+    out = []
+    for _mono, p, b in plan_cols:
+        if b == "1":
+            out.append(1.0)
+        elif b in ("erf", "zeta"):
+            out.append(cx**p)
+        elif b == "W":
+            out.append(4.0 * cx**p)
+        elif b in ("ex", "exu"):
+            out.append(gauss(p, 1.0))
+        elif b == "exD":
+            out.append(2.0 * gauss(p, 1.0))
+        elif b == "exey":
+            out.append(gauss(p, 1.0 + ir2))
+    return np.array(out)
+
+
+def lipschitz_bound(
+    params: Params, *, samples: int = 2000, rng: np.random.Generator | int | None = 0
+) -> LipschitzBound:
+    """Analytic upper and sampled lower bounds on the Lipschitz constant of the Riemannian gradient.
+
+    Upper: for a unit tangent ``xi = (a, b)``, ``Hess R[xi, xi] = D^2 R[xi, xi] - A |a|^2 - B |b|^2``
+    with ``D^2 R[xi, xi] = (J xi)^T H (J xi) + 2 R_rho a.b`` and ``|J xi|^2 <= 3``, so
+    ``||Hess R|| <= 3 ||H||_F + |R_rho| + max(|A|, |B|)``; each entry of ``H`` and of the
+    gradient is bounded by ``sum |C| sup |feature|`` over ``|kappa|, |nu|, ... <= 1``,
+    ``|erf| <= 1``, ``sup x^p e^{-x^2} = (p / 2e)^{p/2}``. Lower: the largest spectral
+    norm of :func:`slr_theory.geometry.riemannian_hessian` over the critical points of M
+    and random overlaps.
+
+    Parameters
+    ----------
+    params : Params
+    samples : int
+        Random points (uniform on ``S^3 x S^3``) for the lower bound.
+    rng : numpy.random.Generator or int or None
+
+    Returns
+    -------
+    LipschitzBound
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.critical import lipschitz_bound
+    >>> b = lipschitz_bound(Params.paper(lam=0.1), samples=200)
+    >>> bool(0 < b.lower <= b.upper)
+    True
+    """
+    params = _check_params(params)
+    samples = positive_int(samples, "samples")
+    if not isinstance(rng, np.random.Generator):
+        rng = np.random.default_rng(rng)
+    t1, t2 = _tables(params)
+    b1 = np.abs(t1.C) @ _column_bounds(params, 1)
+    b2 = np.abs(t2.C) @ _column_bounds(params, 2)
+    h_frob = np.sqrt(
+        sum((2 if i != j else 1) * b2[r] ** 2 for r, (i, j) in enumerate(engine.HESSIAN_PAIRS))
+    )
+    r_k, r_n, r_t, r_e, r_r = b1
+    upper = 3 * h_frob + r_r + max(r_k + r_e + r_r, r_t + r_n + r_r)
+    K, V = _random_starts(rng, samples)
+    kv = to_vectors(_on_m_points().T.copy())
+    K = np.concatenate([kv[:4].T, K])
+    V = np.concatenate([kv[4:].T, V])
+    ov, _g, _G, Hr, _AB, _m = vector_derivatives((t1, t2), K, V)
+    norms = np.abs(np.linalg.eigvalsh(Hr)).max(axis=1)
+    i = int(np.argmax(norms))
+    return LipschitzBound(float(upper), float(norms[i]), ov[i], len(K))
