@@ -1,0 +1,306 @@
+"""The critical-point locator against explicit vectors, the flows, PGD and the mpmath risk."""
+
+from functools import cache
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from slr_theory import Params, critical_points, pgd_map_spectrum, risk, risk_at, risk_grad_at
+from slr_theory.critical import SYMMETRIES, lipschitz_bound, manifold_certificate
+from slr_theory.dynamics import pgd_vectors
+from slr_theory.flows import manifold_flow, overlap_flow
+from slr_theory.geometry import manifold_chart_jacobian
+from slr_theory.verify.risk_checks import mp_risk_components
+
+from .strategies import random_overlaps
+
+
+@cache
+def _sphere(lam: float, d: int = 400, starts: int = 256):
+    p = Params(d=d, L=10, lam=lam, gamma=0.5**0.5)
+    return p, critical_points(p, starts=starts, rng=1)
+
+
+def _embed(q, m):
+    """``k, v, k*, v*`` in R^m from a record's own coordinates (re-deriving them from the
+    overlaps loses half the digits where the span is nearly degenerate)."""
+    k, v = np.zeros(m), np.zeros(m)
+    k[:4], v[:4] = q.vectors
+    e = np.eye(m)
+    return k, v, e[0], e[1]
+
+
+def _images(k, v):
+    """``(k, v)`` under the four symmetries: identity, -1, (S k, -S v), (-S k, S v)."""
+    S = np.ones(k.size)
+    S[1] = -1.0
+    return [(k, v), (-k, -v), (S * k, -S * v), (-S * k, S * v)]
+
+
+def _tangent(x):
+    m = x.size
+    q, _ = np.linalg.qr(np.column_stack([x, np.eye(m)]))
+    return q[:, 1:m]
+
+
+def _retract(x, u):
+    t = np.linalg.norm(u)
+    return x if t == 0 else np.cos(t) * x + np.sin(t) * u / t
+
+
+@pytest.mark.parametrize("lam", [0.1, 0.9, 2.0])
+def test_manifold_points_are_the_proved_five(lam):
+    p = Params.paper(lam=lam)
+    pts = critical_points(p, "manifold")
+    found = {tuple(np.round(q.overlaps[:2], 12)) for q in pts}
+    found |= {tuple(np.round(c[:2], 12)) for q in pts for c in q.symmetry_copies}
+    assert found == {(0.0, 0.0), (1.0, 1.0), (-1.0, -1.0), (1.0, -1.0), (-1.0, 1.0)}
+    assert "exactly five critical points" in pts.certificate[-1]
+    by = {tuple(q.overlaps[:2]): q for q in pts}
+    # on M, in the angle chart: (1, 1) a minimum, the origin a saddle, (1, -1) a maximum
+    assert np.all(by[(1.0, 1.0)].manifold_eigenvalues > 0)
+    e0 = by[(0.0, 0.0)].manifold_eigenvalues
+    assert e0[0] < 0 < e0[1]
+    assert np.all(by[(1.0, -1.0)].manifold_eigenvalues < 0)
+
+
+def test_certificate_states_certified_bounds():
+    lines = manifold_certificate(Params.paper(lam=0.9))
+    assert any("erfc(a/s) >=" in line for line in lines)
+    assert any("interval arithmetic" in line for line in lines)
+
+
+@pytest.mark.parametrize("lam", [0.1, 0.9])
+def test_each_point_is_critical_for_explicit_vectors(lam):
+    """The Riemannian gradient of risk_grad_at at vectors in R^6 realising each point, and
+    at every symmetric image, vanishes relative to its terms."""
+    p6 = Params(d=6, L=10, lam=lam, gamma=0.5**0.5)
+    pts = critical_points(p6, starts=128, rng=2)
+    assert len(pts) >= 5
+    for q in pts:
+        assert q.relative_gradient <= 1e-10
+        k0, v0, ks, vs = _embed(q, 6)
+        for k, v in _images(k0, v0):
+            gk, gv = risk_grad_at(p6, k, v, ks, vs, riemannian=True)
+            egk, egv = risk_grad_at(p6, k, v, ks, vs)
+            scale = np.linalg.norm(egk) + np.linalg.norm(egv) + 1e-300
+            assert np.linalg.norm(np.concatenate([gk, gv])) <= 1e-9 * scale
+
+
+def test_symmetries_leave_the_risk_unchanged():
+    p = Params(d=50, L=5, lam=0.4, gamma=0.9)
+    ov = random_overlaps(np.random.default_rng(3), 20)
+    base = risk(p, *ov.T)
+    for s in SYMMETRIES:
+        np.testing.assert_allclose(risk(p, *(ov * s).T), base, rtol=1e-14)
+
+
+@pytest.mark.parametrize("lam", [0.3, 0.9])
+def test_spectrum_with_multiplicities_matches_an_explicit_hessian(lam):
+    """At d = 6 every eigenvalue, counted with its multiplicity, against second differences
+    of risk_at along geodesics in an orthonormal tangent basis of R^6 x R^6."""
+    m = 6
+    p = Params(d=m, L=10, lam=lam, gamma=0.5**0.5)
+    pts = critical_points(p, starts=64, rng=4)
+    checked = 0
+    for q in pts[:6]:
+        k, v, ks, vs = _embed(q, m)
+        T = np.zeros((2 * m, 2 * (m - 1)))
+        T[:m, : m - 1] = _tangent(k)
+        T[m:, m - 1 :] = _tangent(v)
+        n, h = 2 * (m - 1), 1e-4
+
+        def f(xi, k=k, v=v, ks=ks, vs=vs):
+            return float(risk_at(p, _retract(k, xi[:m]), _retract(v, xi[m:]), ks, vs))
+
+        H = np.empty((n, n))
+        for i in range(n):
+            for j in range(i, n):
+                a, b = T[:, i] * h, T[:, j] * h
+                H[i, j] = H[j, i] = (f(a + b) - f(a - b) - f(b - a) + f(-a - b)) / (4 * h * h)
+        fd = np.sort(np.linalg.eigvalsh(H))
+        ours = np.sort(np.repeat(q.hessian_eigenvalues, q.multiplicities))
+        assert ours.size == fd.size
+        np.testing.assert_allclose(ours, fd, atol=1e-5 * max(1.0, np.abs(fd).max()))
+        assert q.index == int(np.sum(fd < -1e-5 * max(1.0, np.abs(fd).max())))
+        checked += 1
+    assert checked >= 3
+
+
+def test_orbit_zero_modes_are_explained_by_symmetry():
+    p, pts = _sphere(0.1)
+    for q in pts:
+        assert q.orbit_dimension == {2: 0, 3: p.d - 3, 4: 2 * p.d - 7}[q.span_dim]
+        assert q.nullity >= q.orbit_dimension
+        assert ("degenerate" in q.kind) == (q.nullity > q.orbit_dimension)
+        assert int(q.multiplicities.sum()) == 2 * (p.d - 1)
+
+
+def test_paper_lambda_01_has_the_optimum_and_a_spurious_minimum_off_m():
+    p, pts = _sphere(0.1)
+    minima = [q for q in pts if q.index == 0]
+    assert np.allclose(minima[0].overlaps, [1, 1, 0, 0, 0])
+    off = minima[1]
+    assert abs(off.overlaps[3]) == pytest.approx(1.0, abs=1e-9)  # k = v*
+    assert abs(off.overlaps[2]) == pytest.approx(0.62977, abs=1e-4)
+    assert off.orbit_dimension == p.d - 3 and "minimum" in off.kind
+    assert off.risk > minima[0].risk
+    evidence = pts.search.distinct_after
+    assert evidence[-1] == len(pts) and evidence[len(evidence) // 2] == len(pts)
+
+
+def test_paper_lambda_09_global_minimum_is_off_m_confirmed_by_quadrature():
+    """At lam = 0.9 the corner (1, 1) is a saddle in the full space and a point off M has
+    a lower risk: checked with the conditioned quadrature, independent of the engine."""
+    p, pts = _sphere(0.9)
+    best = pts[0]
+    assert best.index == 0 and not best.on_manifold
+    corner = next(q for q in pts if np.allclose(q.overlaps, [1, 1, 0, 0, 0]))
+    assert corner.index >= 1
+    mp_best = mp_risk_components(p, best.overlaps, dps=20)["total"]
+    mp_corner = mp_risk_components(p, [1, 1, 0, 0, 0], dps=20)["total"]
+    assert mp_best < mp_corner
+    assert abs(float(mp_best) - best.risk) <= 1e-12 * best.risk
+
+
+def test_plateaus_are_not_reported_as_critical():
+    """At lam = 0.9 the edges nu = +-1 of M are plateaus (gradient ~1e-30): none is listed."""
+    _p, pts = _sphere(0.9)
+    for q in pts:
+        if q.on_manifold:
+            assert tuple(np.abs(q.overlaps[:2])) in {(0.0, 0.0), (1.0, 1.0)}
+        assert q.relative_gradient <= 1e-10
+    plateau = [r for r in pts.plateaus if r.relative_gradient > 1e-3 and r.grad_norm < 1e-12]
+    assert plateau, "the search meets the saturated edges"
+
+
+def test_flow_near_the_minimum_stays_and_near_the_saddle_leaves():
+    p = Params.paper(lam=0.1)
+    # a minimum off M: a perturbation returns to its orbit (the overlaps are orbit invariants)
+    _p, pts = _sphere(0.1)
+    off = [q for q in pts if q.index == 0][1]
+    k, v = off.vectors + 1e-3 * np.random.default_rng(0).standard_normal((2, 4))
+    k, v = k / np.linalg.norm(k), v / np.linalg.norm(v)
+    start = np.array([k[0], v[1], v[0], k[1], k @ v])
+    res = overlap_flow(p, start, t_max=2000.0)
+    assert np.linalg.norm(res.overlaps[-1] - off.overlaps) < 0.1 * np.linalg.norm(
+        start - off.overlaps
+    )
+    # the origin: a strict saddle, left along the unstable eigenvector of the chart Hessian
+    J = manifold_chart_jacobian(p, np.pi / 2, np.pi / 2)  # the origin (kappa, nu) = (0, 0)
+    w, U = np.linalg.eigh(-J)
+    u = U[:, 0] if w[0] < 0 else U[:, 1]
+    delta = 1e-6
+    kn = -np.sin(np.pi / 2) * delta * u  # d kappa = -sin(phi) d phi
+    res = manifold_flow(p, float(kn[0]), float(kn[1]), t_max=200.0)
+    assert np.hypot(res.kappa[-1], res.nu[-1]) > 0.5
+
+
+def test_pgd_map_jacobian_matches_one_explicit_step():
+    """Dg = I - alpha Hess: the eigenvalues of a finite-difference Jacobian of one PGD step
+    on explicit vectors in R^6, with multiplicities, at a critical point off M."""
+    m, alpha = 6, 0.05
+    p = Params(d=m, L=10, lam=0.3, gamma=0.5**0.5)
+    pts = critical_points(p, starts=64, rng=5)
+    q = next(x for x in pts if not x.on_manifold)
+    k, v, ks, vs = _embed(q, m)
+    T = np.zeros((2 * m, 2 * (m - 1)))
+    T[:m, : m - 1] = _tangent(k)
+    T[m:, m - 1 :] = _tangent(v)
+    base = np.concatenate(pgd_vectors(p, k, v, ks, vs, alpha, 1))
+    h = 1e-6
+    D = np.empty((T.shape[1], T.shape[1]))
+    for i in range(T.shape[1]):
+        xi = T[:, i] * h
+        up = np.concatenate(
+            pgd_vectors(p, _retract(k, xi[:m]), _retract(v, xi[m:]), ks, vs, alpha, 1)
+        )
+        dn = np.concatenate(
+            pgd_vectors(p, _retract(k, -xi[:m]), _retract(v, -xi[m:]), ks, vs, alpha, 1)
+        )
+        D[:, i] = T.T @ ((up - dn) / (2 * h))
+    del base
+    fd = np.sort(np.linalg.eigvals(D).real)
+    spec = pgd_map_spectrum(q, alpha)
+    ours = np.sort(np.repeat(spec.eigenvalues, spec.multiplicities))
+    np.testing.assert_allclose(ours, fd, atol=1e-6)
+    assert spec.unstable + spec.center + spec.stable == 2 * (m - 1)
+    assert spec.unstable == int(np.sum(np.abs(fd) > 1 + 1e-6))
+
+
+def test_map_conclusions():
+    p = Params.paper(lam=0.1)
+    pts = critical_points(p, "manifold")
+    optimum = pts[0]
+    assert pgd_map_spectrum(optimum, 4e-3).conclusion == "stable"
+    h_max = optimum.hessian_eigenvalues.max()
+    assert pgd_map_spectrum(optimum, 3.0 / h_max).conclusion == "step-size instability"
+    saddle = next(x for x in pts if not x.overlaps.any())
+    spec = pgd_map_spectrum(saddle, 4e-3)
+    assert spec.conclusion == "strict saddle" and spec.unstable == saddle.index
+    with pytest.raises(ValueError, match="alpha"):
+        pgd_map_spectrum(saddle, -1.0)
+
+
+def test_lipschitz_bounds_bracket_the_hessian_norm():
+    p = Params.paper(lam=0.1)
+    b = lipschitz_bound(p, samples=300, rng=0)
+    assert 0 < b.lower <= b.upper
+    _p, pts = _sphere(0.1)
+    assert max(abs(q.hessian_eigenvalues).max() for q in pts) <= b.upper
+    other = lipschitz_bound(p, samples=300, rng=9)
+    assert other.lower <= b.upper
+    assert b.step_condition(0.5 / b.upper) == "holds"
+    assert b.step_condition(2.0 / b.lower) == "fails"
+
+
+def test_bad_arguments_raise():
+    p = Params.paper()
+    with pytest.raises(ValueError, match="`where`"):
+        critical_points(p, "torus")
+    with pytest.raises(ValueError, match="`params`"):
+        critical_points("paper")
+    with pytest.raises(ValueError, match="`starts`"):
+        critical_points(p, starts=-3)
+
+
+@pytest.mark.slow
+def test_quadratic_form_at_the_corner_matches_mpmath_second_differences():
+    """At lam = 0.9 the corner's negative curvature, seen by the mpmath quadrature of the
+    risk along the eigen-direction (no closed-form lemma involved)."""
+    p = Params.paper(lam=0.9)
+    corner = critical_points(p, "manifold")[0]
+    assert corner.index >= 1
+    k, v, ks, vs = _embed(corner, 6)
+    # the in-span tangent plane at the corner: k -> toward v*, v -> toward k*
+    a = np.zeros(6)
+    a[1] = 1.0
+    b = np.zeros(6)
+    b[0] = 1.0
+    h = 1e-3
+
+    def f(x, y):
+        kk, vv = _retract(k, x * a), _retract(v, y * b)
+        return float(risk(p, kk @ ks, vv @ vs, vv @ ks, kk @ vs, kk @ vv))
+
+    f0 = f(0.0, 0.0)
+    hxx = (f(h, 0) - 2 * f0 + f(-h, 0)) / h**2
+    hyy = (f(0, h) - 2 * f0 + f(0, -h)) / h**2
+    hxy = (f(h, h) - f(h, -h) - f(-h, h) + f(-h, -h)) / (4 * h * h)
+    w, U = np.linalg.eigh(np.array([[hxx, hxy], [hxy, hyy]]))
+    assert w[0] < 0  # negative curvature inside the span, at the corner of M
+    u = U[:, 0]
+    mp.mp.dps = 30
+    hm = mp.mpf("1e-4")
+    vals = []
+    for t in (-hm, 0, hm):
+        kk = _retract(k, float(t) * u[0] * a)
+        vv = _retract(v, float(t) * u[1] * b)
+        o = [kk @ ks, vv @ vs, vv @ ks, kk @ vs, kk @ vv]
+        vals.append(mp_risk_components(p, o, dps=30)["total"])
+    second = (vals[0] - 2 * vals[1] + vals[2]) / hm**2
+    assert second < 0
+    # the engine's eigenvalue against the 30-digit quadrature (the double FD is coarser)
+    np.testing.assert_allclose(corner.hessian_eigenvalues[0], float(second), rtol=1e-4)
+    np.testing.assert_allclose(corner.hessian_eigenvalues[0], w[0], rtol=1e-2)
