@@ -49,6 +49,7 @@ from .params import Params
 __all__ = [
     "HessianSpectrum",
     "gradient_norms",
+    "hessian_form",
     "manifold_chart_jacobian",
     "manifold_chart_velocity",
     "overlap_velocity",
@@ -432,6 +433,46 @@ def _merge(values: np.ndarray, counts: np.ndarray, errors: np.ndarray):
             out_c.append(int(c))
             out_e.append(float(e))
     return np.array(out_v), np.array(out_c), np.array(out_e)
+
+
+def hessian_form(params: Params, k, v, k_star, v_star, a, b) -> float:
+    """The Riemannian Hessian's quadratic form ``Hess R[(a, b), (a, b)]`` at explicit vectors in ``R^d``.
+
+    ``D^2 R[xi, xi] - A |a|^2 - B |b|^2`` with ``D^2 R[xi, xi] = delta^T H delta + 2 R_rho a.b``,
+    ``delta = (a.k*, b.v*, b.k*, a.v*, a.v + k.b)`` the overlaps' first-order change:
+    the second derivative of the risk along the geodesic through ``(k, v)`` with
+    velocity ``(a, b)``.
+
+    Parameters
+    ----------
+    params : Params
+    k, v, k_star, v_star : array_like, shape ``(d,)``
+        Unit vectors; ``k*`` orthogonal to ``v*``.
+    a, b : array_like, shape ``(d,)``
+        Tangent directions, ``a . k = b . v = 0``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory import Params
+    >>> from slr_theory.geometry import hessian_form
+    >>> e = np.eye(6)
+    >>> q = hessian_form(Params(d=6, L=3, lam=0.5, gamma=1.0), e[0], e[1], e[0], e[1], e[4], 0 * e[0])
+    >>> bool(q > 0)  # at the optimum, moving k out of the span costs risk
+    True
+    """
+    k, v, ks, vs, a, b = (np.asarray(x, dtype=np.float64) for x in (k, v, k_star, v_star, a, b))
+    ov = (k @ ks, v @ vs, v @ ks, k @ vs, k @ v)
+    g = engine.gradient(params, ov)
+    H = engine.hessian(params, ov)
+    delta = np.array([a @ ks, b @ vs, b @ ks, a @ vs, a @ v + k @ b])
+    A = ov[0] * g[0] + ov[3] * g[3] + ov[4] * g[4]
+    B = ov[2] * g[2] + ov[1] * g[1] + ov[4] * g[4]
+    return float(delta @ H @ delta + 2 * g[4] * (a @ b) - A * (a @ a) - B * (b @ b))
 
 
 def manifold_chart_velocity(params: Params, phi, psi) -> np.ndarray:

@@ -265,7 +265,6 @@ def test_bad_arguments_raise():
         critical_points(p, starts=-3)
 
 
-@pytest.mark.slow
 def test_quadratic_form_at_the_corner_matches_mpmath_second_differences():
     """At lam = 0.9 the corner's negative curvature, seen by the mpmath quadrature of the
     risk along the eigen-direction (no closed-form lemma involved)."""

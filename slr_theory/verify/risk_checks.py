@@ -292,3 +292,81 @@ register(
         rtol=1e-12,
     )
 )
+
+
+def _hess_closed(**p):
+    from ..geometry import hessian_form
+
+    params, k, v, ks, vs, uk, uv = _tangent_setup(p)
+    return hessian_form(params, k, v, ks, vs, uk, uv)
+
+
+def _geodesic(x, u, t):
+    """The point at time ``t`` on the great circle through ``x`` with velocity ``u`` (mpmath)."""
+    speed = mp.sqrt(mp.fsum(mp.mpf(float(c)) ** 2 for c in u))
+    return [
+        mp.cos(speed * t) * mp.mpf(float(xi)) + mp.sin(speed * t) * mp.mpf(float(ui)) / speed
+        for xi, ui in zip(x, u, strict=True)
+    ]
+
+
+def _hess_reference(**p):
+    params, k, v, ks, vs, uk, uv = _tangent_setup(p)
+    with mp.workdps(40):
+        h = mp.mpf("1e-10")
+
+        def total(t):
+            kk, vv = _geodesic(k, uk, t), _geodesic(v, uv, t)
+            dot = lambda a, b: mp.fsum(x * mp.mpf(float(y)) for x, y in zip(a, b, strict=True))  # noqa: E731
+            ov = (
+                dot(kk, ks),
+                dot(vv, vs),
+                dot(vv, ks),
+                dot(kk, vs),
+                mp.fsum(x * y for x, y in zip(kk, vv, strict=True)),
+            )
+            return mp_risk_components(params, ov, dps=40)["total"]
+
+        return (total(h) - 2 * total(0) + total(-h)) / (h * h)
+
+
+def _hess_mc(rng, n, **p):
+    """Pathwise second derivative of the squared loss along the geodesic, per sample."""
+    from scipy.special import erf
+
+    params, k, v, ks, vs, uk, uv = _tangent_setup(p)
+    out = np.empty(n)
+    per = max(1, 2_000_000 // (params.L * params.d))
+    lam = params.lam
+    a2, b2 = uk @ uk, uv @ uv
+    for start in range(0, n, per):
+        m = min(per, n - start)
+        X, y, _ = sample(params, m, rng, ks, vs)
+        u, w = X @ k, X @ v
+        du, dw = X @ uk, X @ uv
+        ddu, ddw = -a2 * u, -b2 * w
+        e0 = erf(lam * u)
+        e1 = 2 / np.sqrt(np.pi) * np.exp(-((lam * u) ** 2))
+        e2 = -2 * lam * u * e1
+        T = np.sum(e0 * w, axis=-1)
+        dT = np.sum(lam * e1 * du * w + e0 * dw, axis=-1)
+        ddT = np.sum(
+            lam * lam * e2 * du * du * w + lam * e1 * ddu * w + 2 * lam * e1 * du * dw + e0 * ddw,
+            axis=-1,
+        )
+        out[start : start + m] = 2 * dT * dT - 2 * (y - T) * ddT
+    return out
+
+
+register(
+    Check(
+        name="risk.riemannian_hessian",
+        description="Hessian quadratic form along a geodesic: closed form vs mpmath second difference vs pathwise MC",
+        closed_form=_hess_closed,
+        reference=_hess_reference,
+        monte_carlo=_hess_mc,
+        params={**_DEFAULT, "direction_seed": 11},
+        draw=lambda rng: {**_draw(rng), "direction_seed": int(rng.integers(0, 2**31))},
+        rtol=1e-9,
+    )
+)
