@@ -134,21 +134,30 @@ class CriticalPoints(list):
         self.search = search
         self.plateaus = list(plateaus)
 
-    def table(self) -> str:
+    def table(self, grad: bool = True) -> str:
         """A plain-text table: overlaps, risk, gradient norm, index, nullity, kind.
+
+        Parameters
+        ----------
+        grad : bool
+            Include the gradient norm (rounding noise: leave it out for stable text).
 
         Returns
         -------
         str
         """
-        head = f"{'kappa':>9} {'nu':>9} {'theta':>9} {'eta':>9} {'rho':>9} {'risk':>10} {'|grad|':>8} {'index':>6} {'null':>5}  kind"
-        lines = [head]
+
+        def num(x, width, digits):
+            x = 0.0 if abs(x) < 0.5 * 10.0**-digits else x  # no "-0.00000"
+            return f"{x:>{width}.{digits}f}"
+
+        head = f"{'kappa':>8} {'nu':>8} {'theta':>8} {'eta':>8} {'rho':>8} {'risk':>10}"
+        head += f" {'|grad|':>8}" if grad else ""
+        lines = [head + f" {'index':>5} {'null':>4}  kind"]
         for p in self:
-            o = p.overlaps
-            lines.append(
-                f"{o[0]:>9.5f} {o[1]:>9.5f} {o[2]:>9.5f} {o[3]:>9.5f} {o[4]:>9.5f} "
-                f"{p.risk:>10.6f} {p.grad_norm:>8.1e} {p.index:>6d} {p.nullity:>5d}  {p.kind}"
-            )
+            row = " ".join(num(x, 8, 4) for x in p.overlaps) + " " + num(p.risk, 10, 6)
+            row += f" {p.grad_norm:>8.1e}" if grad else ""
+            lines.append(row + f" {p.index:>5d} {p.nullity:>4d}  {p.kind}")
         return "\n".join(lines)
 
 
@@ -275,7 +284,7 @@ def manifold_certificate(params: Params) -> list[str]:
     }
     if not all(checks.values()):  # pragma: no cover - impossible for valid Params
         raise ArithmeticError(f"a certified inequality failed: {checks}")
-    fmt = lambda x: mp.nstr(x.a, 6)  # noqa: E731  (lower end of the interval)
+    fmt = lambda x: mp.nstr(mp.mpf(x.a.a), 6)  # noqa: E731  (lower end of the interval)
     return [
         "On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with "
         "R_kappa = C e^{-c^2 kappa^2} [erf(a kappa / s) - nu], R_nu = -2 gamma^2 erf(c kappa).",
@@ -631,7 +640,8 @@ def pgd_map_spectrum(point: CriticalPoint, alpha: float) -> MapSpectrum:
     zero = np.abs(h) <= err
     at_two = np.abs(h - 2.0 / alpha) <= err
     center = zero | at_two
-    unstable = (np.abs(mu) > 1) & ~center
+    # decided on h, not on mu: 1 - alpha h rounds to 1 for an exponentially small h < 0
+    unstable = ((h < 0) | (h > 2.0 / alpha)) & ~center
     stable = ~unstable & ~center
     if np.any(unstable & (h < 0)):
         conclusion = "strict saddle"
