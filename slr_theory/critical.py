@@ -26,7 +26,8 @@ zero *relative to the terms it is made of*: ``|grad_k| <= tol * scale_k`` and
 of ``R_kappa``, ``R_eta``, ``R_rho`` (and of ``A``), and likewise for ``v``; the partials
 themselves are computed to relative precision. On
 a plateau the ratio is of order one however small the gradient. Plateaus are reported
-separately.
+separately. Where the factor ``e^{-x^2}`` of the saturating terms underflows, the same
+test is applied to those terms before the factor (``x^2 > 600``).
 
 **Classification.** The Riemannian Hessian (:func:`slr_theory.geometry.riemannian_hessian`)
 with multiplicities for ``d``; an eigenvalue within its error estimate of zero is a zero
@@ -43,7 +44,13 @@ import numpy as np
 from scipy.optimize import OptimizeResult
 
 from . import engine
-from .geometry import HessianSpectrum, spectrum, vector_derivatives
+from .geometry import (
+    HessianSpectrum,
+    riemannian_gradient,
+    span_dimension,
+    spectrum,
+    vector_derivatives,
+)
 from .params import Params
 from .trajectory import to_vectors
 from .validate import positive_int, positive_real
@@ -107,6 +114,9 @@ class CriticalPoint(OptimizeResult):
         ``(arccos kappa, arccos nu)``, regular at the corners.
     starts : int
         How many starts of the search reached it (0 for points found by proof).
+    below_range : list of str
+        Eigenvalues that underflow to 0.0 in double precision but whose sign is decided
+        from their terms before the factor ``e^{-x^2}`` (huge ``lam^2 d``).
     """
 
 
@@ -205,12 +215,19 @@ def _grad_scales(ov: np.ndarray, m: np.ndarray) -> np.ndarray:
     a = np.abs(ov)
     sk = (1 + a[:, 0]) * m[:, 0] + (1 + a[:, 3]) * m[:, 3] + (1 + a[:, 4]) * m[:, 4]
     sv = (1 + a[:, 2]) * m[:, 2] + (1 + a[:, 1]) * m[:, 1] + (1 + a[:, 4]) * m[:, 4]
-    return np.stack([sk, sv], axis=1) + np.finfo(float).tiny
+    return np.stack([sk, sv], axis=1) + np.finfo(float).smallest_subnormal
+
+
+def _norm(x: np.ndarray) -> np.ndarray:
+    """Row norms without underflow of the squares (tiny gradients are the point here)."""
+    big = np.abs(x).max(axis=1, keepdims=True)
+    safe = np.where(big > 0, big, 1.0)
+    return big[:, 0] * np.linalg.norm(x / safe, axis=1)
 
 
 def _relative_gradient(ov: np.ndarray, G: np.ndarray, m: np.ndarray) -> np.ndarray:
     """``max(|grad_k| / scale_k, |grad_v| / scale_v)``: zero at a critical point, O(1) on a plateau."""
-    norms = np.stack([np.linalg.norm(G[:, :4], axis=1), np.linalg.norm(G[:, 4:], axis=1)], axis=1)
+    norms = np.stack([_norm(G[:, :4]), _norm(G[:, 4:])], axis=1)
     return (norms / _grad_scales(ov, m)).max(axis=1)
 
 
@@ -231,6 +248,23 @@ def _canonical(ov: np.ndarray) -> np.ndarray:
     images = _images(ov)
     keys = [tuple(np.round(x, 8) + 0.0) for x in images]
     return images[max(range(len(images)), key=lambda i: keys[i])]
+
+
+def _gaussian_part_vanishes(params: Params, table, K, V, tol: float) -> np.ndarray:
+    """Whether the part of the gradient carried by ``e^{-x^2}`` vanishes *before* that factor.
+
+    Where ``x^2`` is large the factor underflows and a plateau's gradient is exactly 0.0
+    in double precision; the scaled part (:func:`slr_theory.engine.features` with
+    ``scaled=True``) is what decides.
+    """
+    ov = np.stack([K[:, 0], V[:, 1], V[:, 0], K[:, 1], np.sum(K * V, axis=1)])
+    mask = engine.gaussian_columns(1)
+    phi = engine.features(ov, table.constants, 1, scaled=True)[mask]
+    C = table.C[:, mask]
+    g = (C @ phi).T
+    mag = (np.abs(C) @ np.abs(phi)).T
+    G, _a, _b = riemannian_gradient(K, V, g)
+    return _relative_gradient(ov.T, G, mag) <= tol
 
 
 # --- the flow on M: complete by proof -----------------------------------------------------
@@ -326,7 +360,9 @@ def _classify(
     d, r = params.d, spec.span_dim
     orbit = {2: 0, 3: d - 3, 4: 2 * d - 7}[r]
     zero = np.abs(spec.eigenvalues) <= spec.errors
-    neg = (spec.eigenvalues < 0) & ~zero
+    signs, below_range = _underflowed_signs(params, tables, k, v, g[0], spec)
+    zero &= signs == 0
+    neg = ((spec.eigenvalues < 0) | (signs < 0)) & ~zero
     index = int(spec.multiplicities[neg].sum())
     nullity = int(spec.multiplicities[zero].sum())
     total = 2 * (d - 1)
@@ -369,10 +405,48 @@ def _classify(
         span_dim=r,
         kind=kind,
         symmetry_copies=copies,
+        below_range=below_range,
         on_manifold=on_m,
         manifold_eigenvalues=m_eigs,
         starts=starts,
     )
+
+
+def _underflowed_signs(params: Params, tables, k, v, g, spec: HessianSpectrum):
+    """Signs of transverse eigenvalues ``-A``, ``-B`` that underflowed to 0.0, from the scaled terms.
+
+    Where ``e^{-x^2}`` is below the double range (huge ``lam^2 d``) the eigenvalue ``-A``
+    at a point of ``span{k*, v*}`` with ``R_rho = 0`` (e.g. the optimum) is exactly 0.0 in
+    double precision though not zero; its sign and a bound on ``log10 |.|`` come from
+    the terms before the factor. Returns one sign per distinct eigenvalue (0: not decided here)
+    and a description of what was decided.
+    """
+    signs = np.zeros(spec.eigenvalues.size)
+    notes: list[str] = []
+    if spec.span_dim != 2 or g[4] != 0:
+        return signs, notes
+    o = np.array([k[0], v[1], v[0], k[1], k @ v])
+    a = params.lam * np.sqrt(params.d / 2.0)
+    x2 = (a * o[0]) ** 2 / (1 + 2 * (params.lam * params.gamma) ** 2)
+    if x2 <= 600.0:
+        return signs, notes
+    mask = engine.gaussian_columns(1)
+    phi = engine.features(o.reshape(5, 1), tables[0].constants, 1, scaled=True)[mask, 0]
+    gs = tables[0].C[:, mask] @ phi
+    for value, name in (
+        (o[0] * gs[0] + o[3] * gs[3], "A"),
+        (o[2] * gs[2] + o[1] * gs[1], "B"),
+    ):
+        eig = -(o[0] * g[0] + o[3] * g[3]) if name == "A" else -(o[2] * g[2] + o[1] * g[1])
+        if eig != 0.0 or value == 0.0:
+            continue
+        i = int(np.argmin(np.abs(spec.eigenvalues)))  # the 0.0 of the merged spectrum
+        signs[i] = -np.sign(value)
+        log10 = np.log10(abs(value)) - x2 / np.log(10.0)
+        notes.append(
+            f"-{name} = {'-' if value > 0 else '+'}10^{log10:.1f} (below the double range)"
+        )
+    return signs, notes
 
 
 def _risk_minus_noise(params: Params, o: np.ndarray) -> float:
@@ -526,7 +600,12 @@ def critical_points(
     V0 = np.concatenate([kv[4:].T, _random_starts(rng, starts)[1]]) if starts else kv[4:].T
     start_ov = np.stack([K0[:, 0], V0[:, 1], V0[:, 0], K0[:, 1], np.sum(K0 * V0, axis=1)], axis=1)
     K, V, ov, gn, rel, step = _newton(tables, K0.copy(), V0.copy(), iterations)
-    critical = (rel <= tol) & (step < 1e-7)
+    critical = (rel <= tol) & (step < 1e-7) & (span_dimension(K, V) <= params.d)
+    a = params.lam * np.sqrt(params.d / 2.0)
+    x2 = (a * ov[:, 0]) ** 2 / (1 + 2 * (params.lam * params.gamma) ** 2)
+    deep = critical & (x2 > 600.0)  # e^{-x^2} near or below underflow: decide before it
+    if deep.any():
+        critical[deep] = _gaussian_part_vanishes(params, tables[0], K[deep], V[deep], tol)
     reps: list[np.ndarray] = []
     members: list[list[int]] = []
     reached = np.full(len(K), -1)

@@ -67,11 +67,15 @@ from .params import Params
 __all__ = [
     "BASES",
     "COMPONENTS",
+    "GAUSSIAN_BASES",
     "HESSIAN_PAIRS",
+    "N_CONSTANTS",
     "RISK_TERMS",
     "EngineTable",
     "columns",
     "components",
+    "features",
+    "gaussian_columns",
     "gradient",
     "hessian",
     "manifold_gradient",
@@ -111,6 +115,7 @@ _A, _QH, _QL, _RH, _RL, _ISQ, _IR, _Z0 = range(8)
 _ZS = slice(8, 8 + ZETA_SERIES_TERMS)
 _PN = slice(_ZS.stop, _ZS.stop + PLACKETT_NODES)
 _PW = slice(_PN.stop, _PN.stop + PLACKETT_NODES)
+#: Length of a row of ``EngineTable.constants``.
 N_CONSTANTS = _PW.stop
 
 
@@ -443,11 +448,32 @@ def manifold_gradient(kn: np.ndarray, constants: np.ndarray, c_kappa, c_nu) -> n
     return out
 
 
-def features(ov5: np.ndarray, constants: np.ndarray, order: int) -> np.ndarray:
+#: The bases that carry the factor ``e^{-x^2}`` (:func:`features` with ``scaled=True`` drops it).
+GAUSSIAN_BASES = ("ex", "exey", "exu", "exD")
+
+
+def gaussian_columns(order) -> np.ndarray:
+    """Boolean mask of the columns of the table of `order` whose basis carries ``e^{-x^2}``.
+
+    Parameters
+    ----------
+    order : {0, 1, 2} or tuple of them
+
+    Returns
+    -------
+    ndarray of bool
+    """
+    return np.array([b in GAUSSIAN_BASES for _m, _p, b in columns(order)])
+
+
+def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = False) -> np.ndarray:
     """``Phi`` of shape ``(K, n)`` at overlaps ``ov5`` ``(5, n)`` for the table of `order`.
 
     ``constants`` is a row of ``EngineTable.constants`` (shared by all columns) or
-    that array transposed, ``(N_CONSTANTS, n)``, one temperature per column.
+    that array transposed, ``(N_CONSTANTS, n)``, one temperature per column. With
+    `scaled`, the columns of :data:`GAUSSIAN_BASES` are returned without their factor
+    ``e^{-x^2}``, and ``erfc|y|`` in ``D`` is kept at least ``1e-300``: what
+    they are made of, even where they underflow (used to tell a plateau from a zero).
     """
     plan = _plan(_orders(order))
     k = constants
@@ -458,17 +484,25 @@ def features(ov5: np.ndarray, constants: np.ndarray, order: int) -> np.ndarray:
     basis = np.empty((len(BASES), n))
     basis[0] = 1.0
     basis[1] = erf(x)
-    ex = dd.mul_exp_neg(1.0, eh, el)
+    ex = np.ones(n) if scaled else dd.mul_exp_neg(1.0, eh, el)
     basis[2] = ex
     y = x * k[_IR]
     if "exey" in need:
         e2h, e2l = dd.dd_div(eh, el, k[_RH], k[_RL])
-        sh, sl = dd.two_sum(eh, e2h)
-        basis[3] = dd.mul_exp_neg(1.0, sh, sl + (el + e2l))
+        if scaled:
+            basis[3] = dd.mul_exp_neg(1.0, e2h, e2l)
+        else:
+            sh, sl = dd.two_sum(eh, e2h)
+            basis[3] = dd.mul_exp_neg(1.0, sh, sl + (el + e2l))
     if "exu" in need:
         basis[4] = ex * erf(y)
     if "exD" in need:
-        basis[5] = ex * _bracket(s, nu, erfc(np.abs(y)))
+        tail = erfc(np.abs(y))
+        if scaled:  # keep erfc|y| > 0 where it underflows: the bracket vanishes only truly
+            # (1e-300 keeps the arithmetic normal; a representable nu != sgn(kappa) differs
+            # from it by at least 1.1e-16, so nothing else changes)
+            tail = np.maximum(tail, 1e-300)
+        basis[5] = ex * _bracket(s, nu, tail)
     if "zeta" in need:
         basis[6] = zeta_reduced(x, k[_IR], k[_Z0], k[_ZS].T)
     if "W" in need:

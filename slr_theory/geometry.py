@@ -53,6 +53,7 @@ __all__ = [
     "manifold_chart_jacobian",
     "manifold_chart_velocity",
     "overlap_velocity",
+    "riemannian_gradient",
     "riemannian_hessian",
     "span_dimension",
     "spectrum",
@@ -245,11 +246,7 @@ def vector_derivatives(tables, K: np.ndarray, V: np.ndarray):
     H = np.empty((n, 5, 5))
     for row, (i, j) in enumerate(engine.HESSIAN_PAIRS):
         H[:, i, j] = H[:, j, i] = rows[row]
-    gk = g[:, 0, None] * _E1 + g[:, 3, None] * _E2 + g[:, 4, None] * V
-    gv = g[:, 2, None] * _E1 + g[:, 1, None] * _E2 + g[:, 4, None] * K
-    A = np.sum(gk * K, axis=1)
-    B = np.sum(gv * V, axis=1)
-    G = np.concatenate([gk - A[:, None] * K, gv - B[:, None] * V], axis=1)
+    G, A, B = riemannian_gradient(K, V, g)
     J = np.zeros((n, 5, 8))
     J[:, 0, 0] = J[:, 1, 5] = J[:, 2, 4] = J[:, 3, 1] = 1.0
     J[:, 4, :4], J[:, 4, 4:] = V, K
@@ -265,6 +262,29 @@ def vector_derivatives(tables, K: np.ndarray, V: np.ndarray):
     Hr = P @ E @ P
     AB = np.stack([A, B], axis=1)
     return ov.T, g, G, 0.5 * (Hr + np.swapaxes(Hr, 1, 2)), AB, magnitudes
+
+
+def riemannian_gradient(K: np.ndarray, V: np.ndarray, g: np.ndarray):
+    """``(grad_k, grad_v)`` stacked ``(n, 8)`` from unit vectors ``(n, 4)`` and partials ``(n, 5)``.
+
+    ``grad_k = R_kappa k* + R_eta v* + R_rho v - A k`` with ``A = k . (...)``, and likewise
+    for ``v`` (``k* = e1``, ``v* = e2``). Linear in the partials.
+
+    Parameters
+    ----------
+    K, V : ndarray, shape ``(n, 4)``
+    g : ndarray, shape ``(n, 5)``
+
+    Returns
+    -------
+    G : ndarray, shape ``(n, 8)``
+    A, B : ndarray, shape ``(n,)``
+    """
+    gk = g[:, 0, None] * _E1 + g[:, 3, None] * _E2 + g[:, 4, None] * V
+    gv = g[:, 2, None] * _E1 + g[:, 1, None] * _E2 + g[:, 4, None] * K
+    A = np.sum(gk * K, axis=1)
+    B = np.sum(gv * V, axis=1)
+    return np.concatenate([gk - A[:, None] * K, gv - B[:, None] * V], axis=1), A, B
 
 
 def span_dimension(K: np.ndarray, V: np.ndarray, tol: float = 1e-8) -> np.ndarray:
@@ -406,9 +426,7 @@ def spectrum(
     counts = np.concatenate(
         [np.ones(in_span.size, int), np.full(2 if copies > 0 else 0, copies, dtype=int)]
     )
-    errors = np.concatenate(
-        [np.full(in_span.size, err_in), np.full(2 if copies > 0 else 0, err_w)]
-    )
+    errors = np.concatenate([np.full(in_span.size, err_in), err_w if copies > 0 else np.zeros(0)])
     eig, mult, err = _merge(values, counts, errors)
     return HessianSpectrum(eig, mult, err, in_span, transverse, r, block)
 
