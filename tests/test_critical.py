@@ -303,3 +303,27 @@ def test_quadratic_form_at_the_corner_matches_mpmath_second_differences():
     # the engine's eigenvalue against the 30-digit quadrature (the double FD is coarser)
     np.testing.assert_allclose(corner.hessian_eigenvalues[0], float(second), rtol=1e-4)
     np.testing.assert_allclose(corner.hessian_eigenvalues[0], w[0], rtol=1e-2)
+
+
+def test_huge_d_underflow_is_not_a_critical_point():
+    """At d = 1e6 the edges nu = +-1 of M have a gradient that underflows to 0.0: they are
+    plateaus, not critical points; the optimum's transverse eigenvalue (~1e-2448) keeps
+    its sign."""
+    p = Params(d=10**6, L=10, lam=0.1, gamma=0.5**0.5)
+    pts = critical_points(p, starts=128, rng=0)
+    for q in pts:
+        if q.on_manifold:
+            assert tuple(np.abs(q.overlaps[:2])) in {(0.0, 0.0), (1.0, 1.0)}
+    optimum = pts[0]
+    assert np.allclose(optimum.overlaps, [1, 1, 0, 0, 0])
+    assert optimum.kind == "minimum" and optimum.nullity == 0
+    assert optimum.below_range and "below the double range" in optimum.below_range[0]
+
+
+@pytest.mark.parametrize("d", [2, 3])
+def test_small_d_keeps_to_points_that_exist(d):
+    p = Params(d=d, L=5, lam=0.5, gamma=0.7)
+    pts = critical_points(p, starts=64, rng=0)
+    assert pts and all(q.span_dim <= d for q in pts)
+    assert all(int(q.multiplicities.sum()) == 2 * (d - 1) for q in pts)
+    assert all(q.relative_gradient <= 1e-10 for q in pts)
