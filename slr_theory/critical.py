@@ -443,9 +443,8 @@ def _underflowed_signs(params: Params, tables, k, v, g, spec: HessianSpectrum):
         i = int(np.argmin(np.abs(spec.eigenvalues)))  # the 0.0 of the merged spectrum
         signs[i] = -np.sign(value)
         log10 = np.log10(abs(value)) - x2 / np.log(10.0)
-        notes.append(
-            f"-{name} = {'-' if value > 0 else '+'}10^{log10:.1f} (below the double range)"
-        )
+        sign = "<" if value > 0 else ">"
+        notes.append(f"-{name} {sign} 0, |-{name}| <= 10^{log10:.1f} (below the double range)")
     return signs, notes
 
 
