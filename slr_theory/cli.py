@@ -119,13 +119,41 @@ def _reproduce_parser(sub) -> None:
     rp.set_defaults(run=_cmd_reproduce)
 
 
+def _model_options(p, lam: float = 0.1) -> None:
+    """The model's parameters, defaulting to the paper's ``d = 400, L = 10, gamma^2 = 1/2``."""
+    p.add_argument("--d", type=_number(int, lambda v: v >= 2, "an integer >= 2"), default=400)
+    p.add_argument("--L", type=_positive_int, default=10, help="sequence length")
+    p.add_argument("--lam", type=_positive_float, default=lam, help="temperature")
+    p.add_argument("--gamma", type=_positive_float, default=0.5**0.5, help="informative spread")
+    p.add_argument("--eps", type=_nonnegative_float, default=0.0, help="label noise")
+
+
+def _critical_parser(sub) -> None:
+    c = sub.add_parser(
+        "critical",
+        help="every critical point on M (by proof) or on the spheres (by search), classified",
+        description="Locate and classify the critical points of the risk; with --alpha, the "
+        "PGD map's spectrum at each one (the center-stable manifold check).",
+        epilog="examples:\n  slr-theory critical --where manifold\n"
+        "  slr-theory critical --lam 0.9 --alpha 1e-3 --starts 2048",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _model_options(c)
+    c.add_argument("--where", choices=("sphere", "manifold"), default="sphere")
+    c.add_argument("--starts", type=_positive_int, default=512, help="random starts (sphere)")
+    c.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    c.add_argument("--alpha", type=_positive_float, default=None, help="PGD step size to check")
+    c.add_argument("--json", action="store_true", help="print the points as JSON")
+    c.set_defaults(run=_cmd_critical)
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(
         prog="slr-theory",
         description="Closed-form analysis of single-location regression (Marion et al., 2025).",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for build in (_verify_parser, _stats_parser, _reproduce_parser):
+    for build in (_verify_parser, _stats_parser, _reproduce_parser, _critical_parser):
         build(sub)
     return parser
 
@@ -207,6 +235,22 @@ def _cmd_verify(args) -> int:
     else:
         print(verification_text(results))
     return 0 if all(r.passed for r in results) else 1
+
+
+def _cmd_critical(args) -> int:
+    from .critical import critical_points, lipschitz_bound, pgd_map_spectrum
+    from .params import Params
+    from .render import critical_records, critical_text
+
+    params = Params(d=args.d, L=args.L, lam=args.lam, gamma=args.gamma, eps=args.eps)
+    pts = critical_points(params, args.where, starts=args.starts, rng=args.seed)
+    spectra = [pgd_map_spectrum(q, args.alpha) for q in pts] if args.alpha else None
+    bound = lipschitz_bound(params, rng=args.seed) if args.alpha else None
+    if args.json:
+        print(to_json(critical_records(pts, spectra, bound, args.alpha)))
+    else:
+        print(critical_text(pts, spectra, bound, args.alpha))
+    return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -474,6 +474,20 @@ def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = Fa
     `scaled`, the columns of :data:`GAUSSIAN_BASES` are returned without their factor
     ``e^{-x^2}``, and ``erfc|y|`` in ``D`` is kept at least ``1e-300``: what
     they are made of, even where they underflow (used to tell a plateau from a zero).
+
+    Parameters
+    ----------
+    ov5 : ndarray, shape ``(5, n)``
+        Feasible overlaps (unchecked).
+    constants : ndarray
+        ``EngineTable.constants`` of one temperature, or transposed, one per column.
+    order : {0, 1, 2} or tuple of them
+    scaled : bool
+
+    Returns
+    -------
+    ndarray, shape ``(K, n)``
+        ``K = len(columns(order))``.
     """
     plan = _plan(_orders(order))
     k = constants

@@ -11,7 +11,14 @@ import numpy as np
 
 from .trajectory import PGDResult
 
-__all__ = ["statistics_text", "to_json", "verification_text", "write_trajectory_csv"]
+__all__ = [
+    "critical_records",
+    "critical_text",
+    "statistics_text",
+    "to_json",
+    "verification_text",
+    "write_trajectory_csv",
+]
 
 TRAJECTORY_COLUMNS = (
     "step",
@@ -135,5 +142,83 @@ def statistics_text(rows: Sequence[dict], gamma: float, eps: float) -> str:
         lines.append(
             f"{r['d']:>9} {r['L']:>6} {r['lam_opt']:>10.4g} {r['attention']:>11.4e} "
             f"{bayes:>22} {r['linear']:>9.4f}"
+        )
+    return "\n".join(lines)
+
+
+def critical_records(points, spectra=None, bound=None, alpha=None) -> dict:
+    """Plain data of :func:`slr_theory.critical_points` (and of the PGD-map check) for JSON.
+
+    Parameters
+    ----------
+    points : slr_theory.critical.CriticalPoints
+    spectra : list of slr_theory.critical.MapSpectrum, optional
+        One per point, at step size `alpha`.
+    bound : slr_theory.critical.LipschitzBound, optional
+    alpha : float, optional
+
+    Returns
+    -------
+    dict
+    """
+    rows = []
+    for i, q in enumerate(points):
+        row = {
+            "overlaps": [float(x) for x in q.overlaps],
+            "risk": q.risk,
+            "grad_norm": q.grad_norm,
+            "index": q.index,
+            "nullity": q.nullity,
+            "orbit_dimension": q.orbit_dimension,
+            "kind": q.kind,
+            "hessian_eigenvalues": [float(x) for x in q.hessian_eigenvalues],
+            "multiplicities": [int(x) for x in q.multiplicities],
+            "symmetry_copies": [[float(x) for x in c] for c in q.symmetry_copies],
+            "below_range": list(q.below_range),
+        }
+        if spectra is not None:
+            s = spectra[i]
+            row["pgd_map"] = {
+                "unstable": s.unstable,
+                "center": s.center,
+                "stable": s.stable,
+                "conclusion": s.conclusion,
+            }
+        rows.append(row)
+    out = {"where": points.where, "certificate": points.certificate, "points": rows}
+    if bound is not None:
+        out["lipschitz"] = {
+            "lower": bound.lower,
+            "upper": bound.upper,
+            "alpha": alpha,
+            "alpha_below_one_over_lip": bound.step_condition(alpha),
+        }
+    return out
+
+
+def critical_text(points, spectra=None, bound=None, alpha=None) -> str:
+    """The text ``slr-theory critical`` prints: the table, the evidence, the PGD-map check.
+
+    Parameters
+    ----------
+    points : slr_theory.critical.CriticalPoints
+    spectra : list of slr_theory.critical.MapSpectrum, optional
+    bound : slr_theory.critical.LipschitzBound, optional
+    alpha : float, optional
+
+    Returns
+    -------
+    str
+    """
+    lines = [points.table(), "", *points.certificate]
+    if spectra is not None:
+        lines += ["", f"PGD map at alpha = {alpha:g} (unstable / center / stable dimensions):"]
+        for q, s in zip(points, spectra, strict=True):
+            o = " ".join(f"{x:+.4f}" for x in q.overlaps)
+            lines.append(f"  ({o})  {s.unstable} / {s.center} / {s.stable}  {s.conclusion}")
+    if bound is not None:
+        lines.append(
+            f"Lip(grad R) in [{bound.lower:.4g}, {bound.upper:.4g}]; "
+            f"alpha < 1/Lip: {bound.step_condition(alpha)}"
         )
     return "\n".join(lines)

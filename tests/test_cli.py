@@ -96,3 +96,33 @@ def test_stats_usage_errors(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_critical_on_m_with_the_map_check(capsys):
+    assert main(["critical", "--where", "manifold", "--alpha", "4e-3"]) == 0
+    out = capsys.readouterr().out
+    assert "exactly five critical points" in out
+    assert "strict saddle" in out and "alpha < 1/Lip: fails" in out
+
+
+def test_critical_json(capsys):
+    assert main(["critical", "--starts", "16", "--json", "--lam", "0.1"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    kinds = [p["kind"] for p in data["points"]]
+    assert data["where"] == "sphere" and kinds[0] == "minimum"
+    assert sum(p["index"] == 0 for p in data["points"]) == 2
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["critical", "--d", "1"], "--d: must be an integer >= 2"),
+        (["critical", "--where", "torus"], "invalid choice: 'torus'"),
+        (["critical", "--alpha", "0"], "--alpha: must be a positive number"),
+        (["critical", "--starts", "0"], "--starts: must be a positive integer"),
+    ],
+)
+def test_critical_usage_errors(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1

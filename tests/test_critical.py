@@ -79,7 +79,7 @@ def test_each_point_is_critical_for_explicit_vectors(lam):
     pts = critical_points(p6, starts=128, rng=2)
     assert len(pts) >= 5
     for q in pts:
-        assert q.relative_gradient <= 1e-10
+        assert q.relative_gradient <= 64 * np.finfo(float).eps  # polished to rounding
         k0, v0, ks, vs = _embed(q, 6)
         for k, v in _images(k0, v0):
             gk, gv = risk_grad_at(p6, k, v, ks, vs, riemannian=True)
