@@ -179,6 +179,22 @@ def _tangent_setup(p):
     return params, k, v, ks, vs, uk, uv
 
 
+def _mp_total(params, kk, vv, ks, vs):
+    """The risk (40-digit conditioned quadrature) at mpmath vectors ``kk, vv``."""
+
+    def dot(a, b):
+        return mp.fsum(x * mp.mpf(float(y)) for x, y in zip(a, b, strict=True))
+
+    ov = (
+        dot(kk, ks),
+        dot(vv, vs),
+        dot(vv, ks),
+        dot(kk, vs),
+        mp.fsum(x * y for x, y in zip(kk, vv, strict=True)),
+    )
+    return mp_risk_components(params, ov, dps=40)["total"]
+
+
 def _dd_closed(**p):
     from ..risk import risk_grad_at
 
@@ -201,16 +217,7 @@ def _dd_reference(**p):
             ]
             nk = mp.sqrt(mp.fsum(x * x for x in kk))
             nv = mp.sqrt(mp.fsum(x * x for x in vv))
-            kk, vv = [x / nk for x in kk], [x / nv for x in vv]
-            dot = lambda a, b: mp.fsum(x * mp.mpf(float(y)) for x, y in zip(a, b, strict=True))  # noqa: E731
-            ov = (
-                dot(kk, ks),
-                dot(vv, vs),
-                dot(vv, ks),
-                dot(kk, vs),
-                mp.fsum(x * y for x, y in zip(kk, vv, strict=True)),
-            )
-            return mp_risk_components(params, ov, dps=40)["total"]
+            return _mp_total(params, [x / nk for x in kk], [x / nv for x in vv], ks, vs)
 
         return (total(1) - total(-1)) / (2 * h)
 
@@ -316,16 +323,7 @@ def _hess_reference(**p):
         h = mp.mpf("1e-10")
 
         def total(t):
-            kk, vv = _geodesic(k, uk, t), _geodesic(v, uv, t)
-            dot = lambda a, b: mp.fsum(x * mp.mpf(float(y)) for x, y in zip(a, b, strict=True))  # noqa: E731
-            ov = (
-                dot(kk, ks),
-                dot(vv, vs),
-                dot(vv, ks),
-                dot(kk, vs),
-                mp.fsum(x * y for x, y in zip(kk, vv, strict=True)),
-            )
-            return mp_risk_components(params, ov, dps=40)["total"]
+            return _mp_total(params, _geodesic(k, uk, t), _geodesic(v, uv, t), ks, vs)
 
         return (total(h) - 2 * total(0) + total(-h)) / (h * h)
 
