@@ -129,45 +129,74 @@ def overlap_velocity(o: np.ndarray, g: np.ndarray) -> np.ndarray:
 
 
 def velocity_partials(o: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``d velocity / d overlaps`` and ``d velocity / d partials`` (each ``(5, 5)``) at one point.
+    """``d velocity / d overlaps`` and ``d velocity / d partials`` at one point or a batch.
 
     The Jacobian of the flow is ``Jo + Jg @ Hess_overlaps R``.
 
     Parameters
     ----------
-    o, g : ndarray, shape ``(5,)``
+    o, g : ndarray, shape ``(5, ...)``
+        Overlaps and partials, first axis in :data:`slr_theory.OVERLAP_NAMES` order.
 
     Returns
     -------
-    Jo, Jg : ndarray, shape ``(5, 5)``
+    Jo, Jg : ndarray, shape ``(..., 5, 5)``
     """
+    o = np.asarray(o, dtype=np.float64)
+    g = np.asarray(g, dtype=np.float64)
     k, n, t, e, r = o
     rk, rn, rt, re, rr = g
+    zero = np.zeros_like(k * rk)
     A = k * rk + e * re + r * rr
     B = t * rt + n * rn + r * rr
-    dA_o = np.array([rk, 0, 0, re, rr])
-    dA_g = np.array([k, 0, 0, e, r])
-    dB_o = np.array([0, rn, rt, 0, rr])
-    dB_g = np.array([0, n, t, 0, r])
-    E = np.eye(5)
-    Jo = np.array(
+    dA_o = np.stack([rk + zero, zero, zero, re + zero, rr + zero], axis=-1)
+    dB_o = np.stack([zero, rn + zero, rt + zero, zero, rr + zero], axis=-1)
+    dA_g = np.stack([k + zero, zero, zero, e + zero, r + zero], axis=-1)
+    dB_g = np.stack([zero, n + zero, t + zero, zero, r + zero], axis=-1)
+    Jo = np.stack(
         [
-            A * E[0] + k * dA_o - rr * E[2],
-            B * E[1] + n * dB_o - rr * E[3],
-            B * E[2] + t * dB_o - rr * E[0],
-            A * E[3] + e * dA_o - rr * E[1],
-            -rk * E[2] - re * E[1] - rt * E[0] - rn * E[3] + (A + B) * E[4] + r * (dA_o + dB_o),
-        ]
+            (k + zero)[..., None] * dA_o,
+            (n + zero)[..., None] * dB_o,
+            (t + zero)[..., None] * dB_o,
+            (e + zero)[..., None] * dA_o,
+            (r + zero)[..., None] * (dA_o + dB_o),
+        ],
+        axis=-2,
     )
-    Jg = np.array(
+    Jo[..., 0, 0] += A
+    Jo[..., 0, 2] -= rr
+    Jo[..., 1, 1] += B
+    Jo[..., 1, 3] -= rr
+    Jo[..., 2, 2] += B
+    Jo[..., 2, 0] -= rr
+    Jo[..., 3, 3] += A
+    Jo[..., 3, 1] -= rr
+    Jo[..., 4, 2] -= rk
+    Jo[..., 4, 1] -= re
+    Jo[..., 4, 0] -= rt
+    Jo[..., 4, 3] -= rn
+    Jo[..., 4, 4] += A + B
+    Jg = np.stack(
         [
-            -E[0] - t * E[4] + k * dA_g,
-            -E[1] - e * E[4] + n * dB_g,
-            -E[2] - k * E[4] + t * dB_g,
-            -E[3] - n * E[4] + e * dA_g,
-            -t * E[0] - n * E[3] - k * E[2] - e * E[1] - 2 * E[4] + r * (dA_g + dB_g),
-        ]
+            (k + zero)[..., None] * dA_g,
+            (n + zero)[..., None] * dB_g,
+            (t + zero)[..., None] * dB_g,
+            (e + zero)[..., None] * dA_g,
+            (r + zero)[..., None] * (dA_g + dB_g),
+        ],
+        axis=-2,
     )
+    for i in range(4):
+        Jg[..., i, i] -= 1.0
+    Jg[..., 0, 4] -= t
+    Jg[..., 1, 4] -= e
+    Jg[..., 2, 4] -= k
+    Jg[..., 3, 4] -= n
+    Jg[..., 4, 0] -= t
+    Jg[..., 4, 3] -= n
+    Jg[..., 4, 2] -= k
+    Jg[..., 4, 1] -= e
+    Jg[..., 4, 4] -= 2.0
     return Jo, Jg
 
 
