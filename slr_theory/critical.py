@@ -63,10 +63,14 @@ __all__ = [
     "LipschitzBound",
     "MapSpectrum",
     "SearchReport",
+    "canonical",
+    "classify",
     "critical_points",
     "lipschitz_bound",
     "manifold_certificate",
     "pgd_map_spectrum",
+    "polish",
+    "same_point",
 ]
 
 EPS = np.finfo(float).eps
@@ -243,11 +247,41 @@ def _images(ov: np.ndarray) -> np.ndarray:
     return SYMMETRIES * np.asarray(ov, dtype=float)
 
 
-def _canonical(ov: np.ndarray) -> np.ndarray:
-    """The representative of the orbit of ``ov`` under :data:`SYMMETRIES` (largest, rounded)."""
+def canonical(ov) -> np.ndarray:
+    """The representative of the orbit of ``ov`` under :data:`SYMMETRIES` (the largest, rounded).
+
+    Parameters
+    ----------
+    ov : array_like, shape (5,)
+
+    Returns
+    -------
+    ndarray, shape (5,)
+
+    Examples
+    --------
+    >>> from slr_theory.critical import canonical
+    >>> canonical([-0.3, 0.2, 0.1, -0.4, 0.5]).tolist()
+    [0.3, -0.2, 0.1, -0.4, -0.5]
+    """
     images = _images(ov)
     keys = [tuple(np.round(x, 8) + 0.0) for x in images]
     return images[max(range(len(images)), key=lambda i: keys[i])]
+
+
+def same_point(a, b, tol: float = 1e-6) -> bool:
+    """Whether two overlap tuples are the same point up to :data:`SYMMETRIES`.
+
+    Parameters
+    ----------
+    a, b : array_like, shape (5,)
+    tol : float
+
+    Returns
+    -------
+    bool
+    """
+    return bool(np.max(np.abs(canonical(a) - canonical(b))) <= tol)
 
 
 def _gaussian_part_vanishes(params: Params, table, K, V, tol: float) -> np.ndarray:
@@ -265,6 +299,50 @@ def _gaussian_part_vanishes(params: Params, table, K, V, tol: float) -> np.ndarr
     mag = (np.abs(C) @ np.abs(phi)).T
     G, _a, _b = riemannian_gradient(K, V, g)
     return _relative_gradient(ov.T, G, mag) <= tol
+
+
+def polish(params: Params, k, v, *, tol: float = GRAD_TOL, iterations: int = 60):
+    """Damped Riemannian Newton from one point ``k, v`` in ``R^4``; the critical point or None.
+
+    Parameters
+    ----------
+    params : Params
+    k, v : array_like, shape (4,)
+        Unit vectors in the basis ``(k*, v*, e3, e4)``.
+    tol : float
+        Relative-gradient threshold (module docstring).
+    iterations : int
+
+    Returns
+    -------
+    tuple of two ndarray, or None
+        The polished ``(k, v)`` if it is critical (relative gradient <= `tol`, Newton
+        step below ``1e-7``), else None.
+    """
+    params = _check_params(params)
+    K = np.asarray(k, dtype=float)[None] / np.linalg.norm(k)
+    V = np.asarray(v, dtype=float)[None] / np.linalg.norm(v)
+    K, V, ov, _gn, rel, step = _newton(_tables(params), K, V, iterations)
+    ok = (rel[0] <= tol) & (step[0] < 1e-7) & (span_dimension(K, V)[0] <= params.d)
+    if ok and (params.lam * np.sqrt(params.d / 2.0) * ov[0, 0]) ** 2 > 600.0:
+        ok = bool(_gaussian_part_vanishes(params, _tables(params)[0], K, V, tol)[0])
+    return (K[0], V[0]) if ok else None
+
+
+def classify(params: Params, k, v) -> CriticalPoint:
+    """The :class:`CriticalPoint` record of a critical point given by its vectors in ``R^4``.
+
+    Parameters
+    ----------
+    params : Params
+    k, v : array_like, shape (4,)
+
+    Returns
+    -------
+    CriticalPoint
+    """
+    params = _check_params(params)
+    return _classify(params, _tables(params), np.asarray(k, float), np.asarray(v, float))
 
 
 # --- the flow on M: complete by proof -----------------------------------------------------
@@ -609,7 +687,7 @@ def critical_points(
     members: list[list[int]] = []
     reached = np.full(len(K), -1)
     for i in np.flatnonzero(critical):
-        c = _canonical(ov[i])
+        c = canonical(ov[i])
         for j, r in enumerate(reps):
             if np.max(np.abs(r - c)) <= 1e-6:
                 members[j].append(i)
@@ -624,7 +702,7 @@ def critical_points(
     for idx in members:
         best = min(idx, key=lambda i: rel[i])
         k, v = K[best], V[best]
-        target = _canonical(ov[best])
+        target = canonical(ov[best])
         sign = SYMMETRIES[int(np.argmin(np.abs(_images(ov[best]) - target).max(axis=1)))]
         if sign[0] < 0:
             k, v = -k, -v

@@ -1,0 +1,726 @@
+r"""The global picture: stability of M, basins and separatrices, escape from saddles, continuation in λ.
+
+- :func:`manifold_stability`: the transverse eigenvalues of the overlap flow at points of
+  ``M = {theta = eta = rho = 0}``. M is invariant, so on M the Jacobian of the flow is
+  block triangular and the ``(theta, eta, rho)`` block alone decides whether a small
+  distance to M shrinks or grows.
+- :func:`separatrix` and :func:`manifold_basins`: on M, the stable manifold of the saddle
+  at the origin, traced backward from its stable eigendirection, and which critical point
+  each start of a grid reaches under the flow or under PGD at a finite step (and when).
+- :func:`basin_fractions`: for initialisations uniform on the spheres (sampled exactly in
+  overlap space), the fraction of runs each minimum attracts, with standard errors.
+- :func:`saddle_escape`: time to leave a neighbourhood of a saddle against the linearised
+  prediction ``log(r / r0) / mu``.
+- :func:`continuation`: every critical point followed in ``lambda`` by a predictor-corrector
+  (secant predictor, damped Riemannian Newton corrector, step halving), with the events
+  where a branch changes index, folds or meets another branch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy.optimize import OptimizeResult
+
+from . import engine
+from .critical import (
+    CriticalPoint,
+    CriticalPoints,
+    classify,
+    critical_points,
+    polish,
+    same_point,
+)
+from .geometry import velocity_partials
+from .params import Params, check_overlaps
+from .validate import positive_int, positive_real
+
+__all__ = [
+    "BasinFractions",
+    "Branch",
+    "Continuation",
+    "ManifoldBasins",
+    "basin_fractions",
+    "continuation",
+    "manifold_basins",
+    "manifold_stability",
+    "saddle_escape",
+    "separatrix",
+]
+
+
+def _check_params(params) -> Params:
+    if not isinstance(params, Params):
+        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
+    return params
+
+
+def _rng(rng) -> np.random.Generator:
+    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+
+
+# --- stability of M -------------------------------------------------------------------------
+
+
+def manifold_stability(params: Params, kappa, nu) -> np.ndarray:
+    """Transverse eigenvalues of the overlap flow at points ``(kappa, nu)`` of M.
+
+    The Jacobian ``J = Jo + Jg Hess R`` of the five-dimensional flow
+    (:func:`slr_theory.geometry.velocity_partials`) has ``d(theta', eta', rho')/d(kappa, nu)
+    = 0`` on M, so its ``(theta, eta, rho)`` block gives the linear growth of the distance
+    to M: M attracts where every real part is negative.
+
+    Parameters
+    ----------
+    params : Params
+    kappa, nu : array_like
+        Points of the closed square, broadcast together.
+
+    Returns
+    -------
+    ndarray, complex, shape ``(..., 3)``
+        The three eigenvalues, by decreasing real part (``[..., 0]`` decides stability).
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.landscape import manifold_stability
+    >>> ev = manifold_stability(Params.paper(lam=0.1), [1.0, 1.0], [1.0, -1.0])
+    >>> bool(ev[0, 0].real < 0), bool(ev[1, 0].real > 0)  # M attracts at (1, 1), repels at (1, -1)
+    (True, True)
+    """
+    params = _check_params(params)
+    k, n, *_ = check_overlaps(kappa, nu, 0.0, 0.0, 0.0, d=params.d)
+    k, n = np.broadcast_arrays(k, n)
+    zero = np.zeros_like(k)
+    ov = (k, n, zero, zero, zero)
+    g = np.moveaxis(engine.gradient(params, ov), -1, 0)
+    H = engine.hessian(params, ov)
+    Jo, Jg = velocity_partials(np.stack([k, n, zero, zero, zero]), g)
+    block = (Jo + Jg @ H)[..., 2:, 2:]
+    ev = np.linalg.eigvals(block)
+    order = np.argsort(-ev.real, axis=-1, kind="stable")
+    return np.take_along_axis(ev, order, axis=-1)
+
+
+# --- the flow on M in the angle chart, vectorised -------------------------------------------
+
+
+def _angle_velocity(table, phi: np.ndarray, psi: np.ndarray) -> np.ndarray:
+    """``(phi', psi') = (sin phi R_kappa, sin psi R_nu)`` at ``cos phi, cos psi`` (batched)."""
+    n = phi.size
+    ov = np.zeros((5, n))
+    ov[0], ov[1] = np.cos(phi), np.cos(psi)
+    c_k = table.column(0, (0, 0, 0, 0), 0, "exD")
+    c_n = table.column(1, (0, 0, 0, 0), 0, "erf")
+    gr = engine.manifold_gradient(ov[:2], table.constants, c_k, c_n)
+    return np.stack([np.sin(phi) * gr[0], np.sin(psi) * gr[1]])
+
+
+def _m_critical() -> np.ndarray:
+    return np.array([[0.0, 0.0], [1, 1], [-1, -1], [1, -1], [-1, 1]])
+
+
+@dataclass(frozen=True)
+class ManifoldBasins:
+    """Which critical point of M each start reaches.
+
+    Attributes
+    ----------
+    kappa, nu : ndarray, shape ``(m, m)``
+        The grid of starts.
+    label : ndarray of int, shape ``(m, m)``
+        Index into :attr:`targets` of the point reached, ``-1`` if none within the time.
+    time : ndarray, shape ``(m, m)``
+        Flow time (or PGD steps times ``alpha``) at which the run entered the
+        ``radius``-disc around it (``nan`` if never).
+    targets : ndarray, shape (5, 2)
+        The critical points of M: the origin and the four corners.
+    dynamics : str
+    radius : float
+    """
+
+    kappa: np.ndarray
+    nu: np.ndarray
+    label: np.ndarray
+    time: np.ndarray
+    targets: np.ndarray
+    dynamics: str
+    radius: float
+
+
+def manifold_basins(
+    params: Params,
+    grid: int = 41,
+    *,
+    dynamics: str = "flow",
+    alpha: float | None = None,
+    t_max: float = 2000.0,
+    radius: float = 1e-2,
+    dt: float | None = None,
+) -> ManifoldBasins:
+    """The basin map of the dynamics on M over a grid of starts in the open square.
+
+    Parameters
+    ----------
+    params : Params
+    grid : int
+        ``grid x grid`` starts, uniform in ``(-1, 1)^2`` (the boundary excluded).
+    dynamics : {"flow", "pgd"}
+        The gradient flow (classical RK4 in the angle chart, every start at once, step
+        `dt`), or the paper's PGD at step `alpha` (exact, :func:`slr_theory.pgd`).
+    alpha : float, optional
+        PGD step (required for ``"pgd"``).
+    t_max : float
+        Flow time (PGD: ``t_max / alpha`` steps).
+    radius : float
+        A run has reached a critical point when within this distance of it.
+    dt : float, optional
+        RK4 step for the flow (default ``0.2 / Lip`` with ``Lip`` the largest chart
+        curvature on the grid, at most 0.05).
+
+    Returns
+    -------
+    ManifoldBasins
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.landscape import manifold_basins
+    >>> b = manifold_basins(Params.paper(lam=0.1), grid=8, t_max=400.0)
+    >>> sorted(set(b.label.ravel().tolist()))  # the two minima (1, 1) and (-1, -1)
+    [1, 2]
+    """
+    params = _check_params(params)
+    grid = positive_int(grid, "grid")
+    t_max = positive_real(t_max, "t_max")
+    radius = positive_real(radius, "radius")
+    if dynamics not in ("flow", "pgd"):
+        raise ValueError(f"`dynamics` must be 'flow' or 'pgd', got {dynamics!r}.")
+    t = np.linspace(-1, 1, grid + 2)[1:-1]
+    kk, nn = np.meshgrid(t, t)
+    targets = _m_critical()
+    if dynamics == "pgd":
+        if alpha is None:
+            raise ValueError("`alpha` is required for dynamics='pgd'.")
+        alpha = positive_real(alpha, "alpha")
+        from .dynamics import pgd
+
+        steps = int(np.ceil(t_max / alpha))
+        every = max(1, steps // 400)
+        ov0 = np.zeros((kk.size, 5))
+        ov0[:, 0], ov0[:, 1] = kk.ravel(), nn.ravel()
+        res = pgd(params, ov0, alpha, steps, record_every=every)
+        path = np.moveaxis(res.overlaps[..., :2], 0, 1)  # (n, n_rec, 2)
+        times = res.step * alpha
+    else:
+        table = engine.table(params, params.lam, 1)
+        phi = np.arccos(kk.ravel())
+        psi = np.arccos(nn.ravel())
+        if dt is None:
+            dt = 0.05
+        n_steps = int(np.ceil(t_max / dt))
+        every = max(1, n_steps // 400)
+        recs, times = [], []
+        for i in range(n_steps + 1):
+            if i % every == 0 or i == n_steps:
+                recs.append(np.stack([np.cos(phi), np.cos(psi)], axis=-1))
+                times.append(i * dt)
+            if i == n_steps:
+                break
+            k1 = _angle_velocity(table, phi, psi)
+            k2 = _angle_velocity(table, phi + 0.5 * dt * k1[0], psi + 0.5 * dt * k1[1])
+            k3 = _angle_velocity(table, phi + 0.5 * dt * k2[0], psi + 0.5 * dt * k2[1])
+            k4 = _angle_velocity(table, phi + dt * k3[0], psi + dt * k3[1])
+            phi = phi + dt / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
+            psi = psi + dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
+        path = np.stack(recs, axis=1)
+        times = np.array(times)
+    dist = np.linalg.norm(path[:, :, None, :] - targets[None, None], axis=-1)  # (n, rec, 5)
+    inside = dist < radius
+    label = np.full(path.shape[0], -1)
+    when = np.full(path.shape[0], np.nan)
+    final = inside[:, -1, :]
+    for j in range(len(targets)):
+        hit = final[:, j]
+        label[hit] = j
+        first = np.argmax(inside[:, :, j], axis=1)
+        when[hit] = times[first[hit]]
+    return ManifoldBasins(
+        kk, nn, label.reshape(kk.shape), when.reshape(kk.shape), targets, dynamics, radius
+    )
+
+
+def separatrix(
+    params: Params, *, delta: float = 1e-6, t_max: float = 2000.0, dt: float = 0.01
+) -> np.ndarray:
+    """The stable manifold of the saddle at the origin of M, as a curve in ``(kappa, nu)``.
+
+    Integrated backward in time (classical RK4 in the angle chart) from ``origin +- delta``
+    along the stable eigenvector of the chart's Jacobian, until it leaves the open square.
+
+    Parameters
+    ----------
+    params : Params
+    delta : float
+        Initial offset along the stable direction.
+    t_max : float
+        Longest backward time per half.
+    dt : float
+        RK4 step.
+
+    Returns
+    -------
+    ndarray, shape ``(m, 2)``
+        Points ``(kappa, nu)`` ordered along the curve, through the origin.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory import Params
+    >>> from slr_theory.landscape import separatrix
+    >>> s = separatrix(Params.paper(lam=0.1))
+    >>> bool(np.abs(s).max() > 0.9)  # it reaches the edge of the square
+    True
+    """
+    from .geometry import manifold_chart_jacobian
+
+    params = _check_params(params)
+    delta = positive_real(delta, "delta")
+    J = manifold_chart_jacobian(params, np.pi / 2, np.pi / 2)
+    w, U = np.linalg.eigh(J)  # symmetric: the flow in the angles is a gradient flow
+    stable = U[:, int(np.argmin(w))]
+    table = engine.table(params, params.lam, 1)
+    halves = []
+    for sign in (1.0, -1.0):
+        y = np.array([np.pi / 2, np.pi / 2]) + sign * delta * stable
+        pts = [y.copy()]
+        steps = int(np.ceil(t_max / dt))
+        for _ in range(steps):
+
+            def f(z):
+                return -_angle_velocity(table, np.array([z[0]]), np.array([z[1]]))[:, 0]
+
+            k1 = f(y)
+            k2 = f(y + 0.5 * dt * k1)
+            k3 = f(y + 0.5 * dt * k2)
+            k4 = f(y + dt * k3)
+            y = y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            if not (0 < y[0] < np.pi and 0 < y[1] < np.pi):
+                break
+            pts.append(y.copy())
+            if np.any(np.abs(np.cos(y)) > 1 - 1e-9):
+                break
+        halves.append(np.cos(np.array(pts)))
+    return np.concatenate([halves[1][::-1], np.zeros((1, 2)), halves[0]])
+
+
+# --- basins in the full space ---------------------------------------------------------------
+
+
+@dataclass
+class BasinFractions:
+    """Which minimum runs from a uniform initialisation reach, and how often.
+
+    Attributes
+    ----------
+    attractors : list of CriticalPoint
+        The minima of :func:`slr_theory.critical_points` (one per orbit).
+    fractions, stderr : ndarray
+        Fraction of runs ending at each attractor (or one of its symmetric images), and
+        the binomial standard error ``sqrt(p (1 - p) / n)``.
+    none_fraction : float
+        Runs that reached no minimum (a saddle's neighbourhood, a plateau).
+    unreached : ndarray, shape ``(m, 5)``
+        Where those runs ended.
+    final : ndarray, shape ``(n, 5)``
+        Every run's end point.
+    label : ndarray of int, shape ``(n,)``
+        Index of the attractor reached, ``-1`` for none.
+    dynamics : str
+    n : int
+    """
+
+    attractors: list
+    fractions: np.ndarray
+    stderr: np.ndarray
+    none_fraction: float
+    unreached: np.ndarray
+    final: np.ndarray
+    label: np.ndarray
+    dynamics: str
+    n: int
+    notes: list = field(default_factory=list)
+
+
+def _nearest_attractor(final: np.ndarray, attractors: list, tol: float) -> np.ndarray:
+    from .critical import SYMMETRIES
+
+    label = np.full(final.shape[0], -1)
+    best = np.full(final.shape[0], np.inf)
+    for j, q in enumerate(attractors):
+        images = SYMMETRIES * q.overlaps
+        dist = np.min(np.linalg.norm(final[:, None, :] - images[None], axis=-1), axis=1)
+        closer = (dist < tol) & (dist < best)
+        label[closer] = j
+        best[closer] = dist[closer]
+    return label
+
+
+def basin_fractions(
+    params: Params,
+    n: int,
+    *,
+    rng: np.random.Generator | int | None = 0,
+    dynamics: str = "pgd",
+    alpha: float | None = None,
+    steps: int | None = None,
+    t_max: float | None = None,
+    tol: float = 0.05,
+    points: CriticalPoints | None = None,
+) -> BasinFractions:
+    """Fractions of uniform initialisations on the spheres that each minimum attracts.
+
+    Parameters
+    ----------
+    params : Params
+        ``d >= 4``.
+    n : int
+        Runs, initialised exactly in law as uniform ``k, v`` on ``S^{d-1}``
+        (:func:`slr_theory.sample_initial_overlaps`).
+    rng : numpy.random.Generator or int or None
+    dynamics : {"pgd", "flow"}
+        PGD at step `alpha` for `steps` steps (exact, on the overlaps), or the gradient
+        flow up to `t_max` (:func:`slr_theory.flows.overlap_flow`, one run at a time).
+    alpha, steps : optional
+        For ``"pgd"`` (both required).
+    t_max : float, optional
+        For ``"flow"`` (required).
+    tol : float
+        A run has reached a minimum when its overlaps are within `tol` of it (or of a
+        symmetric image).
+    points : CriticalPoints, optional
+        The critical points to classify against (default: :func:`critical_points`).
+
+    Returns
+    -------
+    BasinFractions
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.landscape import basin_fractions
+    >>> b = basin_fractions(Params.paper(lam=0.1), 16, alpha=4e-3, steps=2000)
+    >>> len(b.attractors), bool(abs(b.fractions.sum() + b.none_fraction - 1) < 1e-12)
+    (2, True)
+    """
+    from .dynamics import pgd, sample_initial_overlaps
+
+    params = _check_params(params)
+    n = positive_int(n, "n")
+    rng = _rng(rng)
+    tol = positive_real(tol, "tol")
+    if dynamics not in ("pgd", "flow"):
+        raise ValueError(f"`dynamics` must be 'pgd' or 'flow', got {dynamics!r}.")
+    if points is None:
+        points = critical_points(params, rng=0)
+    attractors = [q for q in points if q.index == 0]
+    ov0 = sample_initial_overlaps(params.d, rng, n)
+    if dynamics == "pgd":
+        if alpha is None or steps is None:
+            raise ValueError("dynamics='pgd' needs `alpha` and `steps`.")
+        res = pgd(
+            params,
+            ov0,
+            positive_real(alpha, "alpha"),
+            positive_int(steps, "steps"),
+            record_every=positive_int(steps, "steps"),
+        )
+        final = res.overlaps[-1]
+    else:
+        if t_max is None:
+            raise ValueError("dynamics='flow' needs `t_max`.")
+        from .flows import overlap_flow
+
+        t_max = positive_real(t_max, "t_max")
+        final = np.array(
+            [overlap_flow(params, o, t_max, dense_output=False).overlaps[-1] for o in ov0]
+        )
+    label = _nearest_attractor(final, attractors, tol)
+    counts = np.array([(label == j).sum() for j in range(len(attractors))], dtype=float)
+    frac = counts / n
+    return BasinFractions(
+        attractors=attractors,
+        fractions=frac,
+        stderr=np.sqrt(frac * (1 - frac) / n),
+        none_fraction=float((label < 0).mean()),
+        unreached=final[label < 0],
+        final=final,
+        label=label,
+        dynamics=dynamics,
+        n=n,
+    )
+
+
+# --- escape from saddles ----------------------------------------------------------------------
+
+
+def saddle_escape(
+    params: Params,
+    point: CriticalPoint,
+    r0: np.ndarray | float,
+    *,
+    radius: float = 1e-2,
+) -> OptimizeResult:
+    """Time for the gradient flow to leave a neighbourhood of a saddle, against ``log(radius/r0)/mu``.
+
+    The run starts at distance ``r0`` from the saddle along its most unstable tangent
+    direction (the eigenvector of the Riemannian Hessian with the most negative
+    eigenvalue ``-mu``), on explicit coordinates in ``R^4``, and is integrated with
+    ``solve_ivp`` (Radau, ``rtol = 1e-10``) until its geodesic distance to the saddle
+    reaches `radius`.
+
+    Parameters
+    ----------
+    params : Params
+    point : CriticalPoint
+        A saddle (index >= 1).
+    r0 : float or array_like
+        Initial distances, ``0 < r0 < radius``.
+    radius : float
+
+    Returns
+    -------
+    OptimizeResult
+        ``mu``, ``r0``, ``measured`` and ``predicted`` escape times.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory import Params, critical_points
+    >>> from slr_theory.landscape import saddle_escape
+    >>> origin = critical_points(Params.paper(lam=0.1), "manifold")[1]
+    >>> e = saddle_escape(Params.paper(lam=0.1), origin, [1e-6, 1e-8])
+    >>> bool(np.allclose(e.measured, e.predicted, rtol=0.05))
+    True
+    """
+    from scipy.integrate import solve_ivp
+
+    from .geometry import vector_derivatives
+
+    params = _check_params(params)
+    if point.index < 1:
+        raise ValueError(f"`point` must be a saddle (index >= 1), got a {point.kind}.")
+    radius = positive_real(radius, "radius")
+    r0 = np.atleast_1d(np.asarray(r0, dtype=float))
+    if np.any(~(r0 > 0) | ~(r0 < radius)):
+        raise ValueError(f"`r0` must lie in (0, radius={radius!r}), got {r0.tolist()!r}.")
+    tables = (engine.table(params, params.lam, 1), engine.table(params, params.lam, 2))
+    k0, v0 = point.vectors
+    _ov, _g, _G, Hr, _ab, _m = vector_derivatives(tables, k0[None], v0[None])
+    w, U = np.linalg.eigh(Hr[0])
+    i = int(np.argmin(w))
+    mu, u = -float(w[i]), U[:, i]
+
+    def distance(y):
+        k, v = y[:4] / np.linalg.norm(y[:4]), y[4:] / np.linalg.norm(y[4:])
+        return np.hypot(np.arccos(np.clip(k @ k0, -1, 1)), np.arccos(np.clip(v @ v0, -1, 1)))
+
+    def field(_t, y):
+        k, v = y[:4] / np.linalg.norm(y[:4]), y[4:] / np.linalg.norm(y[4:])
+        _o, _gg, G, _h, _a, _mm = vector_derivatives(tables, k[None], v[None])
+        return -G[0]
+
+    def leave(_t, y):
+        return distance(y) - radius
+
+    leave.terminal = True
+    leave.direction = 1
+    measured = []
+    for r in r0:
+        k = np.cos(r * np.linalg.norm(u[:4])) * k0 + np.sin(r * np.linalg.norm(u[:4])) * (
+            u[:4] / max(np.linalg.norm(u[:4]), 1e-300)
+        )
+        v = np.cos(r * np.linalg.norm(u[4:])) * v0 + np.sin(r * np.linalg.norm(u[4:])) * (
+            u[4:] / max(np.linalg.norm(u[4:]), 1e-300)
+        )
+        t_end = 50 * np.log(radius / r) / mu
+        sol = solve_ivp(
+            field,
+            (0, t_end),
+            np.concatenate([k, v]),
+            method="Radau",
+            rtol=1e-10,
+            atol=1e-13,
+            events=leave,
+        )
+        measured.append(float(sol.t_events[0][0]) if sol.t_events[0].size else np.nan)
+    return OptimizeResult(
+        mu=mu,
+        r0=r0,
+        radius=radius,
+        measured=np.array(measured),
+        predicted=np.log(radius / r0) / mu,
+    )
+
+
+# --- continuation in lambda -----------------------------------------------------------------
+
+
+@dataclass
+class Branch:
+    """One critical point followed in ``lambda``.
+
+    Attributes
+    ----------
+    lam : ndarray, shape (m,)
+    overlaps : ndarray, shape (m, 5)
+    risk : ndarray, shape (m,)
+    index : ndarray of int, shape (m,)
+    kind : list of str
+    end : str
+        Why the branch stops: ``"range"`` (reached the end of the range) or ``"fold"``
+        (the corrector failed at the smallest step: a fold, or a meeting with another
+        branch).
+    """
+
+    lam: np.ndarray
+    overlaps: np.ndarray
+    risk: np.ndarray
+    index: np.ndarray
+    kind: list
+    end: str
+
+
+@dataclass
+class Continuation:
+    """Branches of critical points over a range of ``lambda``, and the events between them.
+
+    Attributes
+    ----------
+    branches : list of Branch
+    events : list of dict
+        ``{"lam", "branch", "type", ...}`` with type ``"index change"``, ``"fold"`` or
+        ``"meets"`` (two branches arriving at the same point).
+    """
+
+    branches: list
+    events: list
+
+
+def continuation(
+    params: Params,
+    lam_range: tuple[float, float],
+    *,
+    steps: int = 60,
+    points: CriticalPoints | None = None,
+    min_step: float = 1e-4,
+) -> Continuation:
+    """Follow every critical point of the full space as ``lambda`` varies over `lam_range`.
+
+    Starting from :func:`critical_points` at ``lam_range[0]``, each branch advances on a
+    logarithmic grid of `steps` temperatures: a secant predictor on the explicit
+    coordinates, a damped Riemannian Newton corrector, and step halving down to a
+    relative step `min_step` when the corrector fails or jumps. A branch that cannot
+    continue ends in a ``"fold"``. Index changes and branches that meet are recorded.
+
+    Parameters
+    ----------
+    params : Params
+    lam_range : (float, float)
+        ``lambda`` from the first to the second (either order).
+    steps : int
+    points : CriticalPoints, optional
+        The starting points (default: :func:`critical_points` at the first ``lambda``).
+    min_step : float
+
+    Returns
+    -------
+    Continuation
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.landscape import continuation
+    >>> c = continuation(Params.paper(), (0.1, 0.2), steps=4)
+    >>> len(c.branches) >= 10
+    True
+    """
+    params = _check_params(params)
+    lo, hi = (positive_real(x, "lam_range") for x in lam_range)
+    steps = positive_int(steps, "steps")
+    grid = np.geomspace(lo, hi, steps + 1)
+    start = params.replace(lam=float(grid[0]))
+    if points is None:
+        points = critical_points(start, rng=0)
+    branches: list[Branch] = []
+    events: list[dict] = []
+    for b, q in enumerate(points):
+        lam_b, ov_b, risk_b, idx_b, kind_b = [grid[0]], [q.overlaps], [q.risk], [q.index], [q.kind]
+        k, v = q.vectors
+        prev = None
+        end = "range"
+        j = 1
+        lam_now = grid[0]
+        while j < len(grid):
+            target = grid[j]
+            ok = False
+            h = target - lam_now
+            while abs(h) >= min_step * abs(lam_now):
+                lam_try = lam_now + h
+                if prev is not None:  # secant predictor in lambda
+                    dk, dv = (k - prev[0]) / prev[2], (v - prev[1]) / prev[2]
+                    kp, vp = k + h * dk, v + h * dv
+                    kp, vp = kp / np.linalg.norm(kp), vp / np.linalg.norm(vp)
+                else:
+                    kp, vp = k, v
+                res = polish(params.replace(lam=float(lam_try)), kp, vp)
+                if (
+                    res is not None
+                    and np.hypot(*(np.linalg.norm(x) for x in (res[0] - k, res[1] - v))) < 0.2
+                ):
+                    prev = (k, v, h)
+                    k, v = res
+                    lam_now = lam_try
+                    ok = True
+                    break
+                h /= 2
+            if not ok:
+                end = "fold"
+                events.append({"lam": float(lam_now), "branch": b, "type": "fold"})
+                break
+            if np.isclose(lam_now, target, rtol=1e-12):
+                rec = classify(params.replace(lam=float(target)), k, v)
+                if rec.index != idx_b[-1]:
+                    events.append(
+                        {
+                            "lam": float(target),
+                            "branch": b,
+                            "type": "index change",
+                            "from": idx_b[-1],
+                            "to": rec.index,
+                        }
+                    )
+                lam_b.append(float(target))
+                ov_b.append(rec.overlaps)
+                risk_b.append(rec.risk)
+                idx_b.append(rec.index)
+                kind_b.append(rec.kind)
+                j += 1
+        branches.append(
+            Branch(np.array(lam_b), np.array(ov_b), np.array(risk_b), np.array(idx_b), kind_b, end)
+        )
+    # branches that meet: the same point (up to symmetry) at the same lambda
+    for i in range(len(branches)):
+        for j in range(i + 1, len(branches)):
+            bi, bj = branches[i], branches[j]
+            m = min(len(bi.lam), len(bj.lam))
+            for t in range(1, m):
+                if same_point(bi.overlaps[t], bj.overlaps[t]):
+                    events.append(
+                        {"lam": float(bi.lam[t]), "branch": i, "type": "meets", "other": j}
+                    )
+                    break
+    events.sort(key=lambda e: e["lam"])
+    return Continuation(branches, events)
