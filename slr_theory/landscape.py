@@ -18,7 +18,7 @@ r"""The global picture: stability of M, basins and separatrices, escape from sad
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import OptimizeResult
@@ -338,6 +338,9 @@ class BasinFractions:
         Every run's end point.
     label : ndarray of int, shape ``(n,)``
         Index of the attractor reached, ``-1`` for none.
+    nearest, distance : ndarray, shape ``(n,)``
+        For every run, the nearest attractor (up to symmetry) and the distance to it:
+        where the runs that reached none are heading or stalled.
     dynamics : str
     n : int
     """
@@ -349,23 +352,25 @@ class BasinFractions:
     unreached: np.ndarray
     final: np.ndarray
     label: np.ndarray
+    nearest: np.ndarray
+    distance: np.ndarray
     dynamics: str
     n: int
-    notes: list = field(default_factory=list)
 
 
-def _nearest_attractor(final: np.ndarray, attractors: list, tol: float) -> np.ndarray:
+def _nearest_attractor(final: np.ndarray, attractors: list):
+    """Nearest attractor (up to symmetry) of each end point, and the distance to it."""
     from .critical import SYMMETRIES
 
-    label = np.full(final.shape[0], -1)
+    nearest = np.full(final.shape[0], -1)
     best = np.full(final.shape[0], np.inf)
     for j, q in enumerate(attractors):
         images = SYMMETRIES * q.overlaps
         dist = np.min(np.linalg.norm(final[:, None, :] - images[None], axis=-1), axis=1)
-        closer = (dist < tol) & (dist < best)
-        label[closer] = j
+        closer = dist < best
+        nearest[closer] = j
         best[closer] = dist[closer]
-    return label
+    return nearest, best
 
 
 def basin_fractions(
@@ -447,7 +452,8 @@ def basin_fractions(
         final = np.array(
             [overlap_flow(params, o, t_max, dense_output=False).overlaps[-1] for o in ov0]
         )
-    label = _nearest_attractor(final, attractors, tol)
+    nearest, distance = _nearest_attractor(final, attractors)
+    label = np.where(distance < tol, nearest, -1)
     counts = np.array([(label == j).sum() for j in range(len(attractors))], dtype=float)
     frac = counts / n
     return BasinFractions(
@@ -458,6 +464,8 @@ def basin_fractions(
         unreached=final[label < 0],
         final=final,
         label=label,
+        nearest=nearest,
+        distance=distance,
         dynamics=dynamics,
         n=n,
     )
@@ -673,18 +681,19 @@ def continuation(
                     dk, dv = (k - prev[0]) / prev[2], (v - prev[1]) / prev[2]
                     kp, vp = k + h * dk, v + h * dv
                     kp, vp = kp / np.linalg.norm(kp), vp / np.linalg.norm(vp)
+                    expected = abs(h) * np.hypot(np.linalg.norm(dk), np.linalg.norm(dv))
                 else:
                     kp, vp = k, v
+                    expected = 0.0
                 res = polish(params.replace(lam=float(lam_try)), kp, vp)
-                if (
-                    res is not None
-                    and np.hypot(*(np.linalg.norm(x) for x in (res[0] - k, res[1] - v))) < 0.2
-                ):
-                    prev = (k, v, h)
-                    k, v = res
-                    lam_now = lam_try
-                    ok = True
-                    break
+                if res is not None:
+                    moved = np.hypot(np.linalg.norm(res[0] - kp), np.linalg.norm(res[1] - vp))
+                    if moved <= 0.02 + 0.5 * expected:  # stayed on this branch
+                        prev = (k, v, h)
+                        k, v = res
+                        lam_now = lam_try
+                        ok = True
+                        break
                 h /= 2
             if not ok:
                 end = "fold"
