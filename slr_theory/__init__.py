@@ -11,6 +11,7 @@ The public API, layer by layer (lower layers never import upper ones):
 - :mod:`slr_theory.flows`: the gradient flows (on M and in the five overlaps), to tolerance.
 - :mod:`slr_theory.geometry`: the product of spheres in overlap coordinates.
 - :mod:`slr_theory.critical`: every critical point, classified; the center-stable manifold check.
+- :mod:`slr_theory.landscape`: stability of M, basins and separatrices, escape, continuation.
 - :mod:`slr_theory.verify`: the registry of checks against mpmath and Monte Carlo.
 """
 
@@ -34,6 +35,7 @@ from .gaussian import (
     zeta_tt,
     zeta_ttt,
 )
+from .landscape import basin_fractions, continuation, manifold_stability
 from .params import OVERLAP_NAMES, Params, check_overlaps
 from .risk import (
     RiskComponents,
@@ -59,7 +61,9 @@ __all__ = [
     "Params",
     "RiskComponents",
     "__version__",
+    "basin_fractions",
     "check_overlaps",
+    "continuation",
     "critical_points",
     "erf_pair",
     "lipschitz_bound",
@@ -67,6 +71,7 @@ __all__ = [
     "manifold_risk",
     "manifold_risk_grad",
     "manifold_risk_hessian",
+    "manifold_stability",
     "mean_erf",
     "mean_erf_derivative",
     "mean_erf_prime",

@@ -71,6 +71,12 @@ def manifold_stability(params: Params, kappa, nu) -> np.ndarray:
     = 0`` on M, so its ``(theta, eta, rho)`` block gives the linear growth of the distance
     to M: M attracts where every real part is negative.
 
+    At the edges of the square (``|kappa| = 1`` or ``|nu| = 1``) the overlaps are not a
+    regular chart: there ``rho = kappa theta + eta nu`` to first order, so only two of the
+    three transverse directions are feasible and the eigenvalues describe the linearised
+    overlap field, not the distance to M. Use the open square for maps, and the
+    Riemannian Hessian (:func:`slr_theory.geometry.riemannian_hessian`) at the corners.
+
     Parameters
     ----------
     params : Params

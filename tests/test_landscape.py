@@ -1,0 +1,162 @@
+"""The global picture against finite differences, independent runs and the linearisation."""
+
+from functools import cache
+
+import numpy as np
+import pytest
+
+from slr_theory import Params, critical_points
+from slr_theory.critical import same_point
+from slr_theory.dynamics import pgd_vectors
+from slr_theory.flows import overlap_field, overlap_flow
+from slr_theory.landscape import (
+    basin_fractions,
+    continuation,
+    manifold_basins,
+    manifold_stability,
+    saddle_escape,
+    separatrix,
+)
+from slr_theory.model import overlaps_of
+
+
+@pytest.mark.parametrize("lam", [0.1, 0.5, 0.9])
+def test_transverse_eigenvalues_match_finite_differences_of_the_field(lam):
+    p = Params.paper(lam=lam)
+    rng = np.random.default_rng(0)
+    for kappa, nu in rng.uniform(-0.9, 0.9, (4, 2)):
+        base = np.array([kappa, nu, 0.0, 0.0, 0.0])
+        h = 1e-6
+        block = np.empty((3, 3))
+        for j in range(3):
+            up, dn = base.copy(), base.copy()
+            up[2 + j] += h
+            dn[2 + j] -= h
+            block[:, j] = (overlap_field(p, up) - overlap_field(p, dn))[2:] / (2 * h)
+        fd = np.sort_complex(np.linalg.eigvals(block))
+        ours = np.sort_complex(manifold_stability(p, kappa, nu))
+        np.testing.assert_allclose(ours, fd, atol=1e-5 * max(1.0, np.abs(fd).max()))
+
+
+@pytest.mark.parametrize("lam", [0.1, 0.9])
+def test_distance_to_m_grows_at_the_predicted_rate_at_the_origin(lam):
+    """The origin is a fixed point of the flow on M (an interior one, where the overlaps
+    are a regular chart): a small transverse offset grows at the leading eigenvalue."""
+    p = Params.paper(lam=lam)
+    rate = manifold_stability(p, 0.0, 0.0)[0].real
+    assert rate > 0  # M repels at its saddle
+    start = np.array([0.0, 0.0, 1e-7, 2e-7, -1e-7])
+    T = 8.0
+    res = overlap_flow(p, start, T, t_eval=np.linspace(0, T, 33), rtol=1e-12, atol=1e-18)
+    dist = np.linalg.norm(res.overlaps[:, 2:], axis=1)
+    slope = np.polyfit(res.t[12:], np.log(dist[12:]), 1)[0]
+    assert slope == pytest.approx(rate, rel=0.02)
+
+
+def test_distance_to_m_shrinks_where_predicted():
+    """At (0.5, 0.5), lam = 0.1, every transverse eigenvalue has a negative real part
+    (-0.19 +- 0.13 i): a small offset decays at about that rate while the point drifts."""
+    p = Params.paper(lam=0.1)
+    ev = manifold_stability(p, 0.5, 0.5)
+    assert np.all(ev.real < 0)
+    k = np.array([0.5, 1e-6, np.sqrt(0.75), 0.0])
+    v = np.array([1e-6, 0.5, 0.0, np.sqrt(0.75)])
+    k, v = k / np.linalg.norm(k), v / np.linalg.norm(v)
+    start = np.array([k[0], v[1], v[0], k[1], k @ v])
+    res = overlap_flow(p, start, 5.0, t_eval=[0.0, 5.0], rtol=1e-12, atol=1e-18)
+    d0, d1 = np.linalg.norm(res.overlaps[:, 2:], axis=1)
+    assert d1 < d0 * np.exp(0.5 * ev[0].real * 5.0)
+
+
+def test_separatrix_splits_the_basins():
+    p = Params.paper(lam=0.1)
+    sep = separatrix(p)
+    assert np.allclose(np.abs(sep[[0, -1]]), 1.0, atol=1e-3)  # from corner to corner
+    basins = manifold_basins(p, grid=16, t_max=600.0)
+    # the side of the separatrix (a graph nu = f(kappa) here) against the basin label
+    order = np.argsort(sep[:, 0])
+    f = np.interp(basins.kappa, sep[order, 0], sep[order, 1])
+    above = basins.nu > f
+    far = np.abs(basins.nu - f) > 0.05
+    labels = basins.label[far]
+    assert set(np.unique(labels)) == {1, 2}
+    assert np.all((labels == 1) == above[far])  # above: to (1, 1); below: to (-1, -1)
+
+
+def test_pgd_basins_on_m_agree_with_the_flow():
+    p = Params.paper(lam=0.1)
+    flow = manifold_basins(p, grid=10, t_max=600.0)
+    pgd = manifold_basins(p, grid=10, dynamics="pgd", alpha=4e-3, t_max=600.0)
+    assert np.array_equal(flow.label, pgd.label)
+    both = np.isfinite(flow.time) & np.isfinite(pgd.time)
+    np.testing.assert_allclose(pgd.time[both], flow.time[both], rtol=0.05, atol=2.0)
+
+
+def test_escape_time_matches_the_linearisation():
+    p = Params.paper(lam=0.1)
+    origin = next(q for q in critical_points(p, "manifold") if not q.overlaps.any())
+    e = saddle_escape(p, origin, [1e-5, 1e-7, 1e-9])
+    np.testing.assert_allclose(e.measured, e.predicted, rtol=0.05)
+    # each factor 100 closer costs log(100) / mu more time
+    np.testing.assert_allclose(np.diff(e.measured), np.log(100) / e.mu, rtol=0.01)
+    with pytest.raises(ValueError, match="saddle"):
+        saddle_escape(p, critical_points(p, "manifold")[0], 1e-6)
+
+
+@cache
+def _fractions():
+    p = Params(d=12, L=5, lam=0.3, gamma=0.7)
+    return p, basin_fractions(p, 200, rng=3, alpha=0.02, steps=3000)
+
+
+def test_basin_fractions_against_explicit_pgd_in_rd():
+    """The same experiment with PGD on explicit vectors in R^12 (independent initial draws):
+    the fractions agree within their standard errors."""
+    p, b = _fractions()
+    assert b.none_fraction == 0 and abs(b.fractions.sum() - 1) < 1e-12
+    rng = np.random.default_rng(11)
+    n = 150
+    k0, v0 = rng.standard_normal((2, n, p.d))
+    k0 /= np.linalg.norm(k0, axis=-1, keepdims=True)
+    v0 /= np.linalg.norm(v0, axis=-1, keepdims=True)
+    e = np.eye(p.d)
+    k, v = pgd_vectors(p, k0, v0, e[0], e[1], 0.02, 3000)
+    final = overlaps_of(k, v, e[0], e[1])
+    for j, a in enumerate(b.attractors):
+        frac = np.mean([same_point(o, a.overlaps, tol=0.05) for o in final])
+        se = np.hypot(b.stderr[j], np.sqrt(frac * (1 - frac) / n)) + 1e-12
+        assert abs(frac - b.fractions[j]) <= 4 * se
+
+
+def test_basin_fractions_with_the_flow():
+    p = Params(d=12, L=5, lam=0.3, gamma=0.7)
+    b = basin_fractions(p, 12, rng=4, dynamics="flow", t_max=300.0)
+    assert abs(b.fractions.sum() + b.none_fraction - 1) < 1e-12
+    assert b.fractions.sum() >= 0.75
+
+
+def test_continuation_branches_stay_critical_and_end_where_the_search_finds_points():
+    p = Params.paper(lam=0.1)
+    c = continuation(p, (0.1, 0.3), steps=8)
+    assert all(b.end == "range" for b in c.branches)
+    end = critical_points(p.replace(lam=0.3), rng=0)
+    for b in c.branches:
+        assert np.all(np.diff(b.lam) > 0)
+        assert any(same_point(b.overlaps[-1], q.overlaps, tol=1e-6) for q in end)
+    for ev in c.events:
+        if ev["type"] == "index change":
+            br = c.branches[ev["branch"]]
+            i = int(np.searchsorted(br.lam, ev["lam"]))
+            assert br.index[i - 1] == ev["from"] and br.index[i] == ev["to"]
+
+
+def test_bad_arguments():
+    p = Params.paper()
+    with pytest.raises(ValueError, match="dynamics"):
+        manifold_basins(p, dynamics="sgd")
+    with pytest.raises(ValueError, match="alpha"):
+        manifold_basins(p, dynamics="pgd")
+    with pytest.raises(ValueError, match="needs `alpha` and `steps`"):
+        basin_fractions(p, 4)
+    with pytest.raises(ValueError, match="lam_range"):
+        continuation(p, (0.1, -1.0))
