@@ -589,14 +589,17 @@ class Branch:
     Attributes
     ----------
     lam : ndarray, shape (m,)
+        Increasing temperatures (a contiguous part of the grid).
     overlaps : ndarray, shape (m, 5)
     risk : ndarray, shape (m,)
     index : ndarray of int, shape (m,)
     kind : list of str
-    end : str
-        Why the branch stops: ``"range"`` (reached the end of the range) or ``"fold"``
-        (the corrector failed at the smallest step: a fold, or a meeting with another
-        branch).
+    start, end : str
+        Why the branch stops at its smallest and largest ``lambda``: ``"range"`` (the end
+        of the range) or ``"fold"`` (the corrector failed at the smallest step: a fold,
+        or a meeting with another branch).
+    seed : float
+        The ``lambda`` at which the search found the point the branch was followed from.
     """
 
     lam: np.ndarray
@@ -604,7 +607,9 @@ class Branch:
     risk: np.ndarray
     index: np.ndarray
     kind: list
+    start: str
     end: str
+    seed: float
 
 
 @dataclass
@@ -623,30 +628,85 @@ class Continuation:
     events: list
 
 
+def _follow(params: Params, k, v, grid: np.ndarray, min_step: float):
+    """Follow one critical point along `grid` (either direction).
+
+    Returns the records at the grid temperatures reached (plus, at a fold, the last
+    temperature the corrector reached), those temperatures, and how it ended.
+    """
+    records = [classify(params.replace(lam=float(grid[0])), k, v)]
+    lams = [float(grid[0])]
+    prev = None
+    lam_now = grid[0]
+    for target in grid[1:]:
+        ok = False
+        while not ok:
+            h = target - lam_now
+            while abs(h) >= min_step * abs(lam_now):
+                lam_try = lam_now + h
+                p_try = params.replace(lam=float(lam_try))
+                guesses = [(k, v, 0.0)]
+                if prev is not None:  # secant predictor in lambda first, then the last point
+                    dk, dv = (k - prev[0]) / prev[2], (v - prev[1]) / prev[2]
+                    kp, vp = k + h * dk, v + h * dv
+                    expected = abs(h) * np.hypot(np.linalg.norm(dk), np.linalg.norm(dv))
+                    guesses.insert(0, (kp / np.linalg.norm(kp), vp / np.linalg.norm(vp), expected))
+                res = None
+                for kp, vp, expected in guesses:
+                    got = polish(p_try, kp, vp)
+                    if got is None:
+                        continue
+                    moved = np.hypot(np.linalg.norm(got[0] - k), np.linalg.norm(got[1] - v))
+                    if moved <= 0.02 + 1.5 * expected:  # stayed on this branch
+                        res = got
+                        break
+                if res is not None:
+                    prev = (k, v, h)
+                    k, v = res
+                    lam_now = lam_try
+                    break
+                h /= 2
+            else:  # the corrector failed at the smallest step: record the last point reached
+                if not np.isclose(lam_now, grid[0] if len(records) == 1 else lams[-1], rtol=1e-12):
+                    records.append(classify(params.replace(lam=float(lam_now)), k, v))
+                    lams.append(float(lam_now))
+                return records, lams, "fold"
+            ok = np.isclose(lam_now, target, rtol=1e-12)
+        records.append(classify(params.replace(lam=float(target)), k, v))
+        lams.append(float(target))
+    return records, lams, "range"
+
+
 def continuation(
     params: Params,
     lam_range: tuple[float, float],
     *,
     steps: int = 60,
+    seeds: int = 3,
     points: CriticalPoints | None = None,
     min_step: float = 1e-4,
 ) -> Continuation:
     """Follow every critical point of the full space as ``lambda`` varies over `lam_range`.
 
-    Starting from :func:`critical_points` at ``lam_range[0]``, each branch advances on a
+    The search (:func:`critical_points`) runs at `seeds` temperatures spread over the
+    range; each point it finds that no branch covers yet is followed both ways on a
     logarithmic grid of `steps` temperatures: a secant predictor on the explicit
-    coordinates, a damped Riemannian Newton corrector, and step halving down to a
-    relative step `min_step` when the corrector fails or jumps. A branch that cannot
-    continue ends in a ``"fold"``. Index changes and branches that meet are recorded.
+    coordinates, a damped Riemannian Newton corrector that must stay on the branch,
+    and step halving down to a relative step `min_step`. A branch that cannot continue
+    ends in a ``"fold"`` (a fold, or branches meeting). Index changes and meetings are
+    recorded as events.
 
     Parameters
     ----------
     params : Params
     lam_range : (float, float)
-        ``lambda`` from the first to the second (either order).
+        The range of ``lambda`` (either order).
     steps : int
+        Intervals of the grid.
+    seeds : int
+        Temperatures at which new branches are looked for (at least the two ends).
     points : CriticalPoints, optional
-        The starting points (default: :func:`critical_points` at the first ``lambda``).
+        The points at the smallest ``lambda`` (default: the search there).
     min_step : float
 
     Returns
@@ -657,85 +717,75 @@ def continuation(
     --------
     >>> from slr_theory import Params
     >>> from slr_theory.landscape import continuation
-    >>> c = continuation(Params.paper(), (0.1, 0.2), steps=4)
+    >>> c = continuation(Params.paper(), (0.1, 0.2), steps=4, seeds=2)
     >>> len(c.branches) >= 10
     True
     """
     params = _check_params(params)
-    lo, hi = (positive_real(x, "lam_range") for x in lam_range)
+    lo, hi = sorted(positive_real(x, "lam_range") for x in lam_range)
     steps = positive_int(steps, "steps")
+    seeds = max(2, positive_int(seeds, "seeds"))
     grid = np.geomspace(lo, hi, steps + 1)
-    start = params.replace(lam=float(grid[0]))
-    if points is None:
-        points = critical_points(start, rng=0)
+    seed_at = sorted({round(float(x)) for x in np.linspace(0, steps, seeds)})
     branches: list[Branch] = []
     events: list[dict] = []
-    for b, q in enumerate(points):
-        lam_b, ov_b, risk_b, idx_b, kind_b = [grid[0]], [q.overlaps], [q.risk], [q.index], [q.kind]
-        k, v = q.vectors
-        prev = None
-        end = "range"
-        j = 1
-        lam_now = grid[0]
-        while j < len(grid):
-            target = grid[j]
-            ok = False
-            h = target - lam_now
-            while abs(h) >= min_step * abs(lam_now):
-                lam_try = lam_now + h
-                if prev is not None:  # secant predictor in lambda
-                    dk, dv = (k - prev[0]) / prev[2], (v - prev[1]) / prev[2]
-                    kp, vp = k + h * dk, v + h * dv
-                    kp, vp = kp / np.linalg.norm(kp), vp / np.linalg.norm(vp)
-                    expected = abs(h) * np.hypot(np.linalg.norm(dk), np.linalg.norm(dv))
-                else:
-                    kp, vp = k, v
-                    expected = 0.0
-                res = polish(params.replace(lam=float(lam_try)), kp, vp)
-                if res is not None:
-                    moved = np.hypot(np.linalg.norm(res[0] - kp), np.linalg.norm(res[1] - vp))
-                    if moved <= 0.02 + 0.5 * expected:  # stayed on this branch
-                        prev = (k, v, h)
-                        k, v = res
-                        lam_now = lam_try
-                        ok = True
-                        break
-                h /= 2
-            if not ok:
-                end = "fold"
-                events.append({"lam": float(lam_now), "branch": b, "type": "fold"})
-                break
-            if np.isclose(lam_now, target, rtol=1e-12):
-                rec = classify(params.replace(lam=float(target)), k, v)
-                if rec.index != idx_b[-1]:
-                    events.append(
-                        {
-                            "lam": float(target),
-                            "branch": b,
-                            "type": "index change",
-                            "from": idx_b[-1],
-                            "to": rec.index,
-                        }
-                    )
-                lam_b.append(float(target))
-                ov_b.append(rec.overlaps)
-                risk_b.append(rec.risk)
-                idx_b.append(rec.index)
-                kind_b.append(rec.kind)
-                j += 1
-        branches.append(
-            Branch(np.array(lam_b), np.array(ov_b), np.array(risk_b), np.array(idx_b), kind_b, end)
+    for si in seed_at:
+        lam_s = float(grid[si])
+        found = (
+            points
+            if (si == 0 and points is not None)
+            else critical_points(params.replace(lam=lam_s), rng=0)
         )
+        for q in found:
+            covered = any(
+                b.lam[0] <= lam_s <= b.lam[-1]
+                and same_point(b.overlaps[int(np.argmin(np.abs(b.lam - lam_s)))], q.overlaps)
+                for b in branches
+            )
+            if covered:
+                continue
+            k, v = q.vectors
+            fwd, lam_f, end = _follow(params, k, v, grid[si:], min_step)
+            bwd, lam_r, start = _follow(params, k, v, grid[si::-1], min_step)
+            recs = bwd[::-1] + fwd[1:]
+            lam_b = np.array(lam_r[::-1] + lam_f[1:])
+            b = len(branches)
+            branches.append(
+                Branch(
+                    lam=lam_b,
+                    overlaps=np.array([r.overlaps for r in recs]),
+                    risk=np.array([r.risk for r in recs]),
+                    index=np.array([r.index for r in recs]),
+                    kind=[r.kind for r in recs],
+                    start=start,
+                    end=end,
+                    seed=lam_s,
+                )
+            )
+            for side, how, lam_e in (("start", start, lam_b[0]), ("end", end, lam_b[-1])):
+                if how == "fold":
+                    events.append({"lam": float(lam_e), "branch": b, "type": "fold", "side": side})
+            idx = branches[-1].index
+            for t in np.flatnonzero(np.diff(idx) != 0):
+                events.append(
+                    {
+                        "lam": float(lam_b[t + 1]),
+                        "branch": b,
+                        "type": "index change",
+                        "from": int(idx[t]),
+                        "to": int(idx[t + 1]),
+                    }
+                )
     # branches that meet: the same point (up to symmetry) at the same lambda
     for i in range(len(branches)):
         for j in range(i + 1, len(branches)):
             bi, bj = branches[i], branches[j]
-            m = min(len(bi.lam), len(bj.lam))
-            for t in range(1, m):
-                if same_point(bi.overlaps[t], bj.overlaps[t]):
-                    events.append(
-                        {"lam": float(bi.lam[t]), "branch": i, "type": "meets", "other": j}
-                    )
+            common = np.intersect1d(bi.lam, bj.lam)
+            for lam_c in common:
+                oi = bi.overlaps[int(np.argmin(np.abs(bi.lam - lam_c)))]
+                oj = bj.overlaps[int(np.argmin(np.abs(bj.lam - lam_c)))]
+                if same_point(oi, oj):
+                    events.append({"lam": float(lam_c), "branch": i, "type": "meets", "other": j})
                     break
     events.sort(key=lambda e: e["lam"])
     return Continuation(branches, events)

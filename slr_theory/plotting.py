@@ -12,7 +12,7 @@ import numpy as np
 
 from . import engine
 
-__all__ = ["experiment_figure"]
+__all__ = ["basins_figure", "bifurcation_figure", "experiment_figure"]
 
 
 def _new_figure(**kw):
@@ -94,5 +94,122 @@ def experiment_figure(result, path: str | Path, *, dpi: int = 110) -> Path:
         f"{e.name}: {e.description} (d={e.d}, λ0={e.lam0}, α={e.alpha}, {e.repeats} repeats)",
         fontsize=10,
     )
+    fig.savefig(path, dpi=dpi)
+    return Path(path)
+
+
+#: Okabe-Ito colours (colour-blind safe), by role.
+_OKABE_ITO = (
+    "#0072B2",
+    "#E69F00",
+    "#009E73",
+    "#D55E00",
+    "#CC79A7",
+    "#56B4E9",
+    "#F0E442",
+    "#000000",
+)
+
+
+def bifurcation_figure(
+    result, path: str | Path, *, quantity: str = "risk", dpi: int = 120
+) -> Path:
+    """Branches of critical points against ``lambda``, coloured by their Morse index class.
+
+    Parameters
+    ----------
+    result : slr_theory.landscape.Continuation
+    path : str or Path
+        Output file (PNG, SVG or PDF, from the suffix).
+    quantity : str
+        ``"risk"`` or an overlap name (``"kappa"``, ``"nu"``, ...).
+    dpi : int
+
+    Returns
+    -------
+    Path
+    """
+    from .params import OVERLAP_NAMES
+
+    if quantity != "risk" and quantity not in OVERLAP_NAMES:
+        raise ValueError(f"`quantity` must be 'risk' or one of {OVERLAP_NAMES}, got {quantity!r}.")
+    fig = _new_figure(figsize=(7.5, 5.0), constrained_layout=True)
+    ax = fig.subplots()
+    classes = (
+        ("minimum (index 0)", _OKABE_ITO[0]),
+        ("saddle, index 1", _OKABE_ITO[1]),
+        ("saddle, index > 1", _OKABE_ITO[3]),
+    )
+    seen = set()
+    values = []
+    for br in result.branches:
+        y = br.risk if quantity == "risk" else br.overlaps[:, OVERLAP_NAMES.index(quantity)]
+        values.append(y)
+        cls = np.where(br.index == 0, 0, np.where(br.index == 1, 1, 2))
+        for c in range(3):
+            mask = cls == c
+            if not mask.any():
+                continue
+            label = classes[c][0] if c not in seen else None
+            seen.add(c)
+            ax.plot(br.lam[mask], y[mask], ".", color=classes[c][1], ms=4, label=label)
+        ax.plot(br.lam, y, "-", color="0.75", lw=0.6, zorder=0)
+        if br.end == "fold":
+            ax.plot(br.lam[-1], y[-1], "x", color="k", ms=6)
+    for ev in result.events:
+        if ev["type"] in ("meets", "index change"):
+            ax.axvline(ev["lam"], color="0.85", lw=0.5, zorder=-1)
+    ax.set_xscale("log")
+    allv = np.concatenate(values)
+    if quantity == "risk" and allv.min() > 0 and allv.max() / allv.min() > 100:
+        ax.set_yscale("log")
+    ax.set_xlabel(r"temperature $\lambda$")
+    ax.set_ylabel("risk" if quantity == "risk" else quantity)
+    ax.set_title(f"critical points followed in $\\lambda$ ({len(result.branches)} branches)")
+    ax.legend(fontsize=8, loc="best")
+    fig.savefig(path, dpi=dpi)
+    return Path(path)
+
+
+def basins_figure(basins, path: str | Path, *, separatrix=None, dpi: int = 120) -> Path:
+    """The basin map on M over the square, with the separatrix if given.
+
+    Parameters
+    ----------
+    basins : slr_theory.landscape.ManifoldBasins
+    path : str or Path
+    separatrix : ndarray, shape ``(m, 2)``, optional
+        From :func:`slr_theory.landscape.separatrix`.
+    dpi : int
+
+    Returns
+    -------
+    Path
+    """
+    from matplotlib.colors import ListedColormap
+
+    names = ["origin", "(1, 1)", "(-1, -1)", "(1, -1)", "(-1, 1)"]
+    fig = _new_figure(figsize=(5.6, 5.0), constrained_layout=True)
+    ax = fig.subplots()
+    colours = ["#BBBBBB", *_OKABE_ITO[:5]]  # -1 (none) first
+    cmap = ListedColormap(colours)
+    ax.pcolormesh(
+        basins.kappa,
+        basins.nu,
+        basins.label + 1,
+        cmap=cmap,
+        vmin=-0.5,
+        vmax=len(colours) - 0.5,
+        shading="nearest",
+    )
+    for j in sorted(set(basins.label.ravel().tolist())):
+        if j >= 0:
+            ax.plot([], [], "s", color=colours[j + 1], label=f"reaches {names[j]}")
+    if separatrix is not None:
+        ax.plot(separatrix[:, 0], separatrix[:, 1], "k-", lw=1.5, label="separatrix")
+    ax.plot(basins.targets[:, 0], basins.targets[:, 1], "ko", ms=4)
+    ax.set(xlim=(-1, 1), ylim=(-1, 1), aspect="equal", xlabel=r"$\kappa$", ylabel=r"$\nu$")
+    ax.set_title(f"basins on M ({basins.dynamics})")
+    ax.legend(fontsize=8, loc="lower right")
     fig.savefig(path, dpi=dpi)
     return Path(path)
