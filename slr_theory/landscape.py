@@ -43,6 +43,7 @@ __all__ = [
     "ManifoldBasins",
     "basin_fractions",
     "continuation",
+    "convergence_time",
     "manifold_basins",
     "manifold_stability",
     "saddle_escape",
@@ -390,6 +391,7 @@ def basin_fractions(
     t_max: float | None = None,
     tol: float = 0.05,
     points: CriticalPoints | None = None,
+    schedule=None,
 ) -> BasinFractions:
     """Fractions of uniform initialisations on the spheres that each minimum attracts.
 
@@ -412,7 +414,11 @@ def basin_fractions(
         A run has reached a minimum when its overlaps are within `tol` of it (or of a
         symmetric image).
     points : CriticalPoints, optional
-        The critical points to classify against (default: :func:`critical_points`).
+        The critical points to classify against (default: :func:`critical_points` at the
+        final temperature).
+    schedule : callable ``step -> lam``, optional
+        A temperature schedule for ``"pgd"`` (e.g. :func:`slr_theory.paper_schedule`);
+        the runs are then classified against the critical points at the last temperature.
 
     Returns
     -------
@@ -434,21 +440,16 @@ def basin_fractions(
     tol = positive_real(tol, "tol")
     if dynamics not in ("pgd", "flow"):
         raise ValueError(f"`dynamics` must be 'pgd' or 'flow', got {dynamics!r}.")
-    if points is None:
-        points = critical_points(params, rng=0)
-    attractors = [q for q in points if q.index == 0]
     ov0 = sample_initial_overlaps(params.d, rng, n)
+    final_params = params
     if dynamics == "pgd":
         if alpha is None or steps is None:
             raise ValueError("dynamics='pgd' needs `alpha` and `steps`.")
-        res = pgd(
-            params,
-            ov0,
-            positive_real(alpha, "alpha"),
-            positive_int(steps, "steps"),
-            record_every=positive_int(steps, "steps"),
-        )
+        steps = positive_int(steps, "steps")
+        alpha = positive_real(alpha, "alpha")
+        res = pgd(params, ov0, alpha, steps, schedule=schedule, record_every=steps)
         final = res.overlaps[-1]
+        final_params = params.replace(lam=float(res.lam[-1]))
     else:
         if t_max is None:
             raise ValueError("dynamics='flow' needs `t_max`.")
@@ -458,6 +459,9 @@ def basin_fractions(
         final = np.array(
             [overlap_flow(params, o, t_max, dense_output=False).overlaps[-1] for o in ov0]
         )
+    if points is None:
+        points = critical_points(final_params, rng=0)
+    attractors = [q for q in points if q.index == 0]
     nearest, distance = _nearest_attractor(final, attractors)
     label = np.where(distance < tol, nearest, -1)
     counts = np.array([(label == j).sum() for j in range(len(attractors))], dtype=float)
@@ -577,6 +581,69 @@ def saddle_escape(
         measured=np.array(measured),
         predicted=np.log(radius / r0) / mu,
     )
+
+
+def convergence_time(
+    params: Params, offsets, *, radius: float = 1e-2, t_max: float = 1e5
+) -> OptimizeResult:
+    """Flow time on M from near the saddle at the origin to the minimum, against the offset.
+
+    A run starts at distance ``s`` from the separatrix (the origin's stable manifold),
+    along the unstable direction at the origin, and is integrated on M
+    (:func:`slr_theory.flows.manifold_flow`) until it enters the `radius`-disc around the
+    minimum it heads to. The linearisation predicts ``T(s) = log(1/s) / mu + C``: the rate
+    the center-stable manifold theorem does not give.
+
+    Parameters
+    ----------
+    params : Params
+    offsets : array_like
+        Distances ``s`` from the separatrix, ``0 < s < 0.5``.
+    radius : float
+    t_max : float
+
+    Returns
+    -------
+    OptimizeResult
+        ``offsets``, ``time``, ``mu`` (the unstable rate at the origin) and ``slope``, the
+        fitted ``dT / d log(1/s)`` (compare with ``1 / mu``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory import Params
+    >>> from slr_theory.landscape import convergence_time
+    >>> r = convergence_time(Params.paper(lam=0.1), [1e-3, 1e-5, 1e-7])
+    >>> bool(abs(r.slope * r.mu - 1) < 0.02)
+    True
+    """
+    from .flows import manifold_flow
+    from .geometry import manifold_chart_jacobian
+
+    params = _check_params(params)
+    s = np.atleast_1d(np.asarray(offsets, dtype=float))
+    if np.any(~(s > 0) | ~(s < 0.5)):
+        raise ValueError(f"`offsets` must lie in (0, 0.5), got {s.tolist()!r}.")
+    J = manifold_chart_jacobian(params, np.pi / 2, np.pi / 2)
+    w, U = np.linalg.eigh(J)
+    mu = float(w.max())
+    u = U[:, int(np.argmax(w))]
+    du = -u  # d kappa = -sin(phi) d phi = -d phi at the origin
+    times = []
+    for off in s:
+        res = manifold_flow(
+            params,
+            float(off * du[0]),
+            float(off * du[1]),
+            t_max,
+            stop_radius=radius,
+            dense_output=False,
+        )
+        times.append(res.t_event if res.t_event is not None else np.nan)
+    times = np.array(times, dtype=float)
+    ok = np.isfinite(times)
+    slope = float(np.polyfit(np.log(1 / s[ok]), times[ok], 1)[0]) if ok.sum() >= 2 else np.nan
+    return OptimizeResult(offsets=s, time=times, mu=mu, slope=slope)
 
 
 # --- continuation in lambda -----------------------------------------------------------------

@@ -160,3 +160,36 @@ def test_bad_arguments():
         basin_fractions(p, 4)
     with pytest.raises(ValueError, match="lam_range"):
         continuation(p, (0.1, -1.0))
+
+
+def test_convergence_time_grows_like_log_of_the_offset():
+    from slr_theory.landscape import convergence_time
+
+    r = convergence_time(Params.paper(lam=0.1), [1e-2, 1e-4, 1e-6, 1e-8])
+    assert np.all(np.isfinite(r.time)) and np.all(np.diff(r.time) > 0)
+    assert r.slope * r.mu == pytest.approx(1.0, rel=0.02)
+
+
+def test_basin_fractions_under_a_schedule_classify_at_the_last_temperature():
+    from slr_theory import paper_schedule
+
+    p = Params(d=12, L=5, lam=0.6, gamma=0.7)
+    b = basin_fractions(p, 40, rng=2, alpha=0.02, steps=2000, schedule=paper_schedule(0.6, 1e-3))
+    assert abs(b.fractions.sum() + b.none_fraction - 1) < 1e-12
+    assert b.fractions.sum() >= 0.9
+
+
+def test_figures_are_images_of_the_requested_format(tmp_path):
+    from slr_theory.plotting import basins_figure, bifurcation_figure
+
+    p = Params.paper(lam=0.1)
+    c = continuation(p, (0.1, 0.2), steps=3, seeds=2)
+    b = manifold_basins(p, grid=6, t_max=200.0)
+    png = bifurcation_figure(c, tmp_path / "bif.png")
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 20_000
+    svg = basins_figure(b, tmp_path / "basins.svg", separatrix=separatrix(p))
+    assert b"<svg" in svg.read_bytes()[:400]
+    pdf = bifurcation_figure(c, tmp_path / "bif.pdf", quantity="kappa")
+    assert pdf.read_bytes()[:4] == b"%PDF"
+    with pytest.raises(ValueError, match="quantity"):
+        bifurcation_figure(c, tmp_path / "x.png", quantity="energy")
