@@ -12,7 +12,7 @@ import numpy as np
 
 from . import engine
 
-__all__ = ["basins_figure", "bifurcation_figure", "experiment_figure"]
+__all__ = ["basins_figure", "bifurcation_figure", "experiment_figure", "stability_figure"]
 
 
 def _new_figure(**kw):
@@ -211,5 +211,53 @@ def basins_figure(basins, path: str | Path, *, separatrix=None, dpi: int = 120) 
     ax.set(xlim=(-1, 1), ylim=(-1, 1), aspect="equal", xlabel=r"$\kappa$", ylabel=r"$\nu$")
     ax.set_title(f"basins on M ({basins.dynamics})")
     ax.legend(fontsize=8, loc="lower right")
+    fig.savefig(path, dpi=dpi)
+    return Path(path)
+
+
+def stability_figure(params_list, path: str | Path, *, grid: int = 121, dpi: int = 120) -> Path:
+    """Maps of the leading transverse eigenvalue of the flow on M, one panel per ``Params``.
+
+    Blue where M attracts (negative real part), orange where it repels; the zero contour
+    in black.
+
+    Parameters
+    ----------
+    params_list : sequence of Params
+        E.g. the paper's parameters at several temperatures.
+    path : str or Path
+    grid : int
+        Points per side of the open square.
+    dpi : int
+
+    Returns
+    -------
+    Path
+    """
+    from matplotlib.colors import TwoSlopeNorm
+
+    from .landscape import manifold_stability
+
+    params_list = list(params_list)
+    t = np.linspace(-1, 1, grid + 2)[1:-1]
+    K, N = np.meshgrid(t, t)
+    fig = _new_figure(figsize=(4.2 * len(params_list) + 0.8, 4.2), constrained_layout=True)
+    axes = np.atleast_1d(fig.subplots(1, len(params_list)))
+    for ax, p in zip(axes, params_list, strict=True):
+        lead = manifold_stability(p, K, N)[..., 0].real
+        scale = float(np.max(np.abs(lead))) or 1.0
+        mesh = ax.pcolormesh(
+            K, N, lead, cmap="PuOr_r", shading="nearest", norm=TwoSlopeNorm(0.0, -scale, scale)
+        )
+        if lead.min() < 0 < lead.max():
+            ax.contour(K, N, lead, levels=[0.0], colors="k", linewidths=1)
+        share = float((lead < 0).mean())
+        ax.set(
+            aspect="equal",
+            xlabel=r"$\kappa$",
+            ylabel=r"$\nu$",
+            title=f"$\\lambda$ = {p.lam:g}: M attracts on {share:.0%}",
+        )
+        fig.colorbar(mesh, ax=ax, shrink=0.8, label="leading transverse Re")
     fig.savefig(path, dpi=dpi)
     return Path(path)

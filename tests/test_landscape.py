@@ -193,3 +193,12 @@ def test_figures_are_images_of_the_requested_format(tmp_path):
     assert pdf.read_bytes()[:4] == b"%PDF"
     with pytest.raises(ValueError, match="quantity"):
         bifurcation_figure(c, tmp_path / "x.png", quantity="energy")
+
+
+def test_stability_figure(tmp_path):
+    from slr_theory.plotting import stability_figure
+
+    path = stability_figure(
+        [Params.paper(lam=0.1), Params.paper(lam=0.9)], tmp_path / "s.png", grid=30
+    )
+    assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 20_000
