@@ -12,7 +12,14 @@ import numpy as np
 
 from . import engine
 
-__all__ = ["basins_figure", "bifurcation_figure", "experiment_figure", "stability_figure"]
+__all__ = [
+    "basins_figure",
+    "bifurcation_figure",
+    "experiment_figure",
+    "off_manifold_figure",
+    "phase_portrait",
+    "stability_figure",
+]
 
 
 def _new_figure(**kw):
@@ -259,5 +266,273 @@ def stability_figure(params_list, path: str | Path, *, grid: int = 121, dpi: int
             title=f"$\\lambda$ = {p.lam:g}: M attracts on {share:.0%}",
         )
         fig.colorbar(mesh, ax=ax, shrink=0.8, label="leading transverse Re")
+    fig.savefig(path, dpi=dpi)
+    return Path(path)
+
+
+_KIND_MARKERS = {
+    "minimum": ("o", _OKABE_ITO[2]),
+    "saddle": ("X", _OKABE_ITO[3]),
+    "maximum": ("^", _OKABE_ITO[4]),
+}
+
+
+def _m_kind(eigs) -> str:
+    if np.all(eigs > 0):
+        return "minimum"
+    if np.all(eigs < 0):
+        return "maximum"
+    return "saddle"
+
+
+def phase_portrait(
+    params,
+    path: str | Path,
+    *,
+    grid: int = 41,
+    basin_grid: int = 24,
+    trajectories: int = 8,
+    pgd_alpha: float | None = None,
+    pgd_steps: int = 20_000,
+    t_max: float = 600.0,
+    dpi: int = 120,
+) -> Path:
+    """The flow on M over the closed square: everything at a glance.
+
+    Streamlines of ``(kappa', nu')``, the nullclines (``kappa = 0`` for ``nu``;
+    ``nu = erf(a kappa / s)`` for ``kappa``; and the edges), the critical points marked by
+    their kind on M, the separatrix, sample trajectories, the basins shaded and risk
+    contours; with `pgd_alpha`, the iterates of PGD at that step from the same starts.
+
+    Parameters
+    ----------
+    params : Params
+    path : str or Path
+        PNG, SVG or PDF (from the suffix).
+    grid : int
+        Streamline grid per side.
+    basin_grid : int
+        Basin-map grid per side (0: no shading).
+    trajectories : int
+        Sample flow trajectories (from a ring of starts).
+    pgd_alpha : float, optional
+        Also draw PGD iterates at this step.
+    pgd_steps : int
+    t_max : float
+        Flow time of the trajectories and the basin map.
+    dpi : int
+
+    Returns
+    -------
+    Path
+    """
+    from matplotlib.colors import ListedColormap
+    from scipy.special import erf
+
+    from .critical import critical_points
+    from .flows import manifold_field, manifold_flow
+    from .landscape import manifold_basins, separatrix
+    from .risk import manifold_risk
+
+    fig = _new_figure(figsize=(7.2, 6.6), constrained_layout=True)
+    ax = fig.subplots()
+    t = np.linspace(-1, 1, grid)
+    K, N = np.meshgrid(t, t)
+    if basin_grid:
+        b = manifold_basins(params, grid=basin_grid, t_max=t_max)
+        shades = ListedColormap(["#FFFFFF", "#DDDDDD", "#CFE8F7", "#FBE3C2", "#F0F0F0", "#F0F0F0"])
+        ax.pcolormesh(
+            b.kappa,
+            b.nu,
+            b.label + 1,
+            cmap=shades,
+            vmin=-0.5,
+            vmax=5.5,
+            shading="nearest",
+            zorder=0,
+        )
+        ax.plot([], [], "s", color="#CFE8F7", label="basin of (1, 1)")
+        ax.plot([], [], "s", color="#FBE3C2", label="basin of (−1, −1)")
+    R = manifold_risk(params, K, N)
+    cs = ax.contour(
+        K,
+        N,
+        R,
+        levels=np.quantile(R, [0.05, 0.15, 0.3, 0.5, 0.7, 0.9]),
+        colors="0.55",
+        linewidths=0.6,
+        linestyles=":",
+        zorder=1,
+    )
+    ax.clabel(cs, fontsize=6, fmt="%.3g")
+    F = manifold_field(params, K, N)
+    speed = np.hypot(F[..., 0], F[..., 1])
+    ax.streamplot(
+        K,
+        N,
+        F[..., 0],
+        F[..., 1],
+        color="0.35",
+        linewidth=0.5,
+        density=1.1,
+        arrowsize=0.7,
+        zorder=2,
+    )
+    a = params.lam * np.sqrt(params.d / 2)
+    g = params.lam * params.gamma
+    s = np.sqrt((1 + 2 * g * g) * (1 + 4 * g * g))
+    kk = np.linspace(-1, 1, 400)
+    ax.plot(
+        kk, erf(a * kk / s), color=_OKABE_ITO[0], lw=1.4, label=r"$\kappa$-nullcline", zorder=3
+    )
+    ax.axvline(0.0, color=_OKABE_ITO[1], lw=1.4, label=r"$\nu$-nullcline", zorder=3)
+    sep = separatrix(params)
+    ax.plot(sep[:, 0], sep[:, 1], "k-", lw=2.0, label="separatrix", zorder=4)
+    ang = np.linspace(0, 2 * np.pi, trajectories, endpoint=False) + 0.4
+    starts = 0.6 * np.stack([np.cos(ang), np.sin(ang)], axis=1)
+    for i, (k0, n0) in enumerate(starts):
+        res = manifold_flow(params, float(k0), float(n0), t_max, dense_output=False)
+        ax.plot(
+            res.kappa,
+            res.nu,
+            color=_OKABE_ITO[5],
+            lw=1.2,
+            label="flow trajectories" if i == 0 else None,
+            zorder=5,
+        )
+        if pgd_alpha is not None:
+            from .dynamics import pgd
+
+            tr = pgd(
+                params,
+                [k0, n0, 0, 0, 0],
+                pgd_alpha,
+                pgd_steps,
+                record_every=max(1, pgd_steps // 40),
+            )
+            ax.plot(
+                tr.overlaps[:, 0],
+                tr.overlaps[:, 1],
+                ".",
+                color=_OKABE_ITO[4],
+                ms=3,
+                label=f"PGD, α = {pgd_alpha:g}" if i == 0 else None,
+                zorder=6,
+            )
+    pts = critical_points(params, "manifold")
+    seen = set()
+    for q in pts:
+        kind = _m_kind(q.manifold_eigenvalues)
+        marker, colour = _KIND_MARKERS[kind]
+        for o in [q.overlaps, *q.symmetry_copies]:
+            ax.plot(
+                o[0],
+                o[1],
+                marker,
+                color=colour,
+                ms=10,
+                mec="k",
+                clip_on=False,
+                label=f"{kind} on M" if kind not in seen else None,
+                zorder=7,
+            )
+            seen.add(kind)
+    ax.set(
+        xlim=(-1, 1),
+        ylim=(-1, 1),
+        aspect="equal",
+        xlabel=r"$\kappa = k\cdot k^*$",
+        ylabel=r"$\nu = v\cdot v^*$",
+    )
+    ax.set_title(
+        f"gradient flow on M (d = {params.d}, L = {params.L}, λ = {params.lam:g}); "
+        f"max speed {speed.max():.2g}",
+        fontsize=10,
+    )
+    ax.legend(fontsize=7, loc="upper left", framealpha=0.9)
+    fig.savefig(path, dpi=dpi)
+    return Path(path)
+
+
+def off_manifold_figure(
+    params,
+    path: str | Path,
+    *,
+    n: int = 30,
+    alpha: float = 4e-3,
+    steps: int = 20_000,
+    rng=0,
+    dpi: int = 120,
+) -> Path:
+    """Distance to M over time for initialisations uniform on the spheres, grouped by end state.
+
+    Each run's distance ``sqrt(theta^2 + eta^2 + rho^2)`` under exact PGD, coloured by the
+    minimum it ends nearest to (up to symmetry); each minimum's own distance to M is marked.
+
+    Parameters
+    ----------
+    params : Params
+    path : str or Path
+    n : int
+        Runs.
+    alpha : float
+    steps : int
+    rng : numpy.random.Generator or int
+    dpi : int
+
+    Returns
+    -------
+    Path
+    """
+    from .critical import critical_points, same_point
+    from .dynamics import pgd, sample_initial_overlaps
+
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    ov0 = sample_initial_overlaps(params.d, gen, n)
+    tr = pgd(params, ov0, alpha, steps, record_every=max(1, steps // 400))
+    minima = [q for q in critical_points(params, rng=0) if q.index == 0]
+    final = tr.overlaps[-1]
+    groups = np.full(n, -1)
+    for j, q in enumerate(minima):
+        for i in range(n):
+            if groups[i] < 0 and same_point(final[i], q.overlaps, tol=0.05):
+                groups[i] = j
+    dist = np.sqrt(np.sum(tr.overlaps[..., 2:] ** 2, axis=-1))
+    fig = _new_figure(figsize=(7.5, 4.6), constrained_layout=True)
+    ax = fig.subplots()
+    positive = dist[dist > 0]
+    floor = max(float(positive.min()) if positive.size else 1e-16, 1e-300)
+    for j in range(-1, len(minima)):
+        members = np.flatnonzero(groups == j)
+        if not members.size:
+            continue
+        colour = "0.6" if j < 0 else _OKABE_ITO[j % len(_OKABE_ITO)]
+        name = (
+            "no minimum reached"
+            if j < 0
+            else ("(" + ", ".join(f"{x:.2f}" for x in minima[j].overlaps) + ")")
+        )
+        for r, i in enumerate(members):
+            ax.plot(
+                tr.step,
+                np.maximum(dist[:, i], floor),
+                color=colour,
+                lw=0.8,
+                alpha=0.8,
+                label=f"{len(members)} of {n} runs end at {name}" if r == 0 else None,
+            )
+        if j >= 0:
+            level = float(np.sqrt(np.sum(minima[j].overlaps[2:] ** 2)))
+            if level > 0:
+                ax.axhline(level, color=colour, ls="--", lw=1)
+    ax.set_yscale("log")
+    ax.set_ylim(floor / 2, min(2.0, float(dist.max()) * 2))
+    ax.set(xlabel="PGD step", ylabel=r"distance to M, $\sqrt{\theta^2+\eta^2+\rho^2}$")
+    ax.set_title(
+        f"runs from uniform initialisations (d = {params.d}, λ = {params.lam:g}, "
+        f"α = {alpha:g}); dashed: each minimum's distance to M",
+        fontsize=9,
+    )
+    ax.legend(fontsize=7)
     fig.savefig(path, dpi=dpi)
     return Path(path)
