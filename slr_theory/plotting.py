@@ -31,74 +31,133 @@ def _new_figure(**kw):
     return fig
 
 
-def _band(x: np.ndarray):
-    """Mean over repeats and its 95% confidence interval (normal approximation)."""
-    m = x.mean(axis=1)
-    h = 1.96 * x.std(axis=1, ddof=1) / np.sqrt(x.shape[1]) if x.shape[1] > 1 else 0 * m
-    return m, m - h, m + h
+def _end_groups(final: np.ndarray, tol: float = 0.05) -> list[np.ndarray]:
+    """Runs grouped by their end point, up to the risk's symmetries (largest group first)."""
+    from .critical import same_point
+
+    groups: list[list[int]] = []
+    for i, o in enumerate(final):
+        for g in groups:
+            if same_point(final[g[0]], o, tol=tol):
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    return [np.array(g) for g in sorted(groups, key=len, reverse=True)]
+
+
+def _fmt(o) -> str:
+    """An end point as text: its symmetric representative, near-zeros shown as 0."""
+    from .critical import canonical
+
+    return "(" + ", ".join(f"{(0.0 if abs(x) < 5e-3 else x):.2f}" for x in canonical(o)) + ")"
 
 
 def experiment_figure(result, path: str | Path, *, dpi: int = 110) -> Path:
-    """The paper's four panels for one experiment, saved to `path` (format from its suffix).
+    """The paper's four panels for one experiment, 2 x 2, runs grouped by where they end.
+
+    Runs that end at the same point (up to the risk's symmetries) form a group, drawn
+    with its median and its min-max band and labelled with its size and end point; a
+    band is never drawn across runs that ended in different places. Log axes are clipped
+    to the data; every label comes from the run (repeats, steps, temperatures).
 
     Parameters
     ----------
     result : slr_theory.experiments.ExperimentResult
     path : str or Path
+        Output file (format from the suffix).
     dpi : int
 
     Returns
     -------
     Path
-        `path`.
     """
+    from matplotlib.ticker import MaxNLocator
+
     e, tr = result.experiment, result.trajectory
-    ov = tr.overlaps
+    ov = tr.overlaps  # (n_rec, R, 5)
     steps = tr.step
-    fig = _new_figure(figsize=(17, 3.8), constrained_layout=True)
-    ax = fig.subplots(1, 4)
-    tiny = np.finfo(float).tiny
-    excess = np.maximum(tr.risk - e.eps**2, tiny)
-    m, lo, hi = _band(excess)
-    ax[0].plot(steps, m, color="C0", label="mean over repeats")
-    ax[0].fill_between(steps, np.maximum(lo, tiny), hi, color="C0", alpha=0.3, label="95% CI")
-    # the risk at the target (k*, v*) at each step's temperature: the (L-1) zeta(0, lam) floor
+    R = ov.shape[1]
+    groups = _end_groups(ov[-1])
+    fig = _new_figure(figsize=(11.5, 8.4), constrained_layout=True)
+    (a_risk, a_abs), (a_path, a_dist) = fig.subplots(2, 2)
+    excess = tr.risk - e.eps**2
     one, zero = np.ones(len(steps)), np.zeros(len(steps))
     at_target = engine.components(e.params, (one, one, zero, zero, zero), lam=tr.lam).sum(axis=0)
-    ax[0].plot(steps, at_target, "k--", lw=1, label=r"at $(k^*, v^*)$")
-    ax[0].set(yscale="log", xlabel="step", title=r"risk $-\ \varepsilon^2$")
-    ax[0].legend(fontsize=8)
-    for j, (lab, col) in enumerate(((r"$|\kappa|$", "C1"), (r"$|\nu|$", "C2"))):
-        m, lo, hi = _band(np.abs(ov[..., j]))
-        ax[1].plot(steps, m, color=col, label=lab)
-        ax[1].fill_between(steps, lo, np.minimum(hi, 1.0), color=col, alpha=0.3)
-    ax[1].set(xlabel="step", ylim=(0, 1.02), title=r"$|\kappa|$ and $|\nu|$ (95% CI)")
-    ax[1].legend(fontsize=8)
-    for r in range(min(5, ov.shape[1])):
-        ax[2].plot(ov[:, r, 0], ov[:, r, 1], lw=1)
-        ax[2].plot(ov[0, r, 0], ov[0, r, 1], "o", color="k", ms=3)
-    ax[2].set(
-        xlim=(-1.05, 1.05), ylim=(-1.05, 1.05), xlabel=r"$\kappa$", ylabel=r"$\nu$", aspect="equal"
-    )
-    ax[2].set_title(rf"$(\kappa, \nu)$ paths, {min(5, ov.shape[1])} runs")
+    positive = excess[excess > 0]
+    lo = float(min(positive.min(), at_target.min())) if positive.size else float(at_target.min())
+    hi = float(max(excess.max(), at_target.max()))
     dist = np.sqrt(np.sum(ov[..., 2:] ** 2, axis=-1))
+    for j, g in enumerate(groups):
+        colour = _OKABE_ITO[j % len(_OKABE_ITO)]
+        label = f"{len(g)} of {R} runs → {_fmt(ov[-1, g[0]])}"
+        for ax, y in ((a_risk, excess[:, g]), (a_dist, dist[:, g])):
+            if len(g) == 1:
+                ax.plot(steps, y[:, 0], color=colour, lw=1.2, label=label)
+            else:
+                ax.plot(steps, np.median(y, axis=1), color=colour, lw=1.4, label=label)
+                ax.fill_between(
+                    steps, y.min(axis=1), y.max(axis=1), color=colour, alpha=0.25, lw=0
+                )
+        for c, (name, ls) in enumerate(((r"$|\kappa|$", "-"), (r"$|\nu|$", "--"))):
+            y = np.abs(ov[:, g, c])
+            a_abs.plot(
+                steps,
+                np.median(y, axis=1),
+                color=colour,
+                ls=ls,
+                lw=1.3,
+                label=f"{name}, {len(g)} runs → {_fmt(ov[-1, g[0]])}",
+            )
+            if len(g) > 1:
+                a_abs.fill_between(
+                    steps, y.min(axis=1), y.max(axis=1), color=colour, alpha=0.15, lw=0
+                )
+        for i in g:
+            a_path.plot(ov[:, i, 0], ov[:, i, 1], color=colour, lw=0.8, alpha=0.8)
+            a_path.plot(ov[0, i, 0], ov[0, i, 1], "o", color="k", ms=2)
+    a_risk.plot(steps, at_target, "k--", lw=1, label=r"at $(k^*, v^*)$, this step's $\lambda$")
+    a_risk.set(
+        yscale="log", ylim=(lo / 2, hi * 2), xlabel="step", title=r"risk $-\ \varepsilon^2$"
+    )
+    a_risk.legend(fontsize=7)
+    a_abs.set(
+        xlabel="step", ylim=(0, 1.02), title=r"$|\kappa|$ and $|\nu|$ by end point (median, range)"
+    )
+    a_abs.legend(fontsize=6, ncol=1)
+    a_path.set(
+        xlim=(-1.05, 1.05),
+        ylim=(-1.05, 1.05),
+        xlabel=r"$\kappa$",
+        ylabel=r"$\nu$",
+        aspect="equal",
+        title=rf"$(\kappa, \nu)$ paths of all {R} runs",
+    )
     if np.all(dist == 0):
-        ax[3].text(
+        a_dist.text(
             0.5,
             0.5,
             "exactly 0: M is invariant",
             ha="center",
             va="center",
-            transform=ax[3].transAxes,
+            transform=a_dist.transAxes,
         )
     else:
-        m, lo, hi = _band(dist)
-        ax[3].plot(steps, m, color="C3")
-        ax[3].fill_between(steps, np.maximum(lo, tiny), hi, color="C3", alpha=0.3)
-        ax[3].set(yscale="log")
-    ax[3].set(xlabel="step", title=r"distance to M, $\sqrt{\theta^2+\eta^2+\rho^2}$")
+        pos = dist[dist > 0]
+        a_dist.set(yscale="log", ylim=(float(pos.min()) / 2, float(dist.max()) * 2))
+        a_dist.legend(fontsize=7)
+    a_dist.set(xlabel="step", title=r"distance to M, $\sqrt{\theta^2+\eta^2+\rho^2}$")
+    for ax in (a_risk, a_abs, a_dist):
+        ax.xaxis.set_major_locator(MaxNLocator(5))
+        ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 4))
+    lam_txt = (
+        f"λ0 = {e.lam0:g}"
+        if tr.lam[0] == tr.lam[-1]
+        else f"λ from {tr.lam[0]:g} to {tr.lam[-1]:.3g}"
+    )
     fig.suptitle(
-        f"{e.name}: {e.description} (d={e.d}, λ0={e.lam0}, α={e.alpha}, {e.repeats} repeats)",
+        f"{e.name}: {e.description}\nd = {e.d}, L = {e.L}, {lam_txt}, α = {e.alpha:g}, "
+        f"{R} runs × {int(steps[-1])} steps",
         fontsize=10,
     )
     fig.savefig(path, dpi=dpi)
