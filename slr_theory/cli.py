@@ -147,13 +147,39 @@ def _critical_parser(sub) -> None:
     c.set_defaults(run=_cmd_critical)
 
 
+def _report_parser(sub) -> None:
+    r = sub.add_parser(
+        "report",
+        help="the main job: a Markdown report with figures on the paper's parameters (or yours)",
+        description="Verify every closed form, locate and classify the critical points, draw "
+        "the phase portrait and the global picture, run the paper's experiments and the "
+        "section-4 statistics; write report.md and its figures into --out.",
+        epilog="examples:\n  slr-theory report --out report\n"
+        "  slr-theory report --out report-09 --lam 0.9 --alpha 1e-3 --force",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _model_options(r)
+    r.add_argument("--out", default="slr-report", help="output directory (default slr-report)")
+    r.add_argument("--alpha", type=_positive_float, default=4e-3, help="PGD step size")
+    r.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    r.add_argument("--full", action="store_true", help="all 30 repeats of every experiment")
+    r.add_argument("--force", action="store_true", help="replace a non-empty --out")
+    r.set_defaults(run=_cmd_report)
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(
         prog="slr-theory",
         description="Closed-form analysis of single-location regression (Marion et al., 2025).",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    for build in (_verify_parser, _stats_parser, _reproduce_parser, _critical_parser):
+    for build in (
+        _report_parser,
+        _verify_parser,
+        _stats_parser,
+        _reproduce_parser,
+        _critical_parser,
+    ):
         build(sub)
     return parser
 
@@ -250,6 +276,29 @@ def _cmd_critical(args) -> int:
         print(to_json(critical_records(pts, spectra, bound, args.alpha)))
     else:
         print(critical_text(pts, spectra, bound, args.alpha))
+    return 0
+
+
+def _cmd_report(args) -> int:
+    from .params import Params
+    from .report import write_report
+
+    params = Params(d=args.d, L=args.L, lam=args.lam, gamma=args.gamma, eps=args.eps)
+    try:
+        path = write_report(
+            args.out,
+            params,
+            alpha=args.alpha,
+            seed=args.seed,
+            full=args.full,
+            force=args.force,
+            progress=True,
+        )
+    except (FileExistsError, FileNotFoundError, PermissionError) as exc:
+        raise _UsageError(f"slr-theory report: error: argument --out: {exc}") from None
+    except ValueError as exc:
+        raise _UsageError(f"slr-theory report: error: {exc}") from None
+    print(f"wrote {path}")
     return 0
 
 
