@@ -11,7 +11,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from .render import statistics_text, to_json, verification_text
+from .render import risk_text, statistics_text, to_json, trajectory_text, verification_text
 
 __all__ = ["main"]
 
@@ -167,18 +167,108 @@ def _report_parser(sub) -> None:
     r.set_defaults(run=_cmd_report)
 
 
+_unit = _number(float, lambda v: -1 <= v <= 1, "a number in [-1, 1]")
+
+
+def _overlap_options(p, suffix: str = "") -> None:
+    for name, default in (
+        ("kappa", None),
+        ("nu", None),
+        ("theta", 0.0),
+        ("eta", 0.0),
+        ("rho", 0.0),
+    ):
+        p.add_argument(
+            f"--{name}{suffix}",
+            type=_unit,
+            default=default,
+            required=default is None,
+            help=f"overlap {name}{suffix}",
+        )
+
+
+def _risk_parser(sub) -> None:
+    r = sub.add_parser(
+        "risk",
+        help="the exact risk, its components and gradient at given overlaps",
+        description="The population risk at (kappa, nu, theta, eta, rho), its decomposition, "
+        "its gradient in the overlaps and the Riemannian gradient norms.",
+        epilog="example:\n  slr-theory risk --kappa 0.5 --nu 0.5 --lam 0.1",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _model_options(r)
+    _overlap_options(r)
+    r.add_argument("--json", action="store_true", help="print as JSON")
+    r.set_defaults(run=_cmd_risk)
+
+
+def _trajectory_parser(sub, name: str) -> None:
+    is_flow = name == "flow"
+    t = sub.add_parser(
+        name,
+        help="the gradient flow from given overlaps"
+        if is_flow
+        else "the paper's projected gradient descent, exactly, from given overlaps",
+        description=(
+            "Integrate the gradient flow of the overlaps (on M in its own "
+            "coordinates when theta = eta = rho = 0)."
+            if is_flow
+            else "Run PGD exactly on the overlaps and print the recorded steps."
+        ),
+        epilog=(
+            f"example:\n  slr-theory {name} --kappa0 0.1 --nu0 0.05 "
+            + ("--t-max 300" if is_flow else "--alpha 4e-3 --steps 20000")
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _model_options(t)
+    _overlap_options(t, "0")
+    if is_flow:
+        t.add_argument("--t-max", type=_positive_float, required=True, help="flow time")
+        t.add_argument("--records", type=_positive_int, default=11, help="output times")
+    else:
+        t.add_argument("--alpha", type=_positive_float, required=True, help="step size")
+        t.add_argument("--steps", type=_positive_int, required=True, help="steps")
+        t.add_argument("--records", type=_positive_int, default=11, help="recorded steps")
+    t.add_argument("--json", action="store_true", help="print as JSON")
+    t.set_defaults(run=_cmd_trajectory, kind=name)
+
+
+def _portrait_parser(sub) -> None:
+    pp = sub.add_parser(
+        "portrait",
+        help="the phase portrait of the flow on M (PNG, SVG or PDF)",
+        description="Streamlines, nullclines, critical points, separatrix, trajectories, "
+        "basins and risk contours of the flow on M; with --alpha, PGD iterates too.",
+        epilog="example:\n  slr-theory portrait --out portrait.png --lam 0.1 --alpha 4e-3",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _model_options(pp)
+    pp.add_argument("--out", required=True, help="output file (.png, .svg or .pdf)")
+    pp.add_argument("--alpha", type=_positive_float, default=None, help="also PGD at this step")
+    pp.add_argument("--force", action="store_true", help="overwrite an existing file")
+    pp.set_defaults(run=_cmd_portrait)
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(
         prog="slr-theory",
         description="Closed-form analysis of single-location regression (Marion et al., 2025).",
     )
     sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"slr-theory {__version__}")
     for build in (
         _report_parser,
         _verify_parser,
+        _risk_parser,
+        lambda sub: _trajectory_parser(sub, "flow"),
+        lambda sub: _trajectory_parser(sub, "pgd"),
+        _critical_parser,
+        _portrait_parser,
         _stats_parser,
         _reproduce_parser,
-        _critical_parser,
     ):
         build(sub)
     return parser
@@ -299,6 +389,119 @@ def _cmd_report(args) -> int:
     except ValueError as exc:
         raise _UsageError(f"slr-theory report: error: {exc}") from None
     print(f"wrote {path}")
+    return 0
+
+
+def _params(args):
+    from .params import Params
+
+    return Params(d=args.d, L=args.L, lam=args.lam, gamma=args.gamma, eps=args.eps)
+
+
+def _overlaps(args, suffix: str = ""):
+    from .params import check_overlaps
+
+    ov = [getattr(args, f"{n}{suffix}") for n in ("kappa", "nu", "theta", "eta", "rho")]
+    try:
+        check_overlaps(*ov, d=args.d)
+    except ValueError as exc:
+        raise _UsageError(
+            f"slr-theory: error: the overlaps (--kappa{suffix} ...): {exc}"
+        ) from None
+    return ov
+
+
+def _cmd_risk(args) -> int:
+    import numpy as np
+
+    from .geometry import gradient_norms
+    from .risk import risk_components, risk_grad
+
+    p = _params(args)
+    ov = _overlaps(args)
+    c = risk_components(p, *ov)
+    g = risk_grad(p, *ov)
+    data = {
+        "overlaps": dict(zip(("kappa", "nu", "theta", "eta", "rho"), map(float, ov), strict=True)),
+        "risk": float(c.total),
+        "components": {
+            k: float(getattr(c, k))
+            for k in ("noise", "informative", "distractors", "interactions")
+        },
+        "gradient": dict(zip(("kappa", "nu", "theta", "eta", "rho"), map(float, g), strict=True)),
+        "riemannian_gradient_norms": [float(x) for x in gradient_norms(np.array(ov), g)],
+    }
+    print(to_json(data) if args.json else risk_text(data))
+    return 0
+
+
+def _cmd_trajectory(args) -> int:
+    import numpy as np
+
+    p = _params(args)
+    ov0 = _overlaps(args, "0")
+    if args.kind == "flow":
+        from .flows import manifold_flow, overlap_flow
+
+        t_eval = np.linspace(0, args.t_max, args.records)
+        if not any(ov0[2:]):
+            res = manifold_flow(p, ov0[0], ov0[1], args.t_max, t_eval=t_eval)
+        else:
+            res = overlap_flow(p, ov0, args.t_max, t_eval=t_eval)
+        rows = [
+            (float(t), *map(float, o), float(r))
+            for t, o, r in zip(res.t, res.overlaps, res.risk, strict=True)
+        ]
+        header = "t"
+    else:
+        from .dynamics import pgd
+
+        every = max(1, args.steps // max(1, args.records - 1))
+        res = pgd(p, ov0, args.alpha, args.steps, record_every=every)
+        rows = [
+            (int(s), *map(float, o), float(r))
+            for s, o, r in zip(res.step, res.overlaps, res.risk, strict=True)
+        ]
+        header = "step"
+    print(
+        to_json({"columns": [header, "kappa", "nu", "theta", "eta", "rho", "risk"], "rows": rows})
+        if args.json
+        else trajectory_text(header, rows)
+    )
+    return 0
+
+
+def _cmd_portrait(args) -> int:
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from .plotting import phase_portrait
+
+    out = Path(args.out)
+    if out.suffix.lower() not in (".png", ".svg", ".pdf"):
+        raise _UsageError(
+            f"slr-theory portrait: error: argument --out: must end in .png, .svg "
+            f"or .pdf, got {args.out!r}"
+        )
+    if out.exists() and not args.force:
+        raise _UsageError(
+            f"slr-theory portrait: error: argument --out: {out} exists; pass "
+            "--force to overwrite it"
+        )
+    if not out.resolve().parent.is_dir():
+        raise _UsageError(
+            f"slr-theory portrait: error: argument --out: no directory {out.resolve().parent}"
+        )
+    fd, tmp = tempfile.mkstemp(suffix=out.suffix, prefix=".slr-", dir=out.resolve().parent)
+    os.close(fd)
+    try:
+        phase_portrait(_params(args), tmp, pgd_alpha=args.alpha)
+        os.replace(tmp, out)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+    print(f"wrote {out}")
     return 0
 
 

@@ -14,8 +14,10 @@ from .trajectory import PGDResult
 __all__ = [
     "critical_records",
     "critical_text",
+    "risk_text",
     "statistics_text",
     "to_json",
+    "trajectory_text",
     "verification_text",
     "write_trajectory_csv",
 ]
@@ -221,4 +223,50 @@ def critical_text(points, spectra=None, bound=None, alpha=None) -> str:
             f"Lip(grad R) in [{bound.lower:.4g}, {bound.upper:.4g}]; "
             f"alpha < 1/Lip: {bound.step_condition(alpha)}"
         )
+    return "\n".join(lines)
+
+
+def risk_text(data: dict) -> str:
+    """The text ``slr-theory risk`` prints.
+
+    Parameters
+    ----------
+    data : dict
+        ``overlaps``, ``risk``, ``components``, ``gradient``, ``riemannian_gradient_norms``.
+
+    Returns
+    -------
+    str
+    """
+    o = ", ".join(f"{k} = {v:g}" for k, v in data["overlaps"].items())
+    lines = [f"at {o}:", f"  risk          {data['risk']:.17g}"]
+    lines += [f"  {k:<13} {v:.17g}" for k, v in data["components"].items()]
+    lines.append(
+        "  dR/d(overlap) " + "  ".join(f"{k} {v:.6g}" for k, v in data["gradient"].items())
+    )
+    gk, gv = data["riemannian_gradient_norms"]
+    lines.append(f"  |grad_k R| = {gk:.6g}, |grad_v R| = {gv:.6g} (Riemannian)")
+    return "\n".join(lines)
+
+
+def trajectory_text(header: str, rows) -> str:
+    """A trajectory as a table (``slr-theory flow`` and ``slr-theory pgd``).
+
+    Parameters
+    ----------
+    header : str
+        ``"t"`` or ``"step"``.
+    rows : sequence of tuples
+        ``(time or step, kappa, nu, theta, eta, rho, risk)``.
+
+    Returns
+    -------
+    str
+    """
+    lines = [
+        f"{header:>10} {'kappa':>10} {'nu':>10} {'theta':>10} {'eta':>10} {'rho':>10} {'risk':>12}"
+    ]
+    for r in rows:
+        first = f"{r[0]:>10.4g}" if header == "t" else f"{r[0]:>10d}"
+        lines.append(first + "".join(f" {x:>10.6f}" for x in r[1:6]) + f" {r[6]:>12.8f}")
     return "\n".join(lines)

@@ -126,3 +126,65 @@ def test_critical_usage_errors(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_version(capsys):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["--version"])
+    assert exit_info.value.code == 0
+    from slr_theory import __version__
+
+    assert capsys.readouterr().out.strip() == f"slr-theory {__version__}"
+
+
+def test_risk_text_and_json(capsys):
+    from slr_theory import Params, risk
+
+    assert main(["risk", "--kappa", "0.5", "--nu", "0.5"]) == 0
+    assert "risk" in capsys.readouterr().out
+    assert main(["risk", "--kappa", "0.3", "--nu", "-0.2", "--theta", "0.1", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["risk"] == float(risk(Params.paper(), 0.3, -0.2, 0.1))
+    assert set(data["components"]) == {"noise", "informative", "distractors", "interactions"}
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["flow", "--kappa0", "0.1", "--nu0", "0.05", "--t-max", "20", "--records", "3"],
+        ["flow", "--kappa0", "0.1", "--nu0", "0.05", "--theta0", "0.01", "--t-max", "5"],
+        ["pgd", "--kappa0", "0.1", "--nu0", "0.05", "--alpha", "4e-3", "--steps", "500"],
+    ],
+)
+def test_trajectories_json(capsys, argv):
+    assert main([*argv, "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["columns"][1:] == ["kappa", "nu", "theta", "eta", "rho", "risk"]
+    risks = [r[-1] for r in data["rows"]]
+    assert risks[-1] < risks[0]
+
+
+def test_portrait_writes_once_and_refuses_to_overwrite(tmp_path, capsys):
+    out = tmp_path / "p.png"
+    assert main(["portrait", "--out", str(out)]) == 0
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert main(["portrait", "--out", str(out)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".slr-")]
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        (["risk", "--kappa", "2", "--nu", "0"], "--kappa: must be a number in [-1, 1]"),
+        (["risk", "--kappa", "0.9", "--nu", "0", "--eta", "0.9"], "infeasible"),
+        (["risk", "--nu", "0"], "required: --kappa"),
+        (["pgd", "--kappa0", "0", "--nu0", "0", "--alpha", "-1", "--steps", "3"], "--alpha"),
+        (["flow", "--kappa0", "0", "--nu0", "0"], "required: --t-max"),
+        (["portrait", "--out", "x.txt"], "must end in .png, .svg or .pdf"),
+    ],
+)
+def test_new_commands_usage_errors(capsys, argv, message):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and len(err.strip().splitlines()) == 1
