@@ -51,6 +51,9 @@ def _verify_parser(sub) -> None:
         "verify",
         help="check every closed form against mpmath quadrature and Monte Carlo",
         description="Run the registry of checks; exit 1 if any check fails.",
+        epilog="examples:\n  slr-theory verify\n  slr-theory verify --only 'risk.*' --json\n"
+        "  slr-theory verify --random --seed 3 --samples 100000",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     v.add_argument("--samples", type=_positive_int, default=200_000, help="Monte Carlo draws")
     v.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
@@ -70,6 +73,8 @@ def _stats_parser(sub) -> None:
         help="attention vs Bayes vs linear risk as d grows (paper section 4)",
         description="Oracle attention risk at the optimal temperature, the Bayes risk "
         "(Monte Carlo) and the best linear risk, minus eps^2, for growing d.",
+        epilog="examples:\n  slr-theory stats --d-max 10000\n  slr-theory stats --L 10 --json",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     st.add_argument("--gamma", type=_positive_float, default=0.5**0.5, help="informative spread")
     st.add_argument("--eps", type=_nonnegative_float, default=0.0, help="label noise")
@@ -96,6 +101,9 @@ def _reproduce_parser(sub) -> None:
         help="the paper's Section 5 experiments, exactly, with figures and CSVs",
         description="Run all repeats of an experiment (or all five) and write "
         "<name>.csv and <name>.png (four panels) into --out.",
+        epilog="examples:\n  slr-theory reproduce all --out figures\n"
+        "  slr-theory reproduce gd_manifold --out figures --repeats 5 --force",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     rp.add_argument("name", nargs="?", default="all", help="experiment name or 'all' (default)")
     rp.add_argument("--out", required=True, help="output directory")

@@ -31,6 +31,18 @@ def _new_figure(**kw):
     return fig
 
 
+def _save(fig, path, dpi: int) -> None:
+    """Save without time stamps, so the same figure gives the same bytes (PNG, SVG, PDF)."""
+    import matplotlib
+
+    suffix = Path(path).suffix.lower()
+    metadata = {".pdf": {"CreationDate": None, "ModDate": None}, ".svg": {"Date": None}}
+    with matplotlib.rc_context({"svg.hashsalt": "slr-theory"}):  # fixed ids in SVG, locally
+        fig.savefig(
+            path, dpi=dpi, metadata=metadata.get(suffix), format=suffix.lstrip(".") or None
+        )
+
+
 def _end_groups(final: np.ndarray, tol: float = 0.05) -> list[np.ndarray]:
     """Runs grouped by their end point, up to the risk's symmetries (largest group first)."""
     from .critical import same_point
@@ -160,7 +172,7 @@ def experiment_figure(result, path: str | Path, *, dpi: int = 110) -> Path:
         f"{R} runs × {int(steps[-1])} steps",
         fontsize=10,
     )
-    fig.savefig(path, dpi=dpi)
+    _save(fig, path, dpi)
     return Path(path)
 
 
@@ -233,7 +245,7 @@ def bifurcation_figure(
     ax.set_ylabel("risk" if quantity == "risk" else quantity)
     ax.set_title(f"critical points followed in $\\lambda$ ({len(result.branches)} branches)")
     ax.legend(fontsize=8, loc="best")
-    fig.savefig(path, dpi=dpi)
+    _save(fig, path, dpi)
     return Path(path)
 
 
@@ -277,7 +289,7 @@ def basins_figure(basins, path: str | Path, *, separatrix=None, dpi: int = 120) 
     ax.set(xlim=(-1, 1), ylim=(-1, 1), aspect="equal", xlabel=r"$\kappa$", ylabel=r"$\nu$")
     ax.set_title(f"basins on M ({basins.dynamics})")
     ax.legend(fontsize=8, loc="lower right")
-    fig.savefig(path, dpi=dpi)
+    _save(fig, path, dpi)
     return Path(path)
 
 
@@ -325,7 +337,7 @@ def stability_figure(params_list, path: str | Path, *, grid: int = 121, dpi: int
             title=f"$\\lambda$ = {p.lam:g}: M attracts on {share:.0%}",
         )
         fig.colorbar(mesh, ax=ax, shrink=0.8, label="leading transverse Re")
-    fig.savefig(path, dpi=dpi)
+    _save(fig, path, dpi)
     return Path(path)
 
 
@@ -509,7 +521,7 @@ def phase_portrait(
         fontsize=10,
     )
     ax.legend(fontsize=7, loc="upper left", framealpha=0.9)
-    fig.savefig(path, dpi=dpi)
+    _save(fig, path, dpi)
     return Path(path)
 
 
@@ -593,5 +605,5 @@ def off_manifold_figure(
         fontsize=9,
     )
     ax.legend(fontsize=7)
-    fig.savefig(path, dpi=dpi)
+    _save(fig, path, dpi)
     return Path(path)

@@ -202,3 +202,42 @@ def test_stability_figure(tmp_path):
         [Params.paper(lam=0.1), Params.paper(lam=0.9)], tmp_path / "s.png", grid=30
     )
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 20_000
+
+
+def _png_size(path):
+    import struct
+
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+@pytest.mark.parametrize("suffix", [".png", ".svg", ".pdf"])
+def test_figures_are_deterministic(tmp_path, suffix):
+    from slr_theory.plotting import basins_figure
+
+    p = Params.paper(lam=0.1)
+    b = manifold_basins(p, grid=6, t_max=200.0)
+    one = basins_figure(b, tmp_path / f"a{suffix}").read_bytes()
+    two = basins_figure(b, tmp_path / f"b{suffix}").read_bytes()
+    assert one == two
+
+
+def test_phase_portrait_and_off_manifold_figure_have_the_expected_size(tmp_path):
+    from slr_theory.plotting import off_manifold_figure, phase_portrait
+
+    p = Params.paper(lam=0.1)
+    path = phase_portrait(
+        p,
+        tmp_path / "portrait.png",
+        grid=21,
+        basin_grid=8,
+        trajectories=3,
+        pgd_alpha=4e-3,
+        pgd_steps=2000,
+        t_max=200.0,
+        dpi=100,
+    )
+    assert _png_size(path) == (720, 660)
+    path = off_manifold_figure(p, tmp_path / "off.png", n=6, steps=2000, dpi=100)
+    assert _png_size(path) == (750, 460)
