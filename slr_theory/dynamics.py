@@ -235,9 +235,18 @@ def sample_initial_overlaps(
     >>> ov.shape, bool(abs((ov[:, 0] ** 2).mean() * 400 - 1) < 0.2)
     ((1000, 5), True)
     """
-    shape = (size,) if isinstance(size, int) else tuple(size)
-    if d < 4:
-        raise ValueError(f"`d` must be >= 4 for random initialisations, got {d!r}.")
+    import numbers
+
+    sizes = (size,) if isinstance(size, numbers.Integral) else tuple(size)
+    if any(isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 0 for x in sizes):
+        raise ValueError(
+            f"`size` must be a non-negative integer or a tuple of them, got {size!r}."
+        )
+    shape = tuple(int(x) for x in sizes)
+    if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 4:
+        raise ValueError(f"`d` must be >= 4 (an integer) for random initialisations, got {d!r}.")
+    if not isinstance(rng, np.random.Generator):
+        raise ValueError(f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}.")
     out = np.zeros((*shape, 5))
     if on_manifold:
         g1 = rng.standard_normal(shape)

@@ -180,6 +180,13 @@ def run(
     from tqdm.auto import tqdm
 
     jobs = positive_int(jobs, "jobs")
+    records = positive_int(records, "records")
+    if repeats is not None:
+        repeats = positive_int(repeats, "repeats")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"`seed` must be a non-negative integer, got {seed!r}.")
+    if not (isinstance(steps_scale, int | float) and 0 < steps_scale <= 1):
+        raise ValueError(f"`steps_scale` must be a number in (0, 1], got {steps_scale!r}.")
     exps = _select(names)
     order = list(experiments())
     exps = [

@@ -215,9 +215,12 @@ def _solve(fun, jac, y0, t_max, method, rtol, atol, event, t_eval, dense_output)
     return meth, sol
 
 
+_METHODS = ("LSODA", "Radau", "BDF", "DOP853", "RK45", "RK23")
+
+
 def _method(method: str) -> str:
-    if not isinstance(method, str):
-        raise ValueError(f"`method` must be a solve_ivp method name, got {method!r}.")
+    if method not in _METHODS:
+        raise ValueError(f"`method` must be one of {', '.join(_METHODS)}, got {method!r}.")
     return method
 
 

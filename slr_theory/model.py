@@ -8,7 +8,7 @@ import numpy as np
 from scipy.special import erf
 
 from .params import Params
-from .validate import unit_vectors
+from .validate import positive_int, unit_vectors
 
 __all__ = [
     "MonteCarloRisk",
@@ -77,6 +77,7 @@ def sample(
     ((4, 3, 8), (4,), (4,))
     """
     d, L = params.d, params.L
+    n = positive_int(n, "n")
     if k_star is None or v_star is None:
         k_star, v_star = random_targets(d, rng)
     k_star = unit_vectors(k_star, "k_star", d)
@@ -198,6 +199,9 @@ def monte_carlo_risk(
     """
     from tqdm.auto import tqdm
 
+    n = positive_int(n, "n")
+    if n < 2:
+        raise ValueError(f"`n` must be >= 2 (a standard error needs two samples), got {n!r}.")
     d = params.d
     k = unit_vectors(k, "k", d)
     v = unit_vectors(v, "v", d)
@@ -251,9 +255,15 @@ def vectors_from_overlaps(overlaps, d: int) -> tuple[np.ndarray, ...]:
     n : int
         Number of samples.
     """
-    ov = np.array([float(x) for x in overlaps])
+    from .params import check_overlaps
+
+    d = positive_int(d, "d")
     if d < 4:
         raise ValueError(f"`d` must be >= 4 to realise general overlaps, got {d!r}.")
+    ov = np.asarray(overlaps, dtype=object)
+    if ov.shape != (5,):
+        raise ValueError(f"`overlaps` must be five numbers, got {overlaps!r}.")
+    ov = np.array(check_overlaps(*ov, d=d), dtype=float)
     from .trajectory import to_vectors  # the Cholesky coordinates the dynamics run on
 
     kv = to_vectors(ov[:, None])[:, 0]

@@ -41,10 +41,10 @@ def as_array(
     package-wide policy for array arguments of the numerical kernels.
     Values with ``|value| > bound`` are rejected (the supported domain).
     """
-    try:
-        arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError(f"`{name}` must be real numbers, got {value!r}.") from None
+    raw = np.asarray(value) if value is not None else None
+    if raw is None or raw.dtype == object or raw.dtype.kind not in "biuf":
+        raise ValueError(f"`{name}` must be real numbers, got {value!r}.")
+    arr = raw.astype(np.float64, copy=False)
     if np.isinf(arr).any():
         raise ValueError(f"`{name}` must be finite, got {_first(arr, np.isinf(arr))!r}.")
     big = np.abs(arr) > bound
