@@ -294,9 +294,22 @@ def _cmd_reproduce(args) -> int:
             f"{', '.join(table)}, got {args.name!r}"
         )
     names = list(table) if args.name == "all" else [args.name]
+    if not args.out.strip():
+        raise _UsageError(
+            "slr-theory reproduce: error: argument --out: must name a directory, got ''"
+        )
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise _UsageError(f"slr-theory reproduce: error: argument --out: {out} is not a directory")
+    if not out.exists() and not out.resolve().parent.is_dir():
+        raise _UsageError(
+            f"slr-theory reproduce: error: argument --out: its parent {out.resolve().parent} "
+            "does not exist"
+        )
+    import os
+
+    if not os.access(out if out.exists() else out.resolve().parent, os.W_OK):
+        raise _UsageError(f"slr-theory reproduce: error: argument --out: cannot write in {out}")
     if not args.force:  # refuse before computing anything
         for n in names:
             for p in output_paths(n, out):
@@ -524,15 +537,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        Exit status: 0 ok, 1 a check failed, 2 usage error.
+        Exit status: 0 ok, 1 a check failed, 2 usage error, 3 an unexpected internal
+        error (one line; ``--debug`` shows the traceback), 130 interrupted (Ctrl-C).
     """
     parser = _build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in argv
+    argv = [a for a in argv if a != "--debug"]
     try:
         args = parser.parse_args(argv)
         return args.run(args)
     except _UsageError as exc:
         print(str(exc), file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("slr-theory: interrupted; nothing half-written was left behind", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug, not a usage error: one line, the traceback on request
+        if debug:
+            raise
+        print(
+            f"slr-theory: internal error: {type(exc).__name__}: {exc} "
+            "(rerun with --debug for the traceback)",
+            file=sys.stderr,
+        )
+        return 3
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -233,15 +233,21 @@ def run(
                 while not queue.empty():
                     bar.update(queue.get())
 
-            out.update(_run_gd(gd, inits, seed, records, update))
-            for f in futures:
-                while not f.done():
-                    try:
-                        bar.update(queue.get(timeout=0.2))
-                    except Empty:
-                        pass
-                res = f.result()
-                out[res.experiment.name] = res
+            try:
+                out.update(_run_gd(gd, inits, seed, records, update))
+                for f in futures:
+                    while not f.done():
+                        try:
+                            bar.update(queue.get(timeout=0.2))
+                        except Empty:
+                            pass
+                    res = f.result()
+                    out[res.experiment.name] = res
+            except BaseException:  # Ctrl-C or an error: leave no worker process behind
+                for proc in list(getattr(pool, "_processes", {}).values()):
+                    proc.terminate()
+                pool.shutdown(wait=False, cancel_futures=True)
+                raise
             update(0)
     else:
         if gd:
@@ -329,7 +335,9 @@ def write(
     ----------
     result : ExperimentResult
     out_dir : str or Path
-        Output directory (created if missing).
+        Output directory (created if missing; its parent must exist). Each file is
+        written to a temporary name and renamed into place, so an interruption never
+        leaves a partial file.
     force : bool
         Overwrite existing files.
 
@@ -372,7 +380,22 @@ def write(
     for p in (csv_path, png_path):
         if p.exists() and not force:
             raise FileExistsError(f"{p} exists; pass force=True (--force) to overwrite it.")
-    csv_path.parent.mkdir(parents=True, exist_ok=True)
-    write_trajectory_csv(result.trajectory, csv_path, eps=e.eps)
-    experiment_figure(result, png_path)
+    csv_path.parent.mkdir(exist_ok=True)
+    _atomic(csv_path, lambda tmp: write_trajectory_csv(result.trajectory, tmp, eps=e.eps))
+    _atomic(png_path, lambda tmp: experiment_figure(result, tmp))
     return csv_path, png_path
+
+
+def _atomic(path: Path, write) -> None:
+    """Write through a temporary file in the same directory, then rename into place."""
+    import os
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
+    os.close(fd)
+    try:
+        write(tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise

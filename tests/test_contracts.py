@@ -1,6 +1,8 @@
 """Bad input gets a clear error naming the argument, never a wrong number (a start of the
 contract suite: the cases found by trying the toolkit as a new user would)."""
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -50,3 +52,60 @@ def test_monte_carlo_needs_two_samples_for_a_standard_error():
         with pytest.raises(ValueError, match="`n`"):
             monte_carlo_risk(p, k, v, ks, vs, n, np.random.default_rng())
     assert monte_carlo_risk(p, k, v, ks, vs, 2, np.random.default_rng()).stderr >= 0
+
+
+def test_cli_internal_errors_exit_3_in_one_line_and_debug_shows_them(capsys, monkeypatch):
+    from slr_theory import cli
+
+    def broken(args):
+        raise RuntimeError("boom")
+
+    parser = cli._build_parser
+    monkeypatch.setattr(cli, "_cmd_risk", broken)
+    assert parser  # the builder reads the module-level handler at build time
+    assert cli.main(["risk", "--kappa", "0.1", "--nu", "0.1"]) == 3
+    err = capsys.readouterr().err
+    assert "internal error: RuntimeError: boom" in err and len(err.strip().splitlines()) == 1
+    with pytest.raises(RuntimeError, match="boom"):
+        cli.main(["risk", "--kappa", "0.1", "--nu", "0.1", "--debug"])
+
+
+def test_cli_ctrl_c_exits_130(capsys, monkeypatch):
+    from slr_theory import cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_cmd_risk", interrupted)
+    assert cli.main(["risk", "--kappa", "0.1", "--nu", "0.1"]) == 130
+    assert "interrupted" in capsys.readouterr().err
+
+
+def test_reproduce_refuses_bad_out_before_computing(tmp_path, capsys):
+    from slr_theory.cli import main
+
+    assert main(["reproduce", "gd_manifold", "--out", ""]) == 2
+    assert "must name a directory" in capsys.readouterr().err
+    assert main(["reproduce", "gd_manifold", "--out", str(tmp_path / "no" / "such")]) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_an_interrupted_write_leaves_no_partial_file_and_a_rerun_works(tmp_path, monkeypatch):
+    from slr_theory import plotting
+    from slr_theory.experiments import run, write
+
+    res = run("gd_manifold", repeats=2, steps_scale=0.01, records=5)["gd_manifold"]
+
+    def interrupted(result, path, **kw):
+        Path(path).write_bytes(b"\x89PNG partial")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(plotting, "experiment_figure", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        write(res, tmp_path)
+    leftovers = sorted(p.name for p in tmp_path.iterdir())
+    assert leftovers == ["gd_manifold.csv"]  # complete (written first, renamed into place)
+    assert (tmp_path / "gd_manifold.csv").read_text().count("\n") == 1 + 6 * 2
+    monkeypatch.undo()
+    write(res, tmp_path, force=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["gd_manifold.csv", "gd_manifold.png"]
