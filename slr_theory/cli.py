@@ -76,8 +76,10 @@ def _stats_parser(sub) -> None:
         epilog="examples:\n  slr-theory stats --d-max 10000\n  slr-theory stats --L 10 --json",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    st.add_argument("--gamma", type=_positive_float, default=0.5**0.5, help="informative spread")
-    st.add_argument("--eps", type=_nonnegative_float, default=0.0, help="label noise")
+    st.add_argument(
+        "--gamma", type=_in_domain("gamma", float), default=0.5**0.5, help="informative spread"
+    )
+    st.add_argument("--eps", type=_in_domain("eps", float), default=0.0, help="label noise")
     st.add_argument(
         "--L", type=_positive_int, default=None, help="sequence length (default: ceil(sqrt(d)))"
     )
@@ -127,13 +129,23 @@ def _reproduce_parser(sub) -> None:
     rp.set_defaults(run=_cmd_reproduce)
 
 
+def _in_domain(name: str, cast):
+    from .params import DOMAIN
+
+    lo, hi = DOMAIN[name]
+    kind = "an integer" if cast is int else "a number"
+    return _number(cast, lambda v: lo <= v <= hi, f"{kind} in [{lo:g}, {hi:g}]")
+
+
 def _model_options(p, lam: float = 0.1) -> None:
     """The model's parameters, defaulting to the paper's ``d = 400, L = 10, gamma^2 = 1/2``."""
-    p.add_argument("--d", type=_number(int, lambda v: v >= 2, "an integer >= 2"), default=400)
-    p.add_argument("--L", type=_positive_int, default=10, help="sequence length")
-    p.add_argument("--lam", type=_positive_float, default=lam, help="temperature")
-    p.add_argument("--gamma", type=_positive_float, default=0.5**0.5, help="informative spread")
-    p.add_argument("--eps", type=_nonnegative_float, default=0.0, help="label noise")
+    p.add_argument("--d", type=_in_domain("d", int), default=400, help="dimension")
+    p.add_argument("--L", type=_in_domain("L", int), default=10, help="sequence length")
+    p.add_argument("--lam", type=_in_domain("lam", float), default=lam, help="temperature")
+    p.add_argument(
+        "--gamma", type=_in_domain("gamma", float), default=0.5**0.5, help="informative spread"
+    )
+    p.add_argument("--eps", type=_in_domain("eps", float), default=0.0, help="label noise")
 
 
 def _critical_parser(sub) -> None:

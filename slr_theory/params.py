@@ -10,7 +10,17 @@ from numpy.typing import ArrayLike
 
 from .validate import as_array, broadcast, positive_int, positive_real
 
-__all__ = ["OVERLAP_NAMES", "Params", "check_overlaps", "gram_matrix"]
+__all__ = ["DOMAIN", "OVERLAP_NAMES", "Params", "check_overlaps", "gram_matrix"]
+
+#: The supported domain of each parameter, ``(low, high)`` inclusive: inside it every
+#: risk, gradient and Hessian is finite and computed without a floating-point warning.
+DOMAIN: dict[str, tuple[float, float]] = {
+    "d": (2, 10**15),
+    "L": (1, 10**12),
+    "lam": (1e-6, 1e3),
+    "gamma": (1e-6, 1e3),
+    "eps": (0.0, 1e50),
+}
 
 #: Package-wide order of the overlaps ``k.k*, v.v*, v.k*, k.v*, k.v``.
 OVERLAP_NAMES: tuple[str, ...] = ("kappa", "nu", "theta", "eta", "rho")
@@ -23,15 +33,19 @@ class Params:
     Parameters
     ----------
     d : int
-        Dimension, ``d >= 2`` (``k* ⊥ v*`` needs two dimensions); up to ``1e9`` and beyond.
+        Dimension, ``2 <= d <= 1e15`` (``k* ⊥ v*`` needs two dimensions).
     L : int
-        Sequence length, ``L >= 1``.
+        Sequence length, ``1 <= L <= 1e12``.
     lam : float
-        Temperature ``lambda > 0`` of the ``erf`` attention.
+        Temperature of the ``erf`` attention, ``1e-6 <= lam <= 1e3``.
     gamma : float
-        Spread ``gamma > 0`` of the informative token.
+        Spread of the informative token, ``1e-6 <= gamma <= 1e3``.
     eps : float, default 0
-        Standard deviation of the label noise, ``>= 0``.
+        Standard deviation of the label noise, ``0 <= eps <= 1e50``.
+
+    The bounds are :data:`DOMAIN`: inside it every risk, gradient and Hessian is finite
+    and computed without a floating-point warning; outside, a ``ValueError`` names the
+    parameter, the range and the value.
 
     Examples
     --------
@@ -62,6 +76,10 @@ class Params:
         object.__setattr__(self, "lam", positive_real(self.lam, "lam"))
         object.__setattr__(self, "gamma", positive_real(self.gamma, "gamma"))
         object.__setattr__(self, "eps", positive_real(self.eps, "eps", allow_zero=True))
+        for name, (lo, hi) in DOMAIN.items():
+            value = getattr(self, name)
+            if not lo <= value <= hi:
+                raise ValueError(f"`{name}` must lie in [{lo:g}, {hi:g}], got {value!r}.")
 
     def replace(self, **changes: float) -> Params:
         """A copy with some fields changed (validated again)."""

@@ -109,3 +109,49 @@ def test_an_interrupted_write_leaves_no_partial_file_and_a_rerun_works(tmp_path,
     monkeypatch.undo()
     write(res, tmp_path, force=True)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gd_manifold.csv", "gd_manifold.png"]
+
+
+@pytest.mark.parametrize(
+    "field, value",
+    [
+        ("eps", 1e300),
+        ("gamma", 1e300),
+        ("gamma", 1e-300),
+        ("lam", 1e-300),
+        ("lam", 1e6),
+        ("d", 10**16),
+        ("L", 10**13),
+    ],
+)
+def test_params_outside_the_domain_are_refused(field, value):
+    kw = {"d": 400, "L": 10, "lam": 0.1, "gamma": 0.7, "eps": 0.0, field: value}
+    with pytest.raises(ValueError, match=f"`{field}` must lie in"):
+        Params(**kw)
+
+
+def test_the_domain_corners_give_finite_values_without_warnings():
+    import itertools
+
+    from slr_theory import risk_grad, risk_hessian
+    from slr_theory.params import DOMAIN
+
+    for d, L, lam, gamma, eps in itertools.product(
+        (4, DOMAIN["d"][1]), DOMAIN["L"], DOMAIN["lam"], DOMAIN["gamma"], DOMAIN["eps"]
+    ):
+        p = Params(d=d, L=L, lam=lam, gamma=gamma, eps=eps)
+        for ov in [(0, 0, 0, 0, 0), (1, 1, 0, 0, 0), (0.3, 0.2, 0.1, -0.2, 0.05)]:
+            values = [risk(p, *ov), risk_grad(p, *ov), risk_hessian(p, *ov)]
+            assert all(np.all(np.isfinite(v)) for v in values)
+
+
+def test_stats_flags_outside_the_domain_are_usage_errors(capsys):
+    from slr_theory.cli import main
+
+    for argv in (
+        ["stats", "--eps", "1e300"],
+        ["stats", "--gamma", "1e300"],
+        ["stats", "--gamma", "1e-300"],
+    ):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert "must be a number in" in err and len(err.strip().splitlines()) == 1
