@@ -354,14 +354,25 @@ def _cmd_stats(args) -> int:
 
     from .statistics import statistics_table
 
-    if args.d_max < 100:
+    k = round(np.log10(args.d_max)) if args.d_max > 0 else 0
+    if args.d_max < 100 or 10**k != args.d_max:
         raise _UsageError(
-            f"slr-theory stats: error: argument --d-max: must be >= 100, got {args.d_max}"
+            "slr-theory stats: error: argument --d-max: must be a power of 10 >= 100 (the rows "
+            f"are d = 100, 1000, ..., d-max), got {args.d_max}"
         )
-    dims = [10**k for k in range(2, int(np.log10(args.d_max) + 1e-9) + 1)]
-    rows = statistics_table(
-        args.gamma, args.eps, args.L, dims, args.samples, np.random.default_rng(args.seed)
-    )
+    dims = [10**j for j in range(2, k + 1)]
+    from tqdm.auto import tqdm
+
+    with tqdm(total=len(dims), desc="stats", unit="d", disable=args.json) as bar:
+        rows = statistics_table(
+            args.gamma,
+            args.eps,
+            args.L,
+            dims,
+            args.samples,
+            np.random.default_rng(args.seed),
+            progress=bar.update,
+        )
     print(to_json(rows) if args.json else statistics_text(rows, args.gamma, args.eps))
     return 0
 

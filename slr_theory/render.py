@@ -139,8 +139,12 @@ def statistics_text(rows: Sequence[dict], gamma: float, eps: float) -> str:
         "(attention at k*, v* and its best lambda)",
         f"{'d':>9} {'L':>6} {'lambda*':>10} {'attention':>11} {'Bayes (MC)':>22} {'linear':>9}",
     ]
+    tiny = np.finfo(float).tiny
     for r in rows:
-        bayes = f"{r['bayes']:.3e} +- {r['bayes_se']:.1e}"
+        if abs(r["bayes"]) < tiny and r["bayes_se"] < tiny:  # below the double range, not 0
+            bayes = f"< {tiny:.1e}"
+        else:
+            bayes = f"{r['bayes']:.3e} +- {r['bayes_se']:.1e}"
         lines.append(
             f"{r['d']:>9} {r['L']:>6} {r['lam_opt']:>10.4g} {r['attention']:>11.4e} "
             f"{bayes:>22} {r['linear']:>9.4f}"

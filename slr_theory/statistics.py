@@ -209,6 +209,7 @@ def statistics_table(
     dims: list[int],
     samples: int,
     rng: np.random.Generator,
+    progress=None,
 ) -> list[dict]:
     """Rows ``d, L, lam*, attention, bayes (+- se), linear`` (risks minus ``eps**2``).
 
@@ -225,6 +226,8 @@ def statistics_table(
     samples : int
         Monte Carlo draws of the Bayes risk per row.
     rng : numpy.random.Generator
+    progress : callable, optional
+        Called with 1 after each row.
 
     Returns
     -------
@@ -256,4 +259,6 @@ def statistics_table(
                 "linear": linear_risk(p) - eps**2,
             }
         )
+        if progress is not None:
+            progress(1)
     return rows

@@ -155,3 +155,13 @@ def test_stats_flags_outside_the_domain_are_usage_errors(capsys):
         assert main(argv) == 2
         err = capsys.readouterr().err
         assert "must be a number in" in err and len(err.strip().splitlines()) == 1
+
+
+def test_stats_refuses_a_d_max_that_is_not_a_power_of_ten_and_prints_tiny_as_tiny(capsys):
+    from slr_theory.cli import main
+
+    assert main(["stats", "--d-max", "150"]) == 2
+    assert "power of 10" in capsys.readouterr().err
+    assert main(["stats", "--d-max", "1000", "--samples", "2000"]) == 0
+    out = capsys.readouterr().out
+    assert "< 2.2e-308" in out and "0.000e+00 +- 0.0e+00" not in out
