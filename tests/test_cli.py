@@ -88,7 +88,7 @@ def test_stats_json(capsys):
     [
         (["stats", "--gamma", "-1"], "--gamma: must be a number in [1e-06, 1000], got '-1'"),
         (["stats", "--eps", "nan"], "--eps: must be a number in [0, 1e+50], got 'nan'"),
-        (["stats", "--d-max", "10"], "--d-max: must be >= 100, got 10"),
+        (["stats", "--d-max", "10"], "--d-max: must be a power of 10 >= 100"),
         (["stats", "--L", "0"], "--L: must be a positive integer, got '0'"),
     ],
 )
