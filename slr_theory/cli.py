@@ -55,7 +55,12 @@ def _verify_parser(sub) -> None:
         "  slr-theory verify --random --seed 3 --samples 100000",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    v.add_argument("--samples", type=_positive_int, default=200_000, help="Monte Carlo draws")
+    v.add_argument(
+        "--samples",
+        type=_number(int, lambda v: v >= 1000, "an integer >= 1000 (the z-test's minimum)"),
+        default=200_000,
+        help="Monte Carlo draws (>= 1000: below, the z-test's normal approximation fails)",
+    )
     v.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     v.add_argument("--json", action="store_true", help="print results as JSON")
     v.add_argument(

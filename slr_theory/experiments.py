@@ -350,27 +350,6 @@ def write(
     FileExistsError
         Rather than overwrite an existing file, unless `force`.
 
-    Attributes
-    ----------
-    name, method, init : str
-        Name; ``"pgd"`` or ``"sgd"``; ``"manifold"`` or ``"sphere"``.
-    d, L : int
-    lam0, alpha, gamma, eps : float
-        Initial temperature, step size, spread, label noise.
-    steps, repeats : int
-    schedule : bool
-        Whether ``lam_t = lam0 / (1 + schedule_c t)``.
-    schedule_c : float
-    description : str
-    batch : int or None
-        Mini-batch size (SGD only).
-
-    Attributes
-    ----------
-    experiment : Experiment
-    trajectory : PGDResult
-        Overlaps ``(n_records, repeats, 5)`` and their risk.
-    seed : int
     """
     from .plotting import experiment_figure
     from .render import write_trajectory_csv

@@ -246,14 +246,6 @@ def vectors_from_overlaps(overlaps, d: int) -> tuple[np.ndarray, ...]:
     >>> np.allclose(overlaps_of(*vectors_from_overlaps(ov, 6)), ov)
     True
 
-    Attributes
-    ----------
-    estimate : float
-        Mean squared error over the samples.
-    stderr : float
-        Its standard error.
-    n : int
-        Number of samples.
     """
     from .params import check_overlaps
 

@@ -234,13 +234,6 @@ def statistics_table(
     list of dict
         Keys ``d, L, lam_opt, attention, bayes, bayes_se, linear``.
 
-    Attributes
-    ----------
-    estimate : float
-    stderr : float
-        Standard error of the estimate.
-    n : int
-        Number of samples.
     """
     rows = []
     for d in dims:

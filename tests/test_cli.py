@@ -24,7 +24,7 @@ def test_verify_prints_table_and_exits_0(capsys):
 
 
 def test_verify_json(capsys):
-    assert main(["verify", "--only", "gaussian.zeta", "--samples", "500", "--json"]) == 0
+    assert main(["verify", "--only", "gaussian.zeta", "--samples", "1000", "--json"]) == 0
     [record] = json.loads(capsys.readouterr().out)
     assert record["name"] == "gaussian.zeta" and record["passed"] is True
 
@@ -38,15 +38,21 @@ def test_verify_exits_1_when_a_check_fails(capsys, monkeypatch):
     monkeypatch.setitem(
         REGISTRY, "gaussian.zeta", dataclasses.replace(good, closed_form=lambda **p: 0.5)
     )
-    assert main(["verify", "--only", "gaussian.zeta", "--samples", "500"]) == 1
+    assert main(["verify", "--only", "gaussian.zeta", "--samples", "1000"]) == 1
     assert "FAIL" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(
     "argv, message",
     [
-        (["verify", "--samples", "-3"], "--samples: must be a positive integer, got '-3'"),
-        (["verify", "--samples", "x"], "--samples: must be a positive integer, got 'x'"),
+        (
+            ["verify", "--samples", "-3"],
+            "--samples: must be an integer >= 1000 (the z-test's minimum), got '-3'",
+        ),
+        (
+            ["verify", "--samples", "x"],
+            "--samples: must be an integer >= 1000 (the z-test's minimum), got 'x'",
+        ),
         (["verify", "--seed", "-1"], "--seed: must be a non-negative integer"),
         (["verify", "--only", "nope"], "no check matches 'nope'"),
         (["frobnicate"], "invalid choice"),

@@ -165,3 +165,13 @@ def test_stats_refuses_a_d_max_that_is_not_a_power_of_ten_and_prints_tiny_as_tin
     assert main(["stats", "--d-max", "1000", "--samples", "2000"]) == 0
     out = capsys.readouterr().out
     assert "< 2.2e-308" in out and "0.000e+00 +- 0.0e+00" not in out
+
+
+def test_verify_refuses_fewer_draws_than_its_z_test_needs(capsys):
+    from slr_theory.cli import main
+    from slr_theory.verify import MIN_SAMPLES, run_checks
+
+    with pytest.raises(ValueError, match=f">= {MIN_SAMPLES}"):
+        run_checks(["gaussian.zeta"], samples=3)
+    assert main(["verify", "--samples", "2"]) == 2
+    assert "z-test" in capsys.readouterr().err

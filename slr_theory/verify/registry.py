@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass, field
 import mpmath as mp
 import numpy as np
 
-__all__ = ["REGISTRY", "Check", "CheckResult", "register", "run_checks"]
+__all__ = ["MIN_SAMPLES", "REGISTRY", "Check", "CheckResult", "register", "run_checks"]
 
 Params = Mapping[str, float]
 
@@ -101,6 +101,10 @@ class CheckResult:
         return {**asdict(self), "passed": self.passed}
 
 
+#: Fewest Monte Carlo draws a check accepts. With 2 or 3 draws correct closed forms scored
+#: |z| up to 52; with 1000, over five seeds of every registered check, |z| <= 2.7.
+MIN_SAMPLES = 1000
+
 #: All registered checks by name, in registration order.
 REGISTRY: dict[str, Check] = {}
 
@@ -180,7 +184,8 @@ def run_checks(
     names : iterable of str, optional
         Check names or shell-style patterns (``"gaussian.zeta*"``); all if None.
     samples : int
-        Monte Carlo draws per check (the standard error scales as ``1/sqrt(samples)``).
+        Monte Carlo draws per check, at least :data:`MIN_SAMPLES` (the standard error
+        scales as ``1/sqrt(samples)``).
     seed : int
         Seed of the single ``numpy.random.Generator`` used for every draw.
     random_params : bool
@@ -199,24 +204,15 @@ def run_checks(
     >>> [r] = run_checks(["gaussian.mean_erf"], samples=10_000)
     >>> r.passed, r.rel_error < 1e-15
     (True, True)
-
-    Attributes
-    ----------
-    name : str
-    params : dict
-        The parameter point.
-    value, reference : float
-        Closed form and mpmath reference.
-    rel_error, rtol : float
-    mc_mean, mc_stderr, z, z_max : float
-        Monte Carlo estimate, its standard error, its z-score and the bound on it.
-    samples : int
-    quadrature_ok, monte_carlo_ok : bool
     """
     from tqdm.auto import tqdm
 
-    if samples < 2:
-        raise ValueError(f"`samples` must be at least 2, got {samples!r}.")
+    if isinstance(samples, bool) or not isinstance(samples, int) or samples < MIN_SAMPLES:
+        raise ValueError(
+            f"`samples` must be an integer >= {MIN_SAMPLES}, got {samples!r}: the z-test "
+            "reads the Monte Carlo mean through a normal approximation, which the skewed "
+            "integrands here only reach with about a thousand draws."
+        )
     checks = _select(names)
     rng = np.random.default_rng(seed)
     results = []
