@@ -36,7 +36,7 @@ from .gaussian import (
     zeta_ttt,
 )
 from .landscape import basin_fractions, continuation, manifold_stability
-from .params import OVERLAP_NAMES, Params, check_overlaps
+from .params import OVERLAP_NAMES, Params, check_overlaps, overlap_tolerance
 from .risk import (
     RiskComponents,
     manifold_risk,
@@ -81,6 +81,7 @@ __all__ = [
     "mean_x_erf",
     "mean_x_erf_prime",
     "overlap_flow",
+    "overlap_tolerance",
     "paper_schedule",
     "pgd",
     "pgd_map_spectrum",

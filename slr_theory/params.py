@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 from dataclasses import dataclass
 
@@ -10,7 +12,55 @@ from numpy.typing import ArrayLike
 
 from .validate import as_array, broadcast, positive_int, positive_real
 
-__all__ = ["DOMAIN", "OVERLAP_NAMES", "Params", "check_overlaps", "gram_matrix"]
+__all__ = [
+    "DOMAIN",
+    "OVERLAP_NAMES",
+    "Params",
+    "check_overlaps",
+    "gram_matrix",
+    "overlap_tolerance",
+]
+
+_ATOL: contextvars.ContextVar[float] = contextvars.ContextVar("overlap_atol", default=1e-12)
+
+
+@contextlib.contextmanager
+def overlap_tolerance(atol: float):
+    """Accept overlaps this far outside the feasible set (and project them onto it).
+
+    Overlaps computed from rounded vectors, e.g. float32 weights, miss the feasible set by
+    about ``1e-7``; the default tolerance is ``1e-12``. Inside the ``with`` block every
+    function that checks overlaps (:func:`check_overlaps`, :func:`slr_theory.risk`, the
+    dynamics, ...) accepts violations up to `atol` and uses the nearest feasible point.
+
+    Parameters
+    ----------
+    atol : float
+        ``0 <= atol <= 1e-2``.
+
+    Yields
+    ------
+    float
+        `atol`.
+
+    Examples
+    --------
+    >>> from slr_theory import Params, overlap_tolerance, risk
+    >>> with overlap_tolerance(1e-6):
+    ...     print(round(float(risk(Params.paper(), 0.5, 1 + 1.2e-7)), 6))
+    0.164638
+    """
+    from .validate import positive_real
+
+    atol = positive_real(atol, "atol", allow_zero=True)
+    if atol > 1e-2:
+        raise ValueError(f"`atol` must be <= 1e-2 (a tolerance for rounding), got {atol!r}.")
+    token = _ATOL.set(atol)
+    try:
+        yield atol
+    finally:
+        _ATOL.reset(token)
+
 
 #: The supported domain of each parameter, ``(low, high)`` inclusive: inside it every
 #: risk, gradient and Hessian is finite and computed without a floating-point warning.
@@ -124,12 +174,14 @@ def check_overlaps(
     rho: ArrayLike = 0.0,
     *,
     d: int | None = None,
-    atol: float = 1e-12,
+    atol: float | None = None,
 ) -> tuple[np.ndarray, ...]:
     """Validate and broadcast overlaps; return them in :data:`OVERLAP_NAMES` order.
 
     A tuple is feasible iff the Gram matrix of ``(k, v, k*, v*)`` is positive
-    semi-definite (to `atol`) and, when `d` is given, has rank at most `d`.
+    semi-definite and, when `d` is given, has rank at most `d`. Violations up to `atol`
+    (default ``1e-12``, or the value set by :func:`overlap_tolerance`) are accepted and
+    the nearest feasible point is returned; beyond, the error says by how much.
 
     Parameters
     ----------
@@ -155,11 +207,17 @@ def check_overlaps(
     >>> from slr_theory.params import check_overlaps
     >>> check_overlaps(0.5, 0.5)[0]
     array(0.5)
-    >>> check_overlaps(0.9, 0.0, eta=0.9)
+    >>> check_overlaps(0.9, 0.0, eta=0.9)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
         ...
-    ValueError: overlaps are infeasible: kappa**2 + eta**2 <= 1 (k has unit norm) fails, got kappa=0.9, eta=0.9.
+    ValueError: overlaps are infeasible: kappa**2 + eta**2 <= 1 (k has unit norm) fails, got kappa=0.9, eta=0.9 (by 0.62, beyond the tolerance 1e-12; ...).
     """
+    if atol is None:
+        atol = _ATOL.get()
+    hint = (
+        f"beyond the tolerance {atol:g}; for rounded inputs (e.g. float32 weights) use "
+        "`with slr_theory.overlap_tolerance(1e-6):`"
+    )
     arrays = {
         name: as_array(x, name, allow_nan=False)
         for name, x in zip(OVERLAP_NAMES, (kappa, nu, theta, eta, rho), strict=True)
@@ -167,23 +225,33 @@ def check_overlaps(
     for name, x in arrays.items():
         big = np.abs(x) > 1 + atol
         if big.any():
-            raise ValueError(f"`{name}` must lie in [-1, 1], got {x[big].flat[0].item()!r}.")
-    k, n, t, e, r = broadcast(**arrays)
+            v = x[big].flat[0].item()
+            raise ValueError(
+                f"`{name}` must lie in [-1, 1], got {v!r} (by {abs(v) - 1:.2g}, {hint})."
+            )
+    k, n, t, e, r = (np.clip(x, -1.0, 1.0) for x in broadcast(**arrays))
     pairs = [
-        ("kappa**2 + eta**2 <= 1 (k has unit norm)", k * k + e * e, ("kappa", k), ("eta", e)),
-        ("theta**2 + nu**2 <= 1 (v has unit norm)", t * t + n * n, ("theta", t), ("nu", n)),
+        ("kappa**2 + eta**2 <= 1 (k has unit norm)", ("kappa", k), ("eta", e)),
+        ("theta**2 + nu**2 <= 1 (v has unit norm)", ("theta", t), ("nu", n)),
     ]
-    for cond, val, (na, a), (nb, b) in pairs:
+    scaled = []
+    for cond, (na, a), (nb, b) in pairs:
+        val = a * a + b * b
         bad = val > 1 + atol
         if bad.any():
             i = np.flatnonzero(bad)[0]
             raise ValueError(
                 f"overlaps are infeasible: {cond} fails, got "
-                f"{na}={a.flat[i].item()!r}, {nb}={b.flat[i].item()!r}."
+                f"{na}={a.flat[i].item()!r}, {nb}={b.flat[i].item()!r} "
+                f"(by {val.flat[i] - 1:.2g}, {hint})."
             )
+        f = np.where(val > 1, 1.0 / np.sqrt(np.maximum(val, 1.0)), 1.0)  # onto the unit disc
+        scaled.append((a * f, b * f))
+    (k, e), (t, n) = scaled
     # k*, v* are orthonormal, so the Gram matrix is PSD iff the Schur complement of
     # its identity block, the 2x2 matrix [[s11, s12], [s12, s22]] below, is PSD.
-    s11, s22 = 1 - k * k - e * e, 1 - t * t - n * n
+    s11 = np.maximum(1 - k * k - e * e, 0.0)
+    s22 = np.maximum(1 - t * t - n * n, 0.0)
     s12 = r - k * t - e * n
     half_tr = 0.5 * (s11 + s22)
     lam_min = half_tr - np.hypot(0.5 * (s11 - s22), s12)
@@ -196,8 +264,11 @@ def check_overlaps(
         )
         raise ValueError(
             "overlaps are infeasible: the Gram matrix of (k, v, k*, v*) must be positive "
-            f"semi-definite, smallest eigenvalue of its Schur complement {lam_min.flat[i]:.3g} at {vals}."
+            f"semi-definite, smallest eigenvalue of its Schur complement {lam_min.flat[i]:.3g} "
+            f"at {vals} ({hint})."
         )
+    limit = np.sqrt(s11 * s22)  # |s12| <= sqrt(s11 s22): move rho onto the feasible set
+    r = np.where(np.abs(s12) > limit, k * t + e * n + np.sign(s12) * limit, r)
     if d is not None and d < 4:
         tol = max(atol, 1e-9)
         lam_max = half_tr + np.hypot(0.5 * (s11 - s22), s12)
@@ -209,4 +280,4 @@ def check_overlaps(
                 f"overlaps are infeasible in dimension d={d}: the Gram matrix of (k, v, k*, v*) "
                 f"has rank {rank.flat[i]} > d."
             )
-    return k, n, t, e, r
+    return tuple(np.asarray(x, dtype=np.float64) for x in (k, n, t, e, r))

@@ -144,7 +144,7 @@ def validate_run(params: Params, overlaps0, alpha, steps, record_every) -> np.nd
     ov = np.array(overlaps0, dtype=np.float64)
     if ov.shape[-1:] != (5,):
         raise ValueError(f"`overlaps0` must have last dimension 5, got shape {ov.shape}.")
-    check_overlaps(*np.moveaxis(ov, -1, 0), d=params.d)
+    ov = np.stack(check_overlaps(*np.moveaxis(ov, -1, 0), d=params.d), axis=-1)  # projected
     positive_real(alpha, "alpha")
     if isinstance(steps, bool) or int(steps) != steps or steps < 0:
         raise ValueError(f"`steps` must be a non-negative integer, got {steps!r}.")

@@ -175,3 +175,43 @@ def test_verify_refuses_fewer_draws_than_its_z_test_needs(capsys):
         run_checks(["gaussian.zeta"], samples=3)
     assert main(["verify", "--samples", "2"]) == 2
     assert "z-test" in capsys.readouterr().err
+
+
+def test_float32_overlaps_pass_within_a_tolerance_the_user_sets():
+    from slr_theory import overlap_tolerance, pgd
+    from slr_theory.params import check_overlaps
+
+    rng = np.random.default_rng(0)
+    e = np.eye(50, dtype=np.float32)
+    k = rng.standard_normal(50).astype(np.float32)
+    k /= np.linalg.norm(k)
+    v = (e[1] + np.float32(1e-4) * e[0]).astype(np.float32)  # trained close to v*
+    v /= np.linalg.norm(v)
+    ov = np.array([k @ e[0], v @ e[1], v @ e[0], k @ e[1], k @ v], dtype=np.float64)
+    ov[1] = 1 + 1.2e-7  # nu just past 1, as float32 weights give
+    with pytest.raises(ValueError, match=r"by 1.2e-07.*overlap_tolerance\(1e-6\)"):
+        check_overlaps(*ov, d=50)
+    with overlap_tolerance(1e-6):
+        proj = np.array(check_overlaps(*ov, d=50))
+        assert proj[1] <= 1.0 and proj[2] ** 2 + proj[1] ** 2 <= 1.0 + 1e-15
+        p = Params(d=50, L=5, lam=0.3, gamma=0.7)
+        assert np.isfinite(risk(p, *ov))
+        assert np.all(np.isfinite(pgd(p, ov, 0.01, 5).overlaps))
+    with pytest.raises(ValueError):  # the default is back outside the block
+        check_overlaps(*ov, d=50)
+    with pytest.raises(ValueError, match="`atol`"):
+        with overlap_tolerance(0.5):
+            pass
+
+
+def test_projection_reaches_the_feasible_set():
+    from slr_theory import overlap_tolerance
+    from slr_theory.params import check_overlaps
+
+    ov = (0.6, 0.6 + 5e-8, 0.8, 0.8, 0.96 + 1e-7)  # k = (0.6, 0.8), v = (0.8, 0.6), rounded
+    with overlap_tolerance(1e-6):
+        k, n, t, e, r = (float(x) for x in check_overlaps(*ov))
+    assert k * k + e * e <= 1 and t * t + n * n <= 1
+    s11, s22, s12 = 1 - k * k - e * e, 1 - t * t - n * n, r - k * t - e * n
+    assert s12 * s12 <= s11 * s22 + 1e-15
+    check_overlaps(k, n, t, e, r, atol=1e-15)  # feasible to rounding
