@@ -30,3 +30,43 @@ def random_overlaps(rng, n, m=6):
     v /= np.linalg.norm(v, axis=-1, keepdims=True)
     e = np.eye(m)
     return overlaps_of(k, v, e[0], e[1])
+
+
+def tangent_basis(x):
+    """Orthonormal basis ``(m, m - 1)`` of the tangent space of the unit sphere at ``x``."""
+    import numpy as np
+
+    q, _ = np.linalg.qr(np.column_stack([x, np.eye(x.size)]))
+    return q[:, 1 : x.size]
+
+
+def retract(x, u):
+    """The point at geodesic distance ``|u|`` from ``x`` along the tangent ``u``."""
+    import numpy as np
+
+    t = np.linalg.norm(u)
+    return x if t == 0 else np.cos(t) * x + np.sin(t) * u / t
+
+
+def geodesic_hessian(params, k, v, ks, vs, h):
+    """The Riemannian Hessian of ``risk_at`` at explicit ``(k, v)`` by second differences
+    along geodesics, in an orthonormal tangent basis: an independent check of the geometry."""
+    import numpy as np
+
+    from slr_theory import risk_at
+
+    m = k.size
+    T = np.zeros((2 * m, 2 * (m - 1)))
+    T[:m, : m - 1] = tangent_basis(k)
+    T[m:, m - 1 :] = tangent_basis(v)
+
+    def f(xi):
+        return float(risk_at(params, retract(k, xi[:m]), retract(v, xi[m:]), ks, vs))
+
+    n = T.shape[1]
+    H = np.empty((n, n))
+    for i in range(n):
+        for j in range(i, n):
+            a, b = T[:, i] * h, T[:, j] * h
+            H[i, j] = H[j, i] = (f(a + b) - f(a - b) - f(b - a) + f(-a - b)) / (4 * h * h)
+    return H

@@ -6,14 +6,14 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from slr_theory import Params, critical_points, pgd_map_spectrum, risk, risk_at, risk_grad_at
+from slr_theory import Params, critical_points, pgd_map_spectrum, risk, risk_grad_at
 from slr_theory.critical import SYMMETRIES, lipschitz_bound, manifold_certificate
 from slr_theory.dynamics import pgd_vectors
 from slr_theory.flows import manifold_flow, overlap_flow
 from slr_theory.geometry import manifold_chart_jacobian
 from slr_theory.verify.risk_checks import mp_risk_components
 
-from .strategies import random_overlaps
+from .strategies import geodesic_hessian, random_overlaps, retract, tangent_basis
 
 
 @cache
@@ -36,17 +36,6 @@ def _images(k, v):
     S = np.ones(k.size)
     S[1] = -1.0
     return [(k, v), (-k, -v), (S * k, -S * v), (-S * k, S * v)]
-
-
-def _tangent(x):
-    m = x.size
-    q, _ = np.linalg.qr(np.column_stack([x, np.eye(m)]))
-    return q[:, 1:m]
-
-
-def _retract(x, u):
-    t = np.linalg.norm(u)
-    return x if t == 0 else np.cos(t) * x + np.sin(t) * u / t
 
 
 @pytest.mark.parametrize("lam", [0.1, 0.9, 2.0])
@@ -106,19 +95,7 @@ def test_spectrum_with_multiplicities_matches_an_explicit_hessian(lam):
     checked = 0
     for q in pts[:6]:
         k, v, ks, vs = _embed(q, m)
-        T = np.zeros((2 * m, 2 * (m - 1)))
-        T[:m, : m - 1] = _tangent(k)
-        T[m:, m - 1 :] = _tangent(v)
-        n, h = 2 * (m - 1), 1e-4
-
-        def f(xi, k=k, v=v, ks=ks, vs=vs):
-            return float(risk_at(p, _retract(k, xi[:m]), _retract(v, xi[m:]), ks, vs))
-
-        H = np.empty((n, n))
-        for i in range(n):
-            for j in range(i, n):
-                a, b = T[:, i] * h, T[:, j] * h
-                H[i, j] = H[j, i] = (f(a + b) - f(a - b) - f(b - a) + f(-a - b)) / (4 * h * h)
+        H = geodesic_hessian(p, k, v, ks, vs, 1e-4)
         fd = np.sort(np.linalg.eigvalsh(H))
         ours = np.sort(np.repeat(q.hessian_eigenvalues, q.multiplicities))
         assert ours.size == fd.size
@@ -206,18 +183,18 @@ def test_pgd_map_jacobian_matches_one_explicit_step():
     q = next(x for x in pts if not x.on_manifold)
     k, v, ks, vs = _embed(q, m)
     T = np.zeros((2 * m, 2 * (m - 1)))
-    T[:m, : m - 1] = _tangent(k)
-    T[m:, m - 1 :] = _tangent(v)
+    T[:m, : m - 1] = tangent_basis(k)
+    T[m:, m - 1 :] = tangent_basis(v)
     base = np.concatenate(pgd_vectors(p, k, v, ks, vs, alpha, 1))
     h = 1e-6
     D = np.empty((T.shape[1], T.shape[1]))
     for i in range(T.shape[1]):
         xi = T[:, i] * h
         up = np.concatenate(
-            pgd_vectors(p, _retract(k, xi[:m]), _retract(v, xi[m:]), ks, vs, alpha, 1)
+            pgd_vectors(p, retract(k, xi[:m]), retract(v, xi[m:]), ks, vs, alpha, 1)
         )
         dn = np.concatenate(
-            pgd_vectors(p, _retract(k, -xi[:m]), _retract(v, -xi[m:]), ks, vs, alpha, 1)
+            pgd_vectors(p, retract(k, -xi[:m]), retract(v, -xi[m:]), ks, vs, alpha, 1)
         )
         D[:, i] = T.T @ ((up - dn) / (2 * h))
     del base
@@ -280,7 +257,7 @@ def test_quadratic_form_at_the_corner_matches_mpmath_second_differences():
     h = 1e-3
 
     def f(x, y):
-        kk, vv = _retract(k, x * a), _retract(v, y * b)
+        kk, vv = retract(k, x * a), retract(v, y * b)
         return float(risk(p, kk @ ks, vv @ vs, vv @ ks, kk @ vs, kk @ vv))
 
     f0 = f(0.0, 0.0)
@@ -294,8 +271,8 @@ def test_quadratic_form_at_the_corner_matches_mpmath_second_differences():
     hm = mp.mpf("1e-4")
     vals = []
     for t in (-hm, 0, hm):
-        kk = _retract(k, float(t) * u[0] * a)
-        vv = _retract(v, float(t) * u[1] * b)
+        kk = retract(k, float(t) * u[0] * a)
+        vv = retract(v, float(t) * u[1] * b)
         o = [kk @ ks, vv @ vs, vv @ ks, kk @ vs, kk @ vv]
         vals.append(mp_risk_components(p, o, dps=30)["total"])
     second = (vals[0] - 2 * vals[1] + vals[2]) / hm**2

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from slr_theory import Params, risk_at, risk_grad, risk_grad_at
+from slr_theory import Params, risk_grad, risk_grad_at
 from slr_theory.geometry import (
     gradient_norms,
     manifold_chart_jacobian,
@@ -12,16 +12,12 @@ from slr_theory.geometry import (
 )
 from slr_theory.model import overlaps_of
 
+from .strategies import geodesic_hessian
+
 
 def _point(rng, m):
     k, v = rng.standard_normal((2, m))
     return k / np.linalg.norm(k), v / np.linalg.norm(v)
-
-
-def _retract(x, u):
-    """The point at geodesic distance |u| from x along the tangent u."""
-    t = np.linalg.norm(u)
-    return x if t == 0 else np.cos(t) * x + np.sin(t) * u / t
 
 
 @pytest.mark.parametrize("lam", [0.1, 0.9])
@@ -50,24 +46,7 @@ def test_hessian_spectrum_matches_second_differences_along_geodesics(m, lam):
     ov = overlaps_of(k, v, e[0], e[1])
     spec = riemannian_hessian(p, ov)
 
-    def tangent(x):
-        q, _ = np.linalg.qr(np.column_stack([x, np.eye(m)]))
-        return q[:, 1:m]
-
-    T = np.zeros((2 * m, 2 * (m - 1)))
-    T[:m, : m - 1] = tangent(k)
-    T[m:, m - 1 :] = tangent(v)
-    n = 2 * (m - 1)
-    h = 2e-4
-
-    def f(xi):
-        return float(risk_at(p, _retract(k, xi[:m]), _retract(v, xi[m:]), e[0], e[1]))
-
-    H = np.empty((n, n))
-    for i in range(n):
-        for j in range(i, n):
-            a, b = T[:, i] * h, T[:, j] * h
-            H[i, j] = H[j, i] = (f(a + b) - f(a - b) - f(b - a) + f(-a - b)) / (4 * h * h)
+    H = geodesic_hessian(p, k, v, e[0], e[1], 2e-4)
     fd = np.sort(np.linalg.eigvalsh(H))
     ours = np.sort(np.repeat(spec.eigenvalues, spec.multiplicities))
     assert ours.size == fd.size == 2 * (m - 1)
