@@ -125,7 +125,7 @@ def manifold_field(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarra
     >>> from slr_theory.flows import manifold_field
     >>> f = manifold_field(Params.paper(lam=0.1), [0.0, 1.0, 0.3], [0.0, 1.0, 0.3])
     >>> print(f[:2].tolist(), bool(f[2, 1] > 0))  # critical points; nu grows towards sgn(kappa)
-    [[-0.0, -0.0], [-0.0, -0.0]] True
+    [[-0.0, -0.0], [0.0, 0.0]] True
     """
     k, n, *_ = check_overlaps(kappa, nu, 0.0, 0.0, 0.0, d=params.d)
     kn = np.stack(np.broadcast_arrays(np.asarray(k, float), np.asarray(n, float)), axis=-1)
@@ -410,7 +410,7 @@ def overlap_field(params: Params, overlaps: ArrayLike) -> np.ndarray:
     >>> p = Params.paper(lam=0.1)
     >>> f = overlap_field(p, [0.3, -0.2, 0.0, 0.0, 0.0])
     >>> bool(np.allclose(f[:2], manifold_field(p, 0.3, -0.2), rtol=1e-14)), f[2:].tolist()
-    (True, [0.0, 0.0, 0.0])
+    (True, [-0.0, -0.0, -0.0])
     """
     ov = np.asarray(overlaps, dtype=np.float64)
     if ov.shape[-1:] != (5,):

@@ -544,7 +544,7 @@ def manifold_chart_velocity(params: Params, phi, psi) -> np.ndarray:
     >>> from slr_theory import Params
     >>> from slr_theory.geometry import manifold_chart_velocity
     >>> print(manifold_chart_velocity(Params.paper(), 0.0, 0.0).tolist())  # the corner (1, 1)
-    [0.0, 0.0]
+    [-0.0, -0.0]
     """
     phi, psi = np.broadcast_arrays(np.asarray(phi, float), np.asarray(psi, float))
     g = engine.gradient(params, (np.cos(phi), np.cos(psi), 0.0, 0.0, 0.0))

@@ -155,7 +155,7 @@ def risk(
     >>> from slr_theory import Params, risk
     >>> p = Params(d=400, L=10, lam=0.1, gamma=0.5**0.5)
     >>> print(risk(p, 0.0, 0.0))  # gamma^2 (1 + zeta(0, lambda gamma)) + (L - 1) zeta(0, lambda)
-    0.615503500295243
+    0.6155035002952428
     """
     return risk_components(params, kappa, nu, theta, eta, rho).total
 

@@ -196,7 +196,7 @@ def mp_gaussian_function(name: str, mu: float, sigma: float, dps: int = 40) -> m
     --------
     >>> from slr_theory.verify.reference import mp_gaussian_function
     >>> print(float(mp_gaussian_function("zeta", 0.0, 1.0)))  # (2/pi) arcsin(2/3)
-    0.46455905439754
+    0.46455905439753997
     """
     return mp_expect(MP_FUNCTIONS[name], mu, sigma, dps, MP_DERIVATIVES.get(name))
 
