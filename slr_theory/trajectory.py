@@ -238,21 +238,11 @@ def price_records(params: Params, rec, out, lam_rec, shape) -> PGDResult:
 
 
 def overlap_step(ov5: np.ndarray, G: np.ndarray, alpha) -> np.ndarray:
-    r"""One exact PGD step on overlaps ``(5, n)`` given the partials ``(5, n)``; unchecked.
+    """One exact PGD step on overlaps ``(5, n)`` given the partials ``(5, n)``; unchecked.
 
-    With ``A = kappa R_kappa + eta R_eta + rho R_rho``, ``B = theta R_theta + nu R_nu + rho R_rho``,
-    ``cA = 1 + alpha A``, ``cB = 1 + alpha B``:
-
-    .. math::
-
-        \tilde k\cdot k^* &= c_A\kappa - \alpha(R_\kappa + R_\rho\theta), &
-        \tilde k\cdot v^* &= c_A\eta - \alpha(R_\eta + R_\rho\nu), \\
-        \tilde v\cdot k^* &= c_B\theta - \alpha(R_\theta + R_\rho\kappa), &
-        \tilde v\cdot v^* &= c_B\nu - \alpha(R_\nu + R_\rho\eta), \\
-        \|\tilde k\|^2 &= 1 + \alpha^2(\|\nabla_k R\|^2 - A^2), &
-        \|\tilde v\|^2 &= 1 + \alpha^2(\|\nabla_v R\|^2 - B^2),
-
-    and ``k~ . v~`` expanded in the Gram entries; then both are normalised.
+    The closed-form map (``A``, ``B``, ``cA``, ``cB`` named as in the code) is written out in
+    :mod:`slr_theory.dynamics` (the public door to it is :func:`slr_theory.dynamics.pgd_step`);
+    ``k~ . v~`` is expanded in the Gram entries, then both vectors are normalised.
 
     Parameters
     ----------
