@@ -408,7 +408,9 @@ def _cmd_critical(args) -> int:
     from .render import critical_records, critical_text
 
     params = Params(d=args.d, L=args.L, lam=args.lam, gamma=args.gamma, eps=args.eps)
-    pts = critical_points(params, args.where, starts=args.starts, rng=args.seed)
+    pts = critical_points(
+        params, args.where, starts=args.starts, rng=args.seed, progress=not args.json
+    )
     spectra = [pgd_map_spectrum(q, args.alpha) for q in pts] if args.alpha else None
     bound = lipschitz_bound(params, rng=args.seed) if args.alpha else None
     if args.json:

@@ -52,7 +52,7 @@ from .geometry import (
     vector_derivatives,
 )
 from .params import Params
-from .trajectory import to_vectors
+from .trajectory import Progress, to_vectors
 from .validate import positive_int, positive_real
 
 __all__ = [
@@ -534,16 +534,19 @@ def _risk_minus_noise(params: Params, o: np.ndarray) -> float:
 # --- the full-space search ------------------------------------------------------------------
 
 
-def _newton(tables, K: np.ndarray, V: np.ndarray, iterations: int):
+def _newton(tables, K: np.ndarray, V: np.ndarray, iterations: int, update=None):
     """Damped Riemannian Newton on ``S^3 x S^3`` for a batch; returns the end points and
-    the last pure Newton step length of each (its size decides convergence)."""
+    the last pure Newton step length of each (its size decides convergence).
+
+    ``update(n)``, if given, is told of every iteration; an early stop (all converged)
+    reports the iterations it saved, so the count always ends at `iterations`."""
     n = K.shape[0]
     mu = np.full(n, 1e-3)
     ov, g, G, Hr, AB, _m = vector_derivatives(tables, K, V)
     gn = np.linalg.norm(G, axis=1)
     newton_len = np.full(n, np.inf)
     with np.errstate(divide="ignore", invalid="ignore"):
-        for _ in range(iterations):
+        for done in range(1, iterations + 1):
             w, U = np.linalg.eigh(Hr)
             c = np.einsum("nij,ni->nj", U, G)
             wmax = np.abs(w).max(axis=1, keepdims=True)
@@ -571,7 +574,10 @@ def _newton(tables, K: np.ndarray, V: np.ndarray, iterations: int):
             gn = np.where(better, gn2, gn)
             mu = np.where(better, mu / 10, np.clip(mu * 10, 1e-8, 1e8))
             mu = np.where(mu < 1e-9, 0.0, mu)
-            if np.all(newton_len < 1e-14):
+            converged = bool(np.all(newton_len < 1e-14))
+            if update is not None:
+                update(iterations - done + 1 if converged else 1)
+            if converged:
                 break
     ov, _g, G, _h, _ab, mag = vector_derivatives(tables, K, V)
     return K, V, ov, np.linalg.norm(G, axis=1), _relative_gradient(ov, G, mag), newton_len
@@ -617,6 +623,7 @@ def critical_points(
     grid: int = 9,
     iterations: int = 200,
     tol: float = GRAD_TOL,
+    progress=False,
 ) -> CriticalPoints:
     """Every critical point of the risk, on M (by proof) or on ``S^{d-1} x S^{d-1}`` (by search).
 
@@ -637,6 +644,10 @@ def critical_points(
     tol : float
         A start ends at a critical point when its relative gradient (module docstring)
         is at most `tol` and its Newton step below ``1e-7`` radian.
+    progress : bool or callable
+        ``True`` shows a tqdm bar over the Newton iterations (all starts advance together);
+        a callable is called with the number of iterations done since its last call.
+        Ignored for ``where="manifold"``.
 
     Returns
     -------
@@ -676,7 +687,8 @@ def critical_points(
     K0 = np.concatenate([kv[:4].T, _random_starts(rng, starts)[0]]) if starts else kv[:4].T
     V0 = np.concatenate([kv[4:].T, _random_starts(rng, starts)[1]]) if starts else kv[4:].T
     start_ov = np.stack([K0[:, 0], V0[:, 1], V0[:, 0], K0[:, 1], np.sum(K0 * V0, axis=1)], axis=1)
-    K, V, ov, gn, rel, step = _newton(tables, K0.copy(), V0.copy(), iterations)
+    with Progress(progress, iterations, "critical", unit="iteration") as update:
+        K, V, ov, gn, rel, step = _newton(tables, K0.copy(), V0.copy(), iterations, update)
     critical = (rel <= tol) & (step < 1e-7) & (span_dimension(K, V) <= params.d)
     a = params.lam * np.sqrt(params.d / 2.0)
     x2 = (a * ov[:, 0]) ** 2 / (1 + 2 * (params.lam * params.gamma) ** 2)

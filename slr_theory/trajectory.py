@@ -161,15 +161,17 @@ class Progress:
         ``True``: a tqdm bar; a callable: called with the number of steps done.
     total : int
     desc : str
+    unit : str
+        What one count is (tqdm's ``unit``).
     """
 
-    def __init__(self, progress, total: int, desc: str):
+    def __init__(self, progress, total: int, desc: str, unit: str = "step"):
         self.bar = None
         self.update = progress if callable(progress) else None
         if progress is True:
             from tqdm.auto import tqdm
 
-            self.bar = tqdm(total=total, unit="step", desc=desc)
+            self.bar = tqdm(total=total, unit=unit, desc=desc)
             self.update = self.bar.update
         elif not (progress is False or progress is None or callable(progress)):
             raise ValueError(f"`progress` must be a bool or a callable, got {progress!r}.")

@@ -304,3 +304,14 @@ def test_small_d_keeps_to_points_that_exist(d):
     assert pts and all(q.span_dim <= d for q in pts)
     assert all(int(q.multiplicities.sum()) == 2 * (d - 1) for q in pts)
     assert all(q.relative_gradient <= 1e-10 for q in pts)
+
+
+def test_search_reports_progress_over_its_newton_iterations():
+    p = Params.paper(lam=0.1)
+    seen: list[int] = []
+    quiet = critical_points(p, starts=8, iterations=50)
+    told = critical_points(p, starts=8, iterations=50, progress=seen.append)
+    assert sum(seen) == 50 and all(n >= 1 for n in seen)  # an early stop reports the rest
+    assert [q.overlaps.tolist() for q in told] == [q.overlaps.tolist() for q in quiet]
+    with pytest.raises(ValueError, match="`progress` must be a bool or a callable"):
+        critical_points(p, starts=8, progress="yes")
