@@ -634,11 +634,12 @@ def critical_points(
         ``"manifold"``: the five critical points of the flow on M with the certificate
         of :func:`manifold_certificate`. ``"sphere"``: the full space (module docstring).
     starts : int
-        Random starts, uniform on ``S^3 x S^3``, after the structured ones.
+        Random starts, uniform on ``S^3 x S^3``, after the structured ones; ``0 <= starts <= 1e6``.
     rng : numpy.random.Generator or int or None
         Source (or seed) of the random starts.
     grid : int
-        Size of the structured grids (``grid**2`` starts on M and in ``span{k*, v*}``).
+        Size of the structured grids (``grid**2`` starts on M and in ``span{k*, v*}``);
+        ``1 <= grid <= 1000``.
     iterations : int
         Newton iterations per start (damped, with a trust region of 0.5 radian).
     tol : float
@@ -676,8 +677,8 @@ def critical_points(
             pts.append(_classify(params, tables, kv[:4], kv[4:]))
         pts.sort(key=lambda p: p.risk)
         return CriticalPoints(pts, params, "manifold", manifold_certificate(params))
-    starts = positive_int(starts, "starts") if starts else 0
-    grid = positive_int(grid, "grid")
+    starts = positive_int(starts, "starts", upper=10**6) if starts else 0
+    grid = positive_int(grid, "grid", upper=1000)
     iterations = positive_int(iterations, "iterations")
     tol = positive_real(tol, "tol")
     if not isinstance(rng, np.random.Generator):
@@ -800,6 +801,10 @@ def pgd_map_spectrum(point: CriticalPoint, alpha: float) -> MapSpectrum:
     >>> pgd_map_spectrum(origin, 4e-3).conclusion
     'strict saddle'
     """
+    if not isinstance(point, CriticalPoint):
+        raise TypeError(
+            f"`point` must be a CriticalPoint (from critical_points), got {type(point).__name__}."
+        )
     alpha = positive_real(alpha, "alpha")
     h = np.asarray(point.hessian_eigenvalues)
     err = np.asarray(point.eigenvalue_errors)
@@ -920,7 +925,7 @@ def lipschitz_bound(
     ----------
     params : Params
     samples : int
-        Random points (uniform on ``S^3 x S^3``) for the lower bound.
+        Random points (uniform on ``S^3 x S^3``) for the lower bound; ``1 <= samples <= 1e7``.
     rng : numpy.random.Generator or int or None
 
     Returns
@@ -936,7 +941,7 @@ def lipschitz_bound(
     True
     """
     params = _check_params(params)
-    samples = positive_int(samples, "samples")
+    samples = positive_int(samples, "samples", upper=10**7)
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(rng)
     t1, t2 = _tables(params)

@@ -237,7 +237,7 @@ def sample_initial_overlaps(
     """
     import numbers
 
-    sizes = (size,) if isinstance(size, numbers.Integral) else tuple(size)
+    sizes = (size,) if isinstance(size, (numbers.Number, str)) or size is None else tuple(size)
     if any(isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 0 for x in sizes):
         raise ValueError(
             f"`size` must be a non-negative integer or a tuple of them, got {size!r}."

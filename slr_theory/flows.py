@@ -44,7 +44,7 @@ from scipy.integrate import solve_ivp
 from . import engine
 from .geometry import overlap_velocity, velocity_partials
 from .params import Params, check_overlaps
-from .validate import finite_real, positive_real
+from .validate import as_array, finite_real, positive_real
 
 __all__ = [
     "FlowResult",
@@ -228,8 +228,8 @@ def _common(params, t_max, rtol, atol, stop_radius, t_eval):
     if not isinstance(params, Params):
         raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
     t_max = positive_real(t_max, "t_max")
-    rtol = positive_real(rtol, "rtol")
-    atol = positive_real(atol, "atol")
+    rtol = positive_real(rtol, "rtol", upper=1.0)
+    atol = positive_real(atol, "atol", upper=1.0)
     if stop_radius is not None:
         stop_radius = positive_real(stop_radius, "stop_radius")
     if t_eval is not None:
@@ -523,7 +523,7 @@ def overlap_flow(
     t_max, rtol, atol, _, t_eval = _common(params, t_max, rtol, atol, None, t_eval)
     if stop_speed is not None:
         stop_speed = positive_real(stop_speed, "stop_speed")
-    o0 = np.asarray(overlaps0, dtype=np.float64)
+    o0 = as_array(overlaps0, "overlaps0")
     if o0.shape != (5,):
         raise ValueError(f"`overlaps0` must have shape (5,), got {o0.shape}.")
     check_overlaps(*o0, d=params.d)

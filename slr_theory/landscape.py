@@ -33,7 +33,7 @@ from .critical import (
     same_point,
 )
 from .geometry import velocity_partials
-from .params import Params, check_overlaps
+from .params import DOMAIN, Params, check_overlaps
 from .validate import positive_int, positive_real
 
 __all__ = [
@@ -789,8 +789,15 @@ def continuation(
     True
     """
     params = _check_params(params)
+    if not isinstance(lam_range, (tuple, list, np.ndarray)) or len(lam_range) != 2:
+        raise ValueError(f"`lam_range` must be two temperatures (lo, hi), got {lam_range!r}.")
     lo, hi = sorted(positive_real(x, "lam_range") for x in lam_range)
-    steps = positive_int(steps, "steps")
+    if lo < DOMAIN["lam"][0] or hi > DOMAIN["lam"][1]:
+        raise ValueError(
+            f"`lam_range` must lie in [{DOMAIN['lam'][0]:g}, {DOMAIN['lam'][1]:g}] "
+            f"(the domain of lam), got {lam_range!r}."
+        )
+    steps = positive_int(steps, "steps", upper=10**5)
     seeds = max(2, positive_int(seeds, "seeds"))
     grid = np.geomspace(lo, hi, steps + 1)
     seed_at = sorted({round(float(x)) for x in np.linspace(0, steps, seeds)})

@@ -22,7 +22,13 @@ import numpy as np
 
 from . import engine
 from .params import Params, check_overlaps
-from .validate import finite_real, positive_int, positive_real
+from .validate import as_array, finite_real, positive_int, positive_real
+
+#: Largest step size a run accepts (``alpha**2`` times a gradient must stay finite).
+MAX_ALPHA = 1e100
+#: Most steps a run accepts, and most records it keeps.
+MAX_STEPS = 10**12
+MAX_RECORDS = 10**8
 
 __all__ = [
     "Group",
@@ -129,11 +135,11 @@ def validate_run(params: Params, overlaps0, alpha, steps, record_every) -> np.nd
     overlaps0 : array_like, shape ``(..., 5)``
         Feasible initial overlaps.
     alpha : float
-        Step size, ``> 0``.
+        Step size, ``0 < alpha <= 1e100`` (beyond, ``alpha**2`` overflows).
     steps : int
-        ``>= 0``.
+        ``0 <= steps <= 1e12``.
     record_every : int
-        ``>= 1``.
+        ``>= 1``; at most ``1e8`` records (``steps // record_every + 1``).
 
     Returns
     -------
@@ -141,14 +147,18 @@ def validate_run(params: Params, overlaps0, alpha, steps, record_every) -> np.nd
     """
     if not isinstance(params, Params):
         raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
-    ov = np.array(overlaps0, dtype=np.float64)
+    ov = as_array(overlaps0, "overlaps0").copy()
     if ov.shape[-1:] != (5,):
         raise ValueError(f"`overlaps0` must have last dimension 5, got shape {ov.shape}.")
     ov = np.stack(check_overlaps(*np.moveaxis(ov, -1, 0), d=params.d), axis=-1)  # projected
-    positive_real(alpha, "alpha")
-    if isinstance(steps, bool) or int(steps) != steps or steps < 0:
-        raise ValueError(f"`steps` must be a non-negative integer, got {steps!r}.")
-    positive_int(record_every, "record_every")
+    positive_real(alpha, "alpha", upper=MAX_ALPHA)
+    steps = positive_int(steps, "steps", allow_zero=True, upper=MAX_STEPS)
+    every = positive_int(record_every, "record_every")
+    if steps // every + 1 > MAX_RECORDS:
+        raise ValueError(
+            f"`record_every` must keep the records (steps // record_every + 1) at most "
+            f"{MAX_RECORDS:g}, got record_every={record_every!r} for steps={steps}."
+        )
     return ov
 
 

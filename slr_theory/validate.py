@@ -73,18 +73,24 @@ def broadcast(**arrays: np.ndarray) -> list[np.ndarray]:
         raise ValueError(f"shapes do not broadcast together: {shapes}.") from None
 
 
-def positive_int(value: object, name: str) -> int:
-    """Return `value` as a positive ``int``; reject bools, floats with a fraction."""
+def positive_int(
+    value: object, name: str, *, allow_zero: bool = False, upper: int | None = None
+) -> int:
+    """Return `value` as a positive ``int`` (or ``>= 0`` with `allow_zero`), at most
+    `upper` if given; reject bools and floats with a fraction."""
+    kind = "a non-negative integer" if allow_zero else "a positive integer"
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"`{name}` must be a positive integer, got {value!r}.")
+        raise ValueError(f"`{name}` must be {kind}, got {value!r}.")
     if isinstance(value, numbers.Integral):
         out = int(value)
     elif np.isfinite(float(value)) and float(value).is_integer():
         out = int(value)
     else:
-        raise ValueError(f"`{name}` must be a positive integer, got {value!r}.")
-    if out <= 0:
-        raise ValueError(f"`{name}` must be a positive integer, got {value!r}.")
+        raise ValueError(f"`{name}` must be {kind}, got {value!r}.")
+    if out < 0 or (out == 0 and not allow_zero):
+        raise ValueError(f"`{name}` must be {kind}, got {value!r}.")
+    if upper is not None and out > upper:
+        raise ValueError(f"`{name}` must be {kind} <= {upper:g}, got {value!r}.")
     return out
 
 
@@ -98,12 +104,17 @@ def finite_real(value: object, name: str) -> float:
     return out
 
 
-def positive_real(value: object, name: str, *, allow_zero: bool = False) -> float:
-    """Return `value` as a finite float that is > 0 (or >= 0 with `allow_zero`)."""
+def positive_real(
+    value: object, name: str, *, allow_zero: bool = False, upper: float | None = None
+) -> float:
+    """Return `value` as a finite float that is > 0 (or >= 0 with `allow_zero`), at most
+    `upper` if given."""
     out = finite_real(value, name)
     if out < 0 or (out == 0 and not allow_zero):
         op = ">= 0" if allow_zero else "> 0"
         raise ValueError(f"`{name}` must be finite and {op}, got {value!r}.")
+    if upper is not None and out > upper:
+        raise ValueError(f"`{name}` must be <= {upper:g}, got {value!r}.")
     return out
 
 
@@ -111,7 +122,7 @@ def unit_vectors(
     x: object, name: str, d: int, *, batch: bool = False, tol: float = 1e-10
 ) -> np.ndarray:
     """Float array of unit vectors in ``R^d`` (shape ``(d,)``, or ``(..., d)`` if `batch`)."""
-    x = np.asarray(x, dtype=np.float64)
+    x = as_array(x, name)
     if batch and x.shape[-1:] != (d,):
         raise ValueError(f"`{name}` must have last dimension d={d}, got shape {x.shape}.")
     if not batch and x.shape != (d,):

@@ -6,7 +6,18 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from slr_theory import Params, mean_erf, risk
+from slr_theory import (
+    Params,
+    continuation,
+    critical_points,
+    lipschitz_bound,
+    mean_erf,
+    overlap_flow,
+    pgd,
+    pgd_map_spectrum,
+    risk,
+    risk_at,
+)
 from slr_theory.dynamics import sample_initial_overlaps
 from slr_theory.experiments import run
 from slr_theory.flows import manifold_flow
@@ -38,6 +49,20 @@ P = Params.paper()
         (lambda: run("gd_manifold", repeats=0), "`repeats`"),
         (lambda: run("gd_manifold", steps_scale=2.0), "`steps_scale`"),
         (lambda: manifold_flow(P, 0.1, 0.1, 1.0, method="bogus"), "`method` must be one of"),
+        # found by fuzzing every public name with odd values in every slot
+        (lambda: pgd(P, [0.3, 0.2, 0, 0, 0], 1e-3, 1e300), "`steps` must be"),
+        (lambda: pgd(P, [0.3, 0.2, 0, 0, 0], 1e-3, None), "`steps` must be"),
+        (lambda: pgd(P, [0.3, 0.2, 0, 0, 0], 1e-3, 10**9), "`record_every` must keep"),
+        (lambda: pgd(P, [0.3, 0.2, 0, 0, 0], 1e300, 10), r"`alpha` must be <= 1e\+100"),
+        (lambda: pgd(P, "x", 1e-3, 10), "`overlaps0` must be real numbers"),
+        (lambda: overlap_flow(P, [0.3, 0.2, 0, 0, 0], 1.0, rtol=1e300), "`rtol` must be <= 1"),
+        (lambda: overlap_flow(P, 1j, 1.0), "`overlaps0` must be real numbers"),
+        (lambda: continuation(P, None), "`lam_range` must be two temperatures"),
+        (lambda: continuation(P, (1e-9, 0.1)), "`lam_range` must lie in"),
+        (lambda: critical_points(P, starts=1e300), "`starts` must be a positive integer <="),
+        (lambda: lipschitz_bound(P, samples=10**9), "`samples` must be a positive integer <="),
+        (lambda: sample_initial_overlaps(400, np.random.default_rng(), 2.5), "`size`"),
+        (lambda: risk_at(P, "x", 0, 0, 0), "`k` must be real numbers"),
     ],
 )
 def test_bad_input_raises_a_clear_value_error(call, message):
@@ -215,3 +240,8 @@ def test_projection_reaches_the_feasible_set():
     s11, s22, s12 = 1 - k * k - e * e, 1 - t * t - n * n, r - k * t - e * n
     assert s12 * s12 <= s11 * s22 + 1e-15
     check_overlaps(k, n, t, e, r, atol=1e-15)  # feasible to rounding
+
+
+def test_a_wrong_type_of_point_is_a_type_error_naming_it():
+    with pytest.raises(TypeError, match="`point` must be a CriticalPoint"):
+        pgd_map_spectrum(0.5, 1e-3)
