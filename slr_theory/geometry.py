@@ -153,16 +153,21 @@ def velocity_partials(o: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndar
     dB_o = np.stack([zero, rn + zero, rt + zero, zero, rr + zero], axis=-1)
     dA_g = np.stack([k + zero, zero, zero, e + zero, r + zero], axis=-1)
     dB_g = np.stack([zero, n + zero, t + zero, zero, r + zero], axis=-1)
-    Jo = np.stack(
-        [
-            (k + zero)[..., None] * dA_o,
-            (n + zero)[..., None] * dB_o,
-            (t + zero)[..., None] * dB_o,
-            (e + zero)[..., None] * dA_o,
-            (r + zero)[..., None] * (dA_o + dB_o),
-        ],
-        axis=-2,
-    )
+
+    def rows(dA, dB):  # d(x * A or B)/d(.) for the rows (kappa, nu, theta, eta, rho)
+        return np.stack(
+            [
+                c[..., None] * dd
+                for c, dd in zip(
+                    (k + zero, n + zero, t + zero, e + zero, r + zero),
+                    (dA, dB, dB, dA, dA + dB),
+                    strict=True,
+                )
+            ],
+            axis=-2,
+        )
+
+    Jo = rows(dA_o, dB_o)
     Jo[..., 0, 0] += A
     Jo[..., 0, 2] -= rr
     Jo[..., 1, 1] += B
@@ -176,16 +181,7 @@ def velocity_partials(o: np.ndarray, g: np.ndarray) -> tuple[np.ndarray, np.ndar
     Jo[..., 4, 0] -= rt
     Jo[..., 4, 3] -= rn
     Jo[..., 4, 4] += A + B
-    Jg = np.stack(
-        [
-            (k + zero)[..., None] * dA_g,
-            (n + zero)[..., None] * dB_g,
-            (t + zero)[..., None] * dB_g,
-            (e + zero)[..., None] * dA_g,
-            (r + zero)[..., None] * (dA_g + dB_g),
-        ],
-        axis=-2,
-    )
+    Jg = rows(dA_g, dB_g)
     for i in range(4):
         Jg[..., i, i] -= 1.0
     Jg[..., 0, 4] -= t
