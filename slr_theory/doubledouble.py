@@ -75,17 +75,23 @@ _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
 _RESCALE_AT = 600.0
 _RESCALE_K = 64
+_INV_LN2 = 1.4426950408889634
+_MAX_K = 2.0**20  # k * _LN2_HI stays exact (32 + 21 bits)
+_EXP_CUT = 7.0e5  # e^-700000 times any finite factor is 0
 
 
 def mul_exp_neg(factor, hi, lo):
     """``factor * exp(-(hi + lo))`` without an intermediate subnormal.
 
     When ``exp(-hi)`` would be subnormal (or nearly so) it is computed as
-    ``2**-64 * exp(-(hi - 64 ln 2))`` with an exact Cody-Waite reduction, so the
-    only rounding into the subnormal range is the final one.
+    ``2**-k * exp(-(hi - k ln 2))`` with an exact Cody-Waite reduction, ``k`` chosen
+    so that ``hi - k ln 2`` is about 560: the only rounding into the subnormal range
+    is the final one, and a large ``factor`` (up to ``1e200``) meeting a tiny
+    exponential still gives the right, possibly normal, product.
     """
     hi = np.asarray(hi, dtype=np.float64)
-    lo = np.where(hi < 800.0, lo, 0.0)  # beyond, the result is 0 and lo may be huge
-    k = np.where(hi > _RESCALE_AT, _RESCALE_K, 0)
+    lo = np.where(hi < _EXP_CUT, lo, 0.0)  # beyond, the result is 0 and lo may be huge
+    t = np.fmin(np.fmax((hi - _RESCALE_AT) * _INV_LN2, 0.0), _MAX_K)  # NaN -> 0
+    k = np.where(hi > _RESCALE_AT, t.astype(np.int64) + _RESCALE_K, 0)
     y = np.exp(-(hi - k * _LN2_HI)) * np.exp(-(lo - k * _LN2_LO))
     return np.ldexp(factor * y, -k)

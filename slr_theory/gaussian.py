@@ -28,6 +28,7 @@ from . import doubledouble as _dd
 from .validate import as_array, broadcast, nonnegative_array
 
 __all__ = [
+    "MAX_DERIVATIVE_ORDER",
     "PLACKETT_NODES",
     "ZETA_SERIES_TERMS",
     "erf_pair",
@@ -663,17 +664,42 @@ def _hermite(n: int, x):
     return h1
 
 
+#: Highest derivative order of :func:`mean_erf_derivative` and :func:`zeta_derivative`.
+#: Up to it every value is finite: ``|H_{n-1}(x)| e^{-x^2}`` stays below ``1e100``.
+MAX_DERIVATIVE_ORDER = 50
+#: Beyond ``|x| = 50`` every term ``H_m(x) e^{-x^2}`` (``m < 50``) is below ``e^{-2000}``:
+#: the derivative rounds to 0, and the Hermite recurrence is not evaluated there.
+_HERMITE_CUT = 50.0
+
+
 def _order(n) -> int:
-    """A derivative order: a non-negative integer (bools and fractions rejected)."""
+    """A derivative order: an integer in ``[0, MAX_DERIVATIVE_ORDER]`` (no bools, no fractions)."""
     import numbers
 
     if isinstance(n, bool) or not isinstance(n, numbers.Integral) or n < 0:
         raise ValueError(f"`n` must be a non-negative integer, got {n!r}.")
+    if n > MAX_DERIVATIVE_ORDER:
+        raise ValueError(f"`n` must be <= {MAX_DERIVATIVE_ORDER}, got {n!r}.")
     return int(n)
 
 
+def _inverse_power(q: np.ndarray, p: int) -> tuple[np.ndarray, np.ndarray]:
+    """``q ** (-p/2)`` for ``q >= 1`` as ``(m, j)`` with value ``m * 2**-j``: no overflow
+    and no underflow before the final :func:`numpy.ldexp`."""
+    f, e = np.frexp(q)
+    c = e // 2  # q = g 4^c with g = f 2^(e - 2c) in [1/2, 2), exactly
+    g = np.ldexp(f, e - 2 * c)
+    return g ** (-p / 2.0), c.astype(np.int64) * p
+
+
+def _hermite_arg(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``x`` with the entries beyond the cut replaced by 0, and the mask of those entries."""
+    far = np.abs(x) > _HERMITE_CUT
+    return np.where(far, 0.0, x), far
+
+
 def mean_erf_derivative(mu: ArrayLike, sigma: ArrayLike, n: int) -> np.ndarray:
-    r"""``E erf^(n)(X)`` for any order ``n >= 0`` (``n = 0`` is :func:`mean_erf`).
+    r"""``E erf^(n)(X)`` for any order ``0 <= n <= 50`` (``n = 0`` is :func:`mean_erf`).
 
     .. math:: \mathbb{E}\,\mathrm{erf}^{(n)}(\mu + \sigma Z) = q^{-n/2}\,\mathrm{erf}^{(n)}(\mu/\sqrt q)
               = q^{-n/2} \frac{2}{\sqrt\pi} (-1)^{n-1} H_{n-1}(x)\, e^{-x^2}, \quad x = \mu/\sqrt q
@@ -689,12 +715,12 @@ def mean_erf_derivative(mu: ArrayLike, sigma: ArrayLike, n: int) -> np.ndarray:
     sigma : array_like
         Standard deviation, ``0 <= sigma <= 1e100``; broadcasts with `mu`.
     n : int
-        Derivative order, ``n >= 0``.
+        Derivative order, ``0 <= n <= MAX_DERIVATIVE_ORDER`` (50).
 
     Returns
     -------
     ndarray or numpy scalar
-        ``E erf^(n)(X)``.
+        ``E erf^(n)(X)``; 0 where it is below the smallest double.
 
     Examples
     --------
@@ -706,13 +732,15 @@ def mean_erf_derivative(mu: ArrayLike, sigma: ArrayLike, n: int) -> np.ndarray:
     if n == 0:
         return mean_erf(mu, sigma)
     mu, sigma, qh, _ql, eh, el = _prep(mu, sigma)
-    x = mu / np.sqrt(qh)
-    factor = (-1.0) ** (n - 1) * _TWO_OVER_SQRT_PI * _hermite(n - 1, x) / qh ** (n / 2.0)
-    return _ret(_dd.mul_exp_neg(factor, eh, el))
+    x, far = _hermite_arg(mu / np.sqrt(qh))
+    m, j = _inverse_power(qh, n)
+    factor = (-1.0) ** (n - 1) * _TWO_OVER_SQRT_PI * _hermite(n - 1, x) * m
+    out = np.ldexp(_dd.mul_exp_neg(factor, eh, el), -j)
+    return _ret(np.where(far, 0.0, out))
 
 
 def zeta_derivative(t: ArrayLike, s: ArrayLike, n: int) -> np.ndarray:
-    r"""``d^n zeta / d t^n`` for any order ``n >= 0`` (``n = 0`` is :func:`zeta`).
+    r"""``d^n zeta / d t^n`` for any order ``0 <= n <= 50`` (``n = 0`` is :func:`zeta`).
 
     With ``x = t/sqrt(q)`` and Leibniz's rule on :func:`zeta_t`,
 
@@ -728,12 +756,12 @@ def zeta_derivative(t: ArrayLike, s: ArrayLike, n: int) -> np.ndarray:
     s : array_like
         Standard deviation, ``0 <= s <= 1e100``; broadcasts with `t`.
     n : int
-        Derivative order, ``n >= 0``.
+        Derivative order, ``0 <= n <= MAX_DERIVATIVE_ORDER`` (50).
 
     Returns
     -------
     ndarray or numpy scalar
-        ``d^n zeta / dt^n (t, s)``.
+        ``d^n zeta / dt^n (t, s)``; 0 where it is below the smallest double.
 
     Examples
     --------
@@ -747,18 +775,20 @@ def zeta_derivative(t: ArrayLike, s: ArrayLike, n: int) -> np.ndarray:
     if n == 0:
         return zeta(t, s)
     t, s, qh, _ql, rh, rl, eh, el = _zeta_prep(t, s)
-    x = t / np.sqrt(qh)
+    x, far = _hermite_arg(t / np.sqrt(qh))
     sr = np.sqrt(rh)
     e2h, e2l = _dd.dd_div(eh, el, rh, rl)
     sh, sl = _dd.two_sum(eh, e2h)
-    pre = 2.0 * _TWO_OVER_SQRT_PI / np.sqrt(qh) / qh ** ((n - 1) / 2.0)
+    pm, pj = _inverse_power(qh, n)  # q^{-n/2} = pm 2^-pj, the prefactor's power of q
+    pre = 2.0 * _TWO_OVER_SQRT_PI * pm
     m = n - 1
     out = _dd.mul_exp_neg(pre * _hermite(m, x) * (-1.0) ** m * erf(x / sr), eh, el)
     for k in range(1, m + 1):
+        rm, rj = _inverse_power(rh, k)  # r^{-k/2}, scaled the same way
         coef = comb(m, k) * (-1.0) ** (m - k) * _hermite(m - k, x)
-        dk = (-1.0) ** (k - 1) * _TWO_OVER_SQRT_PI * _hermite(k - 1, x / sr) / rh ** (k / 2.0)
-        out = out + _dd.mul_exp_neg(pre * coef * dk, sh, sl + (el + e2l))
-    return _ret(out)
+        dk = (-1.0) ** (k - 1) * _TWO_OVER_SQRT_PI * _hermite(k - 1, x / sr) * rm
+        out = out + np.ldexp(_dd.mul_exp_neg(pre * coef * dk, sh, sl + (el + e2l)), -rj)
+    return _ret(np.where(far, 0.0, np.ldexp(out, -pj)))
 
 
 # ----------------------------------------------------------------------------
