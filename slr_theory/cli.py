@@ -40,6 +40,12 @@ def _number(cast, ok, what: str):
     return parse
 
 
+def _between(cast, lo, hi):
+    """An argparse type for numbers in ``[lo, hi]`` (the library's documented bounds)."""
+    kind = "an integer" if cast is int else "a number"
+    return _number(cast, lambda v: lo <= v <= hi, f"{kind} in [{lo:g}, {hi:g}]")
+
+
 _positive_int = _number(int, lambda v: v > 0, "a positive integer")
 _nonnegative_int = _number(int, lambda v: v >= 0, "a non-negative integer")
 _positive_float = _number(float, lambda v: 0 < v < float("inf"), "a positive number")
@@ -47,6 +53,8 @@ _nonnegative_float = _number(float, lambda v: 0 <= v < float("inf"), "a non-nega
 
 
 def _verify_parser(sub) -> None:
+    from .verify import MAX_SAMPLES, MIN_SAMPLES
+
     v = sub.add_parser(
         "verify",
         help="check every closed form against mpmath quadrature and Monte Carlo",
@@ -57,7 +65,12 @@ def _verify_parser(sub) -> None:
     )
     v.add_argument(
         "--samples",
-        type=_number(int, lambda v: v >= 1000, "an integer >= 1000 (the z-test's minimum)"),
+        type=_number(
+            int,
+            lambda v: MIN_SAMPLES <= v <= MAX_SAMPLES,
+            f"an integer in [{MIN_SAMPLES}, {MAX_SAMPLES:g}] (below, the z-test's normal "
+            "approximation fails)",
+        ),
         default=200_000,
         help="Monte Carlo draws (>= 1000: below, the z-test's normal approximation fails)",
     )
@@ -73,6 +86,8 @@ def _verify_parser(sub) -> None:
 
 
 def _stats_parser(sub) -> None:
+    from .params import DOMAIN
+
     st = sub.add_parser(
         "stats",
         help="attention vs Bayes vs linear risk as d grows (paper section 4)",
@@ -86,16 +101,22 @@ def _stats_parser(sub) -> None:
     )
     st.add_argument("--eps", type=_in_domain("eps", float), default=0.0, help="label noise")
     st.add_argument(
-        "--L", type=_positive_int, default=None, help="sequence length (default: ceil(sqrt(d)))"
+        "--L",
+        type=_between(int, 1, DOMAIN["L"][1]),
+        default=None,
+        help="sequence length (default: ceil(sqrt(d)))",
     )
     st.add_argument(
         "--d-max",
-        type=_positive_int,
+        type=_between(int, 100, DOMAIN["d"][1]),
         default=10**6,
         help="largest dimension (powers of 10 from 100)",
     )
     st.add_argument(
-        "--samples", type=_positive_int, default=100_000, help="Monte Carlo draws per row"
+        "--samples",
+        type=_between(int, 2, 10**12),
+        default=100_000,
+        help="Monte Carlo draws per row (>= 2: a standard error needs two)",
     )
     st.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     st.add_argument("--json", action="store_true", help="print rows as JSON")
@@ -228,6 +249,9 @@ def _risk_parser(sub) -> None:
 
 
 def _trajectory_parser(sub, name: str) -> None:
+    from .flows import MIN_T_MAX
+    from .trajectory import MAX_ALPHA, MAX_RECORDS, MAX_STEPS
+
     is_flow = name == "flow"
     t = sub.add_parser(
         name,
@@ -249,12 +273,20 @@ def _trajectory_parser(sub, name: str) -> None:
     _model_options(t)
     _overlap_options(t, "0")
     if is_flow:
-        t.add_argument("--t-max", type=_positive_float, required=True, help="flow time")
-        t.add_argument("--records", type=_positive_int, default=11, help="output times")
+        t.add_argument(
+            "--t-max", type=_between(float, MIN_T_MAX, 1e300), required=True, help="flow time"
+        )
+        t.add_argument(
+            "--records", type=_between(int, 2, MAX_RECORDS), default=11, help="output times"
+        )
     else:
-        t.add_argument("--alpha", type=_positive_float, required=True, help="step size")
-        t.add_argument("--steps", type=_positive_int, required=True, help="steps")
-        t.add_argument("--records", type=_positive_int, default=11, help="recorded steps")
+        t.add_argument(
+            "--alpha", type=_between(float, 1e-300, MAX_ALPHA), required=True, help="step size"
+        )
+        t.add_argument("--steps", type=_between(int, 1, MAX_STEPS), required=True, help="steps")
+        t.add_argument(
+            "--records", type=_between(int, 2, MAX_RECORDS), default=11, help="recorded steps"
+        )
     t.add_argument("--json", action="store_true", help="print as JSON")
     t.set_defaults(run=_cmd_trajectory, kind=name)
 
@@ -299,6 +331,20 @@ def _build_parser() -> _Parser:
     return parser
 
 
+def _check_writable(directory, command: str) -> None:
+    """Create and remove a temporary file in `directory`: the only sure test of writing."""
+    import tempfile
+
+    try:
+        with tempfile.TemporaryFile(dir=directory):
+            pass
+    except OSError as exc:
+        raise _UsageError(
+            f"slr-theory {command}: error: argument --out: cannot write in {directory} "
+            f"({exc.strerror or exc})"
+        ) from None
+
+
 def _cmd_reproduce(args) -> int:
     from pathlib import Path
 
@@ -323,10 +369,8 @@ def _cmd_reproduce(args) -> int:
             f"slr-theory reproduce: error: argument --out: its parent {out.resolve().parent} "
             "does not exist"
         )
-    import os
 
-    if not os.access(out if out.exists() else out.resolve().parent, os.W_OK):
-        raise _UsageError(f"slr-theory reproduce: error: argument --out: cannot write in {out}")
+    _check_writable(out if out.exists() else out.resolve().parent, "reproduce")
     if not args.force:  # refuse before computing anything
         for n in names:
             for p in output_paths(n, out):
@@ -394,7 +438,8 @@ def _cmd_verify(args) -> int:
             progress=not args.json,
         )
     except ValueError as exc:
-        raise _UsageError(f"slr-theory verify: error: {exc}") from None
+        flag = "--samples" if "`samples`" in str(exc) else "--only"
+        raise _UsageError(f"slr-theory verify: error: argument {flag}: {exc}") from None
     if args.json:
         print(to_json([r.as_dict() for r in results]))
     else:
@@ -544,10 +589,11 @@ def _cmd_portrait(args) -> int:
         raise _UsageError(
             f"slr-theory portrait: error: argument --out: no directory {out.resolve().parent}"
         )
+    _check_writable(out.resolve().parent, "portrait")
     fd, tmp = tempfile.mkstemp(suffix=out.suffix, prefix=".slr-", dir=out.resolve().parent)
     os.close(fd)
     try:
-        phase_portrait(_params(args), tmp, pgd_alpha=args.alpha)
+        phase_portrait(_params(args), tmp, pgd_alpha=args.alpha, progress=True)
         os.replace(tmp, out)
     except BaseException:
         os.unlink(tmp)

@@ -53,10 +53,11 @@ from .geometry import (
 )
 from .params import Params
 from .trajectory import Progress, to_vectors
-from .validate import positive_int, positive_real
+from .validate import as_array, positive_int, positive_real, unit_vectors
 
 __all__ = [
     "GRAD_TOL",
+    "MAX_ITERATIONS",
     "SYMMETRIES",
     "CriticalPoint",
     "CriticalPoints",
@@ -209,6 +210,18 @@ def _check_params(params) -> Params:
     return params
 
 
+def _five(ov, name: str) -> np.ndarray:
+    """Five finite overlaps ``(kappa, nu, theta, eta, rho)``."""
+    ov = as_array(ov, name, allow_nan=False)
+    if ov.shape != (5,):
+        raise ValueError(f"`{name}` must be five overlaps, got shape {ov.shape}.")
+    return ov
+
+
+#: Newton iterations accepted by :func:`polish` and :func:`critical_points`.
+MAX_ITERATIONS = 10**5
+
+
 def _tables(params: Params):
     return engine.table(params, params.lam, 1), engine.table(params, params.lam, 2)
 
@@ -264,7 +277,7 @@ def canonical(ov) -> np.ndarray:
     >>> canonical([-0.3, 0.2, 0.1, -0.4, 0.5]).tolist()
     [0.3, -0.2, 0.1, -0.4, -0.5]
     """
-    images = _images(ov)
+    images = _images(_five(ov, "ov"))
     keys = [tuple(np.round(x, 8) + 0.0) for x in images]
     return images[max(range(len(images)), key=lambda i: keys[i])]
 
@@ -275,12 +288,16 @@ def same_point(a, b, tol: float = 1e-6) -> bool:
     Parameters
     ----------
     a, b : array_like, shape (5,)
+        Finite overlaps.
     tol : float
+        Largest coordinate difference of the canonical representatives, ``>= 0``.
 
     Returns
     -------
     bool
     """
+    a, b = _five(a, "a"), _five(b, "b")
+    tol = positive_real(tol, "tol", allow_zero=True)
     return bool(np.max(np.abs(canonical(a) - canonical(b))) <= tol)
 
 
@@ -301,6 +318,17 @@ def _gaussian_part_vanishes(params: Params, table, K, V, tol: float) -> np.ndarr
     return _relative_gradient(ov.T, G, mag) <= tol
 
 
+def _direction(x, name: str) -> np.ndarray:
+    """A finite non-zero vector of ``R^4``, normalised, as a batch of one."""
+    x = as_array(x, name, allow_nan=False)
+    if x.shape != (4,):
+        raise ValueError(f"`{name}` must have shape (4,), got {x.shape}.")
+    norm = np.linalg.norm(x)
+    if not 0.0 < norm < np.inf:
+        raise ValueError(f"`{name}` must be a non-zero finite vector, got norm {norm!r}.")
+    return (x / norm)[None]
+
+
 def polish(params: Params, k, v, *, tol: float = GRAD_TOL, iterations: int = 60):
     """Damped Riemannian Newton from one point ``k, v`` in ``R^4``; the critical point or None.
 
@@ -308,10 +336,11 @@ def polish(params: Params, k, v, *, tol: float = GRAD_TOL, iterations: int = 60)
     ----------
     params : Params
     k, v : array_like, shape (4,)
-        Unit vectors in the basis ``(k*, v*, e3, e4)``.
+        Non-zero vectors in the basis ``(k*, v*, e3, e4)`` (normalised here).
     tol : float
-        Relative-gradient threshold (module docstring).
+        Relative-gradient threshold (module docstring), ``> 0``.
     iterations : int
+        Newton iterations, ``1 <= iterations <= MAX_ITERATIONS`` (1e5).
 
     Returns
     -------
@@ -320,8 +349,9 @@ def polish(params: Params, k, v, *, tol: float = GRAD_TOL, iterations: int = 60)
         step below ``1e-7``), else None.
     """
     params = _check_params(params)
-    K = np.asarray(k, dtype=float)[None] / np.linalg.norm(k)
-    V = np.asarray(v, dtype=float)[None] / np.linalg.norm(v)
+    K, V = _direction(k, "k"), _direction(v, "v")
+    tol = positive_real(tol, "tol")
+    iterations = positive_int(iterations, "iterations", upper=MAX_ITERATIONS)
     K, V, ov, _gn, rel, step = _newton(_tables(params), K, V, iterations)
     ok = (rel[0] <= tol) & (step[0] < 1e-7) & (span_dimension(K, V)[0] <= params.d)
     if ok and (params.lam * np.sqrt(params.d / 2.0) * ov[0, 0]) ** 2 > 600.0:
@@ -336,13 +366,15 @@ def classify(params: Params, k, v) -> CriticalPoint:
     ----------
     params : Params
     k, v : array_like, shape (4,)
+        Unit vectors (within 1e-10) in the basis ``(k*, v*, e3, e4)``.
 
     Returns
     -------
     CriticalPoint
     """
     params = _check_params(params)
-    return _classify(params, _tables(params), np.asarray(k, float), np.asarray(v, float))
+    k, v = unit_vectors(k, "k", 4), unit_vectors(v, "v", 4)
+    return _classify(params, _tables(params), k, v)
 
 
 # --- the flow on M: complete by proof -----------------------------------------------------
@@ -641,7 +673,8 @@ def critical_points(
         Size of the structured grids (``grid**2`` starts on M and in ``span{k*, v*}``);
         ``1 <= grid <= 1000``.
     iterations : int
-        Newton iterations per start (damped, with a trust region of 0.5 radian).
+        Newton iterations per start (damped, with a trust region of 0.5 radian);
+        ``1 <= iterations <= MAX_ITERATIONS`` (1e5).
     tol : float
         A start ends at a critical point when its relative gradient (module docstring)
         is at most `tol` and its Newton step below ``1e-7`` radian.
@@ -667,7 +700,7 @@ def critical_points(
     ['minimum', 'minimum (critical manifold of dimension 397)']
     """
     params = _check_params(params)
-    if where not in ("sphere", "manifold"):
+    if not isinstance(where, str) or where not in ("sphere", "manifold"):
         raise ValueError(f"`where` must be 'sphere' or 'manifold', got {where!r}.")
     tables = _tables(params)
     if where == "manifold":
@@ -677,9 +710,9 @@ def critical_points(
             pts.append(_classify(params, tables, kv[:4], kv[4:]))
         pts.sort(key=lambda p: p.risk)
         return CriticalPoints(pts, params, "manifold", manifold_certificate(params))
-    starts = positive_int(starts, "starts", upper=10**6) if starts else 0
+    starts = positive_int(starts, "starts", allow_zero=True, upper=10**6)
     grid = positive_int(grid, "grid", upper=1000)
-    iterations = positive_int(iterations, "iterations")
+    iterations = positive_int(iterations, "iterations", upper=MAX_ITERATIONS)
     tol = positive_real(tol, "tol")
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(rng)

@@ -38,6 +38,8 @@ from numpy.typing import ArrayLike
 from .params import Params
 from .risk import risk_grad_at
 from .trajectory import (
+    MAX_ALPHA,
+    MAX_STEPS,
     Group,
     PaperSchedule,
     PGDResult,
@@ -49,8 +51,13 @@ from .trajectory import (
     temperatures,
     validate_run,
 )
+from .validate import generator, positive_int, positive_real, unit_vectors
+
+#: Most initial overlaps :func:`sample_initial_overlaps` draws at once (400 MB).
+MAX_DRAWS = 10**7
 
 __all__ = [
+    "MAX_DRAWS",
     "PGDResult",
     "PaperSchedule",
     "paper_schedule",
@@ -172,9 +179,11 @@ def pgd_vectors(
     k0, v0 : ndarray, shape ``(..., d)``
         Initial unit vectors.
     k_star, v_star : ndarray, shape ``(d,)``
+        Orthonormal targets.
     alpha : float
-        Step size.
+        Step size, ``0 < alpha <= 1e100``.
     steps : int
+        ``0 <= steps <= 1e12`` (one Python-level step each: a reference, not a fast path).
     schedule : callable ``step -> lam``, optional
 
     Returns
@@ -182,8 +191,13 @@ def pgd_vectors(
     k, v : ndarray, shape ``(..., d)``
         The final iterates.
     """
-    k, v = np.array(k0, dtype=np.float64), np.array(v0, dtype=np.float64)
-    lam = temperatures(schedule, int(steps))
+    if not isinstance(params, Params):
+        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
+    k = unit_vectors(k0, "k0", params.d, batch=True).copy()
+    v = unit_vectors(v0, "v0", params.d, batch=True).copy()
+    positive_real(alpha, "alpha", upper=MAX_ALPHA)
+    steps = positive_int(steps, "steps", allow_zero=True, upper=MAX_STEPS)
+    lam = temperatures(schedule, steps)
     p = params
     for t in range(int(steps)):
         if lam is not None and lam[t] != p.lam:
@@ -219,7 +233,7 @@ def sample_initial_overlaps(
         Dimension, ``>= 4``.
     rng : numpy.random.Generator
     size : int or tuple of int
-        Batch shape.
+        Batch shape, at most ``MAX_DRAWS`` (1e7) draws in all.
     on_manifold : bool
         Draw on M (``theta = eta = rho = 0``) instead of the spheres.
 
@@ -237,16 +251,20 @@ def sample_initial_overlaps(
     """
     import numbers
 
-    sizes = (size,) if isinstance(size, (numbers.Number, str)) or size is None else tuple(size)
+    try:
+        sizes = (size,) if isinstance(size, (numbers.Number, str)) or size is None else tuple(size)
+    except TypeError:
+        sizes = (size,)
     if any(isinstance(x, bool) or not isinstance(x, numbers.Integral) or x < 0 for x in sizes):
         raise ValueError(
             f"`size` must be a non-negative integer or a tuple of them, got {size!r}."
         )
     shape = tuple(int(x) for x in sizes)
+    if np.prod(shape, dtype=float) > MAX_DRAWS:
+        raise ValueError(f"`size` must ask for at most {MAX_DRAWS:g} draws, got {size!r}.")
     if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 4:
         raise ValueError(f"`d` must be >= 4 (an integer) for random initialisations, got {d!r}.")
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}.")
+    generator(rng)
     out = np.zeros((*shape, 5))
     if on_manifold:
         g1 = rng.standard_normal(shape)

@@ -14,6 +14,7 @@ with the paper's four panels.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -315,13 +316,18 @@ def output_paths(name: str, out_dir: str | Path) -> tuple[Path, Path]:
     Parameters
     ----------
     name : str
-        Experiment name.
+        Experiment name (a key of :func:`experiments`).
     out_dir : str or Path
+        Output directory, non-empty.
 
     Returns
     -------
     csv_path, png_path : Path
     """
+    if not isinstance(name, str) or name not in experiments():
+        raise ValueError(f"`name` must be one of {', '.join(experiments())}, got {name!r}.")
+    if not isinstance(out_dir, (str, os.PathLike)) or str(out_dir) == "":
+        raise ValueError(f"`out_dir` must be a non-empty path, got {out_dir!r}.")
     d = Path(out_dir)
     return d / f"{name}.csv", d / f"{name}.png"
 

@@ -47,6 +47,8 @@ from .params import Params, check_overlaps
 from .validate import as_array, finite_real, positive_real
 
 __all__ = [
+    "MIN_RTOL",
+    "MIN_T_MAX",
     "FlowResult",
     "manifold_field",
     "manifold_flow",
@@ -161,7 +163,8 @@ def manifold_jacobian(params: Params, kappa: float, nu: float) -> np.ndarray:
     >>> print(bool(ev.real.min() < 0 < ev.real.max()))  # the origin is a saddle
     True
     """
-    k, n, *_ = check_overlaps(kappa, nu, 0.0, 0.0, 0.0, d=params.d)
+    k, n = finite_real(kappa, "kappa"), finite_real(nu, "nu")
+    k, n, *_ = check_overlaps(k, n, 0.0, 0.0, 0.0, d=params.d)
     k, n = float(k), float(n)
     (r_k, r_n), (r_kk, r_kn) = _manifold_grad_hess(_manifold_tables(params), k, n)
     ok, on = (1 - k) * (1 + k), (1 - n) * (1 + n)
@@ -215,6 +218,11 @@ def _solve(fun, jac, y0, t_max, method, rtol, atol, event, t_eval, dense_output)
     return meth, sol
 
 
+#: Shortest flow time the integrators accept (below it LSODA's step underflows).
+MIN_T_MAX = 1e-100
+#: Smallest relative tolerance: ``solve_ivp`` raises anything below 100 machine epsilons.
+MIN_RTOL = 100 * np.finfo(float).eps
+
 _METHODS = ("LSODA", "Radau", "BDF", "DOP853", "RK45", "RK23")
 
 
@@ -228,7 +236,17 @@ def _common(params, t_max, rtol, atol, stop_radius, t_eval):
     if not isinstance(params, Params):
         raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
     t_max = positive_real(t_max, "t_max")
+    if t_max < MIN_T_MAX:
+        raise ValueError(
+            f"`t_max` must be >= {MIN_T_MAX:g} (the integrator's step "
+            f"underflows below), got {t_max!r}."
+        )
     rtol = positive_real(rtol, "rtol", upper=1.0)
+    if rtol < MIN_RTOL:
+        raise ValueError(
+            f"`rtol` must be >= {MIN_RTOL:.3g} (100 machine epsilons, "
+            f"solve_ivp's floor), got {rtol!r}."
+        )
     atol = positive_real(atol, "atol", upper=1.0)
     if stop_radius is not None:
         stop_radius = positive_real(stop_radius, "stop_radius")
@@ -268,9 +286,10 @@ def manifold_flow(
         Start, in ``[-1, 1]``. A start with ``|kappa0| = 1`` (or ``|nu0| = 1``) keeps
         that coordinate fixed: the edge is invariant.
     t_max : float
-        Gradient-flow time to integrate to.
+        Gradient-flow time to integrate to, ``>= MIN_T_MAX`` (1e-100).
     rtol, atol : float
-        ``solve_ivp`` tolerances, on ``(artanh kappa, artanh nu)``.
+        ``solve_ivp`` tolerances, on ``(artanh kappa, artanh nu)``:
+        ``MIN_RTOL`` (2.2e-14) ``<= rtol <= 1`` and ``0 < atol <= 1``.
     method : str
         ``solve_ivp`` method. The default ``"LSODA"`` switches to implicit BDF with the
         analytic Jacobian when the problem is stiff; the implicit ``"Radau"`` and
@@ -412,10 +431,10 @@ def overlap_field(params: Params, overlaps: ArrayLike) -> np.ndarray:
     >>> bool(np.allclose(f[:2], manifold_field(p, 0.3, -0.2), rtol=1e-14)), f[2:].tolist()
     (True, [-0.0, -0.0, -0.0])
     """
-    ov = np.asarray(overlaps, dtype=np.float64)
+    ov = as_array(overlaps, "overlaps")
     if ov.shape[-1:] != (5,):
         raise ValueError(f"`overlaps` must have last dimension 5, got shape {ov.shape}.")
-    check_overlaps(*np.moveaxis(ov, -1, 0), d=params.d)
+    ov = np.stack(check_overlaps(*np.moveaxis(ov, -1, 0), d=params.d), axis=-1)  # projected
     g = engine.gradient(params, tuple(np.moveaxis(ov, -1, 0)))
     return np.moveaxis(overlap_velocity(np.moveaxis(ov, -1, 0), np.moveaxis(g, -1, 0)), 0, -1)
 
@@ -447,10 +466,10 @@ def overlap_jacobian(params: Params, overlaps: ArrayLike) -> np.ndarray:
     >>> bool(np.allclose(J[:2, :2], manifold_jacobian(p, 0.3, -0.2), rtol=1e-12))
     True
     """
-    o = np.asarray(overlaps, dtype=np.float64)
+    o = as_array(overlaps, "overlaps")
     if o.shape != (5,):
         raise ValueError(f"`overlaps` must have shape (5,), got {o.shape}.")
-    check_overlaps(*o, d=params.d)
+    o = np.array(check_overlaps(*o, d=params.d), dtype=np.float64)  # projected
     return _jac(_overlap_tables(params), o)
 
 

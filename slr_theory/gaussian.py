@@ -821,6 +821,15 @@ _SERIES_BELOW = 0.5  # x^2 below which zeta_reduced sums the series
 _GLP_X, _GLP_W = roots_legendre(PLACKETT_NODES)
 
 
+def _ratio(r) -> np.ndarray:
+    """``r = 1 + 4 s**2`` as a float array: ``1 <= r``, finite, at most ``4e200 + 1``."""
+    r = as_array(r, "r", bound=4 * _BOUND**2 + 1)
+    low = r < 1.0
+    if low.any():
+        raise ValueError(f"`r` must be >= 1 (r = 1 + 4 s**2), got {r[low].flat[0]!r}.")
+    return r
+
+
 def zeta_series_coefficients(r: ArrayLike) -> np.ndarray:
     r"""Coefficients ``c_K``, ``K = 1..ZETA_SERIES_TERMS``, of ``zeta`` in powers of ``x**2``.
 
@@ -837,7 +846,7 @@ def zeta_series_coefficients(r: ArrayLike) -> np.ndarray:
     Parameters
     ----------
     r : array_like
-        ``1 + 4 s**2 >= 1``.
+        ``1 + 4 s**2``: ``1 <= r <= 4e200 + 1`` (NaN propagates).
 
     Returns
     -------
@@ -851,7 +860,7 @@ def zeta_series_coefficients(r: ArrayLike) -> np.ndarray:
     >>> print(np.round(c[:2] * np.pi / 4, 12).tolist())
     [1.0, -0.666666666667]
     """
-    r = np.asarray(r, dtype=np.float64)
+    r = _ratio(r)
     inv = 1.0 / r
     powers = np.empty((*r.shape, ZETA_SERIES_TERMS))
     powers[..., 0] = np.sqrt(inv)
@@ -933,7 +942,7 @@ def plackett_rule(r: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     Parameters
     ----------
     r : array_like
-        ``1 + 4 s**2``.
+        ``1 + 4 s**2``: ``1 <= r <= 4e200 + 1`` (NaN propagates).
 
     Returns
     -------
@@ -946,7 +955,7 @@ def plackett_rule(r: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     >>> print(float(c.sum()))
     0.0
     """
-    r = np.asarray(r, dtype=np.float64)
+    r = _ratio(r)
     angle = np.arctan2(0.5 * (r - 1.0), np.sqrt(r))[..., None]
     theta = 0.5 * angle * (_GLP_X + 1.0)
     return 1.0 / (1.0 + np.sin(theta)), (1.0 / np.pi) * angle * _GLP_W

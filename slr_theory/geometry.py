@@ -45,6 +45,7 @@ import numpy as np
 
 from . import engine
 from .params import Params
+from .validate import as_array, unit_vectors
 
 __all__ = [
     "HessianSpectrum",
@@ -377,10 +378,10 @@ def riemannian_hessian(params: Params, overlaps) -> HessianSpectrum:
     from .params import check_overlaps
     from .trajectory import to_vectors
 
-    o = np.asarray(overlaps, dtype=np.float64)
+    o = as_array(overlaps, "overlaps")
     if o.shape != (5,):
         raise ValueError(f"`overlaps` must have shape (5,), got {o.shape}.")
-    check_overlaps(*o, d=params.d)
+    o = np.array(check_overlaps(*o, d=params.d), dtype=np.float64)  # projected
     kv = to_vectors(o.reshape(5, 1))[:, 0]
     K, V = kv[:4][None], kv[4:][None]
     tables = (engine.table(params, params.lam, 1), engine.table(params, params.lam, 2))
@@ -478,6 +479,19 @@ def _merge(values: np.ndarray, counts: np.ndarray, errors: np.ndarray):
     return np.array(out_v), np.array(out_c), np.array(out_e)
 
 
+def _tangent(x, name: str, base: np.ndarray) -> np.ndarray:
+    """A finite vector of ``R^d`` orthogonal to the unit vector `base` (within 1e-10)."""
+    x = as_array(x, name, allow_nan=False)
+    if x.shape != base.shape:
+        raise ValueError(f"`{name}` must have shape {base.shape}, got {x.shape}.")
+    dot = float(x @ base)
+    if abs(dot) > 1e-10 * max(1.0, float(np.linalg.norm(x))):
+        raise ValueError(
+            f"`{name}` must be tangent (orthogonal to its base vector), got dot {dot!r}."
+        )
+    return x
+
+
 def hessian_form(params: Params, k, v, k_star, v_star, a, b) -> float:
     """The Riemannian Hessian's quadratic form ``Hess R[(a, b), (a, b)]`` at explicit vectors in ``R^d``.
 
@@ -508,7 +522,13 @@ def hessian_form(params: Params, k, v, k_star, v_star, a, b) -> float:
     >>> bool(q > 0)  # at the optimum, moving k out of the span costs risk
     True
     """
-    k, v, ks, vs, a, b = (np.asarray(x, dtype=np.float64) for x in (k, v, k_star, v_star, a, b))
+    k, v, ks, vs = (
+        unit_vectors(x, name, params.d)
+        for name, x in (("k", k), ("v", v), ("k_star", k_star), ("v_star", v_star))
+    )
+    if abs(float(ks @ vs)) > 1e-10:
+        raise ValueError(f"`k_star` and `v_star` must be orthogonal, got {float(ks @ vs)!r}.")
+    a, b = (_tangent(x, name, base) for name, x, base in (("a", a, k), ("b", b, v)))
     ov = (k @ ks, v @ vs, v @ ks, k @ vs, k @ v)
     g = engine.gradient(params, ov)
     H = engine.hessian(params, ov)
@@ -528,7 +548,8 @@ def manifold_chart_velocity(params: Params, phi, psi) -> np.ndarray:
     ----------
     params : Params
     phi, psi : array_like
-        Angles in ``[0, pi]`` (unchecked beyond broadcasting).
+        Angles in ``[0, pi]``. Unchecked beyond broadcasting: a building block of
+        :func:`slr_theory.landscape.separatrix` and the chart's RK4 loops.
 
     Returns
     -------
@@ -557,6 +578,7 @@ def manifold_chart_jacobian(params: Params, phi: float, psi: float) -> np.ndarra
     ----------
     params : Params
     phi, psi : float
+        Angles in ``[0, pi]`` (unchecked, like :func:`manifold_chart_velocity`).
 
     Returns
     -------

@@ -33,10 +33,17 @@ from .critical import (
     same_point,
 )
 from .geometry import velocity_partials
-from .params import DOMAIN, Params, check_overlaps
-from .validate import positive_int, positive_real
+from .params import Params, check_overlaps, temperature_range
+from .validate import as_array, positive_int, positive_real
+
+#: Most RK4 steps of :func:`separatrix` and :func:`manifold_basins` (flow).
+MAX_RK4_STEPS = 10**7
+#: Smallest initial displacement from a saddle :func:`saddle_escape` accepts.
+MIN_OFFSET = 1e-10
 
 __all__ = [
+    "MAX_RK4_STEPS",
+    "MIN_OFFSET",
     "BasinFractions",
     "Branch",
     "Continuation",
@@ -49,6 +56,18 @@ __all__ = [
     "saddle_escape",
     "separatrix",
 ]
+
+
+def _rk4_steps(t_max, dt) -> tuple[int, float]:
+    """The number of RK4 steps of size `dt` to `t_max`, both validated."""
+    t_max, dt = positive_real(t_max, "t_max"), positive_real(dt, "dt")
+    steps = np.ceil(t_max / dt)
+    if steps > MAX_RK4_STEPS:
+        raise ValueError(
+            f"`t_max` / `dt` must be at most {MAX_RK4_STEPS:g} RK4 steps, got "
+            f"t_max={t_max!r}, dt={dt!r}."
+        )
+    return int(steps), dt
 
 
 def _check_params(params) -> Params:
@@ -173,7 +192,8 @@ def manifold_basins(
     ----------
     params : Params
     grid : int
-        ``grid x grid`` starts, uniform in ``(-1, 1)^2`` (the boundary excluded).
+        ``grid x grid`` starts, uniform in ``(-1, 1)^2`` (the boundary excluded);
+        ``1 <= grid <= 1000``.
     dynamics : {"flow", "pgd"}
         The gradient flow (classical RK4 in the angle chart, every start at once, step
         `dt`), or the paper's PGD at step `alpha` (exact, :func:`slr_theory.pgd`).
@@ -182,10 +202,10 @@ def manifold_basins(
     t_max : float
         Flow time (PGD: ``t_max / alpha`` steps).
     radius : float
-        A run has reached a critical point when within this distance of it.
+        A run has reached a critical point when within this distance of it, ``<= 1``.
     dt : float, optional
-        RK4 step for the flow (default ``0.2 / Lip`` with ``Lip`` the largest chart
-        curvature on the grid, at most 0.05).
+        RK4 step for the flow (default 0.05); at most ``MAX_RK4_STEPS`` (1e7) steps.
+        PGD takes ``ceil(t_max / alpha)`` steps, at most 1e12.
 
     Returns
     -------
@@ -200,10 +220,10 @@ def manifold_basins(
     [1, 2]
     """
     params = _check_params(params)
-    grid = positive_int(grid, "grid")
+    grid = positive_int(grid, "grid", upper=1000)
     t_max = positive_real(t_max, "t_max")
-    radius = positive_real(radius, "radius")
-    if dynamics not in ("flow", "pgd"):
+    radius = positive_real(radius, "radius", upper=1.0)
+    if not isinstance(dynamics, str) or dynamics not in ("flow", "pgd"):
         raise ValueError(f"`dynamics` must be 'flow' or 'pgd', got {dynamics!r}.")
     t = np.linspace(-1, 1, grid + 2)[1:-1]
     kk, nn = np.meshgrid(t, t)
@@ -214,6 +234,11 @@ def manifold_basins(
         alpha = positive_real(alpha, "alpha")
         from .dynamics import pgd
 
+        if t_max / alpha > 1e12:
+            raise ValueError(
+                f"`t_max` / `alpha` must be at most 1e12 PGD steps, got t_max={t_max!r}, "
+                f"alpha={alpha!r}."
+            )
         steps = int(np.ceil(t_max / alpha))
         every = max(1, steps // 400)
         ov0 = np.zeros((kk.size, 5))
@@ -225,9 +250,7 @@ def manifold_basins(
         table = engine.table(params, params.lam, 1)
         phi = np.arccos(kk.ravel())
         psi = np.arccos(nn.ravel())
-        if dt is None:
-            dt = 0.05
-        n_steps = int(np.ceil(t_max / dt))
+        n_steps, dt = _rk4_steps(t_max, 0.05 if dt is None else dt)
         every = max(1, n_steps // 400)
         recs, times = [], []
         for i in range(n_steps + 1):
@@ -271,11 +294,11 @@ def separatrix(
     ----------
     params : Params
     delta : float
-        Initial offset along the stable direction.
+        Initial offset along the stable direction, ``0 < delta <= 0.5`` (radian).
     t_max : float
         Longest backward time per half.
     dt : float
-        RK4 step.
+        RK4 step; ``ceil(t_max / dt) <= MAX_RK4_STEPS`` (1e7).
 
     Returns
     -------
@@ -294,7 +317,8 @@ def separatrix(
     from .geometry import manifold_chart_jacobian
 
     params = _check_params(params)
-    delta = positive_real(delta, "delta")
+    delta = positive_real(delta, "delta", upper=0.5)
+    steps, dt = _rk4_steps(t_max, dt)
     J = manifold_chart_jacobian(params, np.pi / 2, np.pi / 2)
     w, U = np.linalg.eigh(J)  # symmetric: the flow in the angles is a gradient flow
     stable = U[:, int(np.argmin(w))]
@@ -303,7 +327,6 @@ def separatrix(
     for sign in (1.0, -1.0):
         y = np.array([np.pi / 2, np.pi / 2]) + sign * delta * stable
         pts = [y.copy()]
-        steps = int(np.ceil(t_max / dt))
         for _ in range(steps):
 
             def f(z):
@@ -400,8 +423,8 @@ def basin_fractions(
     params : Params
         ``d >= 4``.
     n : int
-        Runs, initialised exactly in law as uniform ``k, v`` on ``S^{d-1}``
-        (:func:`slr_theory.sample_initial_overlaps`).
+        Runs, ``1 <= n <= 1e6``, initialised exactly in law as uniform ``k, v`` on
+        ``S^{d-1}`` (:func:`slr_theory.sample_initial_overlaps`).
     rng : numpy.random.Generator or int or None
     dynamics : {"pgd", "flow"}
         PGD at step `alpha` for `steps` steps (exact, on the overlaps), or the gradient
@@ -435,7 +458,7 @@ def basin_fractions(
     from .dynamics import pgd, sample_initial_overlaps
 
     params = _check_params(params)
-    n = positive_int(n, "n")
+    n = positive_int(n, "n", upper=10**6)
     rng = _rng(rng)
     tol = positive_real(tol, "tol")
     if dynamics not in ("pgd", "flow"):
@@ -505,8 +528,10 @@ def saddle_escape(
     point : CriticalPoint
         A saddle (index >= 1).
     r0 : float or array_like
-        Initial distances, ``0 < r0 < radius``.
+        Initial distances, ``MIN_OFFSET <= r0 < radius`` (below 1e-10 the integrator's
+        absolute tolerance, 1e-13, swamps the displacement).
     radius : float
+        Radius of the neighbourhood, ``0 < radius <= 1`` (radian).
 
     Returns
     -------
@@ -528,12 +553,18 @@ def saddle_escape(
     from .geometry import vector_derivatives
 
     params = _check_params(params)
+    if not isinstance(point, CriticalPoint):
+        raise TypeError(
+            f"`point` must be a CriticalPoint (from critical_points), got {type(point).__name__}."
+        )
     if point.index < 1:
         raise ValueError(f"`point` must be a saddle (index >= 1), got a {point.kind}.")
-    radius = positive_real(radius, "radius")
-    r0 = np.atleast_1d(np.asarray(r0, dtype=float))
-    if np.any(~(r0 > 0) | ~(r0 < radius)):
-        raise ValueError(f"`r0` must lie in (0, radius={radius!r}), got {r0.tolist()!r}.")
+    radius = positive_real(radius, "radius", upper=1.0)
+    r0 = np.atleast_1d(as_array(r0, "r0"))
+    if r0.ndim != 1 or r0.size == 0 or np.any(~(r0 >= MIN_OFFSET) | ~(r0 < radius)):
+        raise ValueError(
+            f"`r0` must be distances in [{MIN_OFFSET:g}, radius={radius!r}), got {r0.tolist()!r}."
+        )
     tables = (engine.table(params, params.lam, 1), engine.table(params, params.lam, 2))
     k0, v0 = point.vectors
     _ov, _g, _G, Hr, _ab, _m = vector_derivatives(tables, k0[None], v0[None])
@@ -598,9 +629,11 @@ def convergence_time(
     ----------
     params : Params
     offsets : array_like
-        Distances ``s`` from the separatrix, ``0 < s < 0.5``.
+        Distances ``s`` from the separatrix: at least two distinct, ``MIN_OFFSET <= s < 0.5``.
     radius : float
+        The run ends when within this distance of a minimum, ``0 < radius <= 1``.
     t_max : float
+        Longest flow time per run; a run that does not arrive raises ``ValueError``.
 
     Returns
     -------
@@ -621,9 +654,14 @@ def convergence_time(
     from .geometry import manifold_chart_jacobian
 
     params = _check_params(params)
-    s = np.atleast_1d(np.asarray(offsets, dtype=float))
-    if np.any(~(s > 0) | ~(s < 0.5)):
-        raise ValueError(f"`offsets` must lie in (0, 0.5), got {s.tolist()!r}.")
+    s = np.atleast_1d(as_array(offsets, "offsets"))
+    if s.ndim != 1 or np.unique(s).size < 2 or np.any(~(s >= MIN_OFFSET) | ~(s < 0.5)):
+        raise ValueError(
+            f"`offsets` must be at least two distinct values in [{MIN_OFFSET:g}, 0.5) "
+            f"(a slope needs two), got {s.tolist()!r}."
+        )
+    radius = positive_real(radius, "radius", upper=1.0)
+    t_max = positive_real(t_max, "t_max")
     J = manifold_chart_jacobian(params, np.pi / 2, np.pi / 2)
     w, U = np.linalg.eigh(J)
     mu = float(w.max())
@@ -639,10 +677,14 @@ def convergence_time(
             stop_radius=radius,
             dense_output=False,
         )
-        times.append(res.t_event if res.t_event is not None else np.nan)
+        if res.t_event is None:
+            raise ValueError(
+                f"`t_max` = {t_max!r} is too short: the run from offset {float(off)!r} did "
+                f"not come within `radius` = {radius!r} of a minimum; pass a larger t_max."
+            )
+        times.append(res.t_event)
     times = np.array(times, dtype=float)
-    ok = np.isfinite(times)
-    slope = float(np.polyfit(np.log(1 / s[ok]), times[ok], 1)[0]) if ok.sum() >= 2 else np.nan
+    slope = float(np.polyfit(np.log(1 / s), times, 1)[0])
     return OptimizeResult(offsets=s, time=times, mu=mu, slope=slope)
 
 
@@ -771,7 +813,8 @@ def continuation(
     steps : int
         Intervals of the grid.
     seeds : int
-        Temperatures at which new branches are looked for (at least the two ends).
+        Temperatures at which new branches are looked for (at least the two ends),
+        ``1 <= seeds <= 100``.
     points : CriticalPoints, optional
         The points at the smallest ``lambda`` (default: the search there).
     min_step : float
@@ -789,16 +832,9 @@ def continuation(
     True
     """
     params = _check_params(params)
-    if not isinstance(lam_range, (tuple, list, np.ndarray)) or len(lam_range) != 2:
-        raise ValueError(f"`lam_range` must be two temperatures (lo, hi), got {lam_range!r}.")
-    lo, hi = sorted(positive_real(x, "lam_range") for x in lam_range)
-    if lo < DOMAIN["lam"][0] or hi > DOMAIN["lam"][1]:
-        raise ValueError(
-            f"`lam_range` must lie in [{DOMAIN['lam'][0]:g}, {DOMAIN['lam'][1]:g}] "
-            f"(the domain of lam), got {lam_range!r}."
-        )
+    lo, hi = temperature_range(lam_range)
     steps = positive_int(steps, "steps", upper=10**5)
-    seeds = max(2, positive_int(seeds, "seeds"))
+    seeds = max(2, positive_int(seeds, "seeds", upper=100))
     grid = np.geomspace(lo, hi, steps + 1)
     seed_at = sorted({round(float(x)) for x in np.linspace(0, steps, seeds)})
     branches: list[Branch] = []

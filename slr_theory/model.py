@@ -8,9 +8,16 @@ import numpy as np
 from scipy.special import erf
 
 from .params import Params
-from .validate import positive_int, unit_vectors
+from .validate import as_array, finite_real, generator, positive_int, unit_vectors
+
+#: Most token coordinates one call holds in memory (8 GB of float64).
+MAX_FLOATS = 10**9
+#: Most Monte Carlo samples :func:`monte_carlo_risk` accepts.
+MAX_SAMPLES = 10**12
 
 __all__ = [
+    "MAX_FLOATS",
+    "MAX_SAMPLES",
     "MonteCarloRisk",
     "monte_carlo_risk",
     "overlaps_of",
@@ -27,13 +34,17 @@ def random_targets(d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nda
     Parameters
     ----------
     d : int
-        Dimension, ``>= 2``.
+        Dimension, ``2 <= d <= 1e8``.
     rng : numpy.random.Generator
 
     Returns
     -------
     k_star, v_star : ndarray, shape ``(d,)``
     """
+    d = positive_int(d, "d", upper=10**8)
+    if d < 2:
+        raise ValueError(f"`d` must be >= 2 for two orthonormal targets, got {d!r}.")
+    generator(rng)
     q, r = np.linalg.qr(rng.standard_normal((d, 2)))
     q = q * np.sign(np.diag(r))
     return q[:, 0].copy(), q[:, 1].copy()
@@ -53,7 +64,7 @@ def sample(
     params : Params
         Model parameters.
     n : int
-        Number of sequences.
+        Number of sequences; ``n * L * d <= MAX_FLOATS`` (1e9 token coordinates, 8 GB).
     rng : numpy.random.Generator
     k_star, v_star : ndarray, shape ``(d,)``, optional
         Targets (random if omitted).
@@ -77,7 +88,8 @@ def sample(
     ((4, 3, 8), (4,), (4,))
     """
     d, L = params.d, params.L
-    n = positive_int(n, "n")
+    n = positive_int(n, "n", upper=MAX_FLOATS // (L * d) or 1)
+    generator(rng)
     if k_star is None or v_star is None:
         k_star, v_star = random_targets(d, rng)
     k_star = unit_vectors(k_star, "k_star", d)
@@ -102,13 +114,35 @@ def predict(X: np.ndarray, k: np.ndarray, v: np.ndarray, lam: float) -> np.ndarr
     X : ndarray, shape ``(..., L, d)``
         Tokens.
     k, v : ndarray, shape ``(d,)``
+        Finite vectors.
     lam : float
+        Finite temperature.
 
     Returns
     -------
     ndarray, shape ``(...)``
     """
+    X, k, v = _vectors_of(X=X, k=k, v=v)
+    if X.ndim < 2 or k.ndim != 1 or v.ndim != 1:
+        raise ValueError(
+            f"`X` must have shape (..., L, d) and `k`, `v` shape (d,), got {X.shape}, "
+            f"{k.shape}, {v.shape}."
+        )
+    lam = finite_real(lam, "lam")
     return np.sum(erf(lam * (X @ k)) * (X @ v), axis=-1)
+
+
+def _vectors_of(**named) -> list[np.ndarray]:
+    """Finite real arrays, at least 1-D, sharing their last dimension (named in errors)."""
+    out = [as_array(x, name, allow_nan=False) for name, x in named.items()]
+    for name, x in zip(named, out, strict=True):
+        if x.ndim == 0 or x.shape[-1] == 0:
+            raise ValueError(f"`{name}` must be a non-empty vector, got shape {x.shape}.")
+    dims = {x.shape[-1] for x in out}
+    if len(dims) > 1:
+        shapes = ", ".join(f"`{n}` {x.shape}" for n, x in zip(named, out, strict=True))
+        raise ValueError(f"the vectors must share their last dimension: {shapes}.")
+    return out
 
 
 def overlaps_of(k, v, k_star, v_star) -> np.ndarray:
@@ -117,14 +151,16 @@ def overlaps_of(k, v, k_star, v_star) -> np.ndarray:
     Parameters
     ----------
     k, v : array_like, shape ``(..., d)``
+        Finite vectors (unit for the overlaps to be overlaps; not checked).
     k_star, v_star : array_like, shape ``(d,)``
+        Finite vectors of the same dimension.
 
     Returns
     -------
     ndarray, shape ``(..., 5)``
         In :data:`slr_theory.OVERLAP_NAMES` order.
     """
-    k, v = np.asarray(k, dtype=np.float64), np.asarray(v, dtype=np.float64)
+    k, v, k_star, v_star = _vectors_of(k=k, v=v, k_star=k_star, v_star=v_star)
     return np.stack(
         [k @ k_star, v @ v_star, v @ k_star, k @ v_star, np.sum(k * v, axis=-1)], axis=-1
     )
@@ -175,10 +211,10 @@ def monte_carlo_risk(
     k_star, v_star : ndarray, shape ``(d,)``
         Orthonormal targets.
     n : int
-        Samples.
+        Samples, ``2 <= n <= MAX_SAMPLES`` (1e12).
     rng : numpy.random.Generator
     chunk_floats : int
-        Token coordinates held in memory at once.
+        Token coordinates held in memory at once, ``1 <= chunk_floats <= MAX_FLOATS``.
     progress : bool
         Show a tqdm bar.
 
@@ -199,7 +235,9 @@ def monte_carlo_risk(
     """
     from tqdm.auto import tqdm
 
-    n = positive_int(n, "n")
+    n = positive_int(n, "n", upper=MAX_SAMPLES)
+    generator(rng)
+    chunk_floats = positive_int(chunk_floats, "chunk_floats", upper=MAX_FLOATS)
     if n < 2:
         raise ValueError(f"`n` must be >= 2 (a standard error needs two samples), got {n!r}.")
     d = params.d
@@ -232,7 +270,7 @@ def vectors_from_overlaps(overlaps, d: int) -> tuple[np.ndarray, ...]:
     overlaps : sequence of five floats
         Feasible overlaps.
     d : int
-        Dimension, ``>= 4``.
+        Dimension, ``4 <= d <= 1e8`` (explicit vectors).
 
     Returns
     -------
@@ -249,7 +287,7 @@ def vectors_from_overlaps(overlaps, d: int) -> tuple[np.ndarray, ...]:
     """
     from .params import check_overlaps
 
-    d = positive_int(d, "d")
+    d = positive_int(d, "d", upper=10**8)
     if d < 4:
         raise ValueError(f"`d` must be >= 4 to realise general overlaps, got {d!r}.")
     ov = np.asarray(overlaps, dtype=object)

@@ -19,6 +19,7 @@ __all__ = [
     "check_overlaps",
     "gram_matrix",
     "overlap_tolerance",
+    "temperature_range",
 ]
 
 _ATOL: contextvars.ContextVar[float] = contextvars.ContextVar("overlap_atol", default=1e-12)
@@ -141,13 +142,44 @@ class Params:
         return cls(d=400, L=10, lam=lam, gamma=float(np.sqrt(0.5)), eps=eps)
 
 
+def temperature_range(value, name: str = "lam_range") -> tuple[float, float]:
+    """Two temperatures inside ``DOMAIN["lam"]``, returned sorted ``(lo, hi)``.
+
+    Parameters
+    ----------
+    value : pair of float
+    name : str
+        The argument's name, for the error message.
+
+    Returns
+    -------
+    tuple of two float
+
+    Examples
+    --------
+    >>> from slr_theory.params import temperature_range
+    >>> temperature_range([2.0, 0.5])
+    (0.5, 2.0)
+    """
+    if not isinstance(value, (tuple, list, np.ndarray)) or len(value) != 2:
+        raise ValueError(f"`{name}` must be two temperatures (lo, hi), got {value!r}.")
+    lo, hi = sorted(positive_real(x, name) for x in value)
+    if lo < DOMAIN["lam"][0] or hi > DOMAIN["lam"][1]:
+        raise ValueError(
+            f"`{name}` must lie in [{DOMAIN['lam'][0]:g}, {DOMAIN['lam'][1]:g}] "
+            f"(the domain of lam), got {value!r}."
+        )
+    return lo, hi
+
+
 def gram_matrix(kappa, nu, theta=0.0, eta=0.0, rho=0.0) -> np.ndarray:
     """Gram matrix of ``(k, v, k*, v*)``, shape ``(..., 4, 4)``.
 
     Parameters
     ----------
     kappa, nu, theta, eta, rho : array_like
-        Overlaps (unchecked), broadcast together.
+        Overlaps, broadcast together. Unchecked: a building block of
+        :func:`check_overlaps`, which validates.
 
     Returns
     -------
@@ -269,7 +301,7 @@ def check_overlaps(
         )
     limit = np.sqrt(s11 * s22)  # |s12| <= sqrt(s11 s22): move rho onto the feasible set
     r = np.where(np.abs(s12) > limit, k * t + e * n + np.sign(s12) * limit, r)
-    if d is not None and d < 4:
+    if d is not None and positive_int(d, "d") < 4:
         tol = max(atol, 1e-9)
         lam_max = half_tr + np.hypot(0.5 * (s11 - s22), s12)
         rank = 2 + (lam_min > tol).astype(int) + (lam_max > tol).astype(int)

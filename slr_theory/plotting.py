@@ -6,6 +6,7 @@ saved to a file: the user's pyplot state and backend are never touched.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -367,6 +368,7 @@ def phase_portrait(
     pgd_steps: int = 20_000,
     t_max: float = 600.0,
     dpi: int = 120,
+    progress: bool | Callable[[int], object] = False,
 ) -> Path:
     """The flow on M over the closed square: everything at a glance.
 
@@ -392,11 +394,36 @@ def phase_portrait(
     t_max : float
         Flow time of the trajectories and the basin map.
     dpi : int
+    progress : bool or callable
+        ``True`` shows a tqdm bar over the stages (basins, field, separatrix, each
+        trajectory, critical points, saving); a callable is called with 1 per stage.
 
     Returns
     -------
     Path
     """
+    from .trajectory import Progress
+
+    total = 4 + bool(basin_grid) + trajectories
+    with Progress(progress, total, "portrait", unit="stage") as update:
+        return _phase_portrait(
+            params,
+            path,
+            grid=grid,
+            basin_grid=basin_grid,
+            trajectories=trajectories,
+            pgd_alpha=pgd_alpha,
+            pgd_steps=pgd_steps,
+            t_max=t_max,
+            dpi=dpi,
+            tick=update or (lambda _n: None),
+        )
+
+
+def _phase_portrait(
+    params, path, *, grid, basin_grid, trajectories, pgd_alpha, pgd_steps, t_max, dpi, tick
+) -> Path:
+    """The drawing of :func:`phase_portrait`, calling ``tick(1)`` after each stage."""
     from matplotlib.colors import ListedColormap
     from scipy.special import erf
 
@@ -424,6 +451,7 @@ def phase_portrait(
         )
         ax.plot([], [], "s", color="#CFE8F7", label="basin of (1, 1)")
         ax.plot([], [], "s", color="#FBE3C2", label="basin of (−1, −1)")
+        tick(1)
     R = manifold_risk(params, K, N)
     cs = ax.contour(
         K,
@@ -449,6 +477,7 @@ def phase_portrait(
         arrowsize=0.7,
         zorder=2,
     )
+    tick(1)
     a = params.lam * np.sqrt(params.d / 2)
     g = params.lam * params.gamma
     s = np.sqrt((1 + 2 * g * g) * (1 + 4 * g * g))
@@ -459,6 +488,7 @@ def phase_portrait(
     ax.axvline(0.0, color=_OKABE_ITO[1], lw=1.4, label=r"$\nu$-nullcline", zorder=3)
     sep = separatrix(params)
     ax.plot(sep[:, 0], sep[:, 1], "k-", lw=2.0, label="separatrix", zorder=4)
+    tick(1)
     ang = np.linspace(0, 2 * np.pi, trajectories, endpoint=False) + 0.4
     starts = 0.6 * np.stack([np.cos(ang), np.sin(ang)], axis=1)
     for i, (k0, n0) in enumerate(starts):
@@ -490,7 +520,9 @@ def phase_portrait(
                 label=f"PGD, α = {pgd_alpha:g}" if i == 0 else None,
                 zorder=6,
             )
+        tick(1)
     pts = critical_points(params, "manifold")
+    tick(1)
     seen = set()
     for q in pts:
         kind = _m_kind(q.manifold_eigenvalues)
@@ -522,6 +554,7 @@ def phase_portrait(
     )
     ax.legend(fontsize=7, loc="upper left", framealpha=0.9)
     _save(fig, path, dpi)
+    tick(1)
     return Path(path)
 
 

@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike
 
 from . import engine
 from .params import Params, check_overlaps
-from .validate import unit_vectors
+from .validate import boolean, unit_vectors
 
 __all__ = [
     "RiskComponents",
@@ -378,7 +378,7 @@ def risk_grad_at(
     rk, rn, rt, re, rr = (gr[..., i : i + 1] for i in range(5))
     gk = rk * ks + re * vs + rr * v
     gv = rt * ks + rn * vs + rr * k
-    if riemannian:
+    if boolean(riemannian, "riemannian"):
         gk = gk - np.sum(gk * k, axis=-1, keepdims=True) * k
         gv = gv - np.sum(gv * v, axis=-1, keepdims=True) * v
     return gk, gv

@@ -41,9 +41,9 @@ from scipy.special import erf
 from .model import overlaps_of, sample
 from .params import Params
 from .trajectory import PGDResult, Progress, price_records, temperatures, to_vectors, validate_run
-from .validate import positive_int, positive_real, unit_vectors
+from .validate import generator, positive_int, positive_real, unit_vectors
 
-__all__ = ["sgd", "sgd_vectors"]
+__all__ = ["MAX_BATCH", "sgd", "sgd_vectors"]
 
 _K2 = 2.0 / np.sqrt(np.pi)
 _CHUNK_FLOATS = 4_000_000
@@ -57,10 +57,8 @@ def _coefficients(U, V, Y, lam: float, batch: int):
     return w * (lam * _K2) * np.exp(-((lam * U) ** 2)) * V, w * E
 
 
-def _check_rng(rng) -> np.random.Generator:
-    if not isinstance(rng, np.random.Generator):
-        raise ValueError(f"`rng` must be a numpy.random.Generator, got {type(rng).__name__}.")
-    return rng
+#: Largest minibatch (sequences per step) the SGD functions accept.
+MAX_BATCH = 10**6
 
 
 def sgd_vectors(
@@ -91,8 +89,8 @@ def sgd_vectors(
         Step size.
     steps : int
     batch : int
-        Mini-batch size ``b``; every step draws ``b`` fresh sequences per repeat
-        with :func:`slr_theory.model.sample`.
+        Mini-batch size ``b``, ``1 <= b <= MAX_BATCH`` (1e6); every step draws ``b``
+        fresh sequences per repeat with :func:`slr_theory.model.sample`.
     rng : numpy.random.Generator
     schedule : callable ``step -> lam``, optional
     record_every : int, optional
@@ -117,7 +115,7 @@ def sgd_vectors(
     >>> res.overlaps.shape, bool(res.risk[-1].mean() < res.risk[0].mean())
     ((2, 8, 5), True)
     """
-    rng = _check_rng(rng)
+    rng = generator(rng)
     d = params.d
     k = unit_vectors(k0, "k0", d, batch=True).copy()
     v = unit_vectors(v0, "v0", d, batch=True).copy()
@@ -128,7 +126,7 @@ def sgd_vectors(
     shape = k.shape[:-1]
     ov0 = overlaps_of(k, v, ks, vs)
     validate_run(params, ov0, alpha, steps, 1)
-    batch = positive_int(batch, "batch")
+    batch = positive_int(batch, "batch", upper=MAX_BATCH)
     steps = int(steps)
     every = steps if record_every is None else positive_int(record_every, "record_every")
     lam = temperatures(schedule, steps)
@@ -232,7 +230,7 @@ def sgd(
     alpha, steps, schedule, record_every
         As in :func:`slr_theory.pgd`.
     batch : int
-        Mini-batch size.
+        Mini-batch size, ``1 <= batch <= MAX_BATCH`` (1e6).
     rng : numpy.random.Generator
     progress : bool or callable
         ``True`` shows a tqdm bar; a callable is called with the number of steps
@@ -254,9 +252,9 @@ def sgd(
     >>> res.overlaps.shape, bool(res.risk[-1].mean() < res.risk[0].mean())
     ((3, 16, 5), True)
     """
-    rng = _check_rng(rng)
+    rng = generator(rng)
     ov = validate_run(params, overlaps0, alpha, steps, record_every)
-    batch = positive_int(batch, "batch")
+    batch = positive_int(batch, "batch", upper=MAX_BATCH)
     alpha = positive_real(alpha, "alpha")
     steps = int(steps)
     lam = temperatures(schedule, steps)

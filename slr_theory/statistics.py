@@ -31,8 +31,9 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
 
-from .params import Params
+from .params import DOMAIN, Params, temperature_range
 from .risk import risk
+from .validate import generator, positive_int
 
 __all__ = [
     "BayesRisk",
@@ -80,7 +81,7 @@ def optimal_lambda(params: Params, lam_range: tuple[float, float] = (1e-6, 1e3))
     params : Params
         Model parameters.
     lam_range : tuple of float
-        Search interval for ``lam``.
+        Search interval for ``lam``, inside ``DOMAIN["lam"]`` (1e-6 to 1e3).
 
     Returns
     -------
@@ -96,7 +97,7 @@ def optimal_lambda(params: Params, lam_range: tuple[float, float] = (1e-6, 1e3))
     >>> bool(oracle_risk(p.replace(lam=lam)) <= oracle_risk(p.replace(lam=2 * lam)))
     True
     """
-    lo, hi = np.log(lam_range[0]), np.log(lam_range[1])
+    lo, hi = np.log(temperature_range(lam_range))
     res = minimize_scalar(
         lambda u: oracle_risk(params.replace(lam=float(np.exp(u)))),
         bounds=(lo, hi),
@@ -161,10 +162,10 @@ def bayes_risk_mc(
     params : Params
         Model parameters.
     n : int
-        Samples.
+        Samples, ``2 <= n <= 1e12`` (a standard error needs two).
     rng : numpy.random.Generator
     chunk : int
-        Samples per vectorised block.
+        Samples per vectorised block, ``1 <= chunk <= 1e7``.
 
     Returns
     -------
@@ -179,12 +180,19 @@ def bayes_risk_mc(
     >>> bool(b.estimate < linear_risk(Params(d=50, L=10, lam=1.0, gamma=0.7)))
     True
     """
+    if not isinstance(params, Params):
+        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
+    n = positive_int(n, "n", upper=10**12)
+    if n < 2:
+        raise ValueError(f"`n` must be >= 2 (a standard error needs two samples), got {n!r}.")
+    generator(rng)
+    chunk = positive_int(chunk, "chunk", upper=10**7)
     d, L, g = params.d, params.L, params.gamma
     mu = np.sqrt(d / 2.0)
-    values = []
+    count, mean_all, m2 = 0, 0.0, 0.0  # Chan et al.'s pairwise update of mean and M2
     done = 0
     while done < n:
-        m = min(chunk, n - done)
+        m = min(chunk, n - done, max(1, 10**7 // L))  # at most 1e7 token statistics
         j0 = rng.integers(0, L, size=m)
         informative = np.arange(L)[None, :] == j0[:, None]
         scale = np.where(informative, g, 1.0)
@@ -195,10 +203,14 @@ def bayes_risk_mc(
         logw = -d * np.log(g) - (norm2 - 2 * mu * a + mu * mu) / (2 * g * g) + norm2 / 2
         w = np.exp(logw - logsumexp(logw, axis=1, keepdims=True))
         mean = np.sum(w * b, axis=1)
-        values.append(np.sum(w * b * b, axis=1) - mean * mean)
+        values = np.sum(w * b * b, axis=1) - mean * mean
+        c_mean, c_m2 = float(values.mean()), float(((values - values.mean()) ** 2).sum())
+        delta, total = c_mean - mean_all, count + m
+        mean_all += delta * m / total
+        m2 += c_m2 + delta * delta * count * m / total
+        count = total
         done += m
-    values = np.concatenate(values)
-    est, se = float(values.mean()), float(values.std(ddof=1) / np.sqrt(n)) if n > 1 else 0.0
+    est, se = mean_all, float(np.sqrt(m2 / (n - 1) / n))
     return BayesRisk(estimate=params.eps**2 + max(est, 0.0), stderr=se, n=n)
 
 
@@ -222,9 +234,9 @@ def statistics_table(
     L : int or None
         Sequence length (None: ``ceil(sqrt(d))``).
     dims : list of int
-        Dimensions, one row each.
+        Dimensions, one row each (each in the domain of `d`, at most 1e15).
     samples : int
-        Monte Carlo draws of the Bayes risk per row.
+        Monte Carlo draws of the Bayes risk per row, ``2 <= samples <= 1e12``.
     rng : numpy.random.Generator
     progress : callable, optional
         Called with 1 after each row.
@@ -235,6 +247,15 @@ def statistics_table(
         Keys ``d, L, lam_opt, attention, bayes, bayes_se, linear``.
 
     """
+    if not isinstance(dims, (list, tuple, np.ndarray)) or len(dims) == 0:
+        raise ValueError(f"`dims` must be a non-empty list of dimensions, got {dims!r}.")
+    dims = [positive_int(d, "dims", upper=DOMAIN["d"][1]) for d in dims]
+    if min(dims) < DOMAIN["d"][0]:
+        raise ValueError(f"`dims` must be >= {DOMAIN['d'][0]}, got {min(dims)!r}.")
+    samples = positive_int(samples, "samples", upper=10**12)
+    if samples < 2:
+        raise ValueError(f"`samples` must be >= 2 (a standard error needs two), got {samples!r}.")
+    generator(rng)
     rows = []
     for d in dims:
         length = int(np.ceil(np.sqrt(d))) if L is None else L

@@ -12,8 +12,10 @@ import numpy as np
 
 __all__ = [
     "as_array",
+    "boolean",
     "broadcast",
     "finite_real",
+    "generator",
     "nonnegative_array",
     "positive_int",
     "positive_real",
@@ -92,6 +94,31 @@ def positive_int(
     if upper is not None and out > upper:
         raise ValueError(f"`{name}` must be {kind} <= {upper:g}, got {value!r}.")
     return out
+
+
+def boolean(value: object, name: str) -> bool:
+    """Return `value` if it is a ``bool`` (NumPy's included)."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"`{name}` must be True or False, got {_brief(value)}.")
+    return bool(value)
+
+
+def generator(value: object, name: str = "rng") -> np.random.Generator:
+    """Return `value` if it is a :class:`numpy.random.Generator`."""
+    if not isinstance(value, np.random.Generator):
+        raise ValueError(
+            f"`{name}` must be a numpy.random.Generator (numpy.random.default_rng(seed)), "
+            f"got {_brief(value)}."
+        )
+    return value
+
+
+def _brief(value: object) -> str:
+    """A short description of a value for a message: its repr, or its type and shape."""
+    if isinstance(value, np.ndarray) and value.ndim > 0:
+        return f"array of shape {value.shape}"
+    text = repr(value)
+    return text if len(text) <= 60 else f"a {type(value).__name__}"
 
 
 def finite_real(value: object, name: str) -> float:

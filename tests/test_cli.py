@@ -47,11 +47,11 @@ def test_verify_exits_1_when_a_check_fails(capsys, monkeypatch):
     [
         (
             ["verify", "--samples", "-3"],
-            "--samples: must be an integer >= 1000 (the z-test's minimum), got '-3'",
+            "--samples: must be an integer in [1000, 1e+08] (below, the z-test's normal approximation fails), got '-3'",
         ),
         (
             ["verify", "--samples", "x"],
-            "--samples: must be an integer >= 1000 (the z-test's minimum), got 'x'",
+            "--samples: must be an integer in [1000, 1e+08] (below, the z-test's normal approximation fails), got 'x'",
         ),
         (["verify", "--seed", "-1"], "--seed: must be a non-negative integer"),
         (["verify", "--only", "nope"], "no check matches 'nope'"),
@@ -94,8 +94,9 @@ def test_stats_json(capsys):
     [
         (["stats", "--gamma", "-1"], "--gamma: must be a number in [1e-06, 1000], got '-1'"),
         (["stats", "--eps", "nan"], "--eps: must be a number in [0, 1e+50], got 'nan'"),
-        (["stats", "--d-max", "10"], "--d-max: must be a power of 10 >= 100"),
-        (["stats", "--L", "0"], "--L: must be a positive integer, got '0'"),
+        (["stats", "--d-max", "10"], "--d-max: must be an integer in [100, 1e+15], got '10'"),
+        (["stats", "--d-max", "150"], "--d-max: must be a power of 10 >= 100"),
+        (["stats", "--L", "0"], "--L: must be an integer in [1, 1e+12], got '0'"),
     ],
 )
 def test_stats_usage_errors(capsys, argv, message):

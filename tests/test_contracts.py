@@ -59,7 +59,7 @@ P = Params.paper()
         (lambda: overlap_flow(P, 1j, 1.0), "`overlaps0` must be real numbers"),
         (lambda: continuation(P, None), "`lam_range` must be two temperatures"),
         (lambda: continuation(P, (1e-9, 0.1)), "`lam_range` must lie in"),
-        (lambda: critical_points(P, starts=1e300), "`starts` must be a positive integer <="),
+        (lambda: critical_points(P, starts=1e300), "`starts` must be a non-negative integer <="),
         (lambda: lipschitz_bound(P, samples=10**9), "`samples` must be a positive integer <="),
         (lambda: sample_initial_overlaps(400, np.random.default_rng(), 2.5), "`size`"),
         (lambda: risk_at(P, "x", 0, 0, 0), "`k` must be real numbers"),

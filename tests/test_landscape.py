@@ -227,6 +227,7 @@ def test_phase_portrait_and_off_manifold_figure_have_the_expected_size(tmp_path)
     from slr_theory.plotting import off_manifold_figure, phase_portrait
 
     p = Params.paper(lam=0.1)
+    stages = []
     path = phase_portrait(
         p,
         tmp_path / "portrait.png",
@@ -237,7 +238,10 @@ def test_phase_portrait_and_off_manifold_figure_have_the_expected_size(tmp_path)
         pgd_steps=2000,
         t_max=200.0,
         dpi=100,
+        progress=stages.append,
     )
     assert _png_size(path) == (720, 660)
+    # basins, field, separatrix, three trajectories, critical points, saving
+    assert stages == [1] * 8
     path = off_manifold_figure(p, tmp_path / "off.png", n=6, steps=2000, dpi=100)
     assert _png_size(path) == (750, 460)

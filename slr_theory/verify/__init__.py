@@ -5,6 +5,14 @@ every layer below it. ``slr-theory verify`` runs them all.
 """
 
 from . import gaussian_checks, risk_checks  # noqa: F401  (register checks)
-from .registry import MIN_SAMPLES, REGISTRY, Check, CheckResult, register, run_checks
+from .registry import MAX_SAMPLES, MIN_SAMPLES, REGISTRY, Check, CheckResult, register, run_checks
 
-__all__ = ["MIN_SAMPLES", "REGISTRY", "Check", "CheckResult", "register", "run_checks"]
+__all__ = [
+    "MAX_SAMPLES",
+    "MIN_SAMPLES",
+    "REGISTRY",
+    "Check",
+    "CheckResult",
+    "register",
+    "run_checks",
+]

@@ -9,7 +9,17 @@ from dataclasses import asdict, dataclass, field
 import mpmath as mp
 import numpy as np
 
-__all__ = ["MIN_SAMPLES", "REGISTRY", "Check", "CheckResult", "register", "run_checks"]
+from ..validate import positive_int
+
+__all__ = [
+    "MAX_SAMPLES",
+    "MIN_SAMPLES",
+    "REGISTRY",
+    "Check",
+    "CheckResult",
+    "register",
+    "run_checks",
+]
 
 Params = Mapping[str, float]
 
@@ -104,6 +114,8 @@ class CheckResult:
 #: Fewest Monte Carlo draws a check accepts. With 2 or 3 draws correct closed forms scored
 #: |z| up to 52; with 1000, over five seeds of every registered check, |z| <= 2.7.
 MIN_SAMPLES = 1000
+#: Most Monte Carlo draws per check (each check holds its draws in memory: 0.8 GB).
+MAX_SAMPLES = 10**8
 
 #: All registered checks by name, in registration order.
 REGISTRY: dict[str, Check] = {}
@@ -131,11 +143,21 @@ def register(check: Check) -> Check:
 def _select(names: Iterable[str] | None) -> list[Check]:
     if names is None:
         return list(REGISTRY.values())
+    if isinstance(names, str):
+        names = [names]
+    try:
+        names = list(names)
+    except TypeError:
+        names = [names]
     out: list[Check] = []
     for pattern in names:
+        if not isinstance(pattern, str):
+            raise ValueError(f"`names` must be check names or patterns, got {pattern!r}.")
         hits = [c for n, c in REGISTRY.items() if fnmatch.fnmatchcase(n, pattern)]
         if not hits:
-            raise ValueError(f"no check matches {pattern!r}; known: {', '.join(REGISTRY)}.")
+            raise ValueError(
+                f"`names`: no check matches {pattern!r}; known: {', '.join(REGISTRY)}."
+            )
         out.extend(c for c in hits if c not in out)
     return out
 
@@ -184,8 +206,8 @@ def run_checks(
     names : iterable of str, optional
         Check names or shell-style patterns (``"gaussian.zeta*"``); all if None.
     samples : int
-        Monte Carlo draws per check, at least :data:`MIN_SAMPLES` (the standard error
-        scales as ``1/sqrt(samples)``).
+        Monte Carlo draws per check, from :data:`MIN_SAMPLES` to :data:`MAX_SAMPLES`
+        (1e8; the standard error scales as ``1/sqrt(samples)``).
     seed : int
         Seed of the single ``numpy.random.Generator`` used for every draw.
     random_params : bool
@@ -213,8 +235,10 @@ def run_checks(
             "reads the Monte Carlo mean through a normal approximation, which the skewed "
             "integrands here only reach with about a thousand draws."
         )
+    if samples > MAX_SAMPLES:
+        raise ValueError(f"`samples` must be <= {MAX_SAMPLES:g}, got {samples!r}.")
     checks = _select(names)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(positive_int(seed, "seed", allow_zero=True))
     results = []
     for check in tqdm(checks, desc="verify", disable=not progress, leave=False):
         params = dict(check.draw(rng)) if random_params else dict(check.params)

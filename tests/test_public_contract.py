@@ -1,0 +1,446 @@
+"""The contract of every public function, fuzzed.
+
+Any value in any argument gives either a finite answer without a warning, or a
+``ValueError``/``TypeError`` whose message names the argument. Each public function of
+each public module has an entry: in :data:`CALLS` (a call with valid arguments, whose
+slots are then fuzzed one at a time) or in :data:`NOT_CALLED` (with the reason);
+:func:`test_every_public_function_has_an_entry` fails when a new one has neither.
+The commands are fuzzed in ``tests/test_cli_contract.py``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import importlib
+import inspect
+import numbers
+import pkgutil
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import slr_theory
+from slr_theory import OVERLAP_NAMES
+
+P = slr_theory.Params.paper(lam=0.1)
+P6 = slr_theory.Params(d=6, L=4, lam=0.5, gamma=0.7, eps=0.1)
+RNG = np.random.default_rng  # a fresh generator per call: calls are reproducible
+OV = (0.3, 0.2, 0.1, 0.1, 0.05)
+_k, _v = np.random.default_rng(0).standard_normal((2, 6))
+K, V = _k / np.linalg.norm(_k), _v / np.linalg.norm(_v)
+KS, VS = np.eye(6)[0], np.eye(6)[1]
+A, B = VS - (VS @ K) * K, KS - (KS @ V) * V  # tangent at k and at v
+
+
+class Lazy:
+    """An argument built on first use (a critical point, a sample of tokens)."""
+
+    def __init__(self, make):
+        self.make, self.value, self.done = make, None, False
+
+    def get(self):
+        if not self.done:
+            self.value, self.done = self.make(), True
+        return self.value
+
+
+ORIGIN = Lazy(lambda: slr_theory.critical_points(P, "manifold")[1])  # a saddle
+TOKENS = Lazy(lambda: np.random.default_rng(1).standard_normal((3, 4, 6)))
+GAUSSIAN = ("mean_erf", "mean_erf_prime", "mean_erf_second", "mean_erf_third", "mean_x_erf")
+GAUSSIAN += ("mean_x2_erf", "mean_x_erf_prime", "zeta", "zeta_c", "zeta_t", "zeta_tt")
+GAUSSIAN += ("zeta_ttt",)
+
+# key -> (positional args, keyword args). Keys are top-level names, or "module.name"
+# for names only a module exports. `params` is not fuzzed here: Params has its own
+# domain tests (tests/test_params.py, tests/test_contracts.py).
+CALLS: dict[str, tuple[tuple, dict]] = {
+    **{n: ((0.3, 0.7), {}) for n in GAUSSIAN},
+    "gaussian.mean_erfc_sq": ((0.3, 0.7), {}),
+    "mean_erf_derivative": ((0.3, 0.7, 5), {}),
+    "zeta_derivative": ((0.3, 0.7, 5), {}),
+    "gaussian.zeta_series_coefficients": ((1.5,), {}),
+    "gaussian.plackett_rule": ((1.5,), {}),
+    "erf_pair": ((0.1, 0.2, 1.0, 0.3, 1.0), {}),
+    **{n: ((P, *OV), {}) for n in ("risk", "risk_grad", "risk_hessian", "risk_and_grad")},
+    "risk_components": ((P, *OV), {}),
+    "check_overlaps": (OV, {"d": 400}),
+    "overlap_tolerance": ((1e-6,), {}),
+    **{
+        n: ((P, 0.3, 0.2), {})
+        for n in ("manifold_risk", "manifold_risk_grad", "manifold_risk_hessian")
+    },
+    "manifold_stability": ((P, 0.3, 0.2), {}),
+    "flows.manifold_field": ((P, 0.3, 0.2), {}),
+    "flows.manifold_jacobian": ((P, 0.3, 0.2), {}),
+    "flows.overlap_field": ((P, list(OV)), {}),
+    "flows.overlap_jacobian": ((P, list(OV)), {}),
+    "geometry.riemannian_hessian": ((P, list(OV)), {}),
+    "geometry.hessian_form": ((P6, K, V, KS, VS, A, B), {}),
+    "risk_at": ((P6, K, V, KS, VS), {}),
+    "risk_grad_at": ((P6, K, V, KS, VS), {"riemannian": True}),
+    "model.overlaps_of": ((K, V, KS, VS), {}),
+    "model.vectors_from_overlaps": ((list(OV), 6), {}),
+    "model.random_targets": ((6, RNG(0)), {}),
+    "model.sample": ((P6, 3, RNG(0)), {}),
+    "model.predict": ((TOKENS, K, V, 0.5), {}),
+    "model.monte_carlo_risk": ((P6, K, V, KS, VS, 50, RNG(0)), {"chunk_floats": 1000}),
+    "manifold_flow": ((P, 0.3, 0.2, 1.0), {"rtol": 1e-8, "atol": 1e-10}),
+    "overlap_flow": ((P, list(OV), 1.0), {"rtol": 1e-8, "atol": 1e-10}),
+    "pgd": ((P, list(OV), 1e-3, 10), {"record_every": 5}),
+    "dynamics.pgd_vectors": ((P6, K, V, KS, VS, 1e-3, 10), {}),
+    "sgd.sgd": ((P6, list(OV), 1e-3, 10), {"batch": 4, "rng": RNG(0), "record_every": 5}),
+    "sgd.sgd_vectors": ((P6, K, V, KS, VS, 1e-3, 10), {"batch": 4, "rng": RNG(0)}),
+    "paper_schedule": ((1.0, 1e-4), {}),
+    "sample_initial_overlaps": ((400, RNG(0), 3), {}),
+    "critical_points": ((P, "sphere"), {"starts": 4, "grid": 3, "iterations": 20}),
+    "critical.canonical": ((list(OV),), {}),
+    "critical.same_point": ((list(OV), list(OV)), {"tol": 1e-6}),
+    "critical.classify": ((P6, KS[:4], VS[:4]), {}),
+    "critical.polish": ((P6, K[:4], V[:4]), {"tol": 1e-10, "iterations": 5}),
+    "critical.manifold_certificate": ((P,), {}),
+    "pgd_map_spectrum": ((ORIGIN, 1e-3), {}),
+    "lipschitz_bound": ((P,), {"samples": 50}),
+    "basin_fractions": ((P, 4), {"alpha": 1e-2, "steps": 50, "tol": 0.05}),
+    "landscape.saddle_escape": ((P, ORIGIN, 1e-3), {"radius": 0.05}),
+    "statistics.oracle_risk": ((P,), {}),
+    "statistics.linear_risk": ((P,), {}),
+    "statistics.optimal_lambda": ((P,), {"lam_range": (1e-3, 10.0)}),
+    "statistics.bayes_risk_mc": ((P6, 50, RNG(0)), {"chunk": 20}),
+    "experiments.output_paths": (("gd_manifold", "figures"), {}),
+}
+# Calls of a second or more: fuzzed only in the slow suite (`pytest -m slow`).
+SLOW_CALLS: dict[str, tuple[tuple, dict]] = {
+    "continuation": ((P, (0.1, 0.12)), {"steps": 3, "seeds": 1}),
+    "landscape.separatrix": ((P,), {"delta": 1e-3, "t_max": 20.0, "dt": 0.1}),
+    "landscape.convergence_time": ((P, [1e-3, 1e-4]), {"radius": 0.05, "t_max": 500.0}),
+    "landscape.manifold_basins": ((P, 5), {"t_max": 50.0, "radius": 0.05, "dt": 0.1}),
+    "statistics.statistics_table": ((0.7, 0.1, 5, [100], 50, RNG(0)), {}),
+    "verify.run_checks": ((["gaussian.mean_erf"],), {"samples": 2000, "seed": 0}),
+}
+NOT_CALLED: dict[str, str] = {
+    "cli.main": "the commands are fuzzed flag by flag in tests/test_cli_contract.py",
+    "experiments.experiments": "takes no argument; the table is tested in test_experiments.py",
+    "experiments.run": "minutes per valid call; its slots are tested in test_contracts.py",
+    "experiments.write": "takes an ExperimentResult the toolkit built; atomic writes are "
+    "tested in test_contracts.py",
+    "report.write_report": "minutes per valid call; the `report` command's flags are fuzzed",
+    **{
+        f"plotting.{n}": "draws a result the toolkit built (or runs minutes of dynamics); "
+        "its options are tested in test_report.py and the `portrait` command is fuzzed"
+        for n in (
+            "basins_figure",
+            "bifurcation_figure",
+            "experiment_figure",
+            "off_manifold_figure",
+            "phase_portrait",
+            "stability_figure",
+        )
+    },
+    **{
+        f"render.{n}": "renders a result the toolkit built; tested in test_report.py"
+        for n in (
+            "critical_records",
+            "critical_text",
+            "risk_text",
+            "statistics_text",
+            "to_json",
+            "trajectory_text",
+            "verification_text",
+            "write_trajectory_csv",
+        )
+    },
+    **{
+        f"engine.{n}": "the unchecked door of the risk engine: the validated door is "
+        "slr_theory.risk, and test_engine.py checks the two agree bitwise"
+        for n in (
+            "columns",
+            "components",
+            "features",
+            "gaussian_columns",
+            "gradient",
+            "hessian",
+            "manifold_gradient",
+            "table",
+            "value_and_gradient",
+        )
+    },
+    **{
+        f"trajectory.{n}": "an unchecked step of the batched loop behind pgd and sgd, "
+        "which validate (validate_run is that validation)"
+        for n in (
+            "manifold_step",
+            "overlap_step",
+            "price_records",
+            "run_pgd",
+            "temperatures",
+            "to_overlaps",
+            "to_vectors",
+            "validate_run",
+            "vector_step",
+        )
+    },
+    **{
+        f"geometry.{n}": "an unchecked building block on engine outputs; its validated "
+        "doors are riemannian_hessian, risk_grad_at and critical_points"
+        for n in (
+            "gradient_norms",
+            "overlap_velocity",
+            "riemannian_gradient",
+            "span_dimension",
+            "spectrum",
+            "transverse_eigenvalues",
+            "vector_derivatives",
+            "velocity_partials",
+        )
+    },
+    "gaussian.erfc_sq_reduced": "the engine's unchecked reduced form of mean_erfc_sq",
+    "dynamics.pgd_step": "one unchecked step (documented so); pgd validates once",
+    "params.gram_matrix": "unchecked (documented so); check_overlaps is its validated door",
+    "params.temperature_range": "a validator: the `lam_range` slots fuzzed here call it",
+    "geometry.manifold_chart_velocity": "unchecked (documented so): the chart's RK4 loops",
+    "geometry.manifold_chart_jacobian": "unchecked (documented so): the chart's RK4 loops",
+    "gaussian.zeta_reduced": "the engine's unchecked reduced form of zeta",
+    **{
+        f"validate.{n}": "a validator: tested in test_contracts.py by what it refuses"
+        for n in (
+            "as_array",
+            "boolean",
+            "broadcast",
+            "finite_real",
+            "generator",
+            "nonnegative_array",
+            "positive_int",
+            "positive_real",
+        )
+    },
+    "verify.register": "registers a check object (a decorator for check authors)",
+    **{
+        f"verify.reference.{n}": "an mpmath or Monte Carlo reference the tests call with "
+        "their own trusted inputs"
+        for n in (
+            "mc_expect",
+            "mp_cancellation_scale",
+            "mp_erf_pair",
+            "mp_expect",
+            "mp_gaussian_function",
+        )
+    },
+    "verify.risk_checks.mp_risk_components": "an mpmath reference for the tests",
+}
+# The array kernels propagate NaN (their documented policy); everything else refuses it.
+NAN_PROPAGATES = set(GAUSSIAN) | {
+    "gaussian.mean_erfc_sq",
+    "mean_erf_derivative",
+    "zeta_derivative",
+    "erf_pair",
+    "gaussian.zeta_series_coefficients",
+    "gaussian.plackett_rule",
+}
+# Result fields where NaN is a documented value, not an error: key -> field names.
+DOCUMENTED_NAN = {"landscape.manifold_basins": {"time"}}  # "nan if never" (ManifoldBasins)
+# Counts whose valid values are work: the fuzz keeps them small (or beyond the bound).
+COUNT_CAP = 64
+
+ODD = [
+    None,
+    "x",
+    "",
+    np.nan,
+    np.inf,
+    -np.inf,
+    1e300,
+    -1e300,
+    1e-300,
+    5e-324,
+    0.0,
+    -0.0,
+    -1.0,
+    1.0,
+    1.0 + 1e-9,
+    -1.0 - 1e-9,
+    2.5,
+    True,
+    False,
+    1j,
+    (),
+    [],
+    [1.0, 2.0, 3.0],
+    np.zeros((2, 3)),
+    np.zeros((0,)),
+    np.float32(0.5),
+    np.array([0.1, np.nan]),
+    10**20,
+    -(10**20),
+    2**63,
+    object(),
+]
+VALUES = (
+    st.sampled_from(ODD)
+    | st.floats()
+    | st.floats(-2.0, 2.0)
+    | st.integers(-3, COUNT_CAP)
+    | st.lists(st.floats(-2.0, 2.0), min_size=1, max_size=6)
+)
+
+
+# The slow calls' counts (steps, seeds, grids) are work: small ones, or beyond the bounds.
+SLOW_VALUES = (
+    st.sampled_from(ODD)
+    | st.floats()
+    | st.floats(-2.0, 2.0)
+    | st.integers(-3, 6)
+    | st.lists(st.floats(-2.0, 2.0), min_size=1, max_size=4)
+)
+
+
+def _resolve(key: str):
+    if "." not in key:
+        return getattr(slr_theory, key)
+    module, name = key.rsplit(".", 1)
+    return getattr(importlib.import_module(f"slr_theory.{module}"), name)
+
+
+def _public_functions() -> set[str]:
+    """Every public function: top-level names, then each public module's own."""
+    keys = {n for n in slr_theory.__all__ if inspect.isfunction(getattr(slr_theory, n))}
+    seen = {id(getattr(slr_theory, n)) for n in keys}
+    for info in pkgutil.walk_packages(slr_theory.__path__, "slr_theory."):
+        module = importlib.import_module(info.name)
+        for name in getattr(module, "__all__", ()):
+            obj = getattr(module, name)
+            if inspect.isfunction(obj) and id(obj) not in seen:
+                keys.add(f"{info.name.removeprefix('slr_theory.')}.{name}")
+                seen.add(id(obj))
+    return keys
+
+
+def _finite(x, depth: int = 0, skip=frozenset()) -> bool:
+    """True when every number inside `x` (arrays, containers, records) is finite, apart
+    from the record fields named in `skip`."""
+    if depth > 4 or x is None or isinstance(x, (str, bytes, bool, type)):
+        return True
+    if isinstance(x, numbers.Number):
+        return bool(np.isfinite(complex(x)))
+    if isinstance(x, np.ndarray):
+        return x.dtype.kind not in "fc" or bool(np.isfinite(x).all())
+    if isinstance(x, dict):
+        return all(_finite(v, depth + 1) for v in x.values())
+    if isinstance(x, (list, tuple)):
+        return all(_finite(v, depth + 1) for v in x)
+    if dataclasses.is_dataclass(x):
+        return all(
+            _finite(getattr(x, f.name), depth + 1)
+            for f in dataclasses.fields(x)
+            if f.name not in skip
+        )
+    return True
+
+
+def _slots(key: str, table) -> list[tuple[int | str, str]]:
+    args, kw = table[key]
+    names = list(inspect.signature(_resolve(key)).parameters)
+    return [(i, names[i]) for i in range(len(args)) if names[i] != "params"] + [(k, k) for k in kw]
+
+
+def _fuzzed(table) -> list[str]:
+    """The keys whose calls have a slot to fuzz (not only `params`)."""
+    return sorted(k for k in table if _slots(k, table))
+
+
+def _call(key: str, args, kw):
+    args = [a.get() if isinstance(a, Lazy) else a for a in args]
+    return _resolve(key)(*args, **kw)
+
+
+def _check(key: str, table, slot, pname: str, value) -> None:
+    args, kw = list(table[key][0]), dict(table[key][1])
+    if isinstance(slot, int):
+        args[slot] = value
+    else:
+        kw[slot] = value
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            out = _call(key, args, kw)
+    except (ValueError, TypeError) as exc:
+        # an overlap vector's error may name the offending component instead
+        names = (pname.rstrip("0"),) + (OVERLAP_NAMES if "overlap" in pname else ())
+        named = any(n in str(exc) for n in names)
+        assert named, f"{key}({pname}={value!r}) raised without naming `{pname}`: {exc}"
+        return
+    nan_in = np.isnan(np.asarray(value, dtype=complex)).any() if _numeric(value) else False
+    finite = _finite(out, skip=DOCUMENTED_NAN.get(key, frozenset()))
+    assert finite or (nan_in and key in NAN_PROPAGATES), (
+        f"{key}({pname}={value!r}) returned a non-finite value"
+    )
+
+
+def _numeric(value) -> bool:
+    try:
+        np.asarray(value, dtype=complex)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def test_every_public_function_has_an_entry():
+    public = _public_functions()
+    entries = set(CALLS) | set(SLOW_CALLS) | set(NOT_CALLED)
+    assert not public - entries, f"public functions without a contract entry: {public - entries}"
+    assert not entries - public, f"stale contract entries: {entries - public}"
+    assert not set(CALLS) & set(NOT_CALLED) and not set(SLOW_CALLS) & set(CALLS)
+
+
+@pytest.mark.parametrize("key", sorted(CALLS))
+def test_the_valid_call_is_finite_without_warnings(key):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert _finite(_call(key, *CALLS[key]))
+
+
+@pytest.mark.parametrize("key", _fuzzed(CALLS))
+@settings(max_examples=30, deadline=None)
+@given(data=st.data())
+def test_any_value_in_any_slot_is_finite_or_named(key, data):
+    slot, pname = data.draw(st.sampled_from(_slots(key, CALLS)), label="slot")
+    _check(key, CALLS, slot, pname, data.draw(VALUES, label="value"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("key", _fuzzed(SLOW_CALLS))
+@settings(max_examples=15, deadline=None)
+@given(data=st.data())
+def test_slow_calls_any_value_in_any_slot_is_finite_or_named(key, data):
+    slot, pname = data.draw(st.sampled_from(_slots(key, SLOW_CALLS)), label="slot")
+    _check(key, SLOW_CALLS, slot, pname, data.draw(SLOW_VALUES, label="value"))
+
+
+@pytest.mark.parametrize("key", _fuzzed(CALLS))
+@pytest.mark.parametrize("value", ODD, ids=[repr(v)[:20] for v in ODD])
+def test_every_odd_value_in_the_first_slot(key, value):
+    """The same contract, deterministically, for each odd value in the first fuzzed slot."""
+    _check(key, CALLS, *_slots(key, CALLS)[0], value)
+
+
+# Cases the fuzz found (key, argument, value), pinned so they are checked on every run.
+PINNED = [
+    ("flows.overlap_field", "overlaps", [0.0, 0.0, 0.0, 0.0, 2.0]),  # names `rho`
+    ("geometry.riemannian_hessian", "overlaps", [0.0, 0.0, 0.0, 0.0, 2.0]),
+    ("model.vectors_from_overlaps", "d", 3159618634.0),  # was a 23.5 GiB allocation
+    ("mean_erf_derivative", "n", 10**20),  # the Hermite loop ran forever
+    ("statistics.bayes_risk_mc", "n", 1e300),  # ran forever
+    ("sample_initial_overlaps", "size", object()),
+    ("manifold_flow", "t_max", 1e-300),  # LSODA's step underflowed: it never returned
+    ("overlap_flow", "rtol", 1e-300),  # solve_ivp's warning
+    ("critical.classify", "k", [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]),
+    ("landscape.saddle_escape", "r0", 1e-300),  # NaN: the integrator cannot resolve it
+]
+
+
+@pytest.mark.parametrize("key, pname, value", PINNED, ids=[f"{k}-{n}" for k, n, _ in PINNED])
+def test_pinned_cases(key, pname, value):
+    slot = next(s for s, n in _slots(key, CALLS) if n == pname)
+    _check(key, CALLS, slot, pname, value)
