@@ -112,7 +112,10 @@ def risk_components(
     >>> bool(abs(c.total - (c.noise + c.informative + c.distractors)) < 1e-15)
     True
     """
-    ov = _overlaps(params, kappa, nu, theta, eta, rho)
+    return _components(params, _overlaps(params, kappa, nu, theta, eta, rho))
+
+
+def _components(params: Params, ov) -> RiskComponents:
     informative, distractors, interactions = engine.components(params, ov)
     noise = params.eps**2
     total = noise + informative + distractors + interactions
@@ -293,7 +296,16 @@ def manifold_risk_grad(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.nd
 
 
 def _vectors(params: Params, k, v, k_star, v_star, tol: float = 1e-10):
+    """Validated vectors and their overlaps, shape ``(5, ...)``.
+
+    The overlaps of explicit vectors are realised by them, so they go to the engine
+    unprojected: where ``k`` is parallel to ``v*`` the Gram matrix is singular, and
+    projecting a rounding-level excess would move ``rho`` by up to ``sqrt(eps)``.
+    """
     from .model import overlaps_of
+
+    if not isinstance(params, Params):
+        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
 
     k, v, ks, vs = (
         unit_vectors(x, name, params.d, batch=True, tol=tol)
@@ -334,7 +346,7 @@ def risk_at(params: Params, k, v, k_star, v_star) -> np.ndarray:
     True
     """
     *_, ov = _vectors(params, k, v, k_star, v_star)
-    return risk(params, *ov)
+    return _components(params, tuple(ov)).total
 
 
 def risk_grad_at(
@@ -374,7 +386,7 @@ def risk_grad_at(
     True True
     """
     k, v, ks, vs, ov = _vectors(params, k, v, k_star, v_star)
-    gr = risk_grad(params, *ov)
+    gr = engine.gradient(params, tuple(ov))
     rk, rn, rt, re, rr = (gr[..., i : i + 1] for i in range(5))
     gk = rk * ks + re * vs + rr * v
     gv = rt * ks + rn * vs + rr * k
