@@ -51,7 +51,7 @@ from .geometry import (
     spectrum,
     vector_derivatives,
 )
-from .params import Params
+from .params import Params, check_params
 from .trajectory import Progress, to_vectors
 from .validate import as_array, positive_int, positive_real, unit_vectors
 
@@ -204,12 +204,6 @@ class SearchReport:
     notes: list = field(default_factory=list)
 
 
-def _check_params(params) -> Params:
-    if not isinstance(params, Params):
-        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
-    return params
-
-
 def _five(ov, name: str) -> np.ndarray:
     """Five finite overlaps ``(kappa, nu, theta, eta, rho)``."""
     ov = as_array(ov, name, allow_nan=False)
@@ -348,7 +342,7 @@ def polish(params: Params, k, v, *, tol: float = GRAD_TOL, iterations: int = 60)
         The polished ``(k, v)`` if it is critical (relative gradient <= `tol`, Newton
         step below ``1e-7``), else None.
     """
-    params = _check_params(params)
+    params = check_params(params)
     K, V = _direction(k, "k"), _direction(v, "v")
     tol = positive_real(tol, "tol")
     iterations = positive_int(iterations, "iterations", upper=MAX_ITERATIONS)
@@ -372,7 +366,7 @@ def classify(params: Params, k, v) -> CriticalPoint:
     -------
     CriticalPoint
     """
-    params = _check_params(params)
+    params = check_params(params)
     k, v = unit_vectors(k, "k", 4), unit_vectors(v, "v", 4)
     return _classify(params, _tables(params), k, v)
 
@@ -405,7 +399,7 @@ def manifold_certificate(params: Params) -> list[str]:
     """
     import mpmath as mp
 
-    params = _check_params(params)
+    params = check_params(params)
     iv = mp.iv
     iv.dps = 30
     lam, gam, d = iv.mpf(params.lam), iv.mpf(params.gamma), iv.mpf(params.d)
@@ -699,7 +693,7 @@ def critical_points(
     >>> [p.kind for p in full[:2]]  # the optimum, and a local minimum off M
     ['minimum', 'minimum (critical manifold of dimension 397)']
     """
-    params = _check_params(params)
+    params = check_params(params)
     if not isinstance(where, str) or where not in ("sphere", "manifold"):
         raise ValueError(f"`where` must be 'sphere' or 'manifold', got {where!r}.")
     tables = _tables(params)
@@ -973,7 +967,7 @@ def lipschitz_bound(
     >>> bool(0 < b.lower <= b.upper)
     True
     """
-    params = _check_params(params)
+    params = check_params(params)
     samples = positive_int(samples, "samples", upper=10**7)
     if not isinstance(rng, np.random.Generator):
         rng = np.random.default_rng(rng)

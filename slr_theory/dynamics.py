@@ -35,7 +35,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .params import Params
+from .params import Params, check_params
 from .risk import risk_grad_at
 from .trajectory import (
     MAX_ALPHA,
@@ -191,8 +191,7 @@ def pgd_vectors(
     k, v : ndarray, shape ``(..., d)``
         The final iterates.
     """
-    if not isinstance(params, Params):
-        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
+    check_params(params)
     k = unit_vectors(k0, "k0", params.d, batch=True).copy()
     v = unit_vectors(v0, "v0", params.d, batch=True).copy()
     positive_real(alpha, "alpha", upper=MAX_ALPHA)

@@ -43,7 +43,7 @@ from scipy.integrate import solve_ivp
 
 from . import engine
 from .geometry import overlap_velocity, velocity_partials
-from .params import Params, check_overlaps
+from .params import Params, check_overlaps, check_params
 from .validate import as_array, finite_real, positive_real
 
 __all__ = [
@@ -233,8 +233,7 @@ def _method(method: str) -> str:
 
 
 def _common(params, t_max, rtol, atol, stop_radius, t_eval):
-    if not isinstance(params, Params):
-        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
+    check_params(params)
     t_max = positive_real(t_max, "t_max")
     if t_max < MIN_T_MAX:
         raise ValueError(

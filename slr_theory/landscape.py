@@ -33,7 +33,7 @@ from .critical import (
     same_point,
 )
 from .geometry import velocity_partials
-from .params import Params, check_overlaps, temperature_range
+from .params import Params, check_overlaps, check_params, temperature_range
 from .validate import as_array, positive_int, positive_real
 
 #: Most RK4 steps of :func:`separatrix` and :func:`manifold_basins` (flow).
@@ -68,12 +68,6 @@ def _rk4_steps(t_max, dt) -> tuple[int, float]:
             f"t_max={t_max!r}, dt={dt!r}."
         )
     return int(steps), dt
-
-
-def _check_params(params) -> Params:
-    if not isinstance(params, Params):
-        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
-    return params
 
 
 def _rng(rng) -> np.random.Generator:
@@ -116,7 +110,7 @@ def manifold_stability(params: Params, kappa, nu) -> np.ndarray:
     >>> bool(ev[0, 0].real < 0), bool(ev[1, 0].real > 0)  # M attracts at (1, 1), repels at (1, -1)
     (True, True)
     """
-    params = _check_params(params)
+    params = check_params(params)
     k, n, *_ = check_overlaps(kappa, nu, 0.0, 0.0, 0.0, d=params.d)
     k, n = np.broadcast_arrays(k, n)
     zero = np.zeros_like(k)
@@ -219,7 +213,7 @@ def manifold_basins(
     >>> sorted(set(b.label.ravel().tolist()))  # the two minima (1, 1) and (-1, -1)
     [1, 2]
     """
-    params = _check_params(params)
+    params = check_params(params)
     grid = positive_int(grid, "grid", upper=1000)
     t_max = positive_real(t_max, "t_max")
     radius = positive_real(radius, "radius", upper=1.0)
@@ -316,7 +310,7 @@ def separatrix(
     """
     from .geometry import manifold_chart_jacobian
 
-    params = _check_params(params)
+    params = check_params(params)
     delta = positive_real(delta, "delta", upper=0.5)
     steps, dt = _rk4_steps(t_max, dt)
     J = manifold_chart_jacobian(params, np.pi / 2, np.pi / 2)
@@ -457,7 +451,7 @@ def basin_fractions(
     """
     from .dynamics import pgd, sample_initial_overlaps
 
-    params = _check_params(params)
+    params = check_params(params)
     n = positive_int(n, "n", upper=10**6)
     rng = _rng(rng)
     tol = positive_real(tol, "tol")
@@ -552,7 +546,7 @@ def saddle_escape(
 
     from .geometry import vector_derivatives
 
-    params = _check_params(params)
+    params = check_params(params)
     if not isinstance(point, CriticalPoint):
         raise TypeError(
             f"`point` must be a CriticalPoint (from critical_points), got {type(point).__name__}."
@@ -653,7 +647,7 @@ def convergence_time(
     from .flows import manifold_flow
     from .geometry import manifold_chart_jacobian
 
-    params = _check_params(params)
+    params = check_params(params)
     s = np.atleast_1d(as_array(offsets, "offsets"))
     if s.ndim != 1 or np.unique(s).size < 2 or np.any(~(s >= MIN_OFFSET) | ~(s < 0.5)):
         raise ValueError(
@@ -831,7 +825,7 @@ def continuation(
     >>> len(c.branches) >= 10
     True
     """
-    params = _check_params(params)
+    params = check_params(params)
     lo, hi = temperature_range(lam_range)
     steps = positive_int(steps, "steps", upper=10**5)
     seeds = max(2, positive_int(seeds, "seeds", upper=100))

@@ -17,6 +17,7 @@ __all__ = [
     "OVERLAP_NAMES",
     "Params",
     "check_overlaps",
+    "check_params",
     "gram_matrix",
     "overlap_tolerance",
     "temperature_range",
@@ -140,6 +141,28 @@ class Params:
     def paper(cls, lam: float = 0.1, eps: float = 0.0) -> Params:
         """The paper's experimental setting ``d = 400, L = 10, gamma = sqrt(0.5)``."""
         return cls(d=400, L=10, lam=lam, gamma=float(np.sqrt(0.5)), eps=eps)
+
+
+def check_params(params) -> Params:
+    """Return `params` if it is a :class:`Params`; raise ``ValueError`` naming it otherwise.
+
+    Parameters
+    ----------
+    params : Params
+
+    Returns
+    -------
+    Params
+
+    Examples
+    --------
+    >>> from slr_theory.params import Params, check_params
+    >>> check_params(Params.paper()).d
+    400
+    """
+    if not isinstance(params, Params):
+        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
+    return params
 
 
 def temperature_range(value, name: str = "lam_range") -> tuple[float, float]:

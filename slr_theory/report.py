@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .params import Params
+from .params import Params, check_params
 
 __all__ = ["write_report"]
 
@@ -103,8 +103,7 @@ def write_report(
     from tqdm.auto import tqdm
 
     params = Params.paper() if params is None else params
-    if not isinstance(params, Params):
-        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
+    check_params(params)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"`seed` must be a non-negative integer, got {seed!r}.")
     out = Path(out)

@@ -27,7 +27,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import engine
-from .params import Params, check_overlaps
+from .params import Params, check_overlaps, check_params
 from .validate import boolean, unit_vectors
 
 __all__ = [
@@ -76,8 +76,7 @@ def _ret(x):
 
 
 def _overlaps(params: Params, kappa, nu, theta, eta, rho):
-    if not isinstance(params, Params):
-        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
+    check_params(params)
     return check_overlaps(kappa, nu, theta, eta, rho, d=params.d)
 
 
@@ -304,8 +303,7 @@ def _vectors(params: Params, k, v, k_star, v_star, tol: float = 1e-10):
     """
     from .model import overlaps_of
 
-    if not isinstance(params, Params):
-        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
+    check_params(params)
 
     k, v, ks, vs = (
         unit_vectors(x, name, params.d, batch=True, tol=tol)

@@ -31,7 +31,7 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
 
-from .params import DOMAIN, Params, temperature_range
+from .params import DOMAIN, Params, check_params, temperature_range
 from .risk import risk
 from .validate import generator, positive_int
 
@@ -180,8 +180,7 @@ def bayes_risk_mc(
     >>> bool(b.estimate < linear_risk(Params(d=50, L=10, lam=1.0, gamma=0.7)))
     True
     """
-    if not isinstance(params, Params):
-        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
+    check_params(params)
     n = positive_int(n, "n", upper=10**12)
     if n < 2:
         raise ValueError(f"`n` must be >= 2 (a standard error needs two samples), got {n!r}.")

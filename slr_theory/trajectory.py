@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import engine
-from .params import Params, check_overlaps
+from .params import Params, check_overlaps, check_params
 from .validate import as_array, finite_real, positive_int, positive_real
 
 #: Largest step size a run accepts (``alpha**2`` times a gradient must stay finite).
@@ -145,8 +145,7 @@ def validate_run(params: Params, overlaps0, alpha, steps, record_every) -> np.nd
     -------
     ndarray, shape ``(..., 5)``
     """
-    if not isinstance(params, Params):
-        raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
+    check_params(params)
     ov = as_array(overlaps0, "overlaps0").copy()
     if ov.shape[-1:] != (5,):
         raise ValueError(f"`overlaps0` must have last dimension 5, got shape {ov.shape}.")

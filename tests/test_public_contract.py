@@ -200,6 +200,7 @@ NOT_CALLED: dict[str, str] = {
     "dynamics.pgd_step": "one unchecked step (documented so); pgd validates once",
     "params.gram_matrix": "unchecked (documented so); check_overlaps is its validated door",
     "params.temperature_range": "a validator: the `lam_range` slots fuzzed here call it",
+    "params.check_params": "a validator: every `params` slot calls it (test_contracts.py)",
     "geometry.manifold_chart_velocity": "unchecked (documented so): the chart's RK4 loops",
     "geometry.manifold_chart_jacobian": "unchecked (documented so): the chart's RK4 loops",
     "gaussian.zeta_reduced": "the engine's unchecked reduced form of zeta",
