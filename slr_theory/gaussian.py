@@ -683,13 +683,12 @@ def _order(n) -> int:
     return int(n)
 
 
-def _inverse_power(q: np.ndarray, p: int) -> tuple[np.ndarray, np.ndarray]:
-    """``q ** (-p/2)`` for ``q >= 1`` as ``(m, j)`` with value ``m * 2**-j``: no overflow
-    and no underflow before the final :func:`numpy.ldexp`."""
+def _quarter_split(q: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``q = g * 4**c`` exactly, ``g`` in ``[1/2, 2)``: then ``q**(-p/2) = g**(-p/2) * 2**(-c p)``,
+    with no overflow and no underflow before the final :func:`numpy.ldexp`."""
     f, e = np.frexp(q)
-    c = e // 2  # q = g 4^c with g = f 2^(e - 2c) in [1/2, 2), exactly
-    g = np.ldexp(f, e - 2 * c)
-    return g ** (-p / 2.0), c.astype(np.int64) * p
+    c = e // 2
+    return np.ldexp(f, e - 2 * c), c.astype(np.int64)
 
 
 def _hermite_arg(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -733,7 +732,8 @@ def mean_erf_derivative(mu: ArrayLike, sigma: ArrayLike, n: int) -> np.ndarray:
         return mean_erf(mu, sigma)
     mu, sigma, qh, _ql, eh, el = _prep(mu, sigma)
     x, far = _hermite_arg(mu / np.sqrt(qh))
-    m, j = _inverse_power(qh, n)
+    g, c = _quarter_split(qh)
+    m, j = g ** (-n / 2.0), c * n
     factor = (-1.0) ** (n - 1) * _TWO_OVER_SQRT_PI * _hermite(n - 1, x) * m
     out = np.ldexp(_dd.mul_exp_neg(factor, eh, el), -j)
     return _ret(np.where(far, 0.0, out))
@@ -779,12 +779,14 @@ def zeta_derivative(t: ArrayLike, s: ArrayLike, n: int) -> np.ndarray:
     sr = np.sqrt(rh)
     e2h, e2l = _dd.dd_div(eh, el, rh, rl)
     sh, sl = _dd.two_sum(eh, e2h)
-    pm, pj = _inverse_power(qh, n)  # q^{-n/2} = pm 2^-pj, the prefactor's power of q
+    qg, qc = _quarter_split(qh)
+    rg, rc = _quarter_split(rh)
+    pm, pj = qg ** (-n / 2.0), qc * n  # q^{-n/2} = pm 2^-pj, the prefactor's power of q
     pre = 2.0 * _TWO_OVER_SQRT_PI * pm
     m = n - 1
     out = _dd.mul_exp_neg(pre * _hermite(m, x) * (-1.0) ** m * erf(x / sr), eh, el)
     for k in range(1, m + 1):
-        rm, rj = _inverse_power(rh, k)  # r^{-k/2}, scaled the same way
+        rm, rj = rg ** (-k / 2.0), rc * k  # r^{-k/2}, scaled the same way
         coef = comb(m, k) * (-1.0) ** (m - k) * _hermite(m - k, x)
         dk = (-1.0) ** (k - 1) * _TWO_OVER_SQRT_PI * _hermite(k - 1, x / sr) * rm
         out = out + np.ldexp(_dd.mul_exp_neg(pre * coef * dk, sh, sl + (el + e2l)), -rj)

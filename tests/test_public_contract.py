@@ -53,6 +53,18 @@ GAUSSIAN = ("mean_erf", "mean_erf_prime", "mean_erf_second", "mean_erf_third", "
 GAUSSIAN += ("mean_x2_erf", "mean_x_erf_prime", "zeta", "zeta_c", "zeta_t", "zeta_tt")
 GAUSSIAN += ("zeta_ttt",)
 
+
+def _whole_module(module: str, reason: str) -> dict[str, str]:
+    """The same reason for every public function of `module` (one unchecked by design)."""
+    mod = importlib.import_module(f"slr_theory.{module}")
+    return {
+        f"{module}.{n}": reason
+        for n in mod.__all__
+        if inspect.isfunction(getattr(mod, n))
+        and getattr(slr_theory, n, None) is not getattr(mod, n)
+    }
+
+
 # key -> (positional args, keyword args). Keys are top-level names, or "module.name"
 # for names only a module exports. `params` is not fuzzed here: Params has its own
 # domain tests (tests/test_params.py, tests/test_contracts.py).
@@ -127,61 +139,25 @@ NOT_CALLED: dict[str, str] = {
     "experiments.write": "takes an ExperimentResult the toolkit built; atomic writes are "
     "tested in test_contracts.py",
     "report.write_report": "minutes per valid call; the `report` command's flags are fuzzed",
-    **{
-        f"plotting.{n}": "draws a result the toolkit built (or runs minutes of dynamics); "
-        "its options are tested in test_report.py and the `portrait` command is fuzzed"
-        for n in (
-            "basins_figure",
-            "bifurcation_figure",
-            "experiment_figure",
-            "off_manifold_figure",
-            "phase_portrait",
-            "stability_figure",
-        )
-    },
-    **{
-        f"render.{n}": "renders a result the toolkit built; tested in test_report.py"
-        for n in (
-            "critical_records",
-            "critical_text",
-            "risk_text",
-            "statistics_text",
-            "to_json",
-            "trajectory_text",
-            "verification_text",
-            "write_trajectory_csv",
-        )
-    },
-    **{
-        f"engine.{n}": "the unchecked door of the risk engine: the validated door is "
-        "slr_theory.risk, and test_engine.py checks the two agree bitwise"
-        for n in (
-            "columns",
-            "components",
-            "features",
-            "gaussian_columns",
-            "gradient",
-            "hessian",
-            "manifold_gradient",
-            "table",
-            "value_and_gradient",
-        )
-    },
-    **{
-        f"trajectory.{n}": "an unchecked step of the batched loop behind pgd and sgd, "
-        "which validate (validate_run is that validation)"
-        for n in (
-            "manifold_step",
-            "overlap_step",
-            "price_records",
-            "run_pgd",
-            "temperatures",
-            "to_overlaps",
-            "to_vectors",
-            "validate_run",
-            "vector_step",
-        )
-    },
+    **_whole_module(
+        "plotting",
+        "draws a result the toolkit built (or runs minutes of dynamics); "
+        "its options are tested in test_report.py and the `portrait` command is fuzzed",
+    ),
+    **_whole_module(
+        "render",
+        "renders a result the toolkit built; tested in test_report.py",
+    ),
+    **_whole_module(
+        "engine",
+        "the unchecked door of the risk engine: the validated door is "
+        "slr_theory.risk, and test_engine.py checks the two agree bitwise",
+    ),
+    **_whole_module(
+        "trajectory",
+        "an unchecked step of the batched loop behind pgd and sgd, "
+        "which validate (validate_run is that validation)",
+    ),
     **{
         f"geometry.{n}": "an unchecked building block on engine outputs; its validated "
         "doors are riemannian_hessian, risk_grad_at and critical_points"
@@ -204,31 +180,15 @@ NOT_CALLED: dict[str, str] = {
     "geometry.manifold_chart_velocity": "unchecked (documented so): the chart's RK4 loops",
     "geometry.manifold_chart_jacobian": "unchecked (documented so): the chart's RK4 loops",
     "gaussian.zeta_reduced": "the engine's unchecked reduced form of zeta",
-    **{
-        f"validate.{n}": "a validator: tested in test_contracts.py by what it refuses"
-        for n in (
-            "as_array",
-            "boolean",
-            "broadcast",
-            "finite_real",
-            "generator",
-            "nonnegative_array",
-            "positive_int",
-            "positive_real",
-        )
-    },
+    **_whole_module(
+        "validate",
+        "a validator: tested in test_contracts.py by what it refuses",
+    ),
     "verify.register": "registers a check object (a decorator for check authors)",
-    **{
-        f"verify.reference.{n}": "an mpmath or Monte Carlo reference the tests call with "
-        "their own trusted inputs"
-        for n in (
-            "mc_expect",
-            "mp_cancellation_scale",
-            "mp_erf_pair",
-            "mp_expect",
-            "mp_gaussian_function",
-        )
-    },
+    **_whole_module(
+        "verify.reference",
+        "an mpmath or Monte Carlo reference the tests call with their own trusted inputs",
+    ),
     "verify.risk_checks.mp_risk_components": "an mpmath reference for the tests",
 }
 # The array kernels propagate NaN (their documented policy); everything else refuses it.

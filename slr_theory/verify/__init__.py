@@ -4,15 +4,7 @@ Checks live in a registry; importing this package registers the checks of
 every layer below it. ``slr-theory verify`` runs them all.
 """
 
-from . import gaussian_checks, risk_checks  # noqa: F401  (register checks)
-from .registry import MAX_SAMPLES, MIN_SAMPLES, REGISTRY, Check, CheckResult, register, run_checks
+from . import gaussian_checks, registry, risk_checks  # noqa: F401  (register checks)
+from .registry import *  # noqa: F403  (the registry's public names are this package's)
 
-__all__ = [
-    "MAX_SAMPLES",
-    "MIN_SAMPLES",
-    "REGISTRY",
-    "Check",
-    "CheckResult",
-    "register",
-    "run_checks",
-]
+__all__ = list(registry.__all__)
