@@ -8,6 +8,8 @@ one line on stderr and exit with status 2; failed checks exit with status 1.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 from collections.abc import Sequence
 
@@ -48,7 +50,6 @@ def _between(cast, lo, hi):
 
 _positive_int = _number(int, lambda v: v > 0, "a positive integer")
 _nonnegative_int = _number(int, lambda v: v >= 0, "a non-negative integer")
-_positive_float = _number(float, lambda v: 0 < v < float("inf"), "a positive number")
 _nonnegative_float = _number(float, lambda v: 0 <= v < float("inf"), "a non-negative number")
 
 
@@ -163,9 +164,15 @@ def _in_domain(name: str, cast):
     return _number(cast, lambda v: lo <= v <= hi, f"{kind} in [{lo:g}, {hi:g}]")
 
 
-def _model_options(p, lam: float = 0.1) -> None:
-    """The model's parameters, defaulting to the paper's ``d = 400, L = 10, gamma^2 = 1/2``."""
-    p.add_argument("--d", type=_in_domain("d", int), default=400, help="dimension")
+def _model_options(p, lam: float = 0.1, d_min: int | None = None) -> None:
+    """The model's parameters, defaulting to the paper's ``d = 400, L = 10, gamma^2 = 1/2``.
+
+    `d_min` raises the lower bound of ``--d`` where a command needs it (the full-space
+    search needs ``d >= 4``)."""
+    from .params import DOMAIN
+
+    d_type = _in_domain("d", int) if d_min is None else _between(int, d_min, DOMAIN["d"][1])
+    p.add_argument("--d", type=d_type, default=400, help="dimension")
     p.add_argument("--L", type=_in_domain("L", int), default=10, help="sequence length")
     p.add_argument("--lam", type=_in_domain("lam", float), default=lam, help="temperature")
     p.add_argument(
@@ -175,6 +182,9 @@ def _model_options(p, lam: float = 0.1) -> None:
 
 
 def _critical_parser(sub) -> None:
+    from .critical import MAX_STARTS
+    from .trajectory import MAX_ALPHA
+
     c = sub.add_parser(
         "critical",
         help="every critical point on M (by proof) or on the spheres (by search), classified",
@@ -186,14 +196,26 @@ def _critical_parser(sub) -> None:
     )
     _model_options(c)
     c.add_argument("--where", choices=("sphere", "manifold"), default="sphere")
-    c.add_argument("--starts", type=_positive_int, default=512, help="random starts (sphere)")
+    c.add_argument(
+        "--starts",
+        type=_between(int, 1, MAX_STARTS),
+        default=512,
+        help="random starts (sphere; default 512)",
+    )
     c.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
-    c.add_argument("--alpha", type=_positive_float, default=None, help="PGD step size to check")
+    c.add_argument(
+        "--alpha",
+        type=_between(float, 1e-300, MAX_ALPHA),
+        default=None,
+        help="PGD step size to check",
+    )
     c.add_argument("--json", action="store_true", help="print the points as JSON")
     c.set_defaults(run=_cmd_critical)
 
 
 def _report_parser(sub) -> None:
+    from .trajectory import MAX_ALPHA
+
     r = sub.add_parser(
         "report",
         help="the main job: a Markdown report with figures on the paper's parameters (or yours)",
@@ -204,9 +226,11 @@ def _report_parser(sub) -> None:
         "  slr-theory report --out report-09 --lam 0.9 --alpha 1e-3 --force",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    _model_options(r)
+    _model_options(r, d_min=4)
     r.add_argument("--out", default="slr-report", help="output directory (default slr-report)")
-    r.add_argument("--alpha", type=_positive_float, default=4e-3, help="PGD step size")
+    r.add_argument(
+        "--alpha", type=_between(float, 1e-300, MAX_ALPHA), default=4e-3, help="PGD step size"
+    )
     r.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     r.add_argument("--full", action="store_true", help="all 30 repeats of every experiment")
     r.add_argument("--force", action="store_true", help="replace a non-empty --out")
@@ -292,6 +316,8 @@ def _trajectory_parser(sub, name: str) -> None:
 
 
 def _portrait_parser(sub) -> None:
+    from .trajectory import MAX_ALPHA
+
     pp = sub.add_parser(
         "portrait",
         help="the phase portrait of the flow on M (PNG, SVG or PDF)",
@@ -302,7 +328,12 @@ def _portrait_parser(sub) -> None:
     )
     _model_options(pp)
     pp.add_argument("--out", required=True, help="output file (.png, .svg or .pdf)")
-    pp.add_argument("--alpha", type=_positive_float, default=None, help="also PGD at this step")
+    pp.add_argument(
+        "--alpha",
+        type=_between(float, 1e-300, MAX_ALPHA),
+        default=None,
+        help="also PGD at this step",
+    )
     pp.add_argument("--force", action="store_true", help="overwrite an existing file")
     pp.set_defaults(run=_cmd_portrait)
 
@@ -331,24 +362,22 @@ def _build_parser() -> _Parser:
     return parser
 
 
-def _check_writable(directory, command: str) -> None:
-    """Create and remove a temporary file in `directory`: the only sure test of writing."""
-    import tempfile
+@contextlib.contextmanager
+def _out_flag(command: str):
+    """A destination refused (at the door or at the commit) is a usage error naming --out."""
+    from .output import Refusal
 
     try:
-        with tempfile.TemporaryFile(dir=directory):
-            pass
-    except OSError as exc:
-        raise _UsageError(
-            f"slr-theory {command}: error: argument --out: cannot write in {directory} "
-            f"({exc.strerror or exc})"
-        ) from None
+        yield
+    except (OSError, ValueError) as exc:  # every Refusal is one of these
+        if not isinstance(exc, Refusal):
+            raise
+        raise _UsageError(f"slr-theory {command}: error: argument --out: {exc.detail}") from None
 
 
 def _cmd_reproduce(args) -> int:
-    from pathlib import Path
-
     from .experiments import experiments, output_paths, run, write
+    from .output import Destination
 
     table = experiments()
     if args.name != "all" and args.name not in table:
@@ -357,44 +386,30 @@ def _cmd_reproduce(args) -> int:
             f"{', '.join(table)}, got {args.name!r}"
         )
     names = list(table) if args.name == "all" else [args.name]
-    if not args.out.strip():
-        raise _UsageError(
-            "slr-theory reproduce: error: argument --out: must name a directory, got ''"
+    expect = [p.name for n in names for p in output_paths(n, args.out or ".")]
+    lines = []
+    with (
+        _out_flag("reproduce"),
+        Destination(args.out, force=args.force, expect=expect) as dest,
+    ):
+        results = run(
+            names,
+            seed=args.seed,
+            repeats=args.repeats,
+            steps_scale=args.steps_scale,
+            progress=True,
+            jobs=args.jobs,
         )
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise _UsageError(f"slr-theory reproduce: error: argument --out: {out} is not a directory")
-    if not out.exists() and not out.resolve().parent.is_dir():
-        raise _UsageError(
-            f"slr-theory reproduce: error: argument --out: its parent {out.resolve().parent} "
-            "does not exist"
-        )
-
-    _check_writable(out if out.exists() else out.resolve().parent, "reproduce")
-    if not args.force:  # refuse before computing anything
-        for n in names:
-            for p in output_paths(n, out):
-                if p.exists():
-                    raise _UsageError(
-                        f"slr-theory reproduce: error: {p} exists; pass --force to overwrite it"
-                    )
-    results = run(
-        names,
-        seed=args.seed,
-        repeats=args.repeats,
-        steps_scale=args.steps_scale,
-        progress=True,
-        jobs=args.jobs,
-    )
-    for name, res in results.items():
-        csv_path, png_path = write(res, out, force=args.force)
-        tr = res.trajectory
-        print(
-            f"{name}: {tr.overlaps.shape[1]} repeats x {int(tr.step[-1])} steps; "
-            f"final risk - eps^2 {float((tr.risk[-1] - res.experiment.eps**2).mean()):.3e}, "
-            f"|kappa| {float(abs(tr.overlaps[-1, :, 0]).mean()):.3f}, "
-            f"|nu| {float(abs(tr.overlaps[-1, :, 1]).mean()):.3f} -> {csv_path}, {png_path}"
-        )
+        for name, res in results.items():
+            csv_path, png_path = write(res, dest)
+            tr = res.trajectory
+            lines.append(
+                f"{name}: {tr.overlaps.shape[1]} repeats x {int(tr.step[-1])} steps; "
+                f"final risk - eps^2 {float((tr.risk[-1] - res.experiment.eps**2).mean()):.3e}, "
+                f"|kappa| {float(abs(tr.overlaps[-1, :, 0]).mean()):.3f}, "
+                f"|nu| {float(abs(tr.overlaps[-1, :, 1]).mean()):.3f} -> {csv_path}, {png_path}"
+            )
+    print("\n".join(lines))
     return 0
 
 
@@ -470,7 +485,7 @@ def _cmd_report(args) -> int:
     from .report import write_report
 
     params = Params(d=args.d, L=args.L, lam=args.lam, gamma=args.gamma, eps=args.eps)
-    try:
+    with _out_flag("report"):
         path = write_report(
             args.out,
             params,
@@ -480,10 +495,6 @@ def _cmd_report(args) -> int:
             force=args.force,
             progress=True,
         )
-    except (FileExistsError, FileNotFoundError, PermissionError) as exc:
-        raise _UsageError(f"slr-theory report: error: argument --out: {exc}") from None
-    except ValueError as exc:
-        raise _UsageError(f"slr-theory report: error: {exc}") from None
     print(f"wrote {path}")
     return 0
 
@@ -568,10 +579,9 @@ def _cmd_trajectory(args) -> int:
 
 
 def _cmd_portrait(args) -> int:
-    import os
-    import tempfile
     from pathlib import Path
 
+    from .output import Destination
     from .plotting import phase_portrait
 
     out = Path(args.out)
@@ -580,24 +590,16 @@ def _cmd_portrait(args) -> int:
             f"slr-theory portrait: error: argument --out: must end in .png, .svg "
             f"or .pdf, got {args.out!r}"
         )
-    if out.exists() and not args.force:
+    if out.is_dir():
         raise _UsageError(
-            f"slr-theory portrait: error: argument --out: {out} exists; pass "
-            "--force to overwrite it"
+            f"slr-theory portrait: error: argument --out: must name a file, got the "
+            f"directory {out}"
         )
-    if not out.resolve().parent.is_dir():
-        raise _UsageError(
-            f"slr-theory portrait: error: argument --out: no directory {out.resolve().parent}"
-        )
-    _check_writable(out.resolve().parent, "portrait")
-    fd, tmp = tempfile.mkstemp(suffix=out.suffix, prefix=".slr-", dir=out.resolve().parent)
-    os.close(fd)
-    try:
-        phase_portrait(_params(args), tmp, pgd_alpha=args.alpha, progress=True)
-        os.replace(tmp, out)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    with (
+        _out_flag("portrait"),
+        Destination(out.parent, force=args.force, expect=[out.name]) as dest,
+    ):
+        phase_portrait(_params(args), dest.file(out.name), pgd_alpha=args.alpha, progress=True)
     print(f"wrote {out}")
     return 0
 
@@ -613,31 +615,66 @@ def main(argv: Sequence[str] | None = None) -> int:
     Returns
     -------
     int
-        Exit status: 0 ok, 1 a check failed, 2 usage error, 3 an unexpected internal
-        error (one line; ``--debug`` shows the traceback), 130 interrupted (Ctrl-C).
+        Exit status: 0 ok, 1 a check failed, 2 usage error (one line naming the flag),
+        3 an unexpected internal error (one line; ``--debug`` shows the traceback),
+        74 an I/O error (disk full, read-only file system, ...), 130 interrupted by
+        Ctrl-C, 141 standard output closed by its reader (``| head``), 143 SIGTERM.
     """
+    from .output import Terminated, is_io_error, terminate_raises
+
     parser = _build_parser()
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
     try:
-        args = parser.parse_args(argv)
-        return args.run(args)
+        with terminate_raises():
+            args = parser.parse_args(argv)
+            code = args.run(args)
+            sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
+            return code
     except _UsageError as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("slr-theory: interrupted; nothing half-written was left behind", file=sys.stderr)
-        return 130
+    except BrokenPipeError:  # `slr-theory ... | head`: the reader left; end quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit cannot fail
+        return 141  # 128 + SIGPIPE, as a shell tool killed by SIGPIPE
+    except (KeyboardInterrupt, Terminated) as exc:
+        name = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
+        _quiet_stderr(
+            f"slr-theory: interrupted ({name}); outputs are committed only when complete, "
+            "so every destination holds what it held before"
+        )
+        return 143 if isinstance(exc, Terminated) else 130
+    except OSError as exc:
+        if not is_io_error(exc) or debug:
+            if debug:
+                raise
+            return _internal(exc)
+        where = f" writing {exc.filename}" if exc.filename else ""
+        _quiet_stderr(f"slr-theory: I/O error{where}: {exc.strerror or exc}")
+        if exc.filename is None:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return 74  # EX_IOERR of sysexits.h
     except Exception as exc:  # a bug, not a usage error: one line, the traceback on request
         if debug:
             raise
-        print(
-            f"slr-theory: internal error: {type(exc).__name__}: {exc} "
-            "(rerun with --debug for the traceback)",
-            file=sys.stderr,
-        )
-        return 3
+        return _internal(exc)
+
+
+def _internal(exc: BaseException) -> int:
+    _quiet_stderr(
+        f"slr-theory: internal error: {type(exc).__name__}: {exc} "
+        "(rerun with --debug for the traceback)"
+    )
+    return 3
+
+
+def _quiet_stderr(line: str) -> None:
+    """Print one line on stderr; a closed stderr is not worth a traceback."""
+    with contextlib.suppress(OSError, ValueError):
+        print(line, file=sys.stderr)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -58,6 +58,7 @@ from .validate import as_array, positive_int, positive_real, unit_vectors
 __all__ = [
     "GRAD_TOL",
     "MAX_ITERATIONS",
+    "MAX_STARTS",
     "SYMMETRIES",
     "CriticalPoint",
     "CriticalPoints",
@@ -214,6 +215,8 @@ def _five(ov, name: str) -> np.ndarray:
 
 #: Newton iterations accepted by :func:`polish` and :func:`critical_points`.
 MAX_ITERATIONS = 10**5
+#: Upper bound of the random starts of one full-space search.
+MAX_STARTS = 10**6
 
 
 def _tables(params: Params):
@@ -704,7 +707,7 @@ def critical_points(
             pts.append(_classify(params, tables, kv[:4], kv[4:]))
         pts.sort(key=lambda p: p.risk)
         return CriticalPoints(pts, params, "manifold", manifold_certificate(params))
-    starts = positive_int(starts, "starts", allow_zero=True, upper=10**6)
+    starts = positive_int(starts, "starts", allow_zero=True, upper=MAX_STARTS)
     grid = positive_int(grid, "grid", upper=1000)
     iterations = positive_int(iterations, "iterations", upper=MAX_ITERATIONS)
     tol = positive_real(tol, "tol")

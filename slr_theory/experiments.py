@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .dynamics import sample_initial_overlaps
+from .output import Destination
 from .params import Params
 from .trajectory import Group, PGDResult, paper_schedule, price_records, run_pgd, temperatures
 from .validate import positive_int
@@ -333,19 +334,21 @@ def output_paths(name: str, out_dir: str | Path) -> tuple[Path, Path]:
 
 
 def write(
-    result: ExperimentResult, out_dir: str | Path, *, force: bool = False
+    result: ExperimentResult, out_dir: str | Path | Destination, *, force: bool = False
 ) -> tuple[Path, Path]:
     """Write ``<name>.csv`` (long format, one row per step and repeat) and ``<name>.png``.
 
     Parameters
     ----------
     result : ExperimentResult
-    out_dir : str or Path
-        Output directory (created if missing; its parent must exist). Each file is
-        written to a temporary name and renamed into place, so an interruption never
-        leaves a partial file.
+    out_dir : str, Path or Destination
+        Output directory (created if missing; its parent must exist), or a
+        :class:`slr_theory.output.Destination` already open (the files join its commit,
+        and `force` is the destination's). Written under
+        :class:`slr_theory.output.Destination`: both files are committed together when
+        complete, so an interruption leaves neither.
     force : bool
-        Overwrite existing files.
+        Replace the files an earlier slr-theory run wrote (never a file of the user's).
 
     Returns
     -------
@@ -354,33 +357,20 @@ def write(
     Raises
     ------
     FileExistsError
-        Rather than overwrite an existing file, unless `force`.
+        (:class:`slr_theory.output.OutputConflict`) rather than overwrite an existing
+        file without `force`, or a file slr-theory did not write.
 
     """
     from .plotting import experiment_figure
     from .render import write_trajectory_csv
 
     e = result.experiment
+    if isinstance(out_dir, Destination):
+        csv_path, png_path = output_paths(e.name, out_dir.directory)
+        write_trajectory_csv(result.trajectory, out_dir.file(csv_path.name), eps=e.eps)
+        experiment_figure(result, out_dir.file(png_path.name))
+        return csv_path, png_path
     csv_path, png_path = output_paths(e.name, out_dir)
-    for p in (csv_path, png_path):
-        if p.exists() and not force:
-            raise FileExistsError(f"{p} exists; pass force=True (--force) to overwrite it.")
-    csv_path.parent.mkdir(exist_ok=True)
-    _atomic(csv_path, lambda tmp: write_trajectory_csv(result.trajectory, tmp, eps=e.eps))
-    _atomic(png_path, lambda tmp: experiment_figure(result, tmp))
+    with Destination(out_dir, force=force, expect=[csv_path.name, png_path.name]) as dest:
+        write(result, dest)
     return csv_path, png_path
-
-
-def _atomic(path: Path, write) -> None:
-    """Write through a temporary file in the same directory, then rename into place."""
-    import os
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=path.suffix, dir=path.parent)
-    os.close(fd)
-    try:
-        write(tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise

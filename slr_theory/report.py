@@ -6,21 +6,22 @@ manifold conclusion, the phase portrait, the global picture (stability of M, bas
 fractions, escape times, the continuation in ``lambda``), the paper's experiments, and
 the statistics of the paper's section 4.
 
-The report is built in a temporary directory beside the target and moved into place
-only when complete, so an error or Ctrl-C leaves nothing half-written.
+The report is written under the output discipline of :mod:`slr_theory.output`: built in
+a staging folder, committed by rename when complete (an error, Ctrl-C or SIGTERM leaves
+the directory as it was), and ``force`` replaces only what an earlier report wrote.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
 
+from .output import Destination
 from .params import Params, check_params
+from .trajectory import MAX_ALPHA
+from .validate import boolean, positive_real
 
 __all__ = ["write_report"]
 
@@ -36,32 +37,6 @@ def _num(x, digits=4) -> str:
     if x == 0:
         return "0"
     return f"{x:.{digits}g}"
-
-
-def _prepare(out: Path, force: bool) -> None:
-    if str(out) == "":
-        raise ValueError("`out` must name a directory, got ''.")
-    if out.exists() and not out.is_dir():
-        raise ValueError(f"`out` must be a directory, got the file {out}.")
-    if out.exists() and any(out.iterdir()) and not force:
-        raise FileExistsError(f"{out} is not empty; pass force=True (--force) to replace it.")
-    parent = out.resolve().parent
-    if not parent.exists():
-        raise FileNotFoundError(f"the parent of `out` does not exist: {parent}.")
-    if not os.access(parent, os.W_OK):
-        raise PermissionError(f"cannot write in {parent}.")
-
-
-def _commit(tmp: Path, out: Path) -> None:
-    """Move the finished report into place (replacing `out` if it exists)."""
-    if out.exists():
-        old = Path(tempfile.mkdtemp(prefix=".slr-report-old-", dir=out.resolve().parent))
-        old.rmdir()
-        os.replace(out, old)
-        os.replace(tmp, out)
-        shutil.rmtree(old, ignore_errors=True)
-    else:
-        os.replace(tmp, out)
 
 
 def write_report(
@@ -80,18 +55,21 @@ def write_report(
     ----------
     out : str or Path
         Output directory; created (its parent must exist). A non-empty one is refused
-        unless `force`.
+        unless `force` (:class:`slr_theory.output.Destination` with ``exclusive=True``).
     params : Params, optional
-        Default: the paper's ``d = 400, L = 10, gamma^2 = 1/2, lambda = 0.1``.
+        Default: the paper's ``d = 400, L = 10, gamma^2 = 1/2, lambda = 0.1``. The
+        report searches the full space, so ``d >= 4``.
     alpha : float
-        PGD step size for the dynamics and the center-stable manifold check.
+        PGD step size for the dynamics and the center-stable manifold check,
+        ``0 < alpha <= 1e100``.
     seed : int
         Seed of every random draw.
     full : bool
         The paper's experiments with all 30 repeats and full SGD (several minutes);
         by default 5 repeats and a tenth of the SGD steps.
     force : bool
-        Replace a non-empty `out`.
+        Replace the files an earlier report wrote in `out` (listed in its marker and
+        unchanged since); files the user put there are never replaced or deleted.
     progress : bool
         A progress bar on stderr.
 
@@ -106,9 +84,13 @@ def write_report(
     check_params(params)
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"`seed` must be a non-negative integer, got {seed!r}.")
-    out = Path(out)
-    _prepare(out, force)
-    tmp = Path(tempfile.mkdtemp(prefix=".slr-report-", dir=out.resolve().parent))
+    alpha = positive_real(alpha, "alpha", upper=MAX_ALPHA)
+    if params.d < 4:
+        raise ValueError(
+            f"`params.d` must be >= 4 for the report (it searches the full space, where k, v, "
+            f"k*, v* span four dimensions), got {params.d}."
+        )
+    full = boolean(full, "full")
     sections = [
         _header,
         _verification,
@@ -119,9 +101,9 @@ def write_report(
         _experiments,
         _statistics,
     ]
-    try:
+    with Destination(out, force=force, exclusive=True, expect=["report.md"]) as dest:
         lines: list[str] = []
-        ctx = {"params": params, "alpha": alpha, "seed": seed, "full": full, "dir": tmp}
+        ctx = {"params": params, "alpha": alpha, "seed": seed, "full": full, "dir": dest.staging}
         with tqdm(total=len(sections), desc="report", unit="section", disable=not progress) as bar:
             for section in sections:
                 t0 = time.perf_counter()
@@ -129,12 +111,8 @@ def write_report(
                 lines.append(f"<sub>({time.perf_counter() - t0:.1f} s)</sub>")
                 lines.append("")
                 bar.update(1)
-        (tmp / "report.md").write_text("\n".join(lines) + "\n")
-        _commit(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    return out / "report.md"
+        dest.file("report.md").write_text("\n".join(lines) + "\n")
+    return dest.directory / "report.md"
 
 
 def _header(ctx) -> list[str]:

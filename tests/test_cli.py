@@ -125,8 +125,9 @@ def test_critical_json(capsys):
     [
         (["critical", "--d", "1"], "--d: must be an integer in [2, 1e+15]"),
         (["critical", "--where", "torus"], "invalid choice: 'torus'"),
-        (["critical", "--alpha", "0"], "--alpha: must be a positive number"),
-        (["critical", "--starts", "0"], "--starts: must be a positive integer"),
+        (["critical", "--alpha", "0"], "--alpha: must be a number in [1e-300, 1e+100]"),
+        (["critical", "--starts", "0"], "--starts: must be an integer in [1, 1e+06]"),
+        (["critical", "--starts", "2000000"], "--starts: must be an integer in [1, 1e+06]"),
     ],
 )
 def test_critical_usage_errors(capsys, argv, message):
@@ -177,7 +178,8 @@ def test_portrait_writes_once_and_refuses_to_overwrite(tmp_path, capsys):
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert main(["portrait", "--out", str(out)]) == 2
     assert "--force" in capsys.readouterr().err
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".slr-")]
+    # beside the figure only the marker that says slr-theory wrote it: no temporaries
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".slr-theory.json", "p.png"]
 
 
 @pytest.mark.parametrize(

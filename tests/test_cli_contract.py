@@ -112,12 +112,13 @@ def stubs(monkeypatch, tmp_path):
     import slr_theory.plotting as plotting
     import slr_theory.report as report
 
-    def write_report(out, params, **kw):
-        assert params.d >= 2 and kw["alpha"] > 0
-        path = Path(out) / "report.md"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text("stub\n")
-        return path
+    def write_report(out, params, **kw):  # the real output discipline, no computing
+        from slr_theory.output import Destination
+
+        assert params.d >= 4 and kw["alpha"] > 0
+        with Destination(out, force=kw["force"], exclusive=True, expect=["report.md"]) as dest:
+            dest.file("report.md").write_text("stub\n")
+        return Path(out) / "report.md"
 
     def phase_portrait(params, path, **kw):
         Path(path).write_bytes(b"stub")

@@ -186,6 +186,11 @@ NOT_CALLED: dict[str, str] = {
     ),
     "verify.register": "registers a check object (a decorator for check authors)",
     **_whole_module(
+        "output",
+        "the output discipline (signals, locks, files): tested by fault injection, "
+        "concurrent writers, signals and umasks in test_output.py",
+    ),
+    **_whole_module(
         "verify.reference",
         "an mpmath or Monte Carlo reference the tests call with their own trusted inputs",
     ),

@@ -8,6 +8,7 @@ import pytest
 from slr_theory import Params
 from slr_theory import report as rep
 from slr_theory.cli import main
+from slr_theory.output import LOCK_NAME, STAGING_PREFIX
 
 
 @pytest.fixture
@@ -35,7 +36,12 @@ def quick(monkeypatch):
 
 
 def _leftovers(parent: Path):
-    return [p for p in parent.iterdir() if p.name.startswith(".slr-report")]
+    """Staging folders or locks anywhere below `parent` (the marker is meant to stay)."""
+    return [
+        p
+        for p in parent.rglob(".slr-*")
+        if p.name.startswith(STAGING_PREFIX) or p.name == LOCK_NAME
+    ]
 
 
 def test_writes_report_and_refuses_a_non_empty_directory(tmp_path, quick):
@@ -48,8 +54,9 @@ def test_writes_report_and_refuses_a_non_empty_directory(tmp_path, quick):
     with pytest.raises(FileExistsError):
         rep.write_report(out)
     assert (out / "mine.txt").read_text() == "keep"
-    rep.write_report(out, force=True)  # replaced as a whole
-    assert not (out / "mine.txt").exists() and (out / "report.md").exists()
+    rep.write_report(out, force=True)  # the earlier report's files are replaced ...
+    assert (out / "report.md").exists()
+    assert (out / "mine.txt").read_text() == "keep"  # ... and the user's file is kept
     assert not _leftovers(tmp_path)
 
 

@@ -1,0 +1,547 @@
+"""The one output discipline: everything slr-theory writes to disk goes through here.
+
+A run writes into a destination directory (``report --out DIR``, ``reproduce --out DIR``,
+the folder of ``portrait --out FILE``) with a :class:`Destination`:
+
+- **A lock for the whole run.** ``DIR/.slr-theory.lock`` is held with ``flock`` from the
+  moment the destination is opened; a second run into the same directory is refused
+  (:class:`DestinationBusy`) instead of silently replacing the first one's files. The
+  lock dies with its process, so a killed run never blocks the next one.
+- **Built beside, committed by rename.** Files are written into a hidden staging folder
+  inside the destination (same file system, so renames are atomic) and renamed into
+  place only when the whole result is complete.
+- **A marker says what slr-theory wrote.** ``DIR/.slr-theory.json`` lists every file a
+  run committed with its SHA-256 digest. ``force`` replaces only files listed there and
+  unchanged since; a file the user made, changed or added meanwhile is never replaced
+  or deleted: the commit is refused and says so (:class:`OutputConflict`).
+- **The user's umask decides permissions**, as for any file they create; a symlinked
+  destination stays a symlink (files go through it).
+- **Old state or new state, never a mix.** SIGINT and SIGTERM that arrive during the
+  commit are held until it ends; an error during the commit puts the old files back.
+  An interrupted or failed run removes its staging folder, its lock, and the
+  destination folder if it created it; what it did not write it never touches.
+
+Only ``SIGKILL`` or a power cut can stop a commit half-way; the next run into the
+directory takes over the abandoned lock and removes the abandoned staging folder.
+POSIX only (``fcntl``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+__all__ = [
+    "LOCK_NAME",
+    "MARKER_NAME",
+    "STAGING_PREFIX",
+    "Destination",
+    "DestinationBusy",
+    "OutputConflict",
+    "Refusal",
+    "Terminated",
+    "deferred_signals",
+    "is_io_error",
+    "terminate_raises",
+]
+
+#: The marker listing what slr-theory wrote in a directory, with SHA-256 digests.
+MARKER_NAME = ".slr-theory.json"
+#: The lock held for the whole of a run that writes into a directory.
+LOCK_NAME = ".slr-theory.lock"
+#: Prefix of the hidden staging folders in which results are built.
+STAGING_PREFIX = ".slr-theory-staging-"
+
+
+class Refusal:
+    """Mixed into every error by which a destination is refused before anything is written.
+
+    Attributes
+    ----------
+    argument : str
+        The argument that named the destination (``"out"``).
+    detail : str
+        The reason, without the argument's name (the CLI prefixes its flag).
+    """
+
+    argument: str = "out"
+    detail: str = ""
+
+
+class OutputConflict(FileExistsError, Refusal):
+    """A file would be overwritten that slr-theory did not write (or that exists, without force)."""
+
+
+class DestinationBusy(BlockingIOError, Refusal):
+    """Another slr-theory run holds the destination's lock."""
+
+
+class _NotADirectory(ValueError, Refusal):
+    pass
+
+
+class _MissingParent(FileNotFoundError, Refusal):
+    pass
+
+
+class _NotWritable(PermissionError, Refusal):
+    pass
+
+
+def _refuse(cls, argument: str, detail: str):
+    exc = cls(f"`{argument}`: {detail}")
+    exc.argument, exc.detail = argument, detail
+    return exc
+
+
+class Terminated(BaseException):
+    """Raised in the main thread on SIGTERM (see :func:`terminate_raises`), so that
+    ``finally`` blocks and context managers clean up as on Ctrl-C."""
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def terminate_raises() -> Iterator[None]:
+    """Within the block, SIGTERM raises :class:`Terminated` instead of killing the process.
+
+    Only where SIGTERM has its default action and only in the main thread (elsewhere the
+    block changes nothing): a handler the program installed is respected.
+
+    Yields
+    ------
+    None
+
+    Examples
+    --------
+    >>> from slr_theory.output import terminate_raises
+    >>> with terminate_raises():
+    ...     pass
+    """
+    if not _main_thread() or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def handler(signum, frame):
+        raise Terminated("terminated by SIGTERM")
+
+    signal.signal(signal.SIGTERM, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Hold SIGINT and SIGTERM until the block ends, then act on them.
+
+    What must not be cut in two (the commit of a result) runs inside. A signal that
+    arrives meanwhile is delivered to its previous handler when the block exits. Outside
+    the main thread, where Python cannot install handlers, the block changes nothing.
+
+    Yields
+    ------
+    None
+
+    Examples
+    --------
+    >>> from slr_theory.output import deferred_signals
+    >>> with deferred_signals():
+    ...     x = 1 + 1
+    """
+    if not _main_thread():
+        yield
+        return
+    caught: list[int] = []
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def hold(signum, frame):
+        caught.append(signum)
+
+    for s in previous:
+        signal.signal(s, hold)
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+        for s in dict.fromkeys(caught):
+            h = previous[s]
+            if callable(h):
+                h(s, None)
+            elif h == signal.SIG_DFL:
+                if s == signal.SIGINT:
+                    raise KeyboardInterrupt
+                os.kill(os.getpid(), s)
+
+
+def _digest(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_marker(directory: Path) -> dict[str, str]:
+    """The files an earlier run wrote, ``{name: sha256}``; empty when there is no marker."""
+    path = directory / MARKER_NAME
+    try:
+        data = json.loads(path.read_text())
+    except (FileNotFoundError, NotADirectoryError):
+        return {}
+    except (OSError, ValueError):
+        return {}  # unreadable or not ours: then nothing here counts as ours
+    files = data.get("files") if isinstance(data, dict) else None
+    if data.get("written_by") != "slr-theory" or not isinstance(files, dict):
+        return {}
+    return {str(k): str(v) for k, v in files.items() if "/" not in str(k)}
+
+
+def _is_ours(directory: Path, name: str, marker: dict[str, str]) -> bool:
+    path = directory / name
+    if name not in marker or path.is_symlink() or not path.is_file():
+        return False
+    return _digest(path) == marker[name]
+
+
+def _ours_or_reserved(name: str) -> bool:
+    return name in (MARKER_NAME, LOCK_NAME) or name.startswith(STAGING_PREFIX)
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+class Destination:
+    """A directory written under the output discipline; use it as a context manager.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The destination directory; created if missing (its parent must exist). A
+        symlink to a directory is followed and stays a symlink.
+    force : bool
+        Allow replacing files that an earlier slr-theory run wrote here (listed in the
+        marker and unchanged since). Never allows replacing anything else.
+    exclusive : bool
+        The directory holds one result (a report): without `force`, a directory that
+        holds anything is refused; with `force`, the earlier run's files that the new
+        result does not contain are removed too (the user's files stay).
+    expect : iterable of str
+        Names the run will write, checked at the door so that a conflict is refused
+        before any computing; the commit checks again (files may appear meanwhile).
+    argument : str
+        The argument that named `path`, for messages (``"out"``).
+
+    Attributes
+    ----------
+    directory : Path
+        The destination.
+    staging : Path
+        Where the run writes its files (valid inside the ``with`` block).
+    committed : list of Path
+        The files committed, after a successful block.
+
+    Raises
+    ------
+    OutputConflict
+        A name the run writes exists and `force` is not given, or exists and was not
+        written by slr-theory (or was changed since): nothing is replaced.
+    DestinationBusy
+        Another run holds the directory.
+    ValueError, FileNotFoundError, PermissionError
+        `path` is not a directory, its parent is missing, or it cannot be written; each
+        also a :class:`Refusal`.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> from slr_theory.output import Destination
+    >>> root = pathlib.Path(tempfile.mkdtemp())
+    >>> with Destination(root / "out", expect=["a.txt"]) as dest:
+    ...     _ = dest.file("a.txt").write_text("hello")
+    >>> sorted(p.name for p in (root / "out").iterdir())
+    ['.slr-theory.json', 'a.txt']
+    >>> with Destination(root / "out", expect=["a.txt"]) as dest:  # doctest: +ELLIPSIS
+    ...     pass
+    Traceback (most recent call last):
+        ...
+    slr_theory.output.OutputConflict: `out`: .../out/a.txt exists; pass --force to replace it
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike,
+        *,
+        force: bool = False,
+        exclusive: bool = False,
+        expect: Iterable[str] = (),
+        argument: str = "out",
+    ) -> None:
+        from .validate import boolean
+
+        if not isinstance(path, (str, os.PathLike)) or not str(os.fspath(path)).strip():
+            raise _refuse(_NotADirectory, argument, f"must name a directory, got {path!r}")
+        self.directory = Path(path)
+        self.force = boolean(force, "force")
+        self.exclusive = boolean(exclusive, "exclusive")
+        self.expect = [self._name(n) for n in expect]
+        self.argument = argument
+        self.committed: list[Path] = []
+        self.staging = Path()
+        self._lock_fd: int | None = None
+        self._created = False
+        self._terminate = contextlib.ExitStack()
+        self._check_path()
+
+    # -- the door ------------------------------------------------------------------------
+
+    def _refuse(self, cls, detail: str):
+        return _refuse(cls, self.argument, detail)
+
+    def _name(self, name: str) -> str:
+        if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):
+            raise ValueError(f"output file names must be plain names, got {name!r}.")
+        if _ours_or_reserved(name):
+            raise ValueError(
+                f"output file name {name!r} is reserved for slr-theory's bookkeeping."
+            )
+        return name
+
+    def _check_path(self) -> None:
+        d = self.directory
+        if d.is_symlink() and not d.exists():
+            raise self._refuse(_NotADirectory, f"{d} is a symlink to a missing {os.readlink(d)}")
+        if d.exists() and not d.is_dir():
+            raise self._refuse(_NotADirectory, f"must be a directory, got the file {d}")
+        if not d.exists():
+            parent = d.absolute().parent
+            if parent.exists() and not parent.is_dir():
+                raise self._refuse(_NotADirectory, f"its parent {parent} is not a directory")
+            if not parent.exists():
+                raise self._refuse(_MissingParent, f"its parent {parent} does not exist")
+
+    def __enter__(self) -> Destination:
+        self._terminate.enter_context(terminate_raises())
+        try:
+            self._open()
+        except BaseException:
+            self._close(committed=False)
+            raise
+        return self
+
+    def _open(self) -> None:
+        d = self.directory
+        try:
+            d.mkdir()
+            self._created = True
+        except FileExistsError:
+            pass
+        except OSError as exc:
+            raise self._refuse(_NotWritable, f"cannot create {d} ({exc.strerror})") from None
+        self._lock()
+        for entry in d.iterdir():  # abandoned by a killed run: the lock says none is alive
+            if entry.name.startswith(STAGING_PREFIX) and entry.is_dir():
+                shutil.rmtree(entry, ignore_errors=True)
+        self._check_conflicts(self.expect, at_door=True)
+        self.staging = d / f"{STAGING_PREFIX}{os.getpid()}-{secrets.token_hex(4)}"
+        self.staging.mkdir()
+
+    def _lock(self) -> None:
+        import fcntl
+
+        path = self.directory / LOCK_NAME
+        for _ in range(100):
+            try:
+                fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+            except OSError as exc:
+                raise self._refuse(
+                    _NotWritable, f"cannot write in {self.directory} ({exc.strerror})"
+                ) from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                owner = os.read(fd, 32).decode(errors="replace").strip() or "?"
+                os.close(fd)
+                raise self._refuse(
+                    DestinationBusy,
+                    f"another slr-theory run (pid {owner}) is writing in {self.directory}; "
+                    "wait for it or choose another destination",
+                ) from None
+            try:
+                same = os.fstat(fd).st_ino == os.stat(path).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:  # not a lock file that its holder unlinked while we waited
+                os.ftruncate(fd, 0)
+                os.write(fd, f"{os.getpid()}\n".encode())
+                self._lock_fd = fd
+                return
+            os.close(fd)
+        raise self._refuse(DestinationBusy, f"could not lock {self.directory}")
+
+    def _check_conflicts(self, names: Iterable[str], *, at_door: bool) -> None:
+        d = self.directory
+        marker = _read_marker(d)
+        if self.exclusive and not self.force and at_door:
+            others = sorted(e.name for e in d.iterdir() if not _ours_or_reserved(e.name))
+            if others:
+                raise self._refuse(
+                    OutputConflict,
+                    f"{d} is not empty ({', '.join(others[:3])}"
+                    f"{', ...' if len(others) > 3 else ''}); "
+                    "pass --force to replace what an earlier slr-theory run wrote there "
+                    "(other files are never touched), or choose another directory",
+                )
+        for name in names:
+            path = d / name
+            if not (path.exists() or path.is_symlink()):
+                continue
+            if not self.force:
+                raise self._refuse(
+                    OutputConflict,
+                    f"{path} exists; pass --force to replace it"
+                    if at_door
+                    else f"{path} appeared while the run was writing; nothing was replaced "
+                    "(move it away and run again)",
+                )
+            if not _is_ours(d, name, marker):
+                raise self._refuse(
+                    OutputConflict,
+                    f"{path} was not written by slr-theory (or was changed since); --force "
+                    "replaces only slr-theory's own files: move it away or choose another "
+                    "destination",
+                )
+
+    # -- writing -------------------------------------------------------------------------
+
+    def file(self, name: str) -> Path:
+        """Where to write the output file `name` during the run (inside the staging folder).
+
+        Parameters
+        ----------
+        name : str
+            A plain file name (no ``/``).
+
+        Returns
+        -------
+        Path
+        """
+        if not self.staging.name:
+            raise RuntimeError("Destination.file is for use inside the `with` block.")
+        return self.staging / self._name(name)
+
+    # -- the commit ----------------------------------------------------------------------
+
+    def __exit__(self, kind, value, tb) -> None:
+        committed = False
+        try:
+            if kind is None:
+                self._commit()
+                committed = True
+        finally:
+            self._close(committed)
+
+    def _commit(self) -> None:
+        d = self.directory
+        new = sorted(p.name for p in self.staging.iterdir() if p.is_file())
+        with deferred_signals():
+            self._check_conflicts(new, at_door=False)
+            marker = _read_marker(d)
+            kept = {n: h for n, h in marker.items() if n not in new and _is_ours(d, n, marker)}
+            stale = list(kept) if self.exclusive else []
+            if self.exclusive:
+                kept = {}
+            record = {
+                "written_by": "slr-theory",
+                "version": _version(),
+                "files": kept | {n: _digest(self.staging / n) for n in new},
+            }
+            (self.staging / MARKER_NAME).write_text(json.dumps(record, indent=1, sort_keys=True))
+            backup = self.staging / ".old"
+            backup.mkdir()
+            moved: list[tuple[str, bool]] = []  # (name, whether an old file was backed up)
+            try:
+                for name in [*new, MARKER_NAME]:
+                    had = (d / name).exists()
+                    if had:
+                        _rename(d / name, backup / name)
+                    moved.append((name, had))
+                    _rename(self.staging / name, d / name)
+                for name in stale:
+                    _rename(d / name, backup / name)
+                    moved.append((name, True))
+            except BaseException:
+                for name, had in reversed(moved):  # put the old state back
+                    with contextlib.suppress(OSError):
+                        if had and (backup / name).exists():
+                            _rename(backup / name, d / name)
+                        elif not had:
+                            (d / name).unlink()
+                raise
+            self.committed = [d / n for n in new]
+
+    def _close(self, committed: bool) -> None:
+        try:
+            if self.staging.name:
+                shutil.rmtree(self.staging, ignore_errors=True)
+            if self._lock_fd is not None:
+                with contextlib.suppress(OSError):
+                    (self.directory / LOCK_NAME).unlink()
+                os.close(self._lock_fd)
+                self._lock_fd = None
+            if self._created and not committed:
+                with contextlib.suppress(OSError):
+                    self.directory.rmdir()  # only if empty: never what others put there
+        finally:
+            self._terminate.close()
+
+
+def _rename(src: Path, dst: Path) -> None:
+    """``os.replace``, one name for the commit's every move (tests inject faults here)."""
+    os.replace(src, dst)
+
+
+def _version() -> str:
+    from . import __version__
+
+    return __version__
+
+
+def is_io_error(exc: BaseException) -> bool:
+    """Whether `exc` is a failure of the storage itself (disk full, I/O error, quota).
+
+    Parameters
+    ----------
+    exc : BaseException
+
+    Returns
+    -------
+    bool
+    """
+    return isinstance(exc, OSError) and exc.errno in (
+        errno.ENOSPC,
+        errno.EIO,
+        errno.EDQUOT,
+        errno.EROFS,
+        errno.EFBIG,
+    )
