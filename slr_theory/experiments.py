@@ -13,6 +13,7 @@ with the paper's four panels.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from dataclasses import dataclass
@@ -220,20 +221,25 @@ def run(
         from queue import Empty
 
         ctx = mp.get_context("spawn")  # no fork of a process with tqdm's monitor thread
-        with (
-            ctx.Manager() as manager,
-            ProcessPoolExecutor(min(jobs - 1, len(sgd_runs)), mp_context=ctx) as pool,
-        ):
-            queue = manager.Queue()
+        # progress comes back through a queue the workers inherit: no manager process,
+        # whose socket folder a signal to the whole process group would leave behind
+        queue = ctx.Queue()
+        with ProcessPoolExecutor(
+            min(jobs - 1, len(sgd_runs)),
+            mp_context=ctx,
+            initializer=_worker_progress,
+            initargs=(queue,),
+        ) as pool:
             futures = [
-                pool.submit(_run_sgd, e, inits[e.name], rngs[e.name], seed, records, queue)
+                pool.submit(_run_sgd, e, inits[e.name], rngs[e.name], seed, records, True)
                 for e in sgd_runs
             ]
 
             def update(n):
                 bar.update(n)
-                while not queue.empty():
-                    bar.update(queue.get())
+                with contextlib.suppress(Empty):
+                    while True:
+                        bar.update(queue.get_nowait())
 
             try:
                 out.update(_run_gd(gd, inits, seed, records, update))
@@ -245,23 +251,36 @@ def run(
                             pass
                     res = f.result()
                     out[res.experiment.name] = res
-            except BaseException:  # Ctrl-C or an error: leave no worker process behind
+            except BaseException:  # Ctrl-C, SIGTERM or an error: leave no worker behind
                 for proc in list(getattr(pool, "_processes", {}).values()):
                     proc.terminate()
                 pool.shutdown(wait=False, cancel_futures=True)
                 raise
             update(0)
+        queue.close()
+        queue.join_thread()
     else:
         if gd:
             out.update(_run_gd(gd, inits, seed, records, bar.update))
         for e in sgd_runs:
-            out[e.name] = _run_sgd(e, inits[e.name], rngs[e.name], seed, records, None, bar.update)
+            out[e.name] = _run_sgd(
+                e, inits[e.name], rngs[e.name], seed, records, False, bar.update
+            )
     bar.close()
     return {e.name: out[e.name] for e in exps}
 
 
-def _run_sgd(e: Experiment, init, rng, seed, records, queue=None, update=None) -> ExperimentResult:
-    """One SGD experiment; progress goes to `update` or, from a worker process, to `queue`."""
+_PROGRESS = None  # in a worker process: the queue its progress goes to
+
+
+def _worker_progress(queue) -> None:
+    """Initializer of the worker processes: where their progress goes."""
+    global _PROGRESS
+    _PROGRESS = queue
+
+
+def _run_sgd(e: Experiment, init, rng, seed, records, in_worker=False, update=None):
+    """One SGD experiment; progress goes to `update` or, in a worker, to its queue."""
     from .sgd import sgd
 
     tr = sgd(
@@ -273,7 +292,7 @@ def _run_sgd(e: Experiment, init, rng, seed, records, queue=None, update=None) -
         rng=rng,
         schedule=e.lr_schedule,
         record_every=e.record_every(records),
-        progress=update if queue is None else queue.put,
+        progress=_PROGRESS.put if in_worker else update,
     )
     return ExperimentResult(e, tr, seed)
 

@@ -1,0 +1,166 @@
+"""The command as a process: signals, closed pipes, full disks, worker processes.
+
+Each test runs ``python -m slr_theory`` in a subprocess, as a user's shell would, and
+checks its exit status, its one line on stderr, the files it left and the processes.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from slr_theory import cli
+from slr_theory.output import LOCK_NAME, STAGING_PREFIX
+
+CMD = [sys.executable, "-m", "slr_theory"]
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process below `pid` (Linux /proc)."""
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            tasks = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for t in tasks:
+            try:
+                kids = Path(f"/proc/{p}/task/{t}/children").read_text().split()
+            except OSError:
+                kids = []
+            for k in map(int, kids):
+                if k not in out:
+                    out.add(k)
+                    todo.append(k)
+    return out
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ")[1][0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize(
+    "sig, group",
+    [(signal.SIGTERM, False), (signal.SIGTERM, True), (signal.SIGINT, True)],
+    ids=["SIGTERM-to-main", "SIGTERM-to-group", "Ctrl-C"],
+)
+def test_a_signal_to_reproduce_with_workers_leaves_no_process_and_no_file(tmp_path, sig, group):
+    out = tmp_path / "figures"
+    proc = subprocess.Popen(
+        [
+            *CMD,
+            "reproduce",
+            "all",
+            "--out",
+            str(out),
+            "--repeats",
+            "2",
+            "--steps-scale",
+            "0.5",
+            "--jobs",
+            "2",
+        ],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,
+    )
+    seen: set[int] = set()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (out.exists() and len(seen) >= 2):
+        seen |= _descendants(proc.pid)  # the SGD worker and the spawn's helper
+        time.sleep(0.05)
+    time.sleep(0.5)
+    seen |= _descendants(proc.pid)
+    assert proc.poll() is None and len(seen) >= 2, "the run ended before the signal"
+    if group:
+        os.killpg(proc.pid, sig)
+    else:
+        proc.send_signal(sig)
+    code = proc.wait(60)
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert code == (143 if sig == signal.SIGTERM else 130)
+    assert "interrupted" in err and "Traceback" not in err
+    time.sleep(0.5)
+    assert not [p for p in seen if _alive(p)]
+    assert not out.exists()  # the run created it and committed nothing: it is gone
+
+
+def test_a_closed_stdout_ends_quietly():
+    proc = subprocess.Popen(
+        [*CMD, "risk", "--kappa", "0.5", "--nu", "0.5", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    proc.stdout.close()  # `| head` that has read enough
+    code = proc.wait(60)
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert code == 141 and err == b""
+
+
+def test_a_full_disk_is_an_io_error_in_one_line():
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [*CMD, "risk", "--kappa", "0.5", "--nu", "0.5"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 74
+    assert done.stderr.strip() == "slr-theory: I/O error: No space left on device"
+
+
+def test_a_full_disk_while_writing_a_figure_leaves_nothing(tmp_path, monkeypatch, capsys):
+    import slr_theory.plotting as plotting
+
+    def full(params, path, **kw):
+        Path(path).write_bytes(b"\x89PNG partial")
+        raise OSError(errno.ENOSPC, "No space left on device", str(path))
+
+    monkeypatch.setattr(plotting, "phase_portrait", full)
+    assert cli.main(["portrait", "--out", str(tmp_path / "p.png")]) == 74
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("slr-theory: I/O error writing")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_two_runs_into_one_folder_at_once_the_second_is_refused(tmp_path):
+    """The first holds the lock for its whole run; the second exits 2 naming --out."""
+    out = tmp_path / "figures"
+    out.mkdir()
+    first = subprocess.Popen(
+        [*CMD, "portrait", "--out", str(out / "p.png"), "--lam", "0.1"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not (out / LOCK_NAME).exists() and time.monotonic() < deadline:
+        time.sleep(0.02)
+    second = subprocess.run(
+        [*CMD, "portrait", "--out", str(out / "q.png")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert first.wait(300) == 0
+    assert second.returncode == 2
+    assert second.stderr.count("\n") == 1
+    assert "argument --out: another slr-theory run" in second.stderr
+    names = sorted(p.name for p in out.iterdir())
+    assert names == [".slr-theory.json", "p.png"]
+    assert not [n for n in names if n.startswith(STAGING_PREFIX)]
