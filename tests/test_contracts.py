@@ -128,12 +128,13 @@ def test_an_interrupted_write_leaves_no_partial_file_and_a_rerun_works(tmp_path,
     monkeypatch.setattr(plotting, "experiment_figure", interrupted)
     with pytest.raises(KeyboardInterrupt):
         write(res, tmp_path)
-    leftovers = sorted(p.name for p in tmp_path.iterdir())
-    assert leftovers == ["gd_manifold.csv"]  # complete (written first, renamed into place)
-    assert (tmp_path / "gd_manifold.csv").read_text().count("\n") == 1 + 6 * 2
+    # the CSV was complete, but without its figure it is not committed either
+    assert list(tmp_path.iterdir()) == []
     monkeypatch.undo()
-    write(res, tmp_path, force=True)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["gd_manifold.csv", "gd_manifold.png"]
+    write(res, tmp_path)  # no --force needed: nothing was left
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == [".slr-theory.json", "gd_manifold.csv", "gd_manifold.png"]
+    assert (tmp_path / "gd_manifold.csv").read_text().count("\n") == 1 + 6 * 2
 
 
 @pytest.mark.parametrize(
