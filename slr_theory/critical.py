@@ -53,7 +53,7 @@ from .geometry import (
 )
 from .params import Params, check_params
 from .trajectory import Progress, to_vectors
-from .validate import as_array, positive_int, positive_real, unit_vectors
+from .validate import as_array, positive_int, positive_real, random_generator, unit_vectors
 
 __all__ = [
     "GRAD_TOL",
@@ -711,8 +711,7 @@ def critical_points(
     grid = positive_int(grid, "grid", upper=1000)
     iterations = positive_int(iterations, "iterations", upper=MAX_ITERATIONS)
     tol = positive_real(tol, "tol")
-    if not isinstance(rng, np.random.Generator):
-        rng = np.random.default_rng(rng)
+    rng = random_generator(rng)
     structured = _structured_starts(grid)
     kv = to_vectors(structured.T.copy())
     K0 = np.concatenate([kv[:4].T, _random_starts(rng, starts)[0]]) if starts else kv[:4].T
@@ -972,8 +971,7 @@ def lipschitz_bound(
     """
     params = check_params(params)
     samples = positive_int(samples, "samples", upper=10**7)
-    if not isinstance(rng, np.random.Generator):
-        rng = np.random.default_rng(rng)
+    rng = random_generator(rng)
     t1, t2 = _tables(params)
     b1 = np.abs(t1.C) @ _column_bounds(params, 1)
     b2 = np.abs(t2.C) @ _column_bounds(params, 2)

@@ -34,7 +34,7 @@ from .critical import (
 )
 from .geometry import velocity_partials
 from .params import Params, check_overlaps, check_params, temperature_range
-from .validate import as_array, positive_int, positive_real
+from .validate import as_array, positive_int, positive_real, random_generator
 
 #: Most RK4 steps of :func:`separatrix` and :func:`manifold_basins` (flow).
 MAX_RK4_STEPS = 10**7
@@ -68,10 +68,6 @@ def _rk4_steps(t_max, dt) -> tuple[int, float]:
             f"t_max={t_max!r}, dt={dt!r}."
         )
     return int(steps), dt
-
-
-def _rng(rng) -> np.random.Generator:
-    return rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
 
 
 # --- stability of M -------------------------------------------------------------------------
@@ -453,7 +449,7 @@ def basin_fractions(
 
     params = check_params(params)
     n = positive_int(n, "n", upper=10**6)
-    rng = _rng(rng)
+    rng = random_generator(rng)
     tol = positive_real(tol, "tol")
     if dynamics not in ("pgd", "flow"):
         raise ValueError(f"`dynamics` must be 'pgd' or 'flow', got {dynamics!r}.")

@@ -8,7 +8,14 @@ import numpy as np
 from scipy.special import erf
 
 from .params import Params
-from .validate import as_array, finite_real, generator, positive_int, unit_vectors
+from .validate import (
+    as_array,
+    finite_real,
+    generator,
+    orthonormal_pair,
+    positive_int,
+    unit_vectors,
+)
 
 #: Most token coordinates one call holds in memory (8 GB of float64).
 MAX_FLOATS = 10**9
@@ -92,12 +99,7 @@ def sample(
     generator(rng)
     if k_star is None or v_star is None:
         k_star, v_star = random_targets(d, rng)
-    k_star = unit_vectors(k_star, "k_star", d)
-    v_star = unit_vectors(v_star, "v_star", d)
-    if abs(float(k_star @ v_star)) > 1e-10:
-        raise ValueError(
-            f"`k_star` and `v_star` must be orthogonal, got k_star.v_star={float(k_star @ v_star)!r}."
-        )
+    k_star, v_star = orthonormal_pair(k_star, v_star, ("k_star", "v_star"), d)
     X = rng.standard_normal((n, L, d))
     J0 = rng.integers(0, L, size=n)
     rows = np.arange(n)

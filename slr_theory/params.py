@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .validate import as_array, broadcast, positive_int, positive_real
+from .validate import (
+    as_array,
+    broadcast,
+    current_rounding_tolerance,
+    positive_int,
+    positive_real,
+    rounding_tolerance,
+    tolerance,
+)
 
 __all__ = [
     "DOMAIN",
@@ -23,27 +30,28 @@ __all__ = [
     "temperature_range",
 ]
 
-_ATOL: contextvars.ContextVar[float] = contextvars.ContextVar("overlap_atol", default=1e-12)
 
-
-@contextlib.contextmanager
-def overlap_tolerance(atol: float):
+def overlap_tolerance(atol: float) -> contextlib.AbstractContextManager[float]:
     """Accept overlaps this far outside the feasible set (and project them onto it).
 
     Overlaps computed from rounded vectors, e.g. float32 weights, miss the feasible set by
     about ``1e-7``; the default tolerance is ``1e-12``. Inside the ``with`` block every
     function that checks overlaps (:func:`check_overlaps`, :func:`slr_theory.risk`, the
     dynamics, ...) accepts violations up to `atol` and uses the nearest feasible point.
+    Explicit vectors are treated alike (:func:`slr_theory.risk_at`, ``pgd_vectors``,
+    ``sample``, ...): norms within `atol` of 1 are divided out, and targets ``k*, v*``
+    within `atol` of orthogonal are replaced by the nearest orthonormal pair.
 
     Parameters
     ----------
     atol : float
         ``0 <= atol <= 1e-2``.
 
-    Yields
-    ------
-    float
-        `atol`.
+    Returns
+    -------
+    context manager
+        Use it in a ``with`` statement; it yields `atol`. The tolerance is validated
+        here, when called, not when the block is entered.
 
     Examples
     --------
@@ -51,17 +59,19 @@ def overlap_tolerance(atol: float):
     >>> with overlap_tolerance(1e-6):
     ...     print(round(float(risk(Params.paper(), 0.5, 1 + 1.2e-7)), 6))
     0.164638
-    """
-    from .validate import positive_real
 
-    atol = positive_real(atol, "atol", allow_zero=True)
-    if atol > 1e-2:
-        raise ValueError(f"`atol` must be <= 1e-2 (a tolerance for rounding), got {atol!r}.")
-    token = _ATOL.set(atol)
-    try:
-        yield atol
-    finally:
-        _ATOL.reset(token)
+    Vectors normalised in float32:
+
+    >>> import numpy as np
+    >>> from slr_theory import risk_at
+    >>> e = np.eye(400)
+    >>> k = (e[0] + 1e-3 * e[5]).astype(np.float32)
+    >>> k /= np.linalg.norm(k)
+    >>> with overlap_tolerance(1e-6):
+    ...     print(round(float(risk_at(Params.paper(), k, e[1], e[0], e[1])), 6))
+    0.113498
+    """
+    return rounding_tolerance(tolerance(atol))
 
 
 #: The supported domain of each parameter, ``(low, high)`` inclusive: inside it every
@@ -244,8 +254,9 @@ def check_overlaps(
         Overlaps, broadcast together; feasible (:func:`slr_theory.params.check_overlaps`).
     d : int, optional
         Dimension; for ``d < 4`` the Gram matrix must also have rank at most ``d``.
-    atol : float
-        Tolerance of the positive semi-definiteness tests.
+    atol : float, optional
+        Tolerance of the positive semi-definiteness tests, ``0 <= atol <= 1e-2``
+        (default: the one :func:`overlap_tolerance` sets, else ``1e-12``).
 
     Returns
     -------
@@ -267,8 +278,7 @@ def check_overlaps(
         ...
     ValueError: overlaps are infeasible: kappa**2 + eta**2 <= 1 (k has unit norm) fails, got kappa=0.9, eta=0.9 (by 0.62, beyond the tolerance 1e-12; ...).
     """
-    if atol is None:
-        atol = _ATOL.get()
+    atol = current_rounding_tolerance() if atol is None else tolerance(atol)
     hint = (
         f"beyond the tolerance {atol:g}; for rounded inputs (e.g. float32 weights) use "
         "`with slr_theory.overlap_tolerance(1e-6):`"

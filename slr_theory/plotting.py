@@ -590,8 +590,9 @@ def off_manifold_figure(
     """
     from .critical import critical_points, same_point
     from .dynamics import pgd, sample_initial_overlaps
+    from .validate import random_generator
 
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = random_generator(rng)
     ov0 = sample_initial_overlaps(params.d, gen, n)
     tr = pgd(params, ov0, alpha, steps, record_every=max(1, steps // 400))
     minima = [q for q in critical_points(params, rng=0) if q.index == 0]

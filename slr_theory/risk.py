@@ -28,7 +28,7 @@ from numpy.typing import ArrayLike
 
 from . import engine
 from .params import Params, check_overlaps, check_params
-from .validate import boolean, unit_vectors
+from .validate import boolean, orthonormal_pair, unit_vectors
 
 __all__ = [
     "RiskComponents",
@@ -294,26 +294,20 @@ def manifold_risk_grad(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.nd
     return engine.gradient(params, _overlaps(params, kappa, nu, 0.0, 0.0, 0.0))[..., :2]
 
 
-def _vectors(params: Params, k, v, k_star, v_star, tol: float = 1e-10):
+def _vectors(params: Params, k, v, k_star, v_star):
     """Validated vectors and their overlaps, shape ``(5, ...)``.
 
     The overlaps of explicit vectors are realised by them, so they go to the engine
     unprojected: where ``k`` is parallel to ``v*`` the Gram matrix is singular, and
     projecting a rounding-level excess would move ``rho`` by up to ``sqrt(eps)``.
+    Rounded vectors (inside :func:`slr_theory.overlap_tolerance`) are first moved to the
+    nearest unit vectors and orthonormal targets, which realise their overlaps too.
     """
     from .model import overlaps_of
 
     check_params(params)
-
-    k, v, ks, vs = (
-        unit_vectors(x, name, params.d, batch=True, tol=tol)
-        for name, x in (("k", k), ("v", v), ("k_star", k_star), ("v_star", v_star))
-    )
-    dot = np.sum(ks * vs, axis=-1)
-    if np.any(np.abs(dot) > tol):
-        raise ValueError(
-            f"`k_star` and `v_star` must be orthogonal, got k_star.v_star={np.ravel(dot)[0]!r}."
-        )
+    k, v = (unit_vectors(x, name, params.d, batch=True) for name, x in (("k", k), ("v", v)))
+    ks, vs = orthonormal_pair(k_star, v_star, ("k_star", "v_star"), params.d, batch=True)
     return k, v, ks, vs, np.moveaxis(overlaps_of(k, v, ks, vs), -1, 0)
 
 

@@ -41,7 +41,7 @@ from scipy.special import erf
 from .model import overlaps_of, sample
 from .params import Params
 from .trajectory import PGDResult, Progress, price_records, temperatures, to_vectors, validate_run
-from .validate import generator, positive_int, positive_real, unit_vectors
+from .validate import generator, orthonormal_pair, positive_int, positive_real, unit_vectors
 
 __all__ = ["MAX_BATCH", "sgd", "sgd_vectors"]
 
@@ -119,8 +119,7 @@ def sgd_vectors(
     d = params.d
     k = unit_vectors(k0, "k0", d, batch=True).copy()
     v = unit_vectors(v0, "v0", d, batch=True).copy()
-    ks = unit_vectors(k_star, "k_star", d)
-    vs = unit_vectors(v_star, "v_star", d)
+    ks, vs = orthonormal_pair(k_star, v_star, ("k_star", "v_star"), d)
     k, v = np.broadcast_arrays(k, v)
     k, v = k.copy(), v.copy()
     shape = k.shape[:-1]

@@ -16,12 +16,13 @@ one coefficient table per temperature, tabulated in chunks under a schedule.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
 
 from . import engine
-from .params import Params, check_overlaps, check_params
+from .params import DOMAIN, Params, check_overlaps, check_params
 from .validate import as_array, finite_real, positive_int, positive_real
 
 #: Largest step size a run accepts (``alpha**2`` times a gradient must stay finite).
@@ -112,16 +113,25 @@ def temperatures(schedule, steps: int) -> np.ndarray | None:
     if isinstance(schedule, PaperSchedule):
         lam = schedule(np.arange(steps + 1))
     elif callable(schedule):
-        lam = np.array([float(schedule(t)) for t in range(steps + 1)])
+        lam = np.empty(steps + 1)
+        for t in range(steps + 1):
+            value = schedule(t)
+            if isinstance(value, bool) or not isinstance(value, numbers.Real):
+                raise ValueError(
+                    f"`schedule` must return a real temperature, got {value!r} at step {t}."
+                )
+            lam[t] = float(value)
     else:
         raise ValueError(
             f"`schedule` must be None or a callable step -> lam, got {type(schedule).__name__}."
         )
-    bad = ~(np.isfinite(lam) & (lam > 0))
+    lo, hi = DOMAIN["lam"]
+    bad = ~(np.isfinite(lam) & (lam >= lo) & (lam <= hi))
     if np.any(bad):
         t = int(np.argmax(bad))
         raise ValueError(
-            f"`schedule` must return positive finite temperatures, got {float(lam[t])!r} at step {t}."
+            f"`schedule` must return temperatures in [{lo:g}, {hi:g}] (the domain of lam), "
+            f"got {float(lam[t])!r} at step {t}."
         )
     return lam
 

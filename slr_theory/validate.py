@@ -6,20 +6,76 @@ message names the argument, the constraint, and the value received.
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import numbers
+from collections.abc import Iterator
 
 import numpy as np
 
 __all__ = [
+    "EXACT",
+    "MAX_ATOL",
     "as_array",
     "boolean",
     "broadcast",
+    "current_rounding_tolerance",
     "finite_real",
     "generator",
     "nonnegative_array",
+    "orthonormal_pair",
     "positive_int",
     "positive_real",
+    "random_generator",
+    "rounding_tolerance",
+    "tolerance",
+    "unit_vectors",
 ]
+
+#: The largest tolerance for overlaps or norms outside their feasible set: it is meant
+#: for rounding (float32 weights miss by about 1e-7), not for moving a point.
+MAX_ATOL = 1e-2
+
+#: Exact input is taken as it is within this distance of the feasible set (norms of
+#: unit vectors, orthogonality of the targets); beyond it, up to the rounding tolerance,
+#: it is projected onto the set.
+EXACT = 1e-10
+
+_ROUNDING: contextvars.ContextVar[float] = contextvars.ContextVar(
+    "slr_theory_rounding_tolerance", default=1e-12
+)
+
+
+@contextlib.contextmanager
+def rounding_tolerance(atol: float) -> Iterator[float]:
+    """Set the tolerance for rounded inputs inside the block (see
+    :func:`slr_theory.overlap_tolerance`, the public door).
+
+    Parameters
+    ----------
+    atol : float
+        ``0 <= atol <= MAX_ATOL``.
+
+    Yields
+    ------
+    float
+        The current tolerance, `atol`.
+    """
+    token = _ROUNDING.set(tolerance(atol))
+    try:
+        yield _ROUNDING.get()
+    finally:
+        _ROUNDING.reset(token)
+
+
+def current_rounding_tolerance() -> float:
+    """The tolerance set by the innermost :func:`rounding_tolerance` (default ``1e-12``).
+
+    Returns
+    -------
+    float
+    """
+    return _ROUNDING.get()
 
 
 def _show(value: object) -> str:
@@ -43,9 +99,14 @@ def as_array(
     package-wide policy for array arguments of the numerical kernels.
     Values with ``|value| > bound`` are rejected (the supported domain).
     """
-    raw = np.asarray(value) if value is not None else None
-    if raw is None or raw.dtype == object or raw.dtype.kind not in "biuf":
-        raise ValueError(f"`{name}` must be real numbers, got {value!r}.")
+    try:
+        raw = np.asarray(value) if value is not None else None
+    except (ValueError, TypeError):  # a ragged nest of lists, or an object NumPy refuses
+        raise ValueError(
+            f"`{name}` must be real numbers in a rectangular array, got {_brief(value)}."
+        ) from None
+    if raw is None or raw.dtype == object or raw.dtype.kind not in "iuf":
+        raise ValueError(f"`{name}` must be real numbers, got {_brief(value)}.")
     arr = raw.astype(np.float64, copy=False)
     if np.isinf(arr).any():
         raise ValueError(f"`{name}` must be finite, got {_first(arr, np.isinf(arr))!r}.")
@@ -103,6 +164,71 @@ def boolean(value: object, name: str) -> bool:
     return bool(value)
 
 
+def random_generator(value: object, name: str = "rng") -> np.random.Generator:
+    """A :class:`numpy.random.Generator` from a generator or a seed.
+
+    Parameters
+    ----------
+    value : Generator, int >= 0, sequence of int >= 0, or None
+        A generator is returned as it is; anything else seeds a new one
+        (``numpy.random.default_rng``; None draws fresh entropy).
+    name : str
+        The argument's name, for the message.
+
+    Returns
+    -------
+    numpy.random.Generator
+
+    Examples
+    --------
+    >>> from slr_theory.validate import random_generator
+    >>> float(random_generator(0).random()) == float(random_generator(0).random())
+    True
+    """
+    if isinstance(value, np.random.Generator):
+        return value
+    if isinstance(value, (bool, np.bool_)) or isinstance(value, (str, bytes, float)):
+        raise ValueError(
+            f"`{name}` must be a numpy.random.Generator or a seed (a non-negative integer), "
+            f"got {_brief(value)}."
+        )
+    try:
+        return np.random.default_rng(value)
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"`{name}` must be a numpy.random.Generator or a seed (a non-negative integer), "
+            f"got {_brief(value)}."
+        ) from None
+
+
+def tolerance(value: object, name: str = "atol") -> float:
+    """A tolerance for rounding: a finite number with ``0 <= value <= MAX_ATOL`` (1e-2).
+
+    Parameters
+    ----------
+    value : float
+    name : str
+        The argument's name, for the message.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from slr_theory.validate import tolerance
+    >>> tolerance(1e-6)
+    1e-06
+    """
+    out = positive_real(value, name, allow_zero=True)
+    if out > MAX_ATOL:
+        raise ValueError(
+            f"`{name}` must be <= {MAX_ATOL:g} (a tolerance for rounding, not for moving a "
+            f"point), got {value!r}."
+        )
+    return out
+
+
 def generator(value: object, name: str = "rng") -> np.random.Generator:
     """Return `value` if it is a :class:`numpy.random.Generator`."""
     if not isinstance(value, np.random.Generator):
@@ -146,9 +272,32 @@ def positive_real(
 
 
 def unit_vectors(
-    x: object, name: str, d: int, *, batch: bool = False, tol: float = 1e-10
+    x: object, name: str, d: int, *, batch: bool = False, tol: float | None = None
 ) -> np.ndarray:
-    """Float array of unit vectors in ``R^d`` (shape ``(d,)``, or ``(..., d)`` if `batch`)."""
+    """Float array of unit vectors in ``R^d`` (shape ``(d,)``, or ``(..., d)`` if `batch`).
+
+    Norms within ``EXACT`` (1e-10) of 1 are taken as they are; norms within `tol`
+    (default: the larger of ``EXACT`` and the rounding tolerance that
+    :func:`slr_theory.overlap_tolerance` sets) are divided out, which is the nearest unit
+    vector; beyond, a ``ValueError`` says by how much and how to allow it.
+
+    Parameters
+    ----------
+    x : array_like
+    name : str
+        The argument's name, for the message.
+    d : int
+        The dimension.
+    batch : bool
+        Accept a stack of vectors, shape ``(..., d)``.
+    tol : float, optional
+        The accepted distance of a norm from 1.
+
+    Returns
+    -------
+    ndarray
+    """
+    tol = max(EXACT, current_rounding_tolerance()) if tol is None else tol
     x = as_array(x, name)
     if batch and x.shape[-1:] != (d,):
         raise ValueError(f"`{name}` must have last dimension d={d}, got shape {x.shape}.")
@@ -156,10 +305,51 @@ def unit_vectors(
         raise ValueError(f"`{name}` must have shape ({d},), got {x.shape}.")
     if not np.all(np.isfinite(x)):
         raise ValueError(f"`{name}` must be finite.")
-    norms = np.linalg.norm(x, axis=-1)
-    bad = np.abs(norms - 1.0) > tol
+    norms = np.linalg.norm(x, axis=-1, keepdims=True)
+    off = np.abs(norms - 1.0)
+    bad = off > tol
     if np.any(bad):
         raise ValueError(
-            f"`{name}` must have unit norm (tolerance {tol:g}), got norm {np.ravel(norms)[np.flatnonzero(bad)[0]]!r}."
+            f"`{name}` must have unit norm (tolerance {tol:g}), got norm "
+            f"{np.ravel(norms)[np.flatnonzero(bad)[0]]!r}; for rounded inputs (e.g. float32 "
+            "weights) use `with slr_theory.overlap_tolerance(1e-6):`."
         )
+    if np.any(off > EXACT):  # rounded: the nearest unit vector
+        x = np.where(off > EXACT, x / norms, x)
     return x
+
+
+def orthonormal_pair(
+    a: object, b: object, names: tuple[str, str], d: int, *, batch: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two orthonormal vectors (the targets ``k*, v*``), validated like :func:`unit_vectors`.
+
+    An inner product within ``EXACT`` of 0 is taken as it is; within the rounding
+    tolerance the pair is replaced by the nearest orthonormal pair (symmetric
+    orthogonalisation); beyond, a ``ValueError`` names both.
+
+    Parameters
+    ----------
+    a, b : array_like, shape ``(d,)`` (or ``(..., d)`` with `batch`)
+    names : pair of str
+        Their names, for the message.
+    d : int
+    batch : bool
+
+    Returns
+    -------
+    tuple of two ndarray
+    """
+    a = unit_vectors(a, names[0], d, batch=batch)
+    b = unit_vectors(b, names[1], d, batch=batch)
+    dot = np.sum(a * b, axis=-1, keepdims=True)
+    tol = max(EXACT, current_rounding_tolerance())
+    if np.any(np.abs(dot) > tol):
+        raise ValueError(
+            f"`{names[0]}` and `{names[1]}` must be orthogonal (tolerance {tol:g}), got "
+            f"{names[0]}.{names[1]}={np.ravel(dot)[0]!r}."
+        )
+    if np.any(np.abs(dot) > EXACT):
+        p, q = 1 / np.sqrt(1 + dot), 1 / np.sqrt(1 - dot)  # [[1, c], [c, 1]]^(-1/2)
+        a, b = a * (p + q) / 2 + b * (p - q) / 2, a * (p - q) / 2 + b * (p + q) / 2
+    return a, b

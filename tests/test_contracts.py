@@ -246,3 +246,102 @@ def test_projection_reaches_the_feasible_set():
 def test_a_wrong_type_of_point_is_a_type_error_naming_it():
     with pytest.raises(TypeError, match="`point` must be a CriticalPoint"):
         pgd_map_spectrum(0.5, 1e-3)
+
+
+# --- tolerances and types (the families of one defect each) ---------------------------------
+
+
+@pytest.mark.parametrize("atol", [float("nan"), float("inf"), -1e-9, 1.0, 0.0101, True, "1e-6"])
+def test_atol_is_validated_wherever_it_is_accepted(atol):
+    from slr_theory import check_overlaps, overlap_tolerance
+
+    with pytest.raises(ValueError, match="`atol`"):
+        check_overlaps(5.0, -3.0, 0, 0.9, 0, atol=atol)
+    with pytest.raises(ValueError, match="`atol`"):
+        overlap_tolerance(atol)  # refused when called, not when entered
+
+
+def test_atol_at_its_cap_still_refuses_a_point_far_outside():
+    from slr_theory import check_overlaps
+
+    with pytest.raises(ValueError, match=r"`kappa` must lie in \[-1, 1\], got 1.5"):
+        check_overlaps(1.5, 0.0, atol=1e-2)
+    k, *_ = check_overlaps(1 + 5e-3, 0.0, atol=1e-2)  # rounding within the cap: projected
+    assert float(k) == 1.0
+
+
+@pytest.mark.parametrize("flag", [True, False, np.bool_(True), np.array([True, False])])
+def test_bools_are_not_numbers(flag):
+    from slr_theory import Params, risk
+
+    with pytest.raises(ValueError, match="`kappa` must be real numbers"):
+        risk(Params.paper(), flag, 0.5)
+    with pytest.raises(ValueError, match="`lam`"):
+        Params(d=400, L=10, lam=flag, gamma=1.0)
+
+
+@pytest.mark.parametrize("rng", ["a", 1.5, True, -1, [1, -2], object()])
+def test_a_bad_seed_is_named(rng):
+    from slr_theory import Params, basin_fractions, critical_points
+
+    p = Params.paper()
+    with pytest.raises(ValueError, match=r"`rng` must be a numpy\.random\.Generator or a seed"):
+        critical_points(p, rng=rng, starts=2)
+    with pytest.raises(ValueError, match="`rng`"):
+        basin_fractions(p, 10, rng=rng)
+
+
+@pytest.mark.parametrize("ragged", [[0.1, [0.2, 0.3]], [[0.1, 0.2], [0.1]]])
+def test_ragged_input_is_named(ragged):
+    from slr_theory import Params, pgd, risk
+
+    with pytest.raises(ValueError, match="`kappa` must be real numbers in a rectangular array"):
+        risk(Params.paper(), ragged, 0.5)
+    with pytest.raises(ValueError, match="`overlaps0` must be real numbers in a rectangular"):
+        pgd(Params.paper(), [ragged, 0.1, 0, 0, 0], 1e-3, 10)
+
+
+def _float32_unit(x):
+    x = np.asarray(x, dtype=np.float32)
+    return x / np.linalg.norm(x)
+
+
+def test_float32_vectors_honour_the_overlap_tolerance():
+    """Float32-normalised weights miss unit norm by ~1e-7: refused by default, accepted and
+    projected inside overlap_tolerance, with the risk of the nearest unit vectors."""
+    from slr_theory import Params, overlap_tolerance, risk, risk_at, risk_grad_at
+    from slr_theory.model import overlaps_of
+
+    p = Params(d=50, L=5, lam=0.3, gamma=0.8)
+    rng = np.random.default_rng(3)
+    k32, v32 = (_float32_unit(rng.standard_normal(50)) for _ in range(2))
+    e = np.eye(50)
+    ks32 = _float32_unit(e[0] + 1e-4 * e[1])  # k*.v* ~ 1e-4 * (rounding)
+    for k in (k32, v32):
+        assert 1e-10 < abs(np.linalg.norm(k.astype(np.float64)) - 1) < 1e-6
+    with pytest.raises(ValueError, match="overlap_tolerance"):
+        risk_at(p, k32, v32, e[0], e[1])
+    with overlap_tolerance(1e-6):
+        got = risk_at(p, k32, v32, e[0], e[1])
+        grads = risk_grad_at(p, k32, v32, e[0], e[1])
+    k, v = (x.astype(np.float64) / np.linalg.norm(x.astype(np.float64)) for x in (k32, v32))
+    np.testing.assert_allclose(got, risk(p, *overlaps_of(k, v, e[0], e[1])), rtol=1e-14)
+    assert all(np.isfinite(g).all() for g in grads)
+    with pytest.raises(ValueError, match="`k_star` and `v_star` must be orthogonal"):
+        with overlap_tolerance(1e-6):
+            risk_at(p, k32, v32, ks32, e[1])  # 1e-4 is not rounding
+
+
+def test_nearly_orthogonal_targets_become_the_nearest_orthonormal_pair():
+    from slr_theory import overlap_tolerance
+    from slr_theory.validate import orthonormal_pair
+
+    rng = np.random.default_rng(0)
+    a, b = np.linalg.qr(rng.standard_normal((8, 2)))[0].T
+    a2, b2 = a + 3e-8 * b, b + 1e-8 * a
+    with overlap_tolerance(1e-6):
+        x, y = orthonormal_pair(a2, b2, ("k_star", "v_star"), 8)
+    assert abs(x @ y) < 1e-15 and abs(x @ x - 1) < 1e-15 and abs(y @ y - 1) < 1e-15
+    assert np.linalg.norm(x - a) < 1e-7 and np.linalg.norm(y - b) < 1e-7
+    exact_a, exact_b = orthonormal_pair(a, b, ("k_star", "v_star"), 8)  # untouched
+    assert np.array_equal(exact_a, a) and np.array_equal(exact_b, b)

@@ -102,9 +102,15 @@ def test_bad_schedules():
     p = Params.paper()
     with pytest.raises(
         ValueError,
-        match=r"`schedule` must return positive finite temperatures, got -0\.1 at step 3",
+        match=r"`schedule` must return temperatures in \[1e-06, 1000\] \(the domain of lam\), "
+        r"got -0\.1 at step 3",
     ):
         pgd(p, [0.1, 0.1, 0, 0, 0], 1e-3, 10, schedule=lambda t: 0.1 if t < 3 else -0.1)
+    with pytest.raises(ValueError, match=r"got 1e-300 at step 0"):
+        pgd(p, [0.1, 0.1, 0, 0, 0], 1e-3, 10, schedule=lambda t: 1e-300)
+    for value in ("x", None, True, [0.1], 1j):
+        with pytest.raises(ValueError, match="`schedule` must return a real temperature"):
+            pgd(p, [0.1, 0.1, 0, 0, 0], 1e-3, 10, schedule=lambda t, value=value: value)
     with pytest.raises(ValueError, match="`schedule` must be None or a callable"):
         pgd(p, [0.1, 0.1, 0, 0, 0], 1e-3, 10, schedule=0.5)
     with pytest.raises(ValueError, match="`c` must be >= 0"):

@@ -321,12 +321,24 @@ def _call(key: str, args, kw):
     return _resolve(key)(*args, **kw)
 
 
+def _is_number(x) -> bool:
+    """A number or an array of numbers, not a bool (what a numeric slot's valid value is)."""
+    if isinstance(x, (bool, np.bool_)):
+        return False
+    if isinstance(x, numbers.Number):
+        return True
+    return isinstance(x, (np.ndarray, tuple, list)) and len(x) > 0 and all(map(_is_number, x))
+
+
 def _check(key: str, table, slot, pname: str, value) -> None:
     args, kw = list(table[key][0]), dict(table[key][1])
+    valid = args[slot] if isinstance(slot, int) else kw[slot]
     if isinstance(slot, int):
         args[slot] = value
     else:
         kw[slot] = value
+    # a bool is refused where a number is meant (True is not the overlap 1, nor a seed)
+    must_refuse = isinstance(value, (bool, np.bool_)) and _is_number(valid)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error")
@@ -337,6 +349,7 @@ def _check(key: str, table, slot, pname: str, value) -> None:
         named = any(n in str(exc) for n in names)
         assert named, f"{key}({pname}={value!r}) raised without naming `{pname}`: {exc}"
         return
+    assert not must_refuse, f"{key}({pname}={value!r}) took a bool for a number"
     nan_in = np.isnan(np.asarray(value, dtype=complex)).any() if _numeric(value) else False
     finite = _finite(out, skip=DOCUMENTED_NAN.get(key, frozenset()))
     assert finite or (nan_in and key in NAN_PROPAGATES), (
