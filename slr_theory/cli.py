@@ -48,6 +48,32 @@ def _between(cast, lo, hi):
     return _number(cast, lambda v: lo <= v <= hi, f"{kind} in [{lo:g}, {hi:g}]")
 
 
+def _max_minutes(p) -> None:
+    """``--max-minutes``: the ceiling on the estimated wall time (slr_theory.work)."""
+    from .work import DEFAULT_MINUTES
+
+    p.add_argument(
+        "--max-minutes",
+        type=_number(float, lambda v: v > 0, "a positive number of minutes ('inf': no ceiling)"),
+        default=DEFAULT_MINUTES,
+        metavar="M",
+        help=f"refuse work estimated beyond M minutes (default {DEFAULT_MINUTES:g}; "
+        "'inf' lifts the ceiling)",
+    )
+
+
+def _within(command: str, estimate, args) -> None:
+    """Refuse, before computing, work estimated beyond ``--max-minutes``."""
+    from .work import WorkLimit
+
+    try:
+        estimate.check(args.max_minutes)
+    except WorkLimit as exc:
+        raise _UsageError(
+            f"slr-theory {command}: error: argument {exc.flag}: {exc.detail}"
+        ) from None
+
+
 _positive_int = _number(int, lambda v: v > 0, "a positive integer")
 _nonnegative_int = _number(int, lambda v: v >= 0, "a non-negative integer")
 _nonnegative_float = _number(float, lambda v: 0 <= v < float("inf"), "a non-negative number")
@@ -76,6 +102,7 @@ def _verify_parser(sub) -> None:
         help="Monte Carlo draws (>= 1000: below, the z-test's normal approximation fails)",
     )
     v.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    _max_minutes(v)
     v.add_argument("--json", action="store_true", help="print results as JSON")
     v.add_argument(
         "--random", action="store_true", help="draw parameters at random instead of defaults"
@@ -88,6 +115,7 @@ def _verify_parser(sub) -> None:
 
 def _stats_parser(sub) -> None:
     from .params import DOMAIN
+    from .statistics import MAX_TOKENS
 
     st = sub.add_parser(
         "stats",
@@ -103,7 +131,7 @@ def _stats_parser(sub) -> None:
     st.add_argument("--eps", type=_in_domain("eps", float), default=0.0, help="label noise")
     st.add_argument(
         "--L",
-        type=_between(int, 1, DOMAIN["L"][1]),
+        type=_between(int, 1, MAX_TOKENS),
         default=None,
         help="sequence length (default: ceil(sqrt(d)))",
     )
@@ -120,6 +148,7 @@ def _stats_parser(sub) -> None:
         help="Monte Carlo draws per row (>= 2: a standard error needs two)",
     )
     st.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    _max_minutes(st)
     st.add_argument("--json", action="store_true", help="print rows as JSON")
     st.set_defaults(run=_cmd_stats)
 
@@ -153,6 +182,7 @@ def _reproduce_parser(sub) -> None:
         default=2,
         help="processes: with 2, SGD runs beside the PGD loop (default 2)",
     )
+    _max_minutes(rp)
     rp.set_defaults(run=_cmd_reproduce)
 
 
@@ -209,6 +239,7 @@ def _critical_parser(sub) -> None:
         default=None,
         help="PGD step size to check",
     )
+    _max_minutes(c)
     c.add_argument("--json", action="store_true", help="print the points as JSON")
     c.set_defaults(run=_cmd_critical)
 
@@ -311,6 +342,8 @@ def _trajectory_parser(sub, name: str) -> None:
         t.add_argument(
             "--records", type=_between(int, 2, MAX_RECORDS), default=11, help="recorded steps"
         )
+    if not is_flow:
+        _max_minutes(t)
     t.add_argument("--json", action="store_true", help="print as JSON")
     t.set_defaults(run=_cmd_trajectory, kind=name)
 
@@ -387,6 +420,19 @@ def _cmd_reproduce(args) -> int:
         )
     names = list(table) if args.name == "all" else [args.name]
     expect = [p.name for n in names for p in output_paths(n, args.out or ".")]
+    from .work import reproduce_cost
+
+    runs = {n: args.repeats or table[n].repeats for n in names}
+    steps = {n: max(1, round(table[n].steps * args.steps_scale)) for n in names}
+    gd = [n for n in names if table[n].method == "pgd"]
+    sgd = [n for n in names if table[n].method == "sgd"]
+    cost = reproduce_cost(
+        max((steps[n] for n in gd), default=0),
+        sum(runs[n] for n in gd),
+        max((steps[n] for n in sgd), default=0),
+        sum(runs[n] for n in sgd),
+    )
+    _within("reproduce", cost, args)
     lines = []
     with (
         _out_flag("reproduce"),
@@ -427,6 +473,14 @@ def _cmd_stats(args) -> int:
     dims = [10**j for j in range(2, k + 1)]
     from tqdm.auto import tqdm
 
+    from .work import statistics_cost
+
+    lengths = [args.L or int(np.ceil(np.sqrt(d))) for d in dims]
+    # name --L or --d-max when even the default samples would be too long
+    blame = "--samples"
+    if statistics_cost(100_000, lengths).seconds > 60 * args.max_minutes:
+        blame = "--L" if args.L is not None else "--d-max"
+    _within("stats", statistics_cost(args.samples, lengths, flag=blame), args)
     with tqdm(total=len(dims), desc="stats", unit="d", disable=args.json) as bar:
         rows = statistics_table(
             args.gamma,
@@ -443,7 +497,9 @@ def _cmd_stats(args) -> int:
 
 def _cmd_verify(args) -> int:
     from .verify import run_checks
+    from .work import verify_cost
 
+    _within("verify", verify_cost(args.samples), args)
     try:
         results = run_checks(
             args.only,
@@ -468,6 +524,10 @@ def _cmd_critical(args) -> int:
     from .render import critical_records, critical_text
 
     params = Params(d=args.d, L=args.L, lam=args.lam, gamma=args.gamma, eps=args.eps)
+    if args.where == "sphere":
+        from .work import critical_cost
+
+        _within("critical", critical_cost(args.starts), args)
     pts = critical_points(
         params, args.where, starts=args.starts, rng=args.seed, progress=not args.json
     )
@@ -562,9 +622,11 @@ def _cmd_trajectory(args) -> int:
         header = "t"
     else:
         from .dynamics import pgd
+        from .work import pgd_cost
 
+        _within("pgd", pgd_cost(args.steps), args)
         every = max(1, args.steps // max(1, args.records - 1))
-        res = pgd(p, ov0, args.alpha, args.steps, record_every=every)
+        res = pgd(p, ov0, args.alpha, args.steps, record_every=every, progress=True)
         rows = [
             (int(s), *map(float, o), float(r))
             for s, o, r in zip(res.step, res.overlaps, res.risk, strict=True)

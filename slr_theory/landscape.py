@@ -18,7 +18,7 @@ r"""The global picture: stability of M, basins and separatrices, escape from sad
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy.optimize import OptimizeResult
@@ -721,10 +721,15 @@ class Continuation:
     events : list of dict
         ``{"lam", "branch", "type", ...}`` with type ``"index change"``, ``"fold"`` or
         ``"meets"`` (two branches arriving at the same point).
+    not_followed : list of dict
+        ``{"lam", "count"}``: degenerate critical points found at a seed temperature
+        (zero modes beyond the symmetry orbits: a continuum of critical points, not
+        isolated branches), which are not followed.
     """
 
     branches: list
     events: list
+    not_followed: list = field(default_factory=list)
 
 
 def _follow(params: Params, k, v, grid: np.ndarray, min_step: float):
@@ -793,7 +798,9 @@ def continuation(
     coordinates, a damped Riemannian Newton corrector that must stay on the branch,
     and step halving down to a relative step `min_step`. A branch that cannot continue
     ends in a ``"fold"`` (a fold, or branches meeting). Index changes and meetings are
-    recorded as events.
+    recorded as events. Degenerate points (a continuum of critical points, as at very
+    small ``gamma``, where the search returns hundreds of representatives) are counted
+    in ``not_followed`` instead: a continuum has no branch to follow.
 
     Parameters
     ----------
@@ -829,6 +836,7 @@ def continuation(
     seed_at = sorted({round(float(x)) for x in np.linspace(0, steps, seeds)})
     branches: list[Branch] = []
     events: list[dict] = []
+    not_followed: list[dict] = []
     for si in seed_at:
         lam_s = float(grid[si])
         found = (
@@ -836,7 +844,12 @@ def continuation(
             if (si == 0 and points is not None)
             else critical_points(params.replace(lam=lam_s), rng=0)
         )
+        degenerate = [q for q in found if q.nullity > q.orbit_dimension]
+        if degenerate:
+            not_followed.append({"lam": lam_s, "count": len(degenerate)})
         for q in found:
+            if q.nullity > q.orbit_dimension:
+                continue
             covered = any(
                 b.lam[0] <= lam_s <= b.lam[-1]
                 and same_point(b.overlaps[int(np.argmin(np.abs(b.lam - lam_s)))], q.overlaps)
@@ -888,4 +901,4 @@ def continuation(
                     events.append({"lam": float(lam_c), "branch": i, "type": "meets", "other": j})
                     break
     events.sort(key=lambda e: e["lam"])
-    return Continuation(branches, events)
+    return Continuation(branches, events, not_followed)

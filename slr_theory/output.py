@@ -78,11 +78,23 @@ class Refusal:
 
 
 class OutputConflict(FileExistsError, Refusal):
-    """A file would be overwritten that slr-theory did not write (or that exists, without force)."""
+    """A file would be overwritten that slr-theory did not write (or that exists, without force).
+
+    Attributes
+    ----------
+    argument, detail : str
+        As for :class:`Refusal`.
+    """
 
 
 class DestinationBusy(BlockingIOError, Refusal):
-    """Another slr-theory run holds the destination's lock."""
+    """Another slr-theory run holds the destination's lock.
+
+    Attributes
+    ----------
+    argument, detail : str
+        As for :class:`Refusal`; `detail` names the holder's process id.
+    """
 
 
 class _NotADirectory(ValueError, Refusal):
@@ -105,7 +117,13 @@ def _refuse(cls, argument: str, detail: str):
 
 class Terminated(BaseException):
     """Raised in the main thread on SIGTERM (see :func:`terminate_raises`), so that
-    ``finally`` blocks and context managers clean up as on Ctrl-C."""
+    ``finally`` blocks and context managers clean up as on Ctrl-C.
+
+    Attributes
+    ----------
+    args : tuple
+        The message, ``("terminated by SIGTERM",)``.
+    """
 
 
 def _main_thread() -> bool:

@@ -35,7 +35,11 @@ from .params import DOMAIN, Params, check_params, temperature_range
 from .risk import risk
 from .validate import generator, positive_int
 
+#: Most tokens per sample of :func:`bayes_risk_mc` (a sample is held in memory at once).
+MAX_TOKENS = 10**7
+
 __all__ = [
+    "MAX_TOKENS",
     "BayesRisk",
     "bayes_risk_mc",
     "linear_risk",
@@ -160,7 +164,7 @@ def bayes_risk_mc(
     Parameters
     ----------
     params : Params
-        Model parameters.
+        Model parameters, with ``L <= MAX_TOKENS`` (1e7).
     n : int
         Samples, ``2 <= n <= 1e12`` (a standard error needs two).
     rng : numpy.random.Generator
@@ -186,12 +190,17 @@ def bayes_risk_mc(
         raise ValueError(f"`n` must be >= 2 (a standard error needs two samples), got {n!r}.")
     generator(rng)
     chunk = positive_int(chunk, "chunk", upper=10**7)
+    if params.L > MAX_TOKENS:
+        raise ValueError(
+            f"`params.L` must be <= {MAX_TOKENS:g} for bayes_risk_mc (each sample's tokens are "
+            f"held in memory at once), got {params.L}."
+        )
     d, L, g = params.d, params.L, params.gamma
     mu = np.sqrt(d / 2.0)
     count, mean_all, m2 = 0, 0.0, 0.0  # Chan et al.'s pairwise update of mean and M2
     done = 0
     while done < n:
-        m = min(chunk, n - done, max(1, 10**7 // L))  # at most 1e7 token statistics
+        m = min(chunk, n - done, max(1, MAX_TOKENS // L))  # at most 1e7 token statistics
         j0 = rng.integers(0, L, size=m)
         informative = np.arange(L)[None, :] == j0[:, None]
         scale = np.where(informative, g, 1.0)

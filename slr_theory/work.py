@@ -1,0 +1,206 @@
+"""Bounded work: what a long computation will cost, estimated before it starts.
+
+Each command that can be asked for unbounded work (steps, starts, samples, repeats)
+estimates its wall time from the costs below before computing, and refuses an estimate
+beyond its ceiling, ``--max-minutes`` (default :data:`DEFAULT_MINUTES`), unless the user
+raises the ceiling explicitly. The long computations show a progress bar with an ETA.
+
+The unit costs were measured on a 2-core machine (``python benchmarks/work.py`` prints
+them for yours); they are upper estimates of the slowest branch (off the invariant
+manifold), so an estimate errs on the long side.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = [
+    "COSTS",
+    "DEFAULT_MINUTES",
+    "WorkEstimate",
+    "WorkLimit",
+    "critical_cost",
+    "pgd_cost",
+    "reproduce_cost",
+    "statistics_cost",
+    "verify_cost",
+]
+
+#: The ceiling on one command's estimated wall time, in minutes, unless raised.
+DEFAULT_MINUTES = 30.0
+
+#: Seconds per unit of work (2-core machine; ``benchmarks/work.py`` measures them).
+COSTS: dict[str, float] = {
+    "pgd_step": 2.0e-4,  # one exact PGD step of a batch, its fixed part (off M)
+    "pgd_run_step": 6.5e-7,  # one step of one run in a batch of many
+    "sgd_run_step": 7.0e-5,  # one SGD step of one run (batch 5, d = 80)
+    "critical_start": 5.0e-3,  # one random start of the full-space search
+    "critical_fixed": 1.5,  # the structured starts and the classification
+    "token": 3.0e-7,  # one token of one Bayes-risk Monte Carlo sample
+    "verify_fixed": 17.0,  # the mpmath references of `verify`
+    "verify_sample": 2.0e-5,  # one Monte Carlo draw, summed over the checks
+}
+
+
+class WorkLimit(ValueError):
+    """An estimate beyond the ceiling; the message names the flag that asked for it.
+
+    Attributes
+    ----------
+    flag : str
+        The flag (or argument) whose value makes the work large.
+    detail : str
+        The sentence, without the flag's name.
+    """
+
+    def __init__(self, flag: str, detail: str) -> None:
+        super().__init__(f"`{flag}`: {detail}")
+        self.flag, self.detail = flag, detail
+
+
+def _duration(seconds: float) -> str:
+    for unit, size in (("years", 3.15e7), ("days", 86400.0), ("hours", 3600.0)):
+        if seconds >= 2 * size:
+            return f"{seconds / size:.3g} {unit}"
+    if seconds >= 120:
+        return f"{seconds / 60:.3g} minutes"
+    return f"{seconds:.3g} seconds"
+
+
+@dataclass(frozen=True)
+class WorkEstimate:
+    """The estimated wall time of one computation.
+
+    Attributes
+    ----------
+    what : str
+        The work, in the user's units (``"2e+06 PGD steps of 1 run"``).
+    seconds : float
+        Estimated wall time on a 2-core machine.
+    flag : str
+        The flag that sets the size of the work (named when it is refused).
+    """
+
+    what: str
+    seconds: float
+    flag: str
+
+    def check(self, max_minutes: float | None = DEFAULT_MINUTES) -> WorkEstimate:
+        """Return the estimate if it is within `max_minutes`; raise :class:`WorkLimit` otherwise.
+
+        Parameters
+        ----------
+        max_minutes : float or None
+            The ceiling; ``None`` or ``inf`` lifts it.
+
+        Returns
+        -------
+        WorkEstimate
+        """
+        if max_minutes is None or self.seconds <= 60 * max_minutes:
+            return self
+        need = max(1, int(self.seconds / 60 * 1.5) + 1)
+        raise WorkLimit(
+            self.flag,
+            f"{self.what} are estimated at {_duration(self.seconds)}, beyond the ceiling of "
+            f"{max_minutes:g} minutes; pass --max-minutes {need} to run it anyway",
+        )
+
+
+def pgd_cost(steps: int, runs: int = 1, *, flag: str = "--steps") -> WorkEstimate:
+    """Exact PGD on the overlaps: `steps` steps of a batch of `runs` runs.
+
+    Parameters
+    ----------
+    steps, runs : int
+    flag : str
+        The flag to name.
+
+    Returns
+    -------
+    WorkEstimate
+
+    Examples
+    --------
+    >>> from slr_theory.work import pgd_cost
+    >>> pgd_cost(20_000).seconds
+    4.013
+    """
+    sec = steps * (COSTS["pgd_step"] + runs * COSTS["pgd_run_step"])
+    return WorkEstimate(f"{steps:g} PGD steps of {runs:g} run{'s' * (runs != 1)}", sec, flag)
+
+
+def critical_cost(starts: int, *, flag: str = "--starts") -> WorkEstimate:
+    """The full-space critical-point search from `starts` random starts.
+
+    Parameters
+    ----------
+    starts : int
+    flag : str
+
+    Returns
+    -------
+    WorkEstimate
+    """
+    sec = COSTS["critical_fixed"] + starts * COSTS["critical_start"]
+    return WorkEstimate(f"{starts:g} random starts of the search", sec, flag)
+
+
+def statistics_cost(samples: int, lengths: list[int], *, flag: str = "--samples") -> WorkEstimate:
+    """The Bayes-risk Monte Carlo of ``slr-theory stats``: `samples` per row, one row per length.
+
+    Parameters
+    ----------
+    samples : int
+    lengths : list of int
+        The sequence length of each row.
+    flag : str
+
+    Returns
+    -------
+    WorkEstimate
+    """
+    tokens = samples * sum(lengths)
+    return WorkEstimate(f"{tokens:g} Monte Carlo tokens", tokens * COSTS["token"], flag)
+
+
+def reproduce_cost(
+    pgd_steps: int, pgd_runs: int, sgd_steps: int, sgd_runs: int, *, flag: str = "--repeats"
+) -> WorkEstimate:
+    """The paper's experiments: one batched PGD loop and the SGD runs.
+
+    Parameters
+    ----------
+    pgd_steps, pgd_runs : int
+        Steps of the batched PGD loop and the runs in it.
+    sgd_steps, sgd_runs : int
+        Steps of each SGD run and their number.
+    flag : str
+
+    Returns
+    -------
+    WorkEstimate
+    """
+    sec = pgd_cost(pgd_steps, pgd_runs).seconds * (pgd_runs > 0)
+    sec += sgd_steps * sgd_runs * COSTS["sgd_run_step"]
+    return WorkEstimate(
+        f"{pgd_runs + sgd_runs:g} runs ({pgd_steps:g} PGD steps, {sgd_steps:g} SGD steps)",
+        sec,
+        flag,
+    )
+
+
+def verify_cost(samples: int, *, flag: str = "--samples") -> WorkEstimate:
+    """The checks of ``slr-theory verify`` with `samples` Monte Carlo draws each.
+
+    Parameters
+    ----------
+    samples : int
+    flag : str
+
+    Returns
+    -------
+    WorkEstimate
+    """
+    sec = COSTS["verify_fixed"] + samples * COSTS["verify_sample"]
+    return WorkEstimate(f"the checks with {samples:g} draws", sec, flag)

@@ -1,0 +1,105 @@
+"""Bounded work (slr_theory/work.py): estimates, the ceiling, and the commands' refusals."""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+import pytest
+
+from slr_theory import Params
+from slr_theory.cli import main
+from slr_theory.work import (
+    COSTS,
+    DEFAULT_MINUTES,
+    WorkLimit,
+    critical_cost,
+    pgd_cost,
+    reproduce_cost,
+    statistics_cost,
+    verify_cost,
+)
+
+
+def test_estimates_add_up_their_unit_costs():
+    assert pgd_cost(10, 3).seconds == pytest.approx(
+        10 * (COSTS["pgd_step"] + 3 * COSTS["pgd_run_step"])
+    )
+    assert critical_cost(100).seconds == pytest.approx(
+        COSTS["critical_fixed"] + 100 * COSTS["critical_start"]
+    )
+    assert statistics_cost(7, [10, 32]).seconds == pytest.approx(7 * 42 * COSTS["token"])
+    assert verify_cost(1000).seconds == pytest.approx(
+        COSTS["verify_fixed"] + 1000 * COSTS["verify_sample"]
+    )
+    r = reproduce_cost(100, 4, 50, 2)
+    assert r.seconds == pytest.approx(pgd_cost(100, 4).seconds + 100 * COSTS["sgd_run_step"])
+    assert reproduce_cost(0, 0, 50, 2).seconds == pytest.approx(100 * COSTS["sgd_run_step"])
+
+
+def test_the_ceiling_names_the_flag_and_the_way_past_it():
+    big = pgd_cost(10**12)
+    with pytest.raises(WorkLimit) as info:
+        big.check()
+    exc = info.value
+    assert exc.flag == "--steps" and "years" in exc.detail
+    assert f"beyond the ceiling of {DEFAULT_MINUTES:g} minutes" in exc.detail
+    suggested = float(exc.detail.rsplit("--max-minutes ", 1)[1].split()[0])
+    assert big.check(suggested) is big  # the suggested ceiling is enough
+    assert big.check(math.inf) is big and big.check(None) is big
+    small = pgd_cost(1000)
+    assert small.check() is small
+
+
+@pytest.mark.parametrize(
+    "argv, flag",
+    [
+        (
+            [
+                "pgd",
+                "--kappa0",
+                "0.1",
+                "--nu0",
+                "0.1",
+                "--alpha",
+                "1e-3",
+                "--steps",
+                "1000000000000",
+            ],
+            "--steps",
+        ),
+        (["critical", "--starts", "1000000"], "--starts"),
+        (["stats", "--L", "10000000"], "--L"),
+        (["stats", "--samples", "100000000000"], "--samples"),
+        (["stats", "--L", "100000000"], "--L"),  # beyond MAX_TOKENS: the parser's bound
+        (["reproduce", "--out", "out", "--repeats", "100000"], "--repeats"),
+        (["verify", "--samples", "100000000", "--max-minutes", "20"], "--samples"),
+    ],
+)
+def test_commands_refuse_long_work_before_computing(argv, flag, capsys, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    t0 = time.perf_counter()
+    assert main(argv) == 2
+    assert time.perf_counter() - t0 < 5  # at the door, not after computing
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"argument {flag}:" in err[0]
+    assert not list(tmp_path.iterdir())  # nothing written, no folder created
+
+
+def test_raising_the_ceiling_runs_the_work(capsys):
+    argv = ["pgd", "--kappa0", "0.1", "--nu0", "0.1", "--alpha", "1e-3", "--steps", "50"]
+    assert main([*argv, "--max-minutes", "1e-9"]) == 2
+    assert "--max-minutes" in capsys.readouterr().err
+    assert main([*argv, "--max-minutes", "inf", "--json"]) == 0
+    for bad in ("0", "-1", "nan", "x"):
+        assert main([*argv, "--max-minutes", bad]) == 2
+        assert "argument --max-minutes" in capsys.readouterr().err
+
+
+def test_bayes_risk_refuses_samples_it_cannot_hold():
+    from slr_theory.statistics import MAX_TOKENS, bayes_risk_mc
+
+    p = Params(d=100, L=MAX_TOKENS + 1, lam=1.0, gamma=0.7)
+    with pytest.raises(ValueError, match=r"`params.L` must be <= 1e\+07"):
+        bayes_risk_mc(p, 10, np.random.default_rng(0))
