@@ -277,8 +277,13 @@ def separatrix(
 ) -> np.ndarray:
     """The stable manifold of the saddle at the origin of M, as a curve in ``(kappa, nu)``.
 
-    Integrated backward in time (classical RK4 in the angle chart) from ``origin +- delta``
-    along the stable eigenvector of the chart's Jacobian, until it leaves the open square.
+    Traced backward along the flow (classical RK4 in the angle chart) from ``origin +-
+    delta`` along the stable eigenvector of the chart's Jacobian, until it leaves the
+    open square or stops advancing (where it meets an invariant edge of the square, the
+    slopes of one RK4 step cancel). The curve is followed in arc length (the velocity
+    normalised), so its cost does not depend on how slow the flow is: where the flow is
+    slow (tiny ``lam`` or ``gamma``, or ``erf`` saturated) the same few hundred steps
+    trace it as where it is fast.
 
     Parameters
     ----------
@@ -286,9 +291,9 @@ def separatrix(
     delta : float
         Initial offset along the stable direction, ``0 < delta <= 0.5`` (radian).
     t_max : float
-        Longest backward time per half.
+        Longest arc length per half, in the angle chart (radian).
     dt : float
-        RK4 step; ``ceil(t_max / dt) <= MAX_RK4_STEPS`` (1e7).
+        RK4 step in arc length (radian); ``ceil(t_max / dt) <= MAX_RK4_STEPS`` (1e7).
 
     Returns
     -------
@@ -313,25 +318,30 @@ def separatrix(
     w, U = np.linalg.eigh(J)  # symmetric: the flow in the angles is a gradient flow
     stable = U[:, int(np.argmin(w))]
     table = engine.table(params, params.lam, 1)
+
+    def f(z):  # the backward flow's unit tangent (arc length); zero where the flow stops
+        v = -_angle_velocity(table, np.array([z[0]]), np.array([z[1]]))[:, 0]
+        n = np.hypot(v[0], v[1])
+        return v / n if n > 0 else v
+
     halves = []
     for sign in (1.0, -1.0):
         y = np.array([np.pi / 2, np.pi / 2]) + sign * delta * stable
         pts = [y.copy()]
         for _ in range(steps):
-
-            def f(z):
-                return -_angle_velocity(table, np.array([z[0]]), np.array([z[1]]))[:, 0]
-
             k1 = f(y)
+            if not k1.any():
+                break
             k2 = f(y + 0.5 * dt * k1)
             k3 = f(y + 0.5 * dt * k2)
             k4 = f(y + dt * k3)
-            y = y + dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            step = dt / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+            y = y + step
             if not (0 < y[0] < np.pi and 0 < y[1] < np.pi):
                 break
             pts.append(y.copy())
-            if np.any(np.abs(np.cos(y)) > 1 - 1e-9):
-                break
+            if np.any(np.abs(np.cos(y)) > 1 - 1e-9) or np.hypot(*step) < 0.1 * dt:
+                break  # at the edge, or no longer advancing (the slopes cancel: it has arrived)
         halves.append(np.cos(np.array(pts)))
     return np.concatenate([halves[1][::-1], np.zeros((1, 2)), halves[0]])
 

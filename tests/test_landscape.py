@@ -245,3 +245,18 @@ def test_phase_portrait_and_off_manifold_figure_have_the_expected_size(tmp_path)
     assert stages == [1] * 8
     path = off_manifold_figure(p, tmp_path / "off.png", n=6, steps=2000, dpi=100)
     assert _png_size(path) == (750, 460)
+
+
+def test_continuation_counts_a_continuum_of_critical_points_instead_of_following_it():
+    """At gamma = 1e-6 the label is almost 0 and the search returns hundreds of degenerate
+    representatives of a continuum; following each took minutes and meant nothing."""
+    from slr_theory import Params
+    from slr_theory.landscape import continuation
+
+    p = Params(d=400, L=10, lam=1e-6, gamma=1e-6)
+    c = continuation(p, (0.02, 0.03), steps=2, seeds=2)
+    assert [e["lam"] for e in c.not_followed] == [0.02, 0.03]
+    assert all(e["count"] > 100 for e in c.not_followed)
+    assert 0 < len(c.branches) < 20
+    for b in c.branches:
+        assert not any(k.startswith("degenerate") for k in b.kind[:1])
