@@ -13,6 +13,8 @@ The public API, layer by layer (lower layers never import upper ones):
 - :mod:`slr_theory.critical`: every critical point, classified; the center-stable manifold check.
 - :mod:`slr_theory.landscape`: stability of M, basins and separatrices, escape, continuation.
 - :mod:`slr_theory.verify`: the registry of checks against mpmath and Monte Carlo.
+- :mod:`slr_theory.output` and :mod:`slr_theory.work`: what every command that writes or
+  computes for long shares: the output discipline, and cost estimates with a ceiling.
 """
 
 from .critical import CriticalPoint, critical_points, lipschitz_bound, pgd_map_spectrum

@@ -164,3 +164,34 @@ def test_two_runs_into_one_folder_at_once_the_second_is_refused(tmp_path):
     names = sorted(p.name for p in out.iterdir())
     assert names == [".slr-theory.json", "p.png"]
     assert not [n for n in names if n.startswith(STAGING_PREFIX)]
+
+
+def test_a_report_into_a_folder_another_run_holds_is_refused_at_once(tmp_path, capsys):
+    out = tmp_path / "report"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from slr_theory.output import Destination\n"
+            "with Destination(sys.argv[1]):\n"
+            "    print('holding', flush=True)\n"
+            "    time.sleep(60)\n",
+            str(out),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout.readline().strip() == "holding"
+        t0 = time.monotonic()
+        assert cli.main(["report", "--out", str(out)]) == 2
+        assert time.monotonic() - t0 < 5  # at the door, before any section runs
+    finally:
+        holder.stdout.close()
+        holder.send_signal(signal.SIGTERM)
+        holder.wait(30)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert err[0].startswith("slr-theory report: error: argument --out: another slr-theory run")
+    assert not out.exists()
