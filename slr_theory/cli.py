@@ -657,6 +657,10 @@ def _cmd_portrait(args) -> int:
             f"slr-theory portrait: error: argument --out: must name a file, got the "
             f"directory {out}"
         )
+    if not out.absolute().parent.is_dir():
+        raise _UsageError(
+            f"slr-theory portrait: error: argument --out: no directory {out.absolute().parent}"
+        )
     with (
         _out_flag("portrait"),
         Destination(out.parent, force=args.force, expect=[out.name]) as dest,

@@ -222,8 +222,10 @@ def _read_marker(directory: Path) -> dict[str, str]:
         return {}
     except (OSError, ValueError):
         return {}  # unreadable or not ours: then nothing here counts as ours
-    files = data.get("files") if isinstance(data, dict) else None
-    if data.get("written_by") != "slr-theory" or not isinstance(files, dict):
+    if not isinstance(data, dict) or data.get("written_by") != "slr-theory":
+        return {}
+    files = data.get("files")
+    if not isinstance(files, dict):
         return {}
     return {str(k): str(v) for k, v in files.items() if "/" not in str(k)}
 
@@ -495,7 +497,7 @@ class Destination:
                 "files": kept | {n: _digest(self.staging / n) for n in new},
             }
             (self.staging / MARKER_NAME).write_text(json.dumps(record, indent=1, sort_keys=True))
-            backup = self.staging / ".old"
+            backup = self.staging / f"{STAGING_PREFIX}old"  # a name no output can take
             backup.mkdir()
             moved: list[tuple[str, bool]] = []  # (name, whether an old file was backed up)
             try:

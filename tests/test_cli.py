@@ -197,3 +197,19 @@ def test_new_commands_usage_errors(capsys, argv, message):
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and len(err.strip().splitlines()) == 1
+
+
+def test_portrait_destinations_are_refused_at_the_door(tmp_path, capsys):
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "folder.png").mkdir()
+    cases = [
+        (tmp_path / "missing" / "p.png", "no directory"),
+        (tmp_path / "file" / "p.png", "no directory"),
+        (tmp_path / "folder.png", "must name a file"),
+        (tmp_path / "p.txt", "must end in .png, .svg or .pdf"),
+    ]
+    for out, message in cases:
+        assert main(["portrait", "--out", str(out)]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "argument --out:" in err[0] and message in err[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "folder.png"]

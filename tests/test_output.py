@@ -382,3 +382,13 @@ def test_deferred_signals_deliver_after_the_block():
         assert seen == ["inside, not interrupted"]
     finally:
         signal.signal(signal.SIGUSR1, old)
+
+
+@pytest.mark.parametrize("text", ["[1, 2]", "not json", '{"written_by": "someone else"}', "{}"])
+def test_a_marker_that_is_not_ours_makes_nothing_replaceable(tmp_path, text):
+    d = tmp_path / "out"
+    write(d, {"a.txt": "A"})
+    (d / MARKER_NAME).write_text(text)
+    with pytest.raises(OutputConflict, match="not written by slr-theory"):
+        write(d, {"a.txt": "B"}, force=True)
+    assert (d / "a.txt").read_text() == "A"
