@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .validate import positive_int
+
 __all__ = [
     "COSTS",
     "DEFAULT_MINUTES",
@@ -56,6 +58,11 @@ class WorkLimit(ValueError):
     def __init__(self, flag: str, detail: str) -> None:
         super().__init__(f"`{flag}`: {detail}")
         self.flag, self.detail = flag, detail
+
+
+def _count(value: object, name: str) -> int:
+    """A count of work: an integer ``>= 0`` (no upper bound: estimating is what it is for)."""
+    return positive_int(value, name, allow_zero=True)
 
 
 def _duration(seconds: float) -> str:
@@ -126,6 +133,7 @@ def pgd_cost(steps: int, runs: int = 1, *, flag: str = "--steps") -> WorkEstimat
     >>> pgd_cost(20_000).seconds
     4.013
     """
+    steps, runs = _count(steps, "steps"), _count(runs, "runs")
     sec = steps * (COSTS["pgd_step"] + runs * COSTS["pgd_run_step"])
     return WorkEstimate(f"{steps:g} PGD steps of {runs:g} run{'s' * (runs != 1)}", sec, flag)
 
@@ -142,6 +150,7 @@ def critical_cost(starts: int, *, flag: str = "--starts") -> WorkEstimate:
     -------
     WorkEstimate
     """
+    starts = _count(starts, "starts")
     sec = COSTS["critical_fixed"] + starts * COSTS["critical_start"]
     return WorkEstimate(f"{starts:g} random starts of the search", sec, flag)
 
@@ -160,7 +169,10 @@ def statistics_cost(samples: int, lengths: list[int], *, flag: str = "--samples"
     -------
     WorkEstimate
     """
-    tokens = samples * sum(lengths)
+    samples = _count(samples, "samples")
+    if not isinstance(lengths, (list, tuple)):
+        raise ValueError(f"`lengths` must be a list of sequence lengths, got {lengths!r}.")
+    tokens = samples * sum(_count(x, "lengths") for x in lengths)
     return WorkEstimate(f"{tokens:g} Monte Carlo tokens", tokens * COSTS["token"], flag)
 
 
@@ -181,6 +193,8 @@ def reproduce_cost(
     -------
     WorkEstimate
     """
+    pgd_steps, pgd_runs = _count(pgd_steps, "pgd_steps"), _count(pgd_runs, "pgd_runs")
+    sgd_steps, sgd_runs = _count(sgd_steps, "sgd_steps"), _count(sgd_runs, "sgd_runs")
     sec = pgd_cost(pgd_steps, pgd_runs).seconds * (pgd_runs > 0)
     sec += sgd_steps * sgd_runs * COSTS["sgd_run_step"]
     return WorkEstimate(
@@ -202,5 +216,6 @@ def verify_cost(samples: int, *, flag: str = "--samples") -> WorkEstimate:
     -------
     WorkEstimate
     """
+    samples = _count(samples, "samples")
     sec = COSTS["verify_fixed"] + samples * COSTS["verify_sample"]
     return WorkEstimate(f"the checks with {samples:g} draws", sec, flag)

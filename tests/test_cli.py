@@ -96,7 +96,7 @@ def test_stats_json(capsys):
         (["stats", "--eps", "nan"], "--eps: must be a number in [0, 1e+50], got 'nan'"),
         (["stats", "--d-max", "10"], "--d-max: must be an integer in [100, 1e+15], got '10'"),
         (["stats", "--d-max", "150"], "--d-max: must be a power of 10 >= 100"),
-        (["stats", "--L", "0"], "--L: must be an integer in [1, 1e+12], got '0'"),
+        (["stats", "--L", "0"], "--L: must be an integer in [1, 1e+07], got '0'"),
     ],
 )
 def test_stats_usage_errors(capsys, argv, message):

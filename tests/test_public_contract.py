@@ -78,6 +78,11 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "erf_pair": ((0.1, 0.2, 1.0, 0.3, 1.0), {}),
     **{n: ((P, *OV), {}) for n in ("risk", "risk_grad", "risk_hessian", "risk_and_grad")},
     "risk_components": ((P, *OV), {}),
+    "work.pgd_cost": ((100, 2), {}),
+    "work.critical_cost": ((100,), {}),
+    "work.statistics_cost": ((100, [10, 32]), {}),
+    "work.reproduce_cost": ((100, 4, 50, 2), {}),
+    "work.verify_cost": ((1000,), {}),
     "check_overlaps": (OV, {"d": 400}),
     "overlap_tolerance": ((1e-6,), {}),
     **{
