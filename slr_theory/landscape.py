@@ -42,6 +42,7 @@ MAX_RK4_STEPS = 10**7
 MIN_OFFSET = 1e-10
 
 __all__ = [
+    "LOCATE_TOL",
     "MAX_RK4_STEPS",
     "MIN_OFFSET",
     "BasinFractions",
@@ -709,6 +710,8 @@ class Branch:
         or a meeting with another branch).
     seed : float
         The ``lambda`` at which the search found the point the branch was followed from.
+    vectors : ndarray, shape (m, 2, 4), optional
+        The representative ``(k, v)`` in ``R^4`` at each temperature.
     """
 
     lam: np.ndarray
@@ -719,6 +722,7 @@ class Branch:
     start: str
     end: str
     seed: float
+    vectors: np.ndarray | None = None
 
 
 @dataclass
@@ -730,7 +734,11 @@ class Continuation:
     branches : list of Branch
     events : list of dict
         ``{"lam", "branch", "type", ...}`` with type ``"index change"``, ``"fold"`` or
-        ``"meets"`` (two branches arriving at the same point).
+        ``"meets"`` (two branches arriving at the same point). An index change is
+        located by bisection on the index between the grid temperatures that bracket it:
+        its ``"lam"`` lies within ``LOCATE_TOL`` (1e-7) of the change, and ``"bracket"``
+        gives the final interval (the index is ``"from"`` at its left end, ``"to"`` at
+        its right end).
     not_followed : list of dict
         ``{"lam", "count"}``: degenerate critical points found at a seed temperature
         (zero modes beyond the symmetry orbits: a continuum of critical points, not
@@ -740,6 +748,41 @@ class Continuation:
     branches: list
     events: list
     not_followed: list = field(default_factory=list)
+
+
+#: Width in ``lambda`` to which :func:`continuation` locates an index change.
+LOCATE_TOL = 1e-7
+
+
+def _locate_index_change(params: Params, branch: Branch, t: int) -> tuple[float, float]:
+    """Bisect ``[lam[t], lam[t + 1]]`` of `branch` on the index, to ``LOCATE_TOL``.
+
+    Each midpoint is corrected onto the branch (damped Newton from the nearer known
+    point, which must not jump away) and classified. The bisection stops early, with the
+    interval it has, where the point cannot be followed or its index is neither end's
+    (the crossing eigenvalue is within its error of zero there).
+    """
+    lo, hi = float(branch.lam[t]), float(branch.lam[t + 1])
+    i_lo, i_hi = int(branch.index[t]), int(branch.index[t + 1])
+    kv_lo, kv_hi = branch.vectors[t], branch.vectors[t + 1]
+    while hi - lo > LOCATE_TOL:
+        mid = 0.5 * (lo + hi)
+        p_mid = params.replace(lam=mid)
+        start = kv_lo if mid - lo <= hi - mid else kv_hi
+        got = polish(p_mid, start[0], start[1])
+        if (
+            got is None
+            or np.hypot(*(np.linalg.norm(g - s) for g, s in zip(got, start, strict=True))) > 0.05
+        ):
+            break
+        index = classify(p_mid, *got).index
+        if index == i_lo:
+            lo, kv_lo = mid, np.array(got)
+        elif index == i_hi:
+            hi, kv_hi = mid, np.array(got)
+        else:
+            break
+    return lo, hi
 
 
 def _follow(params: Params, k, v, grid: np.ndarray, min_step: float):
@@ -883,6 +926,7 @@ def continuation(
                     start=start,
                     end=end,
                     seed=lam_s,
+                    vectors=np.array([r.vectors for r in recs]),
                 )
             )
             for side, how, lam_e in (("start", start, lam_b[0]), ("end", end, lam_b[-1])):
@@ -890,13 +934,15 @@ def continuation(
                     events.append({"lam": float(lam_e), "branch": b, "type": "fold", "side": side})
             idx = branches[-1].index
             for t in np.flatnonzero(np.diff(idx) != 0):
+                bracket = _locate_index_change(params, branches[-1], int(t))
                 events.append(
                     {
-                        "lam": float(lam_b[t + 1]),
+                        "lam": 0.5 * (bracket[0] + bracket[1]),
                         "branch": b,
                         "type": "index change",
                         "from": int(idx[t]),
                         "to": int(idx[t + 1]),
+                        "bracket": bracket,
                     }
                 )
     # branches that meet: the same point (up to symmetry) at the same lambda

@@ -317,10 +317,21 @@ def _landscape(ctx) -> list[str]:
         ]
     c = continuation(p, (0.02, 2.0), steps=30, seeds=3)
     bifurcation_figure(c, d / "bifurcation.png")
-    events = [e for e in c.events if e["type"] in ("index change", "fold")]
+    # each event once (branches related by a symmetry change index at the same lambda);
+    # index changes are located to 1e-7 in lambda, folds to the continuation's last step
+    events = {
+        (e["type"], round(e["lam"], 6)): e
+        for e in c.events
+        if e["type"] in ("index change", "fold")
+    }
     lines += [
         f"**Continuation in λ** over [0.02, 2]: {len(c.branches)} branches; "
-        + "; ".join(f"{e['type']} at λ ≈ {e['lam']:.3g}" for e in events[:8])
+        + "; ".join(
+            f"index change at λ = {e['lam']:.6f}"
+            if e["type"] == "index change"
+            else f"fold at λ ≈ {e['lam']:.4g}"
+            for e in events.values()
+        )
         + ".",
         "",
         "![bifurcation diagram](bifurcation.png)",

@@ -260,3 +260,38 @@ def test_continuation_counts_a_continuum_of_critical_points_instead_of_following
     assert 0 < len(c.branches) < 20
     for b in c.branches:
         assert not any(k.startswith("degenerate") for k in b.kind[:1])
+
+
+def test_an_index_change_is_located_to_a_millionth_and_the_eigenvalue_agrees():
+    """The optimum (k*, v*) turns into a saddle at lam ~ 0.8924 (an eigenvalue inside
+    span{k*, v*} crosses zero). The located bracket is checked by second differences of
+    risk_at along the geodesics k -> v*, v -> k*, a route that shares no code with the
+    Hessian of classify."""
+    from slr_theory import risk_at
+
+    c = continuation(Params.paper(), (0.88, 0.90), steps=2, seeds=1)
+    (ev,) = [
+        e
+        for e in c.events
+        if e["type"] == "index change"
+        and np.allclose(c.branches[e["branch"]].overlaps[0], [1, 1, 0, 0, 0])
+    ]
+    lo, hi = ev["bracket"]
+    assert (ev["from"], ev["to"]) == (0, 1) and lo < ev["lam"] < hi and hi - lo <= 1e-6
+    e = np.eye(400)
+
+    def in_span_min_eigenvalue(lam, h=1e-4):
+        p = Params.paper(lam=lam)
+
+        def f(a, b):  # k = cos a e1 + sin a e2, v = cos b e2 + sin b e1
+            k = np.cos(a) * e[0] + np.sin(a) * e[1]
+            v = np.cos(b) * e[1] + np.sin(b) * e[0]
+            return float(risk_at(p, k, v, e[0], e[1]))
+
+        f0 = f(0, 0)
+        haa = (f(h, 0) - 2 * f0 + f(-h, 0)) / h**2
+        hbb = (f(0, h) - 2 * f0 + f(0, -h)) / h**2
+        hab = (f(h, h) - f(h, -h) - f(-h, h) + f(-h, -h)) / (4 * h * h)
+        return float(np.linalg.eigvalsh([[haa, hab], [hab, hbb]])[0])
+
+    assert in_span_min_eigenvalue(lo - 1e-6) > 0 > in_span_min_eigenvalue(hi + 1e-6)
