@@ -22,6 +22,24 @@ class _UsageError(Exception):
     pass
 
 
+class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Examples kept as written; every option's default shown (unless its help says it)."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if (
+            not action.option_strings
+            or "default" in text
+            or default is None
+            or default is False
+            or default is argparse.SUPPRESS
+        ):
+            return text
+        shown = f"{default:.6g}" if isinstance(default, float) else default
+        return f"{text} (default: {shown})"
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, no usage dump, no traceback
         raise _UsageError(f"{self.prog}: error: {message}")
@@ -57,8 +75,7 @@ def _max_minutes(p) -> None:
         type=_number(float, lambda v: v > 0, "a positive number of minutes ('inf': no ceiling)"),
         default=DEFAULT_MINUTES,
         metavar="M",
-        help=f"refuse work estimated beyond M minutes (default {DEFAULT_MINUTES:g}; "
-        "'inf' lifts the ceiling)",
+        help="refuse work estimated beyond M minutes ('inf' lifts the ceiling)",
     )
 
 
@@ -88,7 +105,7 @@ def _verify_parser(sub) -> None:
         description="Run the registry of checks; exit 1 if any check fails.",
         epilog="examples:\n  slr-theory verify\n  slr-theory verify --only 'risk.*' --json\n"
         "  slr-theory verify --random --seed 3 --samples 100000",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     v.add_argument(
         "--samples",
@@ -123,7 +140,7 @@ def _stats_parser(sub) -> None:
         description="Oracle attention risk at the optimal temperature, the Bayes risk "
         "(Monte Carlo) and the best linear risk, minus eps^2, for growing d.",
         epilog="examples:\n  slr-theory stats --d-max 10000\n  slr-theory stats --L 10 --json",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     st.add_argument(
         "--gamma", type=_in_domain("gamma", float), default=0.5**0.5, help="informative spread"
@@ -161,11 +178,15 @@ def _reproduce_parser(sub) -> None:
         "<name>.csv and <name>.png (four panels) into --out.",
         epilog="examples:\n  slr-theory reproduce all --out figures\n"
         "  slr-theory reproduce gd_manifold --out figures --repeats 5 --force",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     rp.add_argument("name", nargs="?", default="all", help="experiment name or 'all' (default)")
     rp.add_argument("--out", required=True, help="output directory")
-    rp.add_argument("--force", action="store_true", help="overwrite existing files")
+    rp.add_argument(
+        "--force",
+        action="store_true",
+        help="replace files an earlier slr-theory run wrote in --out (never other files)",
+    )
     rp.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     rp.add_argument(
         "--repeats", type=_positive_int, default=None, help="repeats (default: the paper's 30)"
@@ -174,13 +195,13 @@ def _reproduce_parser(sub) -> None:
         "--steps-scale",
         type=_number(float, lambda v: 0 < v <= 1, "a number in (0, 1]"),
         default=1.0,
-        help="fraction of the paper's step counts to run (default 1)",
+        help="fraction of the paper's step counts to run",
     )
     rp.add_argument(
         "--jobs",
         type=_positive_int,
         default=2,
-        help="processes: with 2, SGD runs beside the PGD loop (default 2)",
+        help="processes: with 2, SGD runs beside the PGD loop",
     )
     _max_minutes(rp)
     rp.set_defaults(run=_cmd_reproduce)
@@ -222,15 +243,20 @@ def _critical_parser(sub) -> None:
         "PGD map's spectrum at each one (the center-stable manifold check).",
         epilog="examples:\n  slr-theory critical --where manifold\n"
         "  slr-theory critical --lam 0.9 --alpha 1e-3 --starts 2048",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     _model_options(c)
-    c.add_argument("--where", choices=("sphere", "manifold"), default="sphere")
+    c.add_argument(
+        "--where",
+        choices=("sphere", "manifold"),
+        default="sphere",
+        help="on the spheres (a search) or on M (by proof)",
+    )
     c.add_argument(
         "--starts",
         type=_between(int, 1, MAX_STARTS),
         default=512,
-        help="random starts (sphere; default 512)",
+        help="random starts (sphere)",
     )
     c.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     c.add_argument(
@@ -255,16 +281,21 @@ def _report_parser(sub) -> None:
         "section-4 statistics; write report.md and its figures into --out.",
         epilog="examples:\n  slr-theory report --out report\n"
         "  slr-theory report --out report-09 --lam 0.9 --alpha 1e-3 --force",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     _model_options(r, d_min=4)
-    r.add_argument("--out", default="slr-report", help="output directory (default slr-report)")
+    r.add_argument("--out", default="slr-report", help="output directory")
     r.add_argument(
         "--alpha", type=_between(float, 1e-300, MAX_ALPHA), default=4e-3, help="PGD step size"
     )
     r.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     r.add_argument("--full", action="store_true", help="all 30 repeats of every experiment")
-    r.add_argument("--force", action="store_true", help="replace a non-empty --out")
+    r.add_argument(
+        "--force",
+        action="store_true",
+        help="write into a non-empty --out, replacing what an earlier report wrote there "
+        "(never other files)",
+    )
     r.set_defaults(run=_cmd_report)
 
 
@@ -295,7 +326,7 @@ def _risk_parser(sub) -> None:
         description="The population risk at (kappa, nu, theta, eta, rho), its decomposition, "
         "its gradient in the overlaps and the Riemannian gradient norms.",
         epilog="example:\n  slr-theory risk --kappa 0.5 --nu 0.5 --lam 0.1",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     _model_options(r)
     _overlap_options(r)
@@ -323,7 +354,7 @@ def _trajectory_parser(sub, name: str) -> None:
             f"example:\n  slr-theory {name} --kappa0 0.1 --nu0 0.05 "
             + ("--t-max 300" if is_flow else "--alpha 4e-3 --steps 20000")
         ),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     _model_options(t)
     _overlap_options(t, "0")
@@ -357,7 +388,7 @@ def _portrait_parser(sub) -> None:
         description="Streamlines, nullclines, critical points, separatrix, trajectories, "
         "basins and risk contours of the flow on M; with --alpha, PGD iterates too.",
         epilog="example:\n  slr-theory portrait --out portrait.png --lam 0.1 --alpha 4e-3",
-        formatter_class=argparse.RawDescriptionHelpFormatter,
+        formatter_class=_HelpFormatter,
     )
     _model_options(pp)
     pp.add_argument("--out", required=True, help="output file (.png, .svg or .pdf)")
@@ -367,7 +398,11 @@ def _portrait_parser(sub) -> None:
         default=None,
         help="also PGD at this step",
     )
-    pp.add_argument("--force", action="store_true", help="overwrite an existing file")
+    pp.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out if an earlier slr-theory run wrote it (never another file)",
+    )
     pp.set_defaults(run=_cmd_portrait)
 
 

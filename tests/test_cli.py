@@ -213,3 +213,23 @@ def test_portrait_destinations_are_refused_at_the_door(tmp_path, capsys):
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and "argument --out:" in err[0] and message in err[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["file", "folder.png"]
+
+
+def test_help_shows_every_default(capsys):
+    """Each option with a default names it in --help (flags and None defaults excepted)."""
+    from slr_theory import cli
+
+    parser = cli._build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, p in sub.choices.items():
+        with pytest.raises(SystemExit) as info:
+            main([name, "--help"])
+        assert info.value.code == 0
+        text = " ".join(capsys.readouterr().out.split())
+        for action in p._actions:
+            if not action.option_strings or action.default in (None, False, "==SUPPRESS=="):
+                continue
+            shown = (
+                f"{action.default:.6g}" if isinstance(action.default, float) else action.default
+            )
+            assert f"(default: {shown})" in text, (name, action.dest)
