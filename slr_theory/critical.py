@@ -947,8 +947,10 @@ def lipschitz_bound(
     ``||Hess R|| <= 3 ||H||_F + |R_rho| + max(|A|, |B|)``; each entry of ``H`` and of the
     gradient is bounded by ``sum |C| sup |feature|`` over ``|kappa|, |nu|, ... <= 1``,
     ``|erf| <= 1``, ``sup x^p e^{-x^2} = (p / 2e)^{p/2}``. Lower: the largest spectral
-    norm of :func:`slr_theory.geometry.riemannian_hessian` over the critical points of M
-    and random overlaps.
+    norm of the Riemannian Hessian met at the critical points of M, structured points (in
+    ``span{k*, v*}`` and on M) and random points, the largest four then climbed to their
+    local maxima (Nelder-Mead on ``S^3 x S^3``); the norm includes, for ``d > 4``, the
+    block ``[[-A, R_rho], [R_rho, -B]]`` of the directions outside ``span{k, v, k*, v*}``.
 
     Parameters
     ----------
@@ -981,10 +983,50 @@ def lipschitz_bound(
     r_k, r_n, r_t, r_e, r_r = b1
     upper = 3 * h_frob + r_r + max(r_k + r_e + r_r, r_t + r_n + r_r)
     K, V = _random_starts(rng, samples)
-    kv = to_vectors(_on_m_points().T.copy())
+    kv = to_vectors(np.concatenate([_on_m_points(), _structured_starts(12)]).T.copy())
     K = np.concatenate([kv[:4].T, K])
     V = np.concatenate([kv[4:].T, V])
-    ov, _g, _G, Hr, _AB, _m = vector_derivatives((t1, t2), K, V)
+    K /= np.linalg.norm(K, axis=1, keepdims=True)  # candidates: any unit vectors will do
+    V /= np.linalg.norm(V, axis=1, keepdims=True)
+    norms, ov = _hessian_norms((t1, t2), K, V, params.d)
+    # the largest norms met, each climbed to its local maximum on S^3 x S^3
+    best_norm, best_at = -np.inf, None
+    for i in np.argsort(-norms)[:4]:
+        x = _climb_hessian_norm((t1, t2), K[i], V[i], params.d)
+        k, v = x[:4] / np.linalg.norm(x[:4]), x[4:] / np.linalg.norm(x[4:])
+        n_i, ov_i = _hessian_norms((t1, t2), k[None], v[None], params.d)
+        for value, at in ((n_i[0], ov_i[0]), (norms[i], ov[i])):
+            if value > best_norm:
+                best_norm, best_at = value, at
+    return LipschitzBound(float(upper), float(best_norm), best_at, len(K))
+
+
+def _hessian_norms(tables, K: np.ndarray, V: np.ndarray, d: int):
+    """``||Hess R||`` at unit ``K, V`` ``(n, 4)`` on ``S^{d-1} x S^{d-1}``, and the overlaps.
+
+    The spectral norm of the block inside ``R^4`` and, when ``d > 4``, of the block
+    ``H_W = [[-A, R_rho], [R_rho, -B]]`` that every direction outside ``R^4`` carries.
+    """
+    ov, g, _G, Hr, AB, _m = vector_derivatives(tables, K, V)
     norms = np.abs(np.linalg.eigvalsh(Hr)).max(axis=1)
-    i = int(np.argmax(norms))
-    return LipschitzBound(float(upper), float(norms[i]), ov[i], len(K))
+    if d > 4:
+        A, B, r = AB[:, 0], AB[:, 1], g[:, 4]
+        norms = np.maximum(norms, 0.5 * np.abs(A + B) + np.hypot(0.5 * (A - B), r))
+    return norms, ov
+
+
+def _climb_hessian_norm(tables, k: np.ndarray, v: np.ndarray, d: int) -> np.ndarray:
+    """Nelder-Mead ascent of ``||Hess R||`` from ``(k, v)``, normalising inside."""
+    from scipy.optimize import minimize
+
+    def f(x):
+        nk, nv = np.linalg.norm(x[:4]), np.linalg.norm(x[4:])
+        if nk == 0 or nv == 0:
+            return 0.0
+        return -float(_hessian_norms(tables, (x[:4] / nk)[None], (x[4:] / nv)[None], d)[0][0])
+
+    x0 = np.concatenate([k, v])
+    res = minimize(
+        f, x0, method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-12, "maxfev": 1500}
+    )
+    return res.x if res.fun <= f(x0) else x0

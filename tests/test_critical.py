@@ -315,3 +315,42 @@ def test_search_reports_progress_over_its_newton_iterations():
     assert [q.overlaps.tolist() for q in told] == [q.overlaps.tolist() for q in quiet]
     with pytest.raises(ValueError, match="`progress` must be a bool or a callable"):
         critical_points(p, starts=8, progress="yes")
+
+
+def test_the_lipschitz_lower_bound_is_the_hessian_norm_where_it_is_attained():
+    """The climbed lower bound equals, at the point it names, the spectral norm of a
+    second-difference Hessian of risk_at along geodesics of S^399 x S^399 restricted to
+    span{e1, ..., e5} (e5 stands for every direction outside the span): a route that
+    shares no code with the engine's Hessian."""
+    from slr_theory import risk_at
+    from slr_theory.critical import lipschitz_bound
+    from slr_theory.model import vectors_from_overlaps
+
+    p = Params.paper(lam=0.1)
+    b = lipschitz_bound(p, samples=500)
+    assert b.lower <= b.upper
+    k, v, _, _ = vectors_from_overlaps(b.lower_at, 400)  # in span{e1, ..., e4}
+    e = np.eye(400)
+    span = e[:, :5]
+
+    def tangent(x):  # an orthonormal basis of the tangent space at x inside span{e1..e5}
+        q, _ = np.linalg.qr(np.column_stack([span.T @ x, np.eye(5)]))
+        return span @ q[:, 1:5]
+
+    T = [(t, None) for t in tangent(k).T] + [(None, t) for t in tangent(v).T]
+
+    def f(step):
+        kk, vv = k.copy(), v.copy()
+        for (tk, tv), c in zip(T, step, strict=True):
+            kk = kk + (c * tk if tk is not None else 0)
+            vv = vv + (c * tv if tv is not None else 0)
+        return float(risk_at(p, kk / np.linalg.norm(kk), vv / np.linalg.norm(vv), e[0], e[1]))
+
+    h, n = 1e-4, len(T)
+    H = np.empty((n, n))
+    for i in range(n):
+        for j in range(i, n):
+            a, c = np.eye(n)[i] * h, np.eye(n)[j] * h
+            H[i, j] = H[j, i] = (f(a + c) - f(a - c) - f(c - a) + f(-a - c)) / (4 * h * h)
+    fd = np.abs(np.linalg.eigvalsh(H)).max()
+    assert abs(b.lower - fd) < 1e-4 * fd
