@@ -432,25 +432,36 @@ def _phase_portrait(
     from .landscape import manifold_basins, separatrix
     from .risk import manifold_risk
 
-    fig = _new_figure(figsize=(7.2, 6.6), constrained_layout=True)
+    fig = _new_figure(figsize=(8.9, 6.6), constrained_layout=True)
     ax = fig.subplots()
     t = np.linspace(-1, 1, grid)
     K, N = np.meshgrid(t, t)
     if basin_grid:
         b = manifold_basins(params, grid=basin_grid, t_max=t_max)
-        shades = ListedColormap(["#FFFFFF", "#DDDDDD", "#CFE8F7", "#FBE3C2", "#F0F0F0", "#F0F0F0"])
+        # cells that tile the closed square: the starts are interior, the map reaches the edges
+        c = b.kappa[0]
+        edges = np.concatenate([[-1.0], 0.5 * (c[:-1] + c[1:]), [1.0]])
+        names = {
+            0: ("#F2F2F2", f"no critical point reached by t = {t_max:g}"),
+            1: ("#DDDDDD", "ends at the saddle (0, 0)"),
+            2: ("#CFE8F7", "basin of (1, 1)"),
+            3: ("#FBE3C2", "basin of (−1, −1)"),
+            4: ("#F0F0F0", "ends at (1, −1)"),
+            5: ("#F0F0F0", "ends at (−1, 1)"),
+        }
+        colours = ["#F2F2F2", "#DDDDDD", "#CFE8F7", "#FBE3C2", "#F0F0F0", "#F0F0F0"]
         ax.pcolormesh(
-            b.kappa,
-            b.nu,
+            edges,
+            edges,
             b.label + 1,
-            cmap=shades,
+            cmap=ListedColormap(colours),
             vmin=-0.5,
             vmax=5.5,
-            shading="nearest",
+            shading="flat",
             zorder=0,
         )
-        ax.plot([], [], "s", color="#CFE8F7", label="basin of (1, 1)")
-        ax.plot([], [], "s", color="#FBE3C2", label="basin of (−1, −1)")
+        for value in sorted(set(np.unique(b.label + 1).tolist()) & set(names)):
+            ax.plot([], [], "s", color=names[value][0], label=names[value][1])  # only what shows
         tick(1)
     R = manifold_risk(params, K, N)
     cs = ax.contour(
@@ -548,11 +559,11 @@ def _phase_portrait(
         ylabel=r"$\nu = v\cdot v^*$",
     )
     ax.set_title(
-        f"gradient flow on M (d = {params.d}, L = {params.L}, λ = {params.lam:g}); "
-        f"max speed {speed.max():.2g}",
+        f"gradient flow on M (d = {params.d}, L = {params.L}, λ = {params.lam:g})\n"
+        f"largest speed on the grid |(κ′, ν′)| = {speed.max():.2g}",
         fontsize=10,
     )
-    ax.legend(fontsize=7, loc="upper left", framealpha=0.9)
+    fig.legend(fontsize=8, loc="outside right upper")
     _save(fig, path, dpi)
     tick(1)
     return Path(path)

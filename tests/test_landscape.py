@@ -240,7 +240,7 @@ def test_phase_portrait_and_off_manifold_figure_have_the_expected_size(tmp_path)
         dpi=100,
         progress=stages.append,
     )
-    assert _png_size(path) == (720, 660)
+    assert _png_size(path) == (890, 660)  # the legend beside the square, not on the data
     # basins, field, separatrix, three trajectories, critical points, saving
     assert stages == [1] * 8
     path = off_manifold_figure(p, tmp_path / "off.png", n=6, steps=2000, dpi=100)
@@ -295,3 +295,34 @@ def test_an_index_change_is_located_to_a_millionth_and_the_eigenvalue_agrees():
         return float(np.linalg.eigvalsh([[haa, hab], [hab, hbb]])[0])
 
     assert in_span_min_eigenvalue(lo - 1e-6) > 0 > in_span_min_eigenvalue(hi + 1e-6)
+
+
+def test_the_portraits_legend_names_only_what_it_shows(tmp_path, monkeypatch):
+    """At lam = 0.9 no start reaches a minimum by t_max: the legend says so and names no
+    basin; at lam = 0.1 it names both basins and nothing unreached."""
+    from slr_theory import plotting
+
+    labels = {}
+
+    real = plotting._save
+
+    def keep(fig, path, dpi):
+        labels[path.name] = [t.get_text() for t in fig.legends[0].get_texts()]
+        real(fig, path, dpi)
+
+    monkeypatch.setattr(plotting, "_save", keep)
+    for lam in (0.1, 0.9):
+        plotting.phase_portrait(
+            Params.paper(lam=lam),
+            tmp_path / f"p{lam}.png",
+            grid=11,
+            basin_grid=6,
+            trajectories=1,
+            t_max=600.0,
+            dpi=40,
+        )
+    low, high = labels["p0.1.png"], labels["p0.9.png"]
+    assert "basin of (1, 1)" in low and "basin of (−1, −1)" in low
+    assert not any(t.startswith("no critical point") for t in low)
+    assert "no critical point reached by t = 600" in high
+    assert not any(t.startswith("basin") for t in high)
