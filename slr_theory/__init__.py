@@ -1,20 +1,24 @@
 """slr-theory: the single-location regression theory of Marion et al. (ICLR 2025), computable.
 
-The public API, layer by layer (lower layers never import upper ones):
+The modules, layer by layer: a module imports modules of its own layer or of lower ones,
+never of a higher one (``tests/test_house.py`` checks it, with its few documented
+exceptions).
 
-- :mod:`slr_theory.gaussian`: closed-form Gaussian expectations of ``erf``.
-- :mod:`slr_theory.params`: ``Params`` and overlap feasibility.
-- :mod:`slr_theory.model`: the data model, the predictor, Monte Carlo risk.
-- :mod:`slr_theory.risk`: the exact population risk and its gradient.
-- :mod:`slr_theory.statistics`: the paper's section 4 (Bayes, linear, oracle).
-- :mod:`slr_theory.dynamics`: projected gradient descent, exactly, on the overlaps.
-- :mod:`slr_theory.flows`: the gradient flows (on M and in the five overlaps), to tolerance.
-- :mod:`slr_theory.geometry`: the product of spheres in overlap coordinates.
-- :mod:`slr_theory.critical`: every critical point, classified; the center-stable manifold check.
-- :mod:`slr_theory.landscape`: stability of M, basins and separatrices, escape, continuation.
-- :mod:`slr_theory.verify`: the registry of checks against mpmath and Monte Carlo.
-- :mod:`slr_theory.output` and :mod:`slr_theory.work`: what every command that writes or
-  computes for long shares: the output discipline, and cost estimates with a ceiling.
+0. ``validate``, ``doubledouble``: input checks; double-double exponents.
+1. ``gaussian``, ``params``, ``work``, ``output``: Gaussian expectations of ``erf``;
+   ``Params`` and overlap feasibility; cost estimates; the output discipline.
+2. ``engine``: the one risk engine (value, gradient, Hessian tables).
+3. ``trajectory``: the batched loop shared by PGD, SGD and the experiments.
+4. ``model``, ``geometry``, ``flows``: the data model and Monte Carlo; the product of
+   spheres in overlap coordinates; the gradient flows.
+5. ``risk``: the exact population risk, validated.
+6. ``statistics``, ``sgd``, ``critical``, ``dynamics``: the paper's section 4; online SGD;
+   every critical point, classified; projected gradient descent, exactly.
+7. ``landscape``, ``experiments``: stability of M, basins, continuation; the paper's
+   section 5.
+8. ``verify``: the registry of checks against mpmath and Monte Carlo.
+9. ``render``, ``plotting``: tables and figures, drawn from results.
+10. ``report``, ``cli``: the report and the command line.
 """
 
 from .critical import CriticalPoint, critical_points, lipschitz_bound, pgd_map_spectrum

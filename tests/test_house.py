@@ -74,3 +74,71 @@ def test_trajectory_csv_round_trips(tmp_path):
         [tr.overlaps[..., 0].ravel(), tr.overlaps[..., 1].ravel(), tr.risk.ravel()]
     )
     np.testing.assert_array_equal(got, want)
+
+
+# The layers, lowest first, as the package docstring states them. A module may import
+# modules of its own layer or of lower ones, never of a higher one (imports inside
+# functions count too).
+LAYERS = [
+    {"validate", "doubledouble"},
+    {"gaussian", "params", "work", "output"},
+    {"engine"},
+    {"trajectory"},
+    {"model", "geometry", "flows"},
+    {"risk"},
+    {"statistics", "sgd", "critical", "dynamics"},
+    {"landscape", "experiments"},
+    {"verify"},
+    {"render", "plotting"},
+    {"report", "cli", "__main__", "__init__"},
+]
+# Documented exceptions: (importer, imported, why).
+ALLOWED_UPWARD = {
+    ("experiments", "plotting"): "experiments.write saves the figure of the results it ran",
+    ("experiments", "render"): "experiments.write saves the CSV of the results it ran",
+    ("output", "__init__"): "the marker records the package's __version__",
+}
+
+
+def _imports(path: pathlib.Path) -> set[str]:
+    """The sibling modules `path` imports (relative imports, at any depth of the code)."""
+    import ast
+
+    tree = ast.parse(path.read_text())
+    here = path.relative_to(PKG).parts
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = list(here[: len(here) - node.level])
+            target = [*base, *(node.module.split(".") if node.module else [])]
+            if not target:  # `from . import x`: x is a module, or a name of __init__
+                for alias in node.names:
+                    is_module = (PKG / f"{alias.name}.py").exists() or (PKG / alias.name).is_dir()
+                    out.add(alias.name if is_module else "__init__")
+            else:
+                out.add(target[0])
+    return out
+
+
+def test_lower_layers_never_import_higher_ones():
+    layer = {name: i for i, names in enumerate(LAYERS) for name in names}
+    assert set(layer) >= MODULES | {"__init__", "__main__"}, set(MODULES) - set(layer)
+    bad = []
+    for path in PKG.rglob("*.py"):
+        top = path.relative_to(PKG).parts[0].removesuffix(".py")
+        for imported in _imports(path) - {top}:
+            if layer[imported] > layer[top] and (top, imported) not in ALLOWED_UPWARD:
+                bad.append(
+                    f"{path.relative_to(PKG)} (layer {layer[top]}) imports {imported} "
+                    f"(layer {layer[imported]})"
+                )
+    assert not bad, bad
+
+
+def test_the_package_docstring_states_the_layers():
+    import slr_theory
+
+    doc = slr_theory.__doc__
+    for i, names in enumerate(LAYERS[:-1]):
+        line = next(t for t in doc.splitlines() if t.strip().startswith(f"{i}."))
+        assert all(f"``{n}``" in line for n in names), (i, line)
