@@ -52,7 +52,7 @@ from .geometry import (
     vector_derivatives,
 )
 from .params import Params, check_params
-from .trajectory import Progress, to_vectors
+from .trajectory import Progress, to_overlaps, to_vectors
 from .validate import as_array, positive_int, positive_real, random_generator, unit_vectors
 
 __all__ = [
@@ -305,7 +305,7 @@ def _gaussian_part_vanishes(params: Params, table, K, V, tol: float) -> np.ndarr
     in double precision; the scaled part (:func:`slr_theory.engine.features` with
     ``scaled=True``) is what decides.
     """
-    ov = np.stack([K[:, 0], V[:, 1], V[:, 0], K[:, 1], np.sum(K * V, axis=1)])
+    ov = to_overlaps(np.concatenate([K.T, V.T]))
     mask = engine.gaussian_columns(1)
     phi = engine.features(ov, table.constants, 1, scaled=True)[mask]
     C = table.C[:, mask]
@@ -716,7 +716,7 @@ def critical_points(
     kv = to_vectors(structured.T.copy())
     K0 = np.concatenate([kv[:4].T, _random_starts(rng, starts)[0]]) if starts else kv[:4].T
     V0 = np.concatenate([kv[4:].T, _random_starts(rng, starts)[1]]) if starts else kv[4:].T
-    start_ov = np.stack([K0[:, 0], V0[:, 1], V0[:, 0], K0[:, 1], np.sum(K0 * V0, axis=1)], axis=1)
+    start_ov = to_overlaps(np.concatenate([K0.T, V0.T])).T
     with Progress(progress, iterations, "critical", unit="iteration") as update:
         K, V, ov, gn, rel, step = _newton(tables, K0.copy(), V0.copy(), iterations, update)
     critical = (rel <= tol) & (step < 1e-7) & (span_dimension(K, V) <= params.d)

@@ -45,6 +45,7 @@ import numpy as np
 
 from . import engine
 from .params import Params
+from .trajectory import to_overlaps
 from .validate import as_array, unit_vectors
 
 __all__ = [
@@ -264,7 +265,7 @@ def vector_derivatives(tables, K: np.ndarray, V: np.ndarray):
         against which a partial that vanishes by cancellation is zero.
     """
     n = K.shape[0]
-    ov = np.stack([K[:, 0], V[:, 1], V[:, 0], K[:, 1], np.sum(K * V, axis=1)])
+    ov = to_overlaps(np.concatenate([K.T, V.T]))
     phi = engine.features(ov, tables[0].constants, tables[0].order)
     g = (tables[0].C @ phi).T
     magnitudes = (np.abs(tables[0].C) @ np.abs(phi)).T
