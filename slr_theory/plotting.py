@@ -190,6 +190,48 @@ _OKABE_ITO = (
 )
 
 
+def _branch_name(b: int, overlaps: np.ndarray) -> str:
+    """A short label: the point's name when it is one of M's critical points, else ``b<i>``."""
+    o = np.round(np.asarray(overlaps, dtype=float), 3) + 0.0
+    if not np.any(o[2:]):
+        names = {
+            (1, 1): "optimum",
+            (-1, -1): "optimum (−)",
+            (0, 0): "origin",
+            (1, -1): "corner (1, −1)",
+            (-1, 1): "corner (−1, 1)",
+        }
+        name = names.get((o[0], o[1]))
+        if name:
+            return f"b{b} {name}"
+    return f"b{b}"
+
+
+def _label_ends(ax, ends, gap: float = 8.0) -> None:
+    """Write each label at its point, moved up just enough that labels do not overlap."""
+    ax.figure.canvas.draw()  # the final limits and scales, for display coordinates
+    to_display, to_data = ax.transData, ax.transData.inverted()
+    placed: list[tuple[float, float]] = []
+    for x, y, text in sorted(ends, key=lambda e: e[1]):
+        px, py = to_display.transform((x, y))
+        for qx, qy in placed:
+            if abs(qx - px) < 40 and py < qy + gap:
+                py = qy + gap
+        placed.append((px, py))
+        tx, ty = to_data.transform((px + 4, py))
+        ax.annotate(
+            text,
+            (x, y),
+            xytext=(tx, ty),
+            textcoords="data",
+            fontsize=6,
+            va="center",
+            color="0.3",
+            annotation_clip=False,
+            arrowprops={"arrowstyle": "-", "color": "0.8", "lw": 0.4},
+        )
+
+
 def bifurcation_figure(
     result, path: str | Path, *, quantity: str = "risk", dpi: int = 120
 ) -> Path:
@@ -212,40 +254,82 @@ def bifurcation_figure(
 
     if quantity != "risk" and quantity not in OVERLAP_NAMES:
         raise ValueError(f"`quantity` must be 'risk' or one of {OVERLAP_NAMES}, got {quantity!r}.")
-    fig = _new_figure(figsize=(7.5, 5.0), constrained_layout=True)
+    fig = _new_figure(figsize=(8.6, 5.0), constrained_layout=True)
     ax = fig.subplots()
     classes = (
         ("minimum (index 0)", _OKABE_ITO[0]),
         ("saddle, index 1", _OKABE_ITO[1]),
         ("saddle, index > 1", _OKABE_ITO[3]),
+        ("maximum", _OKABE_ITO[4]),
     )
     seen = set()
-    values = []
-    for br in result.branches:
+    values, ends = [], []
+    for b, br in enumerate(result.branches):
         y = br.risk if quantity == "risk" else br.overlaps[:, OVERLAP_NAMES.index(quantity)]
         values.append(y)
-        cls = np.where(br.index == 0, 0, np.where(br.index == 1, 1, 2))
-        for c in range(3):
+        is_max = np.array(["maximum" in k for k in br.kind])
+        cls = np.where(is_max, 3, np.where(br.index == 0, 0, np.where(br.index == 1, 1, 2)))
+        ax.plot(
+            br.lam,
+            y,
+            "-",
+            color="0.75",
+            lw=0.6,
+            zorder=0,
+            label="a branch, followed in λ" if b == 0 else None,
+        )
+        for c in range(len(classes)):
             mask = cls == c
             if not mask.any():
                 continue
             label = classes[c][0] if c not in seen else None
             seen.add(c)
             ax.plot(br.lam[mask], y[mask], ".", color=classes[c][1], ms=4, label=label)
-        ax.plot(br.lam, y, "-", color="0.75", lw=0.6, zorder=0)
-        if br.end == "fold":
-            ax.plot(br.lam[-1], y[-1], "x", color="k", ms=6)
+        for end, at in (("start", 0), ("end", -1)):
+            if getattr(br, end) == "fold":
+                ax.plot(
+                    br.lam[at],
+                    y[at],
+                    "x",
+                    color="k",
+                    ms=6,
+                    zorder=3,
+                    label="corrector stops (fold or branches meet)" if "x" not in seen else None,
+                )
+                seen.add("x")
+        ends.append((br.lam[-1], y[-1], _branch_name(b, br.overlaps[-1])))
     for ev in result.events:
         if ev["type"] in ("meets", "index change"):
-            ax.axvline(ev["lam"], color="0.85", lw=0.5, zorder=-1)
+            ax.axvline(
+                ev["lam"],
+                color="0.85",
+                lw=0.5,
+                zorder=-1,
+                label="index change or meeting" if "v" not in seen else None,
+            )
+            seen.add("v")
     ax.set_xscale("log")
     allv = np.concatenate(values)
     if quantity == "risk" and allv.min() > 0 and allv.max() / allv.min() > 100:
         ax.set_yscale("log")
     ax.set_xlabel(r"temperature $\lambda$")
     ax.set_ylabel("risk" if quantity == "risk" else quantity)
-    ax.set_title(f"critical points followed in $\\lambda$ ({len(result.branches)} branches)")
-    ax.legend(fontsize=8, loc="best")
+    ax.set_title(
+        f"critical points followed in $\\lambda$ ({len(result.branches)} branches, "
+        "labelled at their last $\\lambda$)",
+        fontsize=10,
+    )
+    _label_ends(ax, ends)
+    order = [c[0] for c in classes] + [
+        "a branch, followed in λ",
+        "corrector stops (fold or branches meet)",
+        "index change or meeting",
+    ]
+    handles, labels = ax.get_legend_handles_labels()
+    pairs = sorted(zip(labels, handles, strict=True), key=lambda p: order.index(p[0]))
+    fig.legend(
+        [h for _, h in pairs], [lab for lab, _ in pairs], fontsize=8, loc="outside right upper"
+    )
     _save(fig, path, dpi)
     return Path(path)
 

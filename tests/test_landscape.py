@@ -326,3 +326,54 @@ def test_the_portraits_legend_names_only_what_it_shows(tmp_path, monkeypatch):
     assert not any(t.startswith("no critical point") for t in low)
     assert "no critical point reached by t = 600" in high
     assert not any(t.startswith("basin") for t in high)
+
+
+def test_the_bifurcation_legend_explains_every_mark_and_names_the_branches(tmp_path, monkeypatch):
+    from slr_theory import plotting
+    from slr_theory.landscape import Branch, Continuation
+
+    lam = np.array([0.1, 0.2, 0.3])
+    opt = np.tile([1.0, 1.0, 0, 0, 0], (3, 1))
+    top = np.tile([0.0, 0.0, 1.0, -1.0, 0.0], (3, 1))
+    c = Continuation(
+        [
+            Branch(
+                lam,
+                opt,
+                np.array([0.1, 0.2, 0.3]),
+                np.array([0, 0, 1]),
+                ["minimum", "minimum", "saddle"],
+                "range",
+                "range",
+                0.1,
+            ),
+            Branch(
+                lam,
+                top,
+                np.array([9.0, 9.5, 10.0]),
+                np.array([798, 798, 798]),
+                ["maximum"] * 3,
+                "range",
+                "fold",
+                0.1,
+            ),
+        ],
+        [{"lam": 0.25, "branch": 0, "type": "index change", "from": 0, "to": 1}],
+    )
+    seen = {}
+
+    def keep(fig, path, dpi):
+        seen["legend"] = [t.get_text() for t in fig.legends[0].get_texts()]
+        seen["labels"] = [t.get_text() for t in fig.axes[0].texts]
+
+    monkeypatch.setattr(plotting, "_save", keep)
+    plotting.bifurcation_figure(c, tmp_path / "b.png")
+    assert seen["legend"] == [
+        "minimum (index 0)",
+        "saddle, index 1",
+        "maximum",
+        "a branch, followed in λ",
+        "corrector stops (fold or branches meet)",
+        "index change or meeting",
+    ]
+    assert sorted(seen["labels"]) == ["b0 optimum", "b1"]
