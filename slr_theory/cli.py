@@ -130,6 +130,9 @@ def _verify_parser(sub) -> None:
     v.set_defaults(run=_cmd_verify)
 
 
+_STATS_SAMPLES = 100_000  # the default of `stats --samples`
+
+
 def _stats_parser(sub) -> None:
     from .params import DOMAIN
     from .statistics import MAX_TOKENS
@@ -161,7 +164,7 @@ def _stats_parser(sub) -> None:
     st.add_argument(
         "--samples",
         type=_between(int, 2, 10**12),
-        default=100_000,
+        default=_STATS_SAMPLES,
         help="Monte Carlo draws per row (>= 2: a standard error needs two)",
     )
     st.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
@@ -444,7 +447,7 @@ def _out_flag(command: str):
 
 
 def _cmd_reproduce(args) -> int:
-    from .experiments import experiments, output_paths, run, write
+    from .experiments import cost, experiments, output_paths, run, write
     from .output import Destination
 
     table = experiments()
@@ -455,19 +458,7 @@ def _cmd_reproduce(args) -> int:
         )
     names = list(table) if args.name == "all" else [args.name]
     expect = [p.name for n in names for p in output_paths(n, args.out or ".")]
-    from .work import reproduce_cost
-
-    runs = {n: args.repeats or table[n].repeats for n in names}
-    steps = {n: max(1, round(table[n].steps * args.steps_scale)) for n in names}
-    gd = [n for n in names if table[n].method == "pgd"]
-    sgd = [n for n in names if table[n].method == "sgd"]
-    cost = reproduce_cost(
-        max((steps[n] for n in gd), default=0),
-        sum(runs[n] for n in gd),
-        max((steps[n] for n in sgd), default=0),
-        sum(runs[n] for n in sgd),
-    )
-    _within("reproduce", cost, args)
+    _within("reproduce", cost(names, repeats=args.repeats, steps_scale=args.steps_scale), args)
     lines = []
     with (
         _out_flag("reproduce"),
@@ -513,7 +504,7 @@ def _cmd_stats(args) -> int:
     lengths = [args.L or int(np.ceil(np.sqrt(d))) for d in dims]
     # name --L or --d-max when even the default samples would be too long
     blame = "--samples"
-    if statistics_cost(100_000, lengths).seconds > 60 * args.max_minutes:
+    if statistics_cost(_STATS_SAMPLES, lengths).seconds > 60 * args.max_minutes:
         blame = "--L" if args.L is not None else "--d-max"
     _within("stats", statistics_cost(args.samples, lengths, flag=blame), args)
     with tqdm(total=len(dims), desc="stats", unit="d", disable=args.json) as bar:
@@ -737,8 +728,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(str(exc), file=sys.stderr)
         return 2
     except BrokenPipeError:  # `slr-theory ... | head`: the reader left; end quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # so that the flush at exit cannot fail
+        _stdout_to_devnull()
         return 141  # 128 + SIGPIPE, as a shell tool killed by SIGPIPE
     except (KeyboardInterrupt, Terminated) as exc:
         name = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
@@ -754,14 +744,20 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _internal(exc)
         where = f" writing {exc.filename}" if exc.filename else ""
         _quiet_stderr(f"slr-theory: I/O error{where}: {exc.strerror or exc}")
-        if exc.filename is None:
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+        if exc.filename is None:  # stdout itself failed
+            _stdout_to_devnull()
         return 74  # EX_IOERR of sysexits.h
     except Exception as exc:  # a bug, not a usage error: one line, the traceback on request
         if debug:
             raise
         return _internal(exc)
+
+
+def _stdout_to_devnull() -> None:
+    """Point stdout at /dev/null, so that the flush at exit cannot fail a second time."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stdout.fileno())
+    os.close(devnull)
 
 
 def _internal(exc: BaseException) -> int:

@@ -990,15 +990,10 @@ def lipschitz_bound(
     V /= np.linalg.norm(V, axis=1, keepdims=True)
     norms, ov = _hessian_norms((t1, t2), K, V, params.d)
     # the largest norms met, each climbed to its local maximum on S^3 x S^3
-    best_norm, best_at = -np.inf, None
-    for i in np.argsort(-norms)[:4]:
-        x = _climb_hessian_norm((t1, t2), K[i], V[i], params.d)
-        k, v = x[:4] / np.linalg.norm(x[:4]), x[4:] / np.linalg.norm(x[4:])
-        n_i, ov_i = _hessian_norms((t1, t2), k[None], v[None], params.d)
-        for value, at in ((n_i[0], ov_i[0]), (norms[i], ov[i])):
-            if value > best_norm:
-                best_norm, best_at = value, at
-    return LipschitzBound(float(upper), float(best_norm), best_at, len(K))
+    climbs = [_climb_hessian_norm((t1, t2), K[i], V[i], params.d) for i in np.argsort(-norms)[:4]]
+    best, k, v = max(climbs, key=lambda c: c[0])
+    at = to_overlaps(np.concatenate([k, v])[:, None])[:, 0]
+    return LipschitzBound(float(upper), float(best), at, len(K))
 
 
 def _hessian_norms(tables, K: np.ndarray, V: np.ndarray, d: int):
@@ -1015,8 +1010,11 @@ def _hessian_norms(tables, K: np.ndarray, V: np.ndarray, d: int):
     return norms, ov
 
 
-def _climb_hessian_norm(tables, k: np.ndarray, v: np.ndarray, d: int) -> np.ndarray:
-    """Nelder-Mead ascent of ``||Hess R||`` from ``(k, v)``, normalising inside."""
+def _climb_hessian_norm(tables, k: np.ndarray, v: np.ndarray, d: int):
+    """Nelder-Mead ascent of ``||Hess R||`` from ``(k, v)``, normalising inside.
+
+    Returns the norm reached (at least the start's) and its unit ``k, v``.
+    """
     from scipy.optimize import minimize
 
     def f(x):
@@ -1029,4 +1027,5 @@ def _climb_hessian_norm(tables, k: np.ndarray, v: np.ndarray, d: int) -> np.ndar
     res = minimize(
         f, x0, method="Nelder-Mead", options={"xatol": 1e-9, "fatol": 1e-12, "maxfev": 1500}
     )
-    return res.x if res.fun <= f(x0) else x0
+    x = res.x  # the start is a vertex of the first simplex: never below it
+    return -res.fun, x[:4] / np.linalg.norm(x[:4]), x[4:] / np.linalg.norm(x[4:])

@@ -27,8 +27,17 @@ from .output import Destination
 from .params import Params
 from .trajectory import Group, PGDResult, paper_schedule, price_records, run_pgd, temperatures
 from .validate import positive_int
+from .work import WorkEstimate, reproduce_cost
 
-__all__ = ["Experiment", "ExperimentResult", "experiments", "output_paths", "run", "write"]
+__all__ = [
+    "Experiment",
+    "ExperimentResult",
+    "cost",
+    "experiments",
+    "output_paths",
+    "run",
+    "write",
+]
 
 
 @dataclass(frozen=True)
@@ -122,14 +131,18 @@ def _select(names) -> list[Experiment]:
     table = experiments()
     if isinstance(names, str):
         names = [names]
+    if not isinstance(names, (list, tuple)) or not names:
+        raise ValueError(f"`names` must be a name or a non-empty list of names, got {names!r}.")
     out = []
     for n in names:
-        if n == "all":
+        if isinstance(n, str) and n == "all":
             out.extend(table.values())
-        elif n in table:
+        elif isinstance(n, str) and n in table:
             out.append(table[n])
         else:
-            raise ValueError(f"`name` must be 'all' or one of {', '.join(table)}; got {n!r}.")
+            raise ValueError(
+                f"`names`: `name` must be 'all' or one of {', '.join(table)}; got {n!r}."
+            )
     return list({e.name: e for e in out}.values())
 
 
@@ -178,28 +191,14 @@ def run(
     >>> int(tr.step[-1]), tr.overlaps.shape
     (200, (11, 3, 5))
     """
-    from dataclasses import replace
-
     from tqdm.auto import tqdm
 
     jobs = positive_int(jobs, "jobs")
     records = positive_int(records, "records")
-    if repeats is not None:
-        repeats = positive_int(repeats, "repeats")
     if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
         raise ValueError(f"`seed` must be a non-negative integer, got {seed!r}.")
-    if not (isinstance(steps_scale, int | float) and 0 < steps_scale <= 1):
-        raise ValueError(f"`steps_scale` must be a number in (0, 1], got {steps_scale!r}.")
-    exps = _select(names)
+    exps = _planned(names, repeats, steps_scale)
     order = list(experiments())
-    exps = [
-        replace(
-            e,
-            steps=max(1, round(e.steps * steps_scale)),
-            repeats=e.repeats if repeats is None else int(repeats),
-        )
-        for e in exps
-    ]
     rngs = {e.name: np.random.default_rng([seed, order.index(e.name)]) for e in exps}
     inits = {
         e.name: sample_initial_overlaps(
@@ -277,6 +276,57 @@ def _worker_progress(queue) -> None:
     """Initializer of the worker processes: where their progress goes."""
     global _PROGRESS
     _PROGRESS = queue
+
+
+def _planned(names, repeats, steps_scale) -> list[Experiment]:
+    """The named experiments with their repeats and steps as a run will do them."""
+    from dataclasses import replace
+
+    if repeats is not None:
+        repeats = positive_int(repeats, "repeats")
+    if not (isinstance(steps_scale, int | float) and 0 < steps_scale <= 1):
+        raise ValueError(f"`steps_scale` must be a number in (0, 1], got {steps_scale!r}.")
+    return [
+        replace(
+            e,
+            steps=max(1, round(e.steps * steps_scale)),
+            repeats=e.repeats if repeats is None else int(repeats),
+        )
+        for e in _select(names)
+    ]
+
+
+def cost(
+    names: str | list[str] = "all", *, repeats: int | None = None, steps_scale: float = 1.0
+) -> WorkEstimate:
+    """The estimated wall time of :func:`run` with the same arguments (nothing is run).
+
+    Parameters
+    ----------
+    names : str or list of str
+    repeats : int, optional
+    steps_scale : float
+        As for :func:`run`.
+
+    Returns
+    -------
+    slr_theory.work.WorkEstimate
+
+    Examples
+    --------
+    >>> from slr_theory.experiments import cost
+    >>> cost("gd_manifold", repeats=30).seconds < cost("all", repeats=30).seconds
+    True
+    """
+    exps = _planned(names, repeats, steps_scale)
+    gd = [e for e in exps if e.method == "pgd"]
+    sgd = [e for e in exps if e.method == "sgd"]
+    return reproduce_cost(
+        max((e.steps for e in gd), default=0),
+        sum(e.repeats for e in gd),
+        max((e.steps for e in sgd), default=0),
+        sum(e.repeats for e in sgd),
+    )
 
 
 def _run_sgd(e: Experiment, init, rng, seed, records, in_worker=False, update=None):

@@ -757,29 +757,25 @@ LOCATE_TOL = 1e-7
 def _locate_index_change(params: Params, branch: Branch, t: int) -> tuple[float, float]:
     """Bisect ``[lam[t], lam[t + 1]]`` of `branch` on the index, to ``LOCATE_TOL``.
 
-    Each midpoint is corrected onto the branch (damped Newton from the nearer known
-    point, which must not jump away) and classified. The bisection stops early, with the
+    Each midpoint is corrected onto the branch (damped Newton from the left end's point,
+    which must not jump away) and classified. The bisection stops early, with the
     interval it has, where the point cannot be followed or its index is neither end's
     (the crossing eigenvalue is within its error of zero there).
     """
     lo, hi = float(branch.lam[t]), float(branch.lam[t + 1])
     i_lo, i_hi = int(branch.index[t]), int(branch.index[t + 1])
-    kv_lo, kv_hi = branch.vectors[t], branch.vectors[t + 1]
+    kv_lo = branch.vectors[t]
     while hi - lo > LOCATE_TOL:
         mid = 0.5 * (lo + hi)
         p_mid = params.replace(lam=mid)
-        start = kv_lo if mid - lo <= hi - mid else kv_hi
-        got = polish(p_mid, start[0], start[1])
-        if (
-            got is None
-            or np.hypot(*(np.linalg.norm(g - s) for g, s in zip(got, start, strict=True))) > 0.05
-        ):
+        got = polish(p_mid, kv_lo[0], kv_lo[1])
+        if got is None or np.linalg.norm(np.array(got) - kv_lo) > 0.05:
             break
         index = classify(p_mid, *got).index
         if index == i_lo:
             lo, kv_lo = mid, np.array(got)
         elif index == i_hi:
-            hi, kv_hi = mid, np.array(got)
+            hi = mid
         else:
             break
     return lo, hi
@@ -897,12 +893,10 @@ def continuation(
             if (si == 0 and points is not None)
             else critical_points(params.replace(lam=lam_s), rng=0)
         )
-        degenerate = [q for q in found if q.nullity > q.orbit_dimension]
-        if degenerate:
-            not_followed.append({"lam": lam_s, "count": len(degenerate)})
-        for q in found:
-            if q.nullity > q.orbit_dimension:
-                continue
+        isolated = [q for q in found if q.nullity <= q.orbit_dimension]
+        if len(isolated) < len(found):
+            not_followed.append({"lam": lam_s, "count": len(found) - len(isolated)})
+        for q in isolated:
             covered = any(
                 b.lam[0] <= lam_s <= b.lam[-1]
                 and same_point(b.overlaps[int(np.argmin(np.abs(b.lam - lam_s)))], q.overlaps)

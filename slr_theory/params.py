@@ -71,7 +71,7 @@ def overlap_tolerance(atol: float) -> contextlib.AbstractContextManager[float]:
     ...     print(round(float(risk_at(Params.paper(), k, e[1], e[0], e[1])), 6))
     0.113498
     """
-    return rounding_tolerance(tolerance(atol))
+    return rounding_tolerance(atol)
 
 
 #: The supported domain of each parameter, ``(low, high)`` inclusive: inside it every

@@ -200,7 +200,7 @@ def bayes_risk_mc(
     count, mean_all, m2 = 0, 0.0, 0.0  # Chan et al.'s pairwise update of mean and M2
     done = 0
     while done < n:
-        m = min(chunk, n - done, max(1, MAX_TOKENS // L))  # at most 1e7 token statistics
+        m = min(chunk, n - done, MAX_TOKENS // L)  # at most 1e7 token statistics (L <= 1e7)
         j0 = rng.integers(0, L, size=m)
         informative = np.arange(L)[None, :] == j0[:, None]
         scale = np.where(informative, g, 1.0)

@@ -46,24 +46,28 @@ _ROUNDING: contextvars.ContextVar[float] = contextvars.ContextVar(
 )
 
 
-@contextlib.contextmanager
-def rounding_tolerance(atol: float) -> Iterator[float]:
-    """Set the tolerance for rounded inputs inside the block (see
-    :func:`slr_theory.overlap_tolerance`, the public door).
+def rounding_tolerance(atol: float) -> contextlib.AbstractContextManager[float]:
+    """The tolerance for rounded inputs inside a ``with`` block (the public door is
+    :func:`slr_theory.overlap_tolerance`); `atol` is validated here, when called.
 
     Parameters
     ----------
     atol : float
         ``0 <= atol <= MAX_ATOL``.
 
-    Yields
-    ------
-    float
-        The current tolerance, `atol`.
+    Returns
+    -------
+    context manager
+        It yields `atol`.
     """
-    token = _ROUNDING.set(tolerance(atol))
+    return _rounding(tolerance(atol))
+
+
+@contextlib.contextmanager
+def _rounding(atol: float) -> Iterator[float]:
+    token = _ROUNDING.set(atol)
     try:
-        yield _ROUNDING.get()
+        yield atol
     finally:
         _ROUNDING.reset(token)
 
@@ -76,6 +80,12 @@ def current_rounding_tolerance() -> float:
     float
     """
     return _ROUNDING.get()
+
+
+def _accepted() -> float:
+    """How far from the feasible set rounded input may be: the rounding tolerance, or
+    ``EXACT`` where that is smaller."""
+    return max(EXACT, _ROUNDING.get())
 
 
 def _show(value: object) -> str:
@@ -187,18 +197,13 @@ def random_generator(value: object, name: str = "rng") -> np.random.Generator:
     """
     if isinstance(value, np.random.Generator):
         return value
-    if isinstance(value, (bool, np.bool_)) or isinstance(value, (str, bytes, float)):
-        raise ValueError(
-            f"`{name}` must be a numpy.random.Generator or a seed (a non-negative integer), "
-            f"got {_brief(value)}."
-        )
-    try:
-        return np.random.default_rng(value)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"`{name}` must be a numpy.random.Generator or a seed (a non-negative integer), "
-            f"got {_brief(value)}."
-        ) from None
+    if not isinstance(value, (bool, np.bool_, str, bytes, float)):  # NumPy would take some
+        with contextlib.suppress(TypeError, ValueError):
+            return np.random.default_rng(value)
+    raise ValueError(
+        f"`{name}` must be a numpy.random.Generator or a seed (a non-negative integer), "
+        f"got {_brief(value)}."
+    )
 
 
 def tolerance(value: object, name: str = "atol") -> float:
@@ -271,15 +276,12 @@ def positive_real(
     return out
 
 
-def unit_vectors(
-    x: object, name: str, d: int, *, batch: bool = False, tol: float | None = None
-) -> np.ndarray:
+def unit_vectors(x: object, name: str, d: int, *, batch: bool = False) -> np.ndarray:
     """Float array of unit vectors in ``R^d`` (shape ``(d,)``, or ``(..., d)`` if `batch`).
 
-    Norms within ``EXACT`` (1e-10) of 1 are taken as they are; norms within `tol`
-    (default: the larger of ``EXACT`` and the rounding tolerance that
-    :func:`slr_theory.overlap_tolerance` sets) are divided out, which is the nearest unit
-    vector; beyond, a ``ValueError`` says by how much and how to allow it.
+    Norms within ``EXACT`` (1e-10) of 1 are taken as they are; norms within the rounding
+    tolerance that :func:`slr_theory.overlap_tolerance` sets are divided out, which is the
+    nearest unit vector; beyond, a ``ValueError`` says by how much and how to allow it.
 
     Parameters
     ----------
@@ -290,14 +292,12 @@ def unit_vectors(
         The dimension.
     batch : bool
         Accept a stack of vectors, shape ``(..., d)``.
-    tol : float, optional
-        The accepted distance of a norm from 1.
 
     Returns
     -------
     ndarray
     """
-    tol = max(EXACT, current_rounding_tolerance()) if tol is None else tol
+    tol = _accepted()
     x = as_array(x, name)
     if batch and x.shape[-1:] != (d,):
         raise ValueError(f"`{name}` must have last dimension d={d}, got shape {x.shape}.")
@@ -343,7 +343,7 @@ def orthonormal_pair(
     a = unit_vectors(a, names[0], d, batch=batch)
     b = unit_vectors(b, names[1], d, batch=batch)
     dot = np.sum(a * b, axis=-1, keepdims=True)
-    tol = max(EXACT, current_rounding_tolerance())
+    tol = _accepted()
     if np.any(np.abs(dot) > tol):
         raise ValueError(
             f"`{names[0]}` and `{names[1]}` must be orthogonal (tolerance {tol:g}), got "

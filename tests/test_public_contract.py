@@ -79,6 +79,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     **{n: ((P, *OV), {}) for n in ("risk", "risk_grad", "risk_hessian", "risk_and_grad")},
     "risk_components": ((P, *OV), {}),
     "work.pgd_cost": ((100, 2), {}),
+    "experiments.cost": (("gd_manifold",), {"repeats": 3, "steps_scale": 0.5}),
     "work.critical_cost": ((100,), {}),
     "work.statistics_cost": ((100, [10, 32]), {}),
     "work.reproduce_cost": ((100, 4, 50, 2), {}),
