@@ -4,7 +4,8 @@ The modules, layer by layer: a module imports modules of its own layer or of low
 never of a higher one (``tests/test_house.py`` checks it, with its few documented
 exceptions).
 
-0. ``validate``, ``doubledouble``: input checks; double-double exponents.
+0. ``validate``, ``doubledouble``, ``results``: input checks; double-double exponents;
+   typed results as JSON and back.
 1. ``gaussian``, ``params``, ``work``, ``output``: Gaussian expectations of ``erf``;
    ``Params`` and overlap feasibility; cost estimates; the output discipline.
 2. ``engine``: the one risk engine (value, gradient, Hessian tables).
@@ -16,7 +17,8 @@ exceptions).
    every critical point, classified; projected gradient descent, exactly.
 7. ``landscape``, ``experiments``: stability of M, basins, continuation; the paper's
    section 5.
-8. ``verify``: the registry of checks against mpmath and Monte Carlo.
+8. ``verify``, ``study``: the registry of checks against mpmath and Monte Carlo; the
+   report's computation as one saved result, and its findings.
 9. ``render``, ``plotting``: tables and figures, drawn from results.
 10. ``report``, ``cli``: the report and the command line.
 """

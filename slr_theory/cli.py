@@ -283,11 +283,24 @@ def _report_parser(sub) -> None:
         "the phase portrait and the global picture, run the paper's experiments and the "
         "section-4 statistics; write report.md and its figures into --out.",
         epilog="examples:\n  slr-theory report --out report\n"
-        "  slr-theory report --out report-09 --lam 0.9 --alpha 1e-3 --force",
+        "  slr-theory report --out report-09 --lam 0.9 --alpha 1e-3 --force\n"
+        "  slr-theory report --from report",
         formatter_class=_HelpFormatter,
     )
     _model_options(r, d_min=4)
-    r.add_argument("--out", default="slr-report", help="output directory")
+    r.add_argument(
+        "--out",
+        default=None,
+        help="output directory (default: slr-report; with --from, that directory itself)",
+    )
+    r.add_argument(
+        "--from",
+        dest="source",
+        metavar="DIR",
+        default=None,
+        help="redraw report.md and every figure from DIR/results.json, computing nothing "
+        "(the model options are then read from the results)",
+    )
     r.add_argument(
         "--alpha", type=_between(float, 1e-300, MAX_ALPHA), default=4e-3, help="PGD step size"
     )
@@ -570,10 +583,22 @@ def _cmd_report(args) -> int:
     from .params import Params
     from .report import write_report
 
+    if args.source is not None:
+        from .report import redraw_report
+
+        try:
+            with _out_flag("report"):
+                path = redraw_report(args.source, args.out, force=args.force)
+        except ValueError as exc:
+            if not str(exc).startswith("`from`") and "study" not in str(exc):
+                raise
+            raise _UsageError(f"slr-theory report: error: argument --from: {exc}") from None
+        print(f"wrote {path}")
+        return 0
     params = Params(d=args.d, L=args.L, lam=args.lam, gamma=args.gamma, eps=args.eps)
     with _out_flag("report"):
         path = write_report(
-            args.out,
+            args.out or "slr-report",
             params,
             alpha=args.alpha,
             seed=args.seed,

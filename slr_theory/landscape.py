@@ -49,13 +49,18 @@ __all__ = [
     "Branch",
     "Continuation",
     "ManifoldBasins",
+    "PortraitData",
+    "StabilityMap",
     "basin_fractions",
     "continuation",
     "convergence_time",
     "manifold_basins",
+    "manifold_kind",
     "manifold_stability",
+    "portrait_data",
     "saddle_escape",
     "separatrix",
+    "stability_map",
 ]
 
 
@@ -137,6 +142,19 @@ def _angle_velocity(table, phi: np.ndarray, psi: np.ndarray) -> np.ndarray:
 
 def _m_critical() -> np.ndarray:
     return np.array([[0.0, 0.0], [1, 1], [-1, -1], [1, -1], [-1, 1]])
+
+
+def _m_points_in_target_order(params: Params, targets: np.ndarray) -> list:
+    """The critical points of M (with their eigenvalues on M), in the order of `targets`."""
+    points = critical_points(params, "manifold")
+    out = []
+    for t in targets:
+        for q in points:
+            images = [q.overlaps, *q.symmetry_copies]
+            if any(np.allclose(o[:2], t) for o in images):
+                out.append(q)
+                break
+    return out
 
 
 @dataclass(frozen=True)
@@ -239,23 +257,38 @@ def manifold_basins(
         times = res.step * alpha
     else:
         table = engine.table(params, params.lam, 1)
-        phi = np.arccos(kk.ravel())
-        psi = np.arccos(nn.ravel())
+        phi_all = np.arccos(kk.ravel())
+        psi_all = np.arccos(nn.ravel())
         n_steps, dt = _rk4_steps(t_max, 0.05 if dt is None else dt)
         every = max(1, n_steps // 400)
+        # a run within radius / 2 of a minimum of the flow on M stays there: it is frozen,
+        # and the loop ends when every run is (the records go on with its position)
+        minima = np.array(
+            [
+                manifold_kind(q.manifold_eigenvalues) == "minimum"
+                for q in _m_points_in_target_order(params, targets)
+            ]
+        )
+        active = np.arange(phi_all.size)
         recs, times = [], []
         for i in range(n_steps + 1):
             if i % every == 0 or i == n_steps:
-                recs.append(np.stack([np.cos(phi), np.cos(psi)], axis=-1))
+                here = np.stack([np.cos(phi_all), np.cos(psi_all)], axis=-1)
+                recs.append(here)
                 times.append(i * dt)
+                near = np.linalg.norm(here[active, None] - targets[None], axis=-1)
+                active = active[~np.any((near < 0.5 * radius) & minima, axis=1)]
             if i == n_steps:
                 break
+            if not active.size:
+                continue
+            phi, psi = phi_all[active], psi_all[active]
             k1 = _angle_velocity(table, phi, psi)
             k2 = _angle_velocity(table, phi + 0.5 * dt * k1[0], psi + 0.5 * dt * k1[1])
             k3 = _angle_velocity(table, phi + 0.5 * dt * k2[0], psi + 0.5 * dt * k2[1])
             k4 = _angle_velocity(table, phi + dt * k3[0], psi + dt * k3[1])
-            phi = phi + dt / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
-            psi = psi + dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
+            phi_all[active] = phi + dt / 6 * (k1[0] + 2 * k2[0] + 2 * k3[0] + k4[0])
+            psi_all[active] = psi + dt / 6 * (k1[1] + 2 * k2[1] + 2 * k3[1] + k4[1])
         path = np.stack(recs, axis=1)
         times = np.array(times)
     dist = np.linalg.norm(path[:, :, None, :] - targets[None, None], axis=-1)  # (n, rec, 5)
@@ -374,6 +407,18 @@ class BasinFractions:
         where the runs that reached none are heading or stalled.
     dynamics : str
     n : int
+    gradient : ndarray, shape ``(n,)``
+        Norm of every run's Riemannian gradient at its end point.
+    steps_run : ndarray of int, shape ``(n,)``
+        PGD steps each run took (all ``steps`` unless ``max_steps`` let it go on).
+    stalled : ndarray of bool, shape ``(n,)``
+        Runs that reached no minimum and stopped moving (a fixed point or a cycle of
+        the PGD map that is no minimum): continuing them would change nothing.
+    trace_step : ndarray of int, shape ``(m,)``
+        With ``trace_every``: the recorded steps.
+    trace_distance : ndarray, shape ``(m, n)``
+        With ``trace_every``: every run's distance to M, ``sqrt(theta^2 + eta^2 +
+        rho^2)``, at the recorded steps (NaN once the run has stopped).
     """
 
     attractors: list
@@ -387,6 +432,11 @@ class BasinFractions:
     distance: np.ndarray
     dynamics: str
     n: int
+    gradient: np.ndarray | None = None
+    steps_run: np.ndarray | None = None
+    stalled: np.ndarray | None = None
+    trace_step: np.ndarray | None = None
+    trace_distance: np.ndarray | None = None
 
 
 def _nearest_attractor(final: np.ndarray, attractors: list):
@@ -416,8 +466,17 @@ def basin_fractions(
     tol: float = 0.05,
     points: CriticalPoints | None = None,
     schedule=None,
+    grad_tol: float | None = None,
+    max_steps: int | None = None,
+    trace_every: int | None = None,
 ) -> BasinFractions:
     """Fractions of uniform initialisations on the spheres that each minimum attracts.
+
+    A run is *at* a minimum when its overlaps are within `tol` of it (or of a symmetric
+    image) and, with `grad_tol`, its Riemannian gradient is below `grad_tol` too: the
+    distance alone cannot tell a run at a minimum from one passing by. Every other run
+    is "not converged" after its steps, and :attr:`BasinFractions.distance` says how far
+    it is from the nearest minimum.
 
     Parameters
     ----------
@@ -435,14 +494,22 @@ def basin_fractions(
     t_max : float, optional
         For ``"flow"`` (required).
     tol : float
-        A run has reached a minimum when its overlaps are within `tol` of it (or of a
-        symmetric image).
+        Distance within which a run is at a minimum.
     points : CriticalPoints, optional
         The critical points to classify against (default: :func:`critical_points` at the
         final temperature).
     schedule : callable ``step -> lam``, optional
         A temperature schedule for ``"pgd"`` (e.g. :func:`slr_theory.paper_schedule`);
         the runs are then classified against the critical points at the last temperature.
+    grad_tol : float, optional
+        Largest Riemannian gradient norm of a run at a minimum (default: no test).
+    max_steps : int, optional
+        ``"pgd"`` without a schedule: runs not yet at a minimum after `steps` go on, `steps`
+        at a time, until they are, until they stop moving (:attr:`BasinFractions.stalled`)
+        or until `max_steps` (a multiple of `steps`).
+    trace_every : int, optional
+        ``"pgd"`` without a schedule: record every run's distance to M every
+        `trace_every` steps (a divisor of `steps`).
 
     Returns
     -------
@@ -455,6 +522,10 @@ def basin_fractions(
     >>> b = basin_fractions(Params.paper(lam=0.1), 16, alpha=4e-3, steps=2000)
     >>> len(b.attractors), bool(abs(b.fractions.sum() + b.none_fraction - 1) < 1e-12)
     (2, True)
+    >>> b = basin_fractions(Params.paper(lam=0.1), 8, alpha=4e-3, steps=20_000, tol=1e-3,
+    ...                     grad_tol=1e-3, max_steps=200_000)
+    >>> float(b.none_fraction), bool(b.gradient.max() < 1e-3)
+    (0.0, True)
     """
     from .dynamics import pgd, sample_initial_overlaps
 
@@ -462,18 +533,38 @@ def basin_fractions(
     n = positive_int(n, "n", upper=10**6)
     rng = random_generator(rng)
     tol = positive_real(tol, "tol")
+    if grad_tol is not None:
+        grad_tol = positive_real(grad_tol, "grad_tol")
     if dynamics not in ("pgd", "flow"):
         raise ValueError(f"`dynamics` must be 'pgd' or 'flow', got {dynamics!r}.")
+    if (max_steps is not None or trace_every is not None) and (
+        dynamics != "pgd" or schedule is not None
+    ):
+        raise ValueError(
+            "`max_steps` and `trace_every` need dynamics='pgd' without a schedule, got "
+            f"dynamics={dynamics!r} and schedule={schedule!r}."
+        )
     ov0 = sample_initial_overlaps(params.d, rng, n)
     final_params = params
+    trace_step = trace_distance = None
     if dynamics == "pgd":
         if alpha is None or steps is None:
             raise ValueError("dynamics='pgd' needs `alpha` and `steps`.")
         steps = positive_int(steps, "steps")
         alpha = positive_real(alpha, "alpha")
-        res = pgd(params, ov0, alpha, steps, schedule=schedule, record_every=steps)
-        final = res.overlaps[-1]
-        final_params = params.replace(lam=float(res.lam[-1]))
+        if schedule is None:
+            if points is None:
+                points = critical_points(params, rng=0)
+            attractors = [q for q in points if q.index == 0]
+            final, steps_run, stalled, trace_step, trace_distance = _run_to_minima(
+                params, ov0, alpha, steps, max_steps, trace_every, attractors, tol, grad_tol
+            )
+        else:
+            res = pgd(params, ov0, alpha, steps, schedule=schedule, record_every=steps)
+            final = res.overlaps[-1]
+            final_params = params.replace(lam=float(res.lam[-1]))
+            steps_run = np.full(n, steps)
+            stalled = np.zeros(n, dtype=bool)
     else:
         if t_max is None:
             raise ValueError("dynamics='flow' needs `t_max`.")
@@ -483,11 +574,16 @@ def basin_fractions(
         final = np.array(
             [overlap_flow(params, o, t_max, dense_output=False).overlaps[-1] for o in ov0]
         )
+        steps_run = stalled = None
     if points is None:
         points = critical_points(final_params, rng=0)
     attractors = [q for q in points if q.index == 0]
     nearest, distance = _nearest_attractor(final, attractors)
-    label = np.where(distance < tol, nearest, -1)
+    gradient = _gradient_norm(final_params, final)
+    at = distance < tol
+    if grad_tol is not None:
+        at &= gradient < grad_tol
+    label = np.where(at, nearest, -1)
     counts = np.array([(label == j).sum() for j in range(len(attractors))], dtype=float)
     frac = counts / n
     return BasinFractions(
@@ -502,7 +598,62 @@ def basin_fractions(
         distance=distance,
         dynamics=dynamics,
         n=n,
+        gradient=gradient,
+        steps_run=steps_run,
+        stalled=None if stalled is None else stalled & (label < 0),
+        trace_step=trace_step,
+        trace_distance=trace_distance,
     )
+
+
+def _gradient_norm(params: Params, overlaps: np.ndarray) -> np.ndarray:
+    """Norm of the Riemannian gradient at overlaps ``(n, 5)``."""
+    from .geometry import gradient_norms
+    from .risk import risk_grad
+
+    g = gradient_norms(overlaps, risk_grad(params, *overlaps.T))
+    return np.hypot(g[:, 0], g[:, 1])
+
+
+def _run_to_minima(params, ov0, alpha, steps, max_steps, trace_every, attractors, tol, grad_tol):
+    """PGD `steps` at a time on the runs not yet at a minimum (see :func:`basin_fractions`)."""
+    from .dynamics import pgd
+
+    n = ov0.shape[0]
+    max_steps = steps if max_steps is None else positive_int(max_steps, "max_steps")
+    if max_steps % steps:
+        raise ValueError(f"`max_steps` must be a multiple of `steps` ({steps}), got {max_steps}.")
+    every = steps if trace_every is None else positive_int(trace_every, "trace_every")
+    if steps % every:
+        raise ValueError(f"`trace_every` must divide `steps` ({steps}), got {every}.")
+    current = np.array(ov0, dtype=np.float64)
+    steps_run = np.zeros(n, dtype=np.int64)
+    stalled = np.zeros(n, dtype=bool)
+    active = np.arange(n)
+    trace_steps = [np.zeros(1, dtype=np.int64)]
+    traces = [np.sqrt(np.sum(current[None, :, 2:] ** 2, axis=-1))]
+    done_steps = 0
+    while active.size and done_steps < max_steps:
+        res = pgd(params, current[active], alpha, steps, record_every=every)
+        end = res.overlaps[-1]
+        moved = np.max(np.abs(end - current[active]), axis=-1)
+        current[active] = end
+        done_steps += steps
+        steps_run[active] = done_steps
+        block = np.full((res.step.size - 1, n), np.nan)
+        block[:, active] = np.sqrt(np.sum(res.overlaps[1:, :, 2:] ** 2, axis=-1))
+        trace_steps.append(res.step[1:] + done_steps - steps)
+        traces.append(block)
+        _, distance = _nearest_attractor(end, attractors)
+        arrived = distance < tol
+        if grad_tol is not None:
+            arrived &= _gradient_norm(params, end) < grad_tol
+        still = moved <= 1e-12 * np.maximum(1.0, np.max(np.abs(end), axis=-1))
+        stalled[active] = still & ~arrived
+        active = active[~arrived & ~still]
+    if trace_every is None:
+        return current, steps_run, stalled, None, None
+    return current, steps_run, stalled, np.concatenate(trace_steps), np.concatenate(traces)
 
 
 # --- escape from saddles ----------------------------------------------------------------------
@@ -745,7 +896,7 @@ class Continuation:
         isolated branches), which are not followed.
     """
 
-    branches: list
+    branches: list[Branch]
     events: list
     not_followed: list = field(default_factory=list)
 
@@ -952,3 +1103,255 @@ def continuation(
                     break
     events.sort(key=lambda e: e["lam"])
     return Continuation(branches, events, not_followed)
+
+
+# --- the data of the figures on M -------------------------------------------------------------
+
+
+@dataclass
+class StabilityMap:
+    """The leading transverse eigenvalue of the flow on M over the open square.
+
+    Attributes
+    ----------
+    params : Params
+    kappa, nu : ndarray, shape ``(m,)``
+        The grid (interior points of ``(-1, 1)``).
+    lead : ndarray, shape ``(m, m)``
+        Real part of the leading transverse eigenvalue (:func:`manifold_stability`) at
+        ``(kappa[j], nu[i])``: M attracts where it is negative.
+    """
+
+    params: Params
+    kappa: np.ndarray
+    nu: np.ndarray
+    lead: np.ndarray
+
+    @property
+    def attracting_share(self) -> float:
+        """Share of the grid where M attracts transversally."""
+        return float((self.lead < 0).mean())
+
+
+def stability_map(params: Params, grid: int = 121) -> StabilityMap:
+    """:func:`manifold_stability` over a ``grid x grid`` interior grid of the square.
+
+    Parameters
+    ----------
+    params : Params
+    grid : int
+        Points per side, ``1 <= grid <= 2000``.
+
+    Returns
+    -------
+    StabilityMap
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.landscape import stability_map
+    >>> m = stability_map(Params.paper(lam=0.1), grid=21)
+    >>> m.lead.shape, bool(0 < m.attracting_share < 1)
+    ((21, 21), True)
+    """
+    params = check_params(params)
+    grid = positive_int(grid, "grid", upper=2000)
+    t = np.linspace(-1, 1, grid + 2)[1:-1]
+    K, N = np.meshgrid(t, t)
+    lead = manifold_stability(params, K, N)[..., 0].real
+    return StabilityMap(params, t, t.copy(), lead)
+
+
+@dataclass
+class PortraitData:
+    """Everything the phase portrait on M shows, computed (:func:`portrait_data`).
+
+    Attributes
+    ----------
+    params : Params
+    grid : ndarray, shape ``(g,)``
+        Coordinates of the streamline grid on each axis (``[-1, 1]``).
+    field : ndarray, shape ``(g, g, 2)``
+        ``(kappa', nu')`` of the flow on M at ``(grid[j], grid[i])``.
+    risk : ndarray, shape ``(g, g)``
+        The risk on M there.
+    basin_edges : ndarray, shape ``(b + 1,)``, or None
+        Cell edges of the basin map (tiling the closed square).
+    basin_label : ndarray of int, shape ``(b, b)``, or None
+        :attr:`ManifoldBasins.label` of the flow up to `t_max`.
+    t_max : float
+        Flow time of the trajectories and the basin map.
+    nullcline : ndarray, shape ``(m, 2)``
+        The ``kappa``-nullcline ``nu = erf(a kappa / s)``.
+    separatrix : ndarray, shape ``(m, 2)``
+        The stable manifold of the saddle at the origin (:func:`separatrix`).
+    flows : list of ndarray
+        Each flow trajectory's ``(kappa, nu)``, shape ``(m_i, 2)``.
+    pgd_alpha : float or None
+        Step of the PGD iterates, if any.
+    pgd : ndarray, shape ``(records, runs, 2)``, or None
+        PGD iterates from the same starts as the flows.
+    points : ndarray, shape ``(p, 2)``
+        The critical points of M with their symmetric images.
+    point_kinds : list of str
+        ``"minimum"``, ``"saddle"`` or ``"maximum"`` of the flow on M, for each point.
+    """
+
+    params: Params
+    grid: np.ndarray
+    field: np.ndarray
+    risk: np.ndarray
+    basin_edges: np.ndarray | None
+    basin_label: np.ndarray | None
+    t_max: float
+    nullcline: np.ndarray
+    separatrix: np.ndarray
+    flows: list[np.ndarray]
+    pgd_alpha: float | None
+    pgd: np.ndarray | None
+    points: np.ndarray
+    point_kinds: list[str]
+
+    @property
+    def max_speed(self) -> float:
+        """Largest ``|(kappa', nu')|`` on the streamline grid."""
+        return float(np.hypot(self.field[..., 0], self.field[..., 1]).max())
+
+
+def manifold_kind(eigenvalues) -> str:
+    """A critical point's kind for the flow on M, from its eigenvalues on M.
+
+    Parameters
+    ----------
+    eigenvalues : array_like
+        :attr:`slr_theory.CriticalPoint.manifold_eigenvalues`.
+
+    Returns
+    -------
+    str
+        ``"minimum"``, ``"maximum"`` or ``"saddle"``.
+    """
+    e = as_array(eigenvalues, "eigenvalues")
+    if e.ndim != 1 or e.size == 0 or not np.all(np.isfinite(e)):
+        raise ValueError(
+            f"`eigenvalues` must be a non-empty 1-D array of finite numbers, got {eigenvalues!r}."
+        )
+    if np.all(e > 0):
+        return "minimum"
+    if np.all(e < 0):
+        return "maximum"
+    return "saddle"
+
+
+def portrait_data(
+    params: Params,
+    *,
+    grid: int = 41,
+    basin_grid: int = 24,
+    trajectories: int = 8,
+    pgd_alpha: float | None = None,
+    pgd_steps: int = 20_000,
+    t_max: float = 600.0,
+    progress=None,
+) -> PortraitData:
+    """Compute what :func:`slr_theory.plotting.phase_portrait` draws.
+
+    Parameters
+    ----------
+    params : Params
+    grid : int
+        Streamline grid per side, ``2 <= grid <= 1000``.
+    basin_grid : int
+        Basin-map grid per side (0: none), ``<= 1000``.
+    trajectories : int
+        Flow trajectories from a ring of starts of radius 0.6, ``0 <= trajectories <= 1000``.
+    pgd_alpha : float, optional
+        Also PGD iterates at this step, from the same starts.
+    pgd_steps : int
+    t_max : float
+    progress : callable, optional
+        Called with 1 after each stage (basins, field, separatrix, trajectories, points).
+
+    Returns
+    -------
+    PortraitData
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.landscape import portrait_data
+    >>> data = portrait_data(Params.paper(lam=0.1), grid=9, basin_grid=0, trajectories=2)
+    >>> data.field.shape, sorted(set(data.point_kinds))
+    ((9, 9, 2), ['maximum', 'minimum', 'saddle'])
+    """
+    from scipy.special import erf
+
+    from .dynamics import pgd
+    from .flows import manifold_field, manifold_flow
+    from .risk import manifold_risk
+
+    params = check_params(params)
+    grid = positive_int(grid, "grid", upper=1000)
+    if grid < 2:
+        raise ValueError(f"`grid` must be >= 2, got {grid}.")
+    basin_grid = positive_int(basin_grid, "basin_grid", upper=1000, allow_zero=True)
+    trajectories = positive_int(trajectories, "trajectories", upper=1000, allow_zero=True)
+    pgd_steps = positive_int(pgd_steps, "pgd_steps")
+    t_max = positive_real(t_max, "t_max")
+    tick = progress or (lambda _n: None)
+    edges = label = None
+    if basin_grid:
+        b = manifold_basins(params, grid=basin_grid, t_max=t_max)
+        c = b.kappa[0]  # cells tile the closed square: the starts are interior
+        edges = np.concatenate([[-1.0], 0.5 * (c[:-1] + c[1:]), [1.0]])
+        label = b.label
+        tick(1)
+    t = np.linspace(-1, 1, grid)
+    K, N = np.meshgrid(t, t)
+    R = manifold_risk(params, K, N)
+    F = manifold_field(params, K, N)
+    tick(1)
+    a = params.lam * np.sqrt(params.d / 2)
+    g = params.lam * params.gamma
+    s = np.sqrt((1 + 2 * g * g) * (1 + 4 * g * g))
+    kk = np.linspace(-1, 1, 400)
+    sep = separatrix(params)
+    tick(1)
+    ang = np.linspace(0, 2 * np.pi, trajectories, endpoint=False) + 0.4
+    starts = 0.6 * np.stack([np.cos(ang), np.sin(ang)], axis=1)
+    flows = []
+    for k0, n0 in starts:
+        res = manifold_flow(params, float(k0), float(n0), t_max, dense_output=False)
+        flows.append(np.stack([res.kappa, res.nu], axis=1))
+    iterates = None
+    if pgd_alpha is not None and trajectories:
+        pgd_alpha = positive_real(pgd_alpha, "pgd_alpha")
+        ov0 = np.zeros((trajectories, 5))
+        ov0[:, :2] = starts
+        tr = pgd(params, ov0, pgd_alpha, pgd_steps, record_every=max(1, pgd_steps // 40))
+        iterates = tr.overlaps[..., :2]
+    tick(1)
+    pts = critical_points(params, "manifold")
+    where, kinds = [], []
+    for q in pts:
+        kind = manifold_kind(q.manifold_eigenvalues)
+        for o in [q.overlaps, *q.symmetry_copies]:
+            where.append(o[:2])
+            kinds.append(kind)
+    tick(1)
+    return PortraitData(
+        params=params,
+        grid=t,
+        field=F,
+        risk=R,
+        basin_edges=edges,
+        basin_label=label,
+        t_max=t_max,
+        nullcline=np.stack([kk, erf(a * kk / s)], axis=1),
+        separatrix=sep,
+        flows=flows,
+        pgd_alpha=pgd_alpha,
+        pgd=iterates,
+        points=np.array(where),
+        point_kinds=kinds,
+    )

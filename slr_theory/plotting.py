@@ -233,7 +233,12 @@ def _label_ends(ax, ends, gap: float = 8.0) -> None:
 
 
 def bifurcation_figure(
-    result, path: str | Path, *, quantity: str = "risk", dpi: int = 120
+    result,
+    path: str | Path,
+    *,
+    quantity: str = "risk",
+    names: list[str] | None = None,
+    dpi: int = 120,
 ) -> Path:
     """Branches of critical points against ``lambda``, coloured by their Morse index class.
 
@@ -244,6 +249,9 @@ def bifurcation_figure(
         Output file (PNG, SVG or PDF, from the suffix).
     quantity : str
         ``"risk"`` or an overlap name (``"kappa"``, ``"nu"``, ...).
+    names : list of str, optional
+        A name for each branch (e.g. :attr:`slr_theory.study.Study.branch_names`); by
+        default the branches that are critical points of M are named by their point.
     dpi : int
 
     Returns
@@ -297,7 +305,11 @@ def bifurcation_figure(
                     label="corrector stops (fold or branches meet)" if "x" not in seen else None,
                 )
                 seen.add("x")
-        ends.append((br.lam[-1], y[-1], _branch_name(b, br.overlaps[-1])))
+        label = _branch_name(b, br.overlaps[-1])
+        if names is not None:  # the first clause of the name, short enough for the margin
+            short = names[b].split(",")[0].split(" (")[0]
+            label = f"b{b} {short if len(short) <= 24 else short[:23] + '…'}"
+        ends.append((br.lam[-1], y[-1], label))
     for ev in result.events:
         if ev["type"] in ("meets", "index change"):
             ax.axvline(
@@ -378,19 +390,21 @@ def basins_figure(basins, path: str | Path, *, separatrix=None, dpi: int = 120) 
     return Path(path)
 
 
-def stability_figure(params_list, path: str | Path, *, grid: int = 121, dpi: int = 120) -> Path:
-    """Maps of the leading transverse eigenvalue of the flow on M, one panel per ``Params``.
+def stability_figure(maps, path: str | Path, *, grid: int = 121, dpi: int = 120) -> Path:
+    """Maps of the leading transverse eigenvalue of the flow on M, one panel per map.
 
-    Blue where M attracts (negative real part), orange where it repels; the zero contour
-    in black.
+    Purple where M attracts (negative real part), orange where it repels; the zero
+    contour in black. Each side of zero spans its half of the colour map, so the
+    attracting region shows however weakly it attracts.
 
     Parameters
     ----------
-    params_list : sequence of Params
-        E.g. the paper's parameters at several temperatures.
+    maps : sequence of StabilityMap or Params
+        :func:`slr_theory.landscape.stability_map` results; a ``Params`` is computed
+        first at `grid`.
     path : str or Path
     grid : int
-        Points per side of the open square.
+        Points per side for the entries given as ``Params``.
     dpi : int
 
     Returns
@@ -399,29 +413,35 @@ def stability_figure(params_list, path: str | Path, *, grid: int = 121, dpi: int
     """
     from matplotlib.colors import TwoSlopeNorm
 
-    from .landscape import manifold_stability
+    from .landscape import StabilityMap, stability_map
 
-    params_list = list(params_list)
-    t = np.linspace(-1, 1, grid + 2)[1:-1]
-    K, N = np.meshgrid(t, t)
-    fig = _new_figure(figsize=(4.2 * len(params_list) + 0.8, 4.2), constrained_layout=True)
-    axes = np.atleast_1d(fig.subplots(1, len(params_list)))
-    for ax, p in zip(axes, params_list, strict=True):
-        lead = manifold_stability(p, K, N)[..., 0].real
-        scale = float(np.max(np.abs(lead))) or 1.0
+    maps = [m if isinstance(m, StabilityMap) else stability_map(m, grid) for m in maps]
+    fig = _new_figure(figsize=(4.2 * len(maps) + 0.8, 4.2), constrained_layout=True)
+    axes = np.atleast_1d(fig.subplots(1, len(maps)))
+    for ax, m in zip(axes, maps, strict=True):
+        lead = m.lead
+        # each side of zero gets the whole of its half of the colour map, so a weakly
+        # attracting region is as visible as a strongly repelling one
+        lo = min(float(lead.min()), -1e-300)
+        hi = max(float(lead.max()), 1e-300)
         mesh = ax.pcolormesh(
-            K, N, lead, cmap="PuOr_r", shading="nearest", norm=TwoSlopeNorm(0.0, -scale, scale)
+            m.kappa,
+            m.nu,
+            lead,
+            cmap="PuOr_r",
+            shading="nearest",
+            norm=TwoSlopeNorm(0.0, lo, hi),
         )
         if lead.min() < 0 < lead.max():
-            ax.contour(K, N, lead, levels=[0.0], colors="k", linewidths=1)
-        share = float((lead < 0).mean())
+            ax.contour(m.kappa, m.nu, lead, levels=[0.0], colors="k", linewidths=1)
         ax.set(
             aspect="equal",
             xlabel=r"$\kappa$",
             ylabel=r"$\nu$",
-            title=f"$\\lambda$ = {p.lam:g}: M attracts on {share:.0%}",
+            title=f"$\\lambda$ = {m.params.lam:g}: M attracts on {m.attracting_share:.0%}",
         )
-        fig.colorbar(mesh, ax=ax, shrink=0.8, label="leading transverse Re")
+        bar = fig.colorbar(mesh, ax=ax, shrink=0.8)
+        bar.set_label("leading transverse eigenvalue, real part\n(purple < 0: M attracts)")
     _save(fig, path, dpi)
     return Path(path)
 
@@ -431,14 +451,6 @@ _KIND_MARKERS = {
     "saddle": ("X", _OKABE_ITO[3]),
     "maximum": ("^", _OKABE_ITO[4]),
 }
-
-
-def _m_kind(eigs) -> str:
-    if np.all(eigs > 0):
-        return "minimum"
-    if np.all(eigs < 0):
-        return "maximum"
-    return "saddle"
 
 
 def phase_portrait(
@@ -463,7 +475,9 @@ def phase_portrait(
 
     Parameters
     ----------
-    params : Params
+    params : Params or slr_theory.landscape.PortraitData
+        A ``PortraitData`` is drawn as it is (the computing options are then unused); a
+        ``Params`` is first computed by :func:`slr_theory.landscape.portrait_data`.
     path : str or Path
         PNG, SVG or PDF (from the suffix).
     grid : int
@@ -479,88 +493,80 @@ def phase_portrait(
         Flow time of the trajectories and the basin map.
     dpi : int
     progress : bool or callable
-        ``True`` shows a tqdm bar over the stages (basins, field, separatrix, each
-        trajectory, critical points, saving); a callable is called with 1 per stage.
+        ``True`` shows a tqdm bar over the stages (basins, field, separatrix,
+        trajectories, critical points, saving); a callable is called with 1 per stage.
 
     Returns
     -------
     Path
     """
+    from .landscape import PortraitData, portrait_data
     from .trajectory import Progress
 
-    total = 4 + bool(basin_grid) + trajectories
-    with Progress(progress, total, "portrait", unit="stage") as update:
-        return _phase_portrait(
+    if isinstance(params, PortraitData):
+        return _draw_portrait(params, path, dpi)
+    with Progress(progress, 6, "portrait", unit="stage") as update:
+        tick = update or (lambda _n: None)
+        data = portrait_data(
             params,
-            path,
             grid=grid,
             basin_grid=basin_grid,
             trajectories=trajectories,
             pgd_alpha=pgd_alpha,
             pgd_steps=pgd_steps,
             t_max=t_max,
-            dpi=dpi,
-            tick=update or (lambda _n: None),
+            progress=tick,
         )
+        if not basin_grid:
+            tick(1)
+        out = _draw_portrait(data, path, dpi)
+        tick(1)
+    return out
 
 
-def _phase_portrait(
-    params, path, *, grid, basin_grid, trajectories, pgd_alpha, pgd_steps, t_max, dpi, tick
-) -> Path:
-    """The drawing of :func:`phase_portrait`, calling ``tick(1)`` after each stage."""
+def _draw_portrait(data, path, dpi: int) -> Path:
+    """Draw :func:`phase_portrait` from a :class:`slr_theory.landscape.PortraitData`."""
     from matplotlib.colors import ListedColormap
-    from scipy.special import erf
 
-    from .critical import critical_points
-    from .flows import manifold_field, manifold_flow
-    from .landscape import manifold_basins, separatrix
-    from .risk import manifold_risk
-
+    params = data.params
     fig = _new_figure(figsize=(8.9, 6.6), constrained_layout=True)
     ax = fig.subplots()
-    t = np.linspace(-1, 1, grid)
-    K, N = np.meshgrid(t, t)
-    if basin_grid:
-        b = manifold_basins(params, grid=basin_grid, t_max=t_max)
-        # cells that tile the closed square: the starts are interior, the map reaches the edges
-        c = b.kappa[0]
-        edges = np.concatenate([[-1.0], 0.5 * (c[:-1] + c[1:]), [1.0]])
+    if data.basin_label is not None:
         names = {
-            0: ("#F2F2F2", f"no critical point reached by t = {t_max:g}"),
+            0: ("#F2F2F2", f"no critical point reached by t = {data.t_max:g}"),
             1: ("#DDDDDD", "ends at the saddle (0, 0)"),
             2: ("#CFE8F7", "basin of (1, 1)"),
             3: ("#FBE3C2", "basin of (−1, −1)"),
             4: ("#F0F0F0", "ends at (1, −1)"),
             5: ("#F0F0F0", "ends at (−1, 1)"),
         }
-        colours = ["#F2F2F2", "#DDDDDD", "#CFE8F7", "#FBE3C2", "#F0F0F0", "#F0F0F0"]
+        colours = [names[i][0] for i in range(6)]
         ax.pcolormesh(
-            edges,
-            edges,
-            b.label + 1,
+            data.basin_edges,
+            data.basin_edges,
+            data.basin_label + 1,
             cmap=ListedColormap(colours),
             vmin=-0.5,
             vmax=5.5,
             shading="flat",
             zorder=0,
         )
-        for value in sorted(set(np.unique(b.label + 1).tolist()) & set(names)):
+        for value in sorted(set(np.unique(data.basin_label + 1).tolist()) & set(names)):
             ax.plot([], [], "s", color=names[value][0], label=names[value][1])  # only what shows
-        tick(1)
-    R = manifold_risk(params, K, N)
+    K, N = np.meshgrid(data.grid, data.grid)
+    R = data.risk
     cs = ax.contour(
         K,
         N,
         R,
-        levels=np.quantile(R, [0.05, 0.15, 0.3, 0.5, 0.7, 0.9]),
+        levels=np.unique(np.quantile(R, [0.05, 0.15, 0.3, 0.5, 0.7, 0.9])),
         colors="0.55",
         linewidths=0.6,
         linestyles=":",
         zorder=1,
     )
     ax.clabel(cs, fontsize=6, fmt="%.3g")
-    F = manifold_field(params, K, N)
-    speed = np.hypot(F[..., 0], F[..., 1])
+    F = data.field
     ax.streamplot(
         K,
         N,
@@ -572,69 +578,53 @@ def _phase_portrait(
         arrowsize=0.7,
         zorder=2,
     )
-    tick(1)
-    a = params.lam * np.sqrt(params.d / 2)
-    g = params.lam * params.gamma
-    s = np.sqrt((1 + 2 * g * g) * (1 + 4 * g * g))
-    kk = np.linspace(-1, 1, 400)
+    ax.plot([], [], "-", color="0.35", lw=0.5, label="streamlines of the flow on M")
     ax.plot(
-        kk, erf(a * kk / s), color=_OKABE_ITO[0], lw=1.4, label=r"$\kappa$-nullcline", zorder=3
+        data.nullcline[:, 0],
+        data.nullcline[:, 1],
+        color=_OKABE_ITO[0],
+        lw=1.4,
+        label=r"$\kappa$-nullcline",
+        zorder=3,
     )
     ax.axvline(0.0, color=_OKABE_ITO[1], lw=1.4, label=r"$\nu$-nullcline", zorder=3)
-    sep = separatrix(params)
+    sep = data.separatrix
     ax.plot(sep[:, 0], sep[:, 1], "k-", lw=2.0, label="separatrix", zorder=4)
-    tick(1)
-    ang = np.linspace(0, 2 * np.pi, trajectories, endpoint=False) + 0.4
-    starts = 0.6 * np.stack([np.cos(ang), np.sin(ang)], axis=1)
-    for i, (k0, n0) in enumerate(starts):
-        res = manifold_flow(params, float(k0), float(n0), t_max, dense_output=False)
+    for i, f in enumerate(data.flows):
         ax.plot(
-            res.kappa,
-            res.nu,
+            f[:, 0],
+            f[:, 1],
             color=_OKABE_ITO[5],
             lw=1.2,
-            label="flow trajectories" if i == 0 else None,
+            label=f"flow trajectories (t ≤ {data.t_max:g})" if i == 0 else None,
             zorder=5,
         )
-        if pgd_alpha is not None:
-            from .dynamics import pgd
-
-            tr = pgd(
-                params,
-                [k0, n0, 0, 0, 0],
-                pgd_alpha,
-                pgd_steps,
-                record_every=max(1, pgd_steps // 40),
-            )
+    if data.pgd is not None:
+        for i in range(data.pgd.shape[1]):
             ax.plot(
-                tr.overlaps[:, 0],
-                tr.overlaps[:, 1],
+                data.pgd[:, i, 0],
+                data.pgd[:, i, 1],
                 ".",
                 color=_OKABE_ITO[4],
                 ms=3,
-                label=f"PGD, α = {pgd_alpha:g}" if i == 0 else None,
+                label=f"PGD iterates, α = {data.pgd_alpha:g}" if i == 0 else None,
                 zorder=6,
             )
-        tick(1)
-    pts = critical_points(params, "manifold")
-    tick(1)
     seen = set()
-    for q in pts:
-        kind = _m_kind(q.manifold_eigenvalues)
+    for (k, n), kind in zip(data.points, data.point_kinds, strict=True):
         marker, colour = _KIND_MARKERS[kind]
-        for o in [q.overlaps, *q.symmetry_copies]:
-            ax.plot(
-                o[0],
-                o[1],
-                marker,
-                color=colour,
-                ms=10,
-                mec="k",
-                clip_on=False,
-                label=f"{kind} on M" if kind not in seen else None,
-                zorder=7,
-            )
-            seen.add(kind)
+        ax.plot(
+            k,
+            n,
+            marker,
+            color=colour,
+            ms=10,
+            mec="k",
+            clip_on=False,
+            label=f"{kind} on M" if kind not in seen else None,
+            zorder=7,
+        )
+        seen.add(kind)
     ax.set(
         xlim=(-1, 1),
         ylim=(-1, 1),
@@ -643,13 +633,12 @@ def _phase_portrait(
         ylabel=r"$\nu = v\cdot v^*$",
     )
     ax.set_title(
-        f"gradient flow on M (d = {params.d}, L = {params.L}, λ = {params.lam:g})\n"
-        f"largest speed on the grid |(κ′, ν′)| = {speed.max():.2g}",
+        f"gradient flow on M (d = {params.d}, L = {params.L}, λ = {params.lam:g}); streamlines "
+        f"drawn at any speed,\nthe fastest on the grid |(κ′, ν′)| = {data.max_speed:.2g}",
         fontsize=10,
     )
     fig.legend(fontsize=8, loc="outside right upper")
     _save(fig, path, dpi)
-    tick(1)
     return Path(path)
 
 
@@ -666,11 +655,17 @@ def off_manifold_figure(
     """Distance to M over time for initialisations uniform on the spheres, grouped by end state.
 
     Each run's distance ``sqrt(theta^2 + eta^2 + rho^2)`` under exact PGD, coloured by the
-    minimum it ends nearest to (up to symmetry); each minimum's own distance to M is marked.
+    minimum it is at when it stops (:data:`slr_theory.study.AT_DISTANCE`,
+    :data:`slr_theory.study.AT_GRADIENT`), grey when it is at none: those are "not
+    converged", labelled with their steps and their distance to the nearest minimum.
+    Each minimum's own distance to M is dashed. Runs stop when they arrive.
 
     Parameters
     ----------
-    params : Params
+    params : Params or slr_theory.study.Basins
+        A ``Basins`` ensemble is drawn as it is (the other options are then unused); a
+        ``Params`` first runs :func:`slr_theory.study.basins` with `n`, `alpha`, `steps`
+        (up to ten times `steps` for runs not yet at a minimum) and `rng`.
     path : str or Path
     n : int
         Runs.
@@ -683,56 +678,54 @@ def off_manifold_figure(
     -------
     Path
     """
-    from .critical import critical_points, same_point
-    from .dynamics import pgd, sample_initial_overlaps
-    from .validate import random_generator
+    from .study import Basins, basins
 
-    gen = random_generator(rng)
-    ov0 = sample_initial_overlaps(params.d, gen, n)
-    tr = pgd(params, ov0, alpha, steps, record_every=max(1, steps // 400))
-    minima = [q for q in critical_points(params, rng=0) if q.index == 0]
-    final = tr.overlaps[-1]
-    groups = np.full(n, -1)
-    for j, q in enumerate(minima):
-        for i in range(n):
-            if groups[i] < 0 and same_point(final[i], q.overlaps, tol=0.05):
-                groups[i] = j
-    dist = np.sqrt(np.sum(tr.overlaps[..., 2:] ** 2, axis=-1))
-    fig = _new_figure(figsize=(7.5, 4.6), constrained_layout=True)
+    b = params
+    if not isinstance(b, Basins):
+        b = basins(params, n, alpha=alpha, steps=steps, max_steps=10 * steps, rng=rng)
+    dist = b.trace_distance
+    fig = _new_figure(figsize=(7.8, 4.6), constrained_layout=True)
     ax = fig.subplots()
-    positive = dist[dist > 0]
+    finite = dist[np.isfinite(dist)]
+    positive = finite[finite > 0]
     floor = max(float(positive.min()) if positive.size else 1e-16, 1e-300)
-    for j in range(-1, len(minima)):
-        members = np.flatnonzero(groups == j)
+    for j in range(-1, len(b.names)):
+        members = np.flatnonzero(b.label == j)
         if not members.size:
             continue
         colour = "0.6" if j < 0 else _OKABE_ITO[j % len(_OKABE_ITO)]
-        name = (
-            "no minimum reached"
-            if j < 0
-            else ("(" + ", ".join(f"{x:.2f}" for x in minima[j].overlaps) + ")")
-        )
+        if j < 0:
+            near = b.distance[members]
+            label = (
+                f"{members.size} of {b.n} runs not converged after "
+                f"{int(b.steps_run[members].max())} steps (distance to the nearest minimum "
+                f"{near.min():.2g} to {near.max():.2g})"
+            )
+        else:
+            label = f"{members.size} of {b.n} runs at {_fmt(b.minima[j])}: {b.names[j]}"
         for r, i in enumerate(members):
             ax.plot(
-                tr.step,
+                b.trace_step,
                 np.maximum(dist[:, i], floor),
                 color=colour,
                 lw=0.8,
-                alpha=0.8,
-                label=f"{len(members)} of {n} runs end at {name}" if r == 0 else None,
+                alpha=0.7,
+                label=label if r == 0 else None,
             )
         if j >= 0:
-            level = float(np.sqrt(np.sum(minima[j].overlaps[2:] ** 2)))
+            level = float(np.sqrt(np.sum(b.minima[j][2:] ** 2)))
             if level > 0:
                 ax.axhline(level, color=colour, ls="--", lw=1)
     ax.set_yscale("log")
-    ax.set_ylim(floor / 2, min(2.0, float(dist.max()) * 2))
+    top = float(finite.max()) if finite.size else 1.0
+    ax.set_ylim(floor / 2, min(2.0, top * 2))
+    ax.set_xlim(0, float(b.trace_step[-1]))
     ax.set(xlabel="PGD step", ylabel=r"distance to M, $\sqrt{\theta^2+\eta^2+\rho^2}$")
     ax.set_title(
-        f"runs from uniform initialisations (d = {params.d}, λ = {params.lam:g}, "
-        f"α = {alpha:g}); dashed: each minimum's distance to M",
+        f"{b.n} runs from uniform initialisations (α = {b.alpha:g}); each stops when at a "
+        "minimum;\ndashed: each minimum's distance to M",
         fontsize=9,
     )
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="lower left")
     _save(fig, path, dpi)
     return Path(path)

@@ -1,10 +1,15 @@
 """``slr-theory report``: one self-contained Markdown report with its figures, on any parameters.
 
-Sections: the verification table, the risk and its decomposition, the critical points on
-M (with the proof) and in the full space (with the evidence) and the center-stable
-manifold conclusion, the phase portrait, the global picture (stability of M, basin
-fractions, escape times, the continuation in ``lambda``), the paper's experiments, and
-the statistics of the paper's section 4.
+The computation (:func:`slr_theory.study.study`) and the drawing are apart: the report
+directory holds ``results.json`` (the :class:`slr_theory.study.Study`), and
+:func:`redraw_report` (``slr-theory report --from DIR``) draws every figure and
+``report.md`` again from it, in seconds, without computing.
+
+Sections: what this shows (findings built from the results), the verification table, the
+risk and its decomposition, the critical points on M (with the proof) and in the full
+space (with the evidence) and the center-stable manifold conclusion, the phase portrait,
+the global picture (stability of M, one basin ensemble, escape times, the continuation in
+``lambda``), the paper's experiments, and the statistics of the paper's section 4.
 
 The report is written under the output discipline of :mod:`slr_theory.output`: built in
 a staging folder, committed by rename when complete (an error, Ctrl-C or SIGTERM leaves
@@ -13,7 +18,6 @@ the directory as it was), and ``force`` replaces only what an earlier report wro
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
@@ -21,9 +25,12 @@ import numpy as np
 from .output import Destination
 from .params import Params, check_params
 from .trajectory import MAX_ALPHA
-from .validate import boolean, positive_real
+from .validate import boolean, positive_int, positive_real
 
-__all__ = ["write_report"]
+__all__ = ["RESULTS", "redraw_report", "write_report"]
+
+#: The file of the results, next to ``report.md``.
+RESULTS = "results.json"
 
 
 def _md_table(header, rows) -> list[str]:
@@ -48,8 +55,9 @@ def write_report(
     full: bool = False,
     force: bool = False,
     progress: bool = False,
+    jobs: int | None = None,
 ) -> Path:
-    """Compute everything and write ``report.md`` with its figures into the directory `out`.
+    """Compute everything and write ``report.md``, ``results.json`` and the figures into `out`.
 
     Parameters
     ----------
@@ -72,6 +80,8 @@ def write_report(
         unchanged since); files the user put there are never replaced or deleted.
     progress : bool
         A progress bar on stderr.
+    jobs : int, optional
+        Processes (:func:`slr_theory.study.study`; the same report for any value).
 
     Returns
     -------
@@ -79,6 +89,8 @@ def write_report(
         The report file.
     """
     from tqdm.auto import tqdm
+
+    from .study import study
 
     params = Params.paper() if params is None else params
     check_params(params)
@@ -91,8 +103,71 @@ def write_report(
             f"k*, v* span four dimensions), got {params.d}."
         )
     full = boolean(full, "full")
-    sections = [
+    if jobs is not None:
+        jobs = positive_int(jobs, "jobs", upper=2)
+    with Destination(out, force=force, exclusive=True, expect=["report.md", RESULTS]) as dest:
+        with tqdm(total=6, desc="report", unit="part", disable=not progress) as bar:
+            result = study(
+                params,
+                alpha=alpha,
+                seed=seed,
+                full=full,
+                jobs=jobs,
+                progress=lambda _label: bar.update(1),
+            )
+        result.save(dest.file(RESULTS))
+        _draw(result, dest)
+    return dest.directory / "report.md"
+
+
+def redraw_report(
+    source: str | Path, out: str | Path | None = None, *, force: bool = False
+) -> Path:
+    """Draw ``report.md`` and every figure again from a report's ``results.json``.
+
+    Nothing is computed: the figures and the text come from the saved results.
+
+    Parameters
+    ----------
+    source : str or Path
+        A report directory (holding ``results.json``) or the ``results.json`` file.
+    out : str or Path, optional
+        Where to draw (default: the source directory, whose earlier report files are
+        replaced; files the user changed there are refused, as with `force`).
+    force : bool
+        With `out`: replace the files an earlier report wrote there.
+
+    Returns
+    -------
+    Path
+        The report file.
+
+    Raises
+    ------
+    ValueError
+        When `source` holds no readable ``results.json``.
+    """
+    from .study import Study
+
+    src = Path(source)
+    path = src if src.is_file() else src / RESULTS
+    if not path.is_file():
+        raise ValueError(f"`from` must be a report directory with {RESULTS}, got {str(source)!r}.")
+    result = Study.load(path)
+    if out is None:
+        out, force = path.parent, True
+    with Destination(out, force=force, exclusive=True, expect=["report.md", RESULTS]) as dest:
+        result.save(dest.file(RESULTS))
+        _draw(result, dest)
+    return dest.directory / "report.md"
+
+
+def _draw(s, dest) -> None:
+    """Write ``report.md``, the figures and the CSV files of a study into a Destination."""
+    lines: list[str] = []
+    for section in (
         _header,
+        _findings,
         _verification,
         _risk,
         _critical,
@@ -100,31 +175,27 @@ def write_report(
         _landscape,
         _experiments,
         _statistics,
-    ]
-    with Destination(out, force=force, exclusive=True, expect=["report.md"]) as dest:
-        lines: list[str] = []
-        ctx = {"params": params, "alpha": alpha, "seed": seed, "full": full, "dir": dest.staging}
-        with tqdm(total=len(sections), desc="report", unit="section", disable=not progress) as bar:
-            for section in sections:
-                t0 = time.perf_counter()
-                lines += section(ctx)
-                lines.append(f"<sub>({time.perf_counter() - t0:.1f} s)</sub>")
-                lines.append("")
-                bar.update(1)
-        dest.file("report.md").write_text("\n".join(lines) + "\n")
-    return dest.directory / "report.md"
+    ):
+        lines += section(s, dest)
+        lines.append("")
+    dest.file("report.md").write_text("\n".join(lines) + "\n")
 
 
-def _header(ctx) -> list[str]:
-    from . import __version__
+def _seconds(s, *names) -> str:
+    total = sum(s.seconds.get(n, 0.0) for n in names)
+    return f"<sub>(computed in {total:.1f} s)</sub>"
 
-    p = ctx["params"]
+
+def _header(s, dest) -> list[str]:
+    p = s.params
     return [
         "# Single-location regression: the report",
         "",
-        f"slr-theory {__version__}. Parameters: `d = {p.d}`, `L = {p.L}`, `λ = {p.lam:g}`, "
+        f"slr-theory {s.version}. Parameters: `d = {p.d}`, `L = {p.L}`, `λ = {p.lam:g}`, "
         f"`γ = {p.gamma:.6g}` (`γ² = {p.gamma**2:.4g}`), `ε = {p.eps:g}`; PGD step "
-        f"`α = {ctx['alpha']:g}`; seed {ctx['seed']}.",
+        f"`α = {s.alpha:g}`; seed {s.seed}. Every number below is at these parameters, "
+        "except in sections 7 and 8, which say which they use. All numbers are in "
+        f"[{RESULTS}]({RESULTS}).",
         "",
         "The model: tokens `X_ℓ ∈ R^d`, one of them informative (`N(√(d/2) k*, γ² I)`), the "
         "label `Y = X_{J0}·v* + ξ`, the predictor `T(X) = Σ_ℓ erf(λ X_ℓ·k) X_ℓ·v` with unit "
@@ -134,59 +205,55 @@ def _header(ctx) -> list[str]:
     ]
 
 
-def _verification(ctx) -> list[str]:
-    from .verify import run_checks
+def _findings(s, dest) -> list[str]:
+    out = ["## 1. What this shows", ""]
+    for paragraph in s.findings:
+        out += [paragraph, ""]
+    return out
 
-    results = run_checks(samples=20_000, seed=ctx["seed"])
+
+def _verification(s, dest) -> list[str]:
     rows = [
         (
             r.name,
+            "your parameters" if "d" in r.params else "fixed arguments",
             f"{r.value:.12g}",
             f"{r.rel_error:.1e}",
             f"{r.z:+.2f}",
             "ok" if r.passed else "FAIL",
         )
-        for r in results
+        for r in s.verification
     ]
-    n_fail = sum(not r.passed for r in results)
+    n_fail = sum(not r.passed for r in s.verification)
+    samples = s.verification[0].samples if s.verification else 0
     return [
-        "## 1. Every closed form, checked two independent ways",
+        "## 2. Every closed form, checked two independent ways",
         "",
         "Each identity against a high-precision mpmath quadrature of its defining "
-        "expectation (relative error) and a Monte Carlo estimate (z-score, 20 000 draws). "
-        f"{len(results) - n_fail} passed, {n_fail} failed.",
+        f"expectation (relative error) and a Monte Carlo estimate (z-score, {samples} "
+        "draws). The checks of the model run at the report's parameters (with the "
+        "overlaps `(0.6, 0.5, 0.2, −0.3, 0.25)`); the identities of Gaussian expectations "
+        f"at their own arguments. {len(rows) - n_fail} passed, {n_fail} failed.",
         "",
-        *_md_table(("check", "closed form", "rel. error", "z", ""), rows),
+        *_md_table(("check", "at", "closed form", "rel. error", "z", ""), rows),
         "",
+        _seconds(s, "verification"),
     ]
 
 
-def _risk(ctx) -> list[str]:
-    from .risk import risk_components
-    from .statistics import optimal_lambda
-
-    p = ctx["params"]
-    points = [
-        ("the optimum (1, 1)", (1.0, 1.0, 0, 0, 0)),
-        ("the origin", (0.0, 0.0, 0, 0, 0)),
-        ("on M, (0.5, 0.5)", (0.5, 0.5, 0, 0, 0)),
-        ("off M, (0.5, 0.5, 0.2, -0.2, 0.1)", (0.5, 0.5, 0.2, -0.2, 0.1)),
-    ]
-    rows = []
-    for name, ov in points:
-        c = risk_components(p, *ov)
-        rows.append(
-            (
-                name,
-                _num(c.total, 8),
-                _num(c.informative),
-                _num(c.distractors),
-                _num(c.interactions),
-            )
+def _risk(s, dest) -> list[str]:
+    rows = [
+        (
+            r.name,
+            _num(r.total, 8),
+            _num(r.informative),
+            _num(r.distractors),
+            _num(r.interactions),
         )
-    lam_star = optimal_lambda(p)
+        for r in s.risk_rows
+    ]
     return [
-        "## 2. The risk",
+        "## 3. The risk",
         "",
         "`R = ε² + informative + distractors + interactions`; the interactions vanish on M "
         "and the informative part is computed to relative precision even where it is "
@@ -194,206 +261,199 @@ def _risk(ctx) -> list[str]:
         "",
         *_md_table(("point", "risk", "informative", "distractors", "interactions"), rows),
         "",
-        f"At `(k*, v*)` the risk is smallest at `λ* = {lam_star:.4g}` for these `d, L, γ, ε`.",
-        "",
+        f"At `(k*, v*)` the risk is smallest at `λ* = {s.lam_star:.4g}` for these `d, L, γ, ε`.",
     ]
 
 
-def _critical(ctx) -> list[str]:
-    from .critical import critical_points, lipschitz_bound, pgd_map_spectrum
+def _ov(o, digits=4) -> str:
+    return (
+        "("
+        + ", ".join(f"{(0.0 if abs(x) < 0.5 * 10.0**-digits else x):.{digits}f}" for x in o)
+        + ")"
+    )
 
-    p, alpha = ctx["params"], ctx["alpha"]
-    on_m = critical_points(p, "manifold")
-    pts = critical_points(p, rng=ctx["seed"])
-    ctx["points"] = pts
-    bound = lipschitz_bound(p, rng=ctx["seed"])
-    rows = []
-    for q in pts:
-        s = pgd_map_spectrum(q, alpha)
-        rows.append(
-            (
-                "(" + ", ".join(f"{(0.0 if abs(x) < 5e-5 else x):.4f}" for x in q.overlaps) + ")",
-                _num(q.risk, 6),
-                q.index,
-                q.nullity,
-                q.kind,
-                s.conclusion,
-            )
+
+def _critical(s, dest) -> list[str]:
+    rows = [
+        (
+            _ov(q.overlaps),
+            q.name + (" — **global minimum**" if q.global_minimum else ""),
+            _num(q.risk, 6),
+            q.index,
+            q.nullity,
+            q.kind,
+            q.map_conclusion,
         )
-    minima = [q for q in pts if q.index == 0]
+        for q in s.points
+    ]
+    minima = [q for q in s.points if q.index == 0]
+    lip = s.lipschitz
     return [
-        "## 3. Critical points",
+        "## 4. Critical points",
         "",
         "### On M: complete by proof",
         "",
-        *[f"- {line}" for line in on_m.certificate],
+        *[f"- {line}" for line in s.manifold_certificate],
         "",
         "### On the spheres: complete with evidence",
         "",
-        *[f"- {line}" for line in pts.certificate],
+        *[f"- {line}" for line in s.search_certificate],
         "",
         *_md_table(
-            ("overlaps", "risk", "index", "nullity", "kind", f"PGD map at α = {alpha:g}"), rows
+            (
+                "overlaps",
+                "what",
+                "risk",
+                "index",
+                "nullity",
+                "kind",
+                f"PGD map at α = {s.alpha:g}",
+            ),
+            rows,
         ),
         "",
         f"{len(minima)} minima (one per symmetry orbit). Index and nullity count Hessian "
-        f"eigenvalues with their multiplicities at `d = {p.d}`; zero modes along an orbit of "
-        "the rotations fixing `k*, v*` are listed in the kind.",
+        f"eigenvalues with their multiplicities at `d = {s.params.d}`; zero modes along an "
+        "orbit of the rotations fixing `k*, v*` are listed in the kind.",
         "",
-        "**The center-stable manifold argument.** Every saddle above is strict at this step "
-        "(its unstable subspace is non-trivial), so gradient descent reaches it from a set of "
-        "initialisations of measure zero, provided the PGD map is a global diffeomorphism, "
-        f"which the theorem gets from `α < 1/Lip`. Here `{bound.lower:.4g} ≤ Lip ≤ "
-        f"{bound.upper:.4g}`, so `α < 1/Lip` **{bound.step_condition(alpha)}** at "
-        f"`α = {alpha:g}`.",
+        "**The center-stable manifold argument.** A strict saddle (an unstable direction of "
+        "the PGD map) attracts PGD only from a set of measure zero, provided the PGD map is "
+        "a global diffeomorphism, which the theorem gets from `α < 1/Lip`. Here "
+        f"`{lip.lower:.4g} ≤ Lip ≤ {lip.upper:.4g}` (the lower bound attained at "
+        f"{_ov(lip.lower_at, 3)}), so `α < 1/Lip` **{lip.condition}** at `α = {lip.alpha:g}`. "
+        "Section 1 says what follows.",
         "",
+        _seconds(s, "critical points", "lipschitz"),
     ]
 
 
-def _portrait(ctx) -> list[str]:
+def _portrait(s, dest) -> list[str]:
     from .plotting import phase_portrait
 
-    phase_portrait(ctx["params"], ctx["dir"] / "portrait.png", pgd_alpha=ctx["alpha"])
+    phase_portrait(s.portrait, dest.file("portrait.png"))
     return [
-        "## 4. The flow on M",
+        "## 5. The flow on M",
         "",
         "![phase portrait](portrait.png)",
         "",
-        "Streamlines of the flow on M, its nullclines, the critical points by kind, the "
-        "separatrix (the saddle's stable manifold), flow trajectories and PGD iterates, the "
-        "basins and the risk contours.",
+        "Streamlines of the flow on M (drawn at every speed: the title gives the largest), "
+        "its nullclines, the critical points by their kind on M, the separatrix (the "
+        "saddle's stable manifold), flow trajectories and PGD iterates, the basins and the "
+        "risk contours.",
         "",
+        _seconds(s, "portrait"),
     ]
 
 
-def _landscape(ctx) -> list[str]:
-    from .landscape import basin_fractions, continuation, manifold_stability, saddle_escape
+def _landscape(s, dest) -> list[str]:
     from .plotting import bifurcation_figure, off_manifold_figure, stability_figure
 
-    p, alpha, seed, d = ctx["params"], ctx["alpha"], ctx["seed"], ctx["dir"]
-    t = np.linspace(-1, 1, 123)[1:-1]
-    K, N = np.meshgrid(t, t)
-    share = float((manifold_stability(p, K, N)[..., 0].real < 0).mean())
-    stability_figure([p], d / "stability.png", grid=81)
+    stability_figure([s.stability], dest.file("stability.png"))
+    b = s.basins
+    rows = [
+        (_ov(m, 3), name, f"{f:.2f} ± {se:.2f}")
+        for m, name, f, se in zip(b.minima, b.names, b.fractions, b.stderr, strict=True)
+    ]
+    rows.append(
+        ("—", f"not converged after {int(b.steps_run.max())} steps", f"{b.unconverged / b.n:.2f}")
+    )
+    off_manifold_figure(b, dest.file("off_manifold.png"))
     lines = [
-        "## 5. The global picture",
+        "## 6. The global picture",
         "",
-        f"**Stability of M.** M attracts transversally on {share:.1%} of the open square "
-        "(the leading transverse eigenvalue of the overlap flow is negative there):",
+        f"**Stability of M.** M attracts transversally on {s.stability.attracting_share:.1%} "
+        "of the open square (the leading transverse eigenvalue of the overlap flow is "
+        "negative there):",
         "",
         "![stability of M](stability.png)",
         "",
+        f"**Basins.** {b.n} runs of PGD (`α = {b.alpha:g}`) from initialisations uniform on "
+        f"the spheres, each run continued {b.steps} steps at a time until it is at a minimum "
+        "(distance below 1e-3 and gradient norm below 1e-3), stops moving, or reaches "
+        f"{b.max_steps} steps. The same runs are drawn below.",
+        "",
+        *_md_table(("minimum", "what", "fraction ± s.e."), rows),
+        "",
+        "![distance to M](off_manifold.png)",
+        "",
     ]
-    if p.d >= 4:
-        steps = 20_000
-        b = basin_fractions(p, 100, rng=seed, alpha=alpha, steps=steps, points=ctx["points"])
-        rows = [
-            (
-                "(" + ", ".join(f"{(0.0 if abs(x) < 5e-5 else x):.3f}" for x in a.overlaps) + ")",
-                f"{f:.2f} ± {se:.2f}",
-            )
-            for a, f, se in zip(b.attractors, b.fractions, b.stderr, strict=True)
-        ]
-        rows.append(("none reached", f"{b.none_fraction:.2f}"))
-        off_manifold_figure(p, d / "off_manifold.png", n=30, alpha=alpha, steps=steps, rng=seed)
-        lines += [
-            f"**Basins.** 100 runs of PGD (`α = {alpha:g}`, {steps} steps) from initialisations "
-            "uniform on the spheres; the fraction that each minimum attracts:",
-            "",
-            *_md_table(("minimum", "fraction ± s.e."), rows),
-            "",
-            "![distance to M](off_manifold.png)",
-            "",
-        ]
-    saddles = [q for q in ctx["points"] if q.index >= 1 and q.on_manifold and not q.overlaps.any()]
-    if saddles:
-        e = saddle_escape(p, saddles[0], [1e-4, 1e-6, 1e-8])
+    if s.escape is not None:
+        e = s.escape
         lines += [
             f"**Escape from the saddle at the origin** (unstable rate `μ = {e.mu:.4g}`): flow "
-            "time to leave a 0.01-neighbourhood from distance 1e-4, 1e-6, 1e-8: measured "
+            "time to leave a 0.01-neighbourhood from distance "
+            f"{', '.join(f'{x:g}' for x in e.r0)}: measured "
             f"{', '.join(f'{x:.2f}' for x in e.measured)}; linearised `log(r/r₀)/μ`: "
             f"{', '.join(f'{x:.2f}' for x in e.predicted)}.",
             "",
         ]
-    c = continuation(p, (0.02, 2.0), steps=30, seeds=3)
-    bifurcation_figure(c, d / "bifurcation.png")
-    # each event once (branches related by a symmetry change index at the same lambda);
-    # index changes are located to 1e-7 in lambda, folds to the continuation's last step
-    events = {
-        (e["type"], round(e["lam"], 6)): e
-        for e in c.events
-        if e["type"] in ("index change", "fold")
-    }
-    lines += [
-        f"**Continuation in λ** over [0.02, 2]: {len(c.branches)} branches; "
-        + "; ".join(
-            f"index change at λ = {e['lam']:.6f}"
-            if e["type"] == "index change"
-            else f"fold at λ ≈ {e['lam']:.4g}"
-            for e in events.values()
+    bifurcation_figure(s.continuation, dest.file("bifurcation.png"), names=s.branch_names)
+    rows = [
+        (
+            f"{e.lam:.6f}",
+            e.type,
+            e.detail,
+            f"b{e.branch}: {e.branch_name}",
+            f"{e.width:.0e}",
         )
-        + ".",
+        for e in s.events
+    ]
+    lines += [
+        f"**Continuation in λ** over [{s.lam_range[0]:g}, {s.lam_range[1]:g}]: "
+        f"{len(s.continuation.branches)} branches (named by their point at λ = "
+        f"{s.params.lam:g}, or at the nearest λ they reach). Index changes are located by "
+        "bisection on the index, folds by step halving of the continuation; each event once.",
+        "",
+        *_md_table(("λ", "event", "what", "branch", "located to"), rows),
         "",
         "![bifurcation diagram](bifurcation.png)",
         "",
+        _seconds(s, "stability", "basins", "continuation"),
     ]
     return lines
 
 
-def _experiments(ctx) -> list[str]:
-    from .experiments import experiments, run
+def _experiments(s, dest) -> list[str]:
     from .plotting import experiment_figure
     from .render import write_trajectory_csv
 
-    full = ctx["full"]
-    repeats = None if full else 5
-    gd = [n for n, e in experiments().items() if e.method == "pgd"]
-    results = run(gd, seed=ctx["seed"], repeats=repeats)
-    results.update(
-        run(
-            "sgd_sphere_schedule",
-            seed=ctx["seed"],
-            repeats=repeats,
-            steps_scale=1.0 if full else 0.1,
-        )
-    )
     lines = [
-        "## 6. The paper's experiments",
+        "## 7. The paper's experiments",
         "",
-        (
-            "All 30 repeats at the paper's step counts."
-            if full
-            else "5 repeats each, the SGD experiment at a tenth of its steps (`--full` for the paper's "
-            "30 repeats and all steps)."
+        "The paper's configurations, at their own parameters (not the report's); "
+        + (
+            "all 30 repeats at the paper's step counts."
+            if s.full
+            else "5 repeats each, the SGD experiment at a tenth of its steps (`--full` for "
+            "the paper's 30 repeats and all steps)."
         ),
         "",
     ]
-    for name, res in results.items():
-        experiment_figure(res, ctx["dir"] / f"{name}.png")
-        write_trajectory_csv(res.trajectory, ctx["dir"] / f"{name}.csv", eps=res.experiment.eps)
+    for res in s.experiments:
+        e = res.experiment
+        name = e.name
+        experiment_figure(res, dest.file(f"{name}.png"))
+        write_trajectory_csv(res.trajectory, dest.file(f"{name}.csv"), eps=e.eps)
         tr = res.trajectory
         lines += [
             f"### {name}",
             "",
-            f"{res.experiment.description}. Final risk − ε²: median "
-            f"{float(np.median(tr.risk[-1] - res.experiment.eps**2)):.4g} over "
+            f"{e.description} (`d = {e.d}`, `L = {e.L}`, `λ₀ = {e.lam0:g}`, `α = {e.alpha:g}`, "
+            f"{int(tr.step[-1])} steps). Final risk − ε²: median "
+            f"{float(np.median(tr.risk[-1] - e.eps**2)):.4g} over "
             f"{tr.overlaps.shape[1]} runs. Data: [{name}.csv]({name}.csv).",
             "",
             f"![{name}]({name}.png)",
             "",
         ]
+    lines.append(_seconds(s, "experiments"))
     return lines
 
 
-def _statistics(ctx) -> list[str]:
-    from .statistics import statistics_table
-
-    p = ctx["params"]
-    rows = statistics_table(
-        p.gamma, p.eps, None, [100, 1000, 10_000], 20_000, np.random.default_rng(ctx["seed"])
-    )
+def _statistics(s, dest) -> list[str]:
+    p = s.params
     table = []
-    for r in rows:
+    for r in s.statistics:
         bayes = r["bayes"]
         bayes_txt = (
             "< 2.2e-308"
@@ -411,12 +471,14 @@ def _statistics(ctx) -> list[str]:
             )
         )
     return [
-        "## 7. Attention against the Bayes and linear risks (the paper's section 4)",
+        "## 8. Attention against the Bayes and linear risks (the paper's section 4)",
         "",
-        "Risk − ε² with `L = ⌈√d⌉`: the attention predictor at `(k*, v*)` and its best "
+        f"Risk − ε² at the report's `γ = {p.gamma:.4g}`, `ε = {p.eps:g}`, over the paper's "
+        "dimensions with `L = ⌈√d⌉`: the attention predictor at `(k*, v*)` and its best "
         "temperature, the Bayes risk (Monte Carlo, 20 000 draws) and the best linear "
         "predictor.",
         "",
         *_md_table(("d", "L", "λ*", "attention", "Bayes (MC)", "linear"), table),
         "",
+        _seconds(s, "statistics"),
     ]

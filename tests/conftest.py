@@ -29,3 +29,35 @@ def _reset_precision():
     with np.errstate(all="warn", under="ignore"):  # NumPy defaults: IEEE underflow is correct
         yield
     mp.mp.dps = 15
+
+
+@pytest.fixture(scope="session")
+def small_study():
+    """A real :class:`slr_theory.study.Study` at small parameters, computed once.
+
+    Everything at the study's own parameters is computed as the report computes it; the
+    parts at fixed parameters are shrunk (two checks, the paper's experiments at 2 repeats
+    and 1/500 of their steps) and the portrait drawn on coarser grids, to keep it cheap.
+    """
+    import functools
+
+    import slr_theory.experiments as ex
+    import slr_theory.landscape as ls
+    import slr_theory.verify as ver
+    from slr_theory import Params
+    from slr_theory.study import study
+
+    run, checks, portrait = ex.run, ver.run_checks, ls.portrait_data
+    with pytest.MonkeyPatch.context() as mpatch:
+        mpatch.setattr(
+            ex, "run", lambda names, **kw: run(names, **{**kw, "repeats": 2, "steps_scale": 2e-3})
+        )
+        mpatch.setattr(
+            ver,
+            "run_checks",
+            functools.partial(checks, ["gaussian.mean_erf", "risk.total"]),
+        )
+        mpatch.setattr(
+            ls, "portrait_data", functools.partial(portrait, grid=15, basin_grid=8, t_max=100.0)
+        )
+        return study(Params(d=6, L=4, lam=0.3, gamma=0.7, eps=0.1), alpha=0.02, jobs=1)

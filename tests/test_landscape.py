@@ -241,10 +241,10 @@ def test_phase_portrait_and_off_manifold_figure_have_the_expected_size(tmp_path)
         progress=stages.append,
     )
     assert _png_size(path) == (890, 660)  # the legend beside the square, not on the data
-    # basins, field, separatrix, three trajectories, critical points, saving
-    assert stages == [1] * 8
+    # basins, field, separatrix, the trajectories, critical points, saving
+    assert stages == [1] * 6
     path = off_manifold_figure(p, tmp_path / "off.png", n=6, steps=2000, dpi=100)
-    assert _png_size(path) == (750, 460)
+    assert _png_size(path) == (780, 460)
 
 
 def test_continuation_counts_a_continuum_of_critical_points_instead_of_following_it():
@@ -377,3 +377,38 @@ def test_the_bifurcation_legend_explains_every_mark_and_names_the_branches(tmp_p
         "index change or meeting",
     ]
     assert sorted(seen["labels"]) == ["b0 optimum", "b1"]
+
+
+def test_runs_continued_round_by_round_are_the_runs_of_one_long_pgd():
+    """``max_steps``: each run stops where one uninterrupted PGD of its length ends, and it
+    is at a minimum only when its distance and its gradient both say so."""
+    from slr_theory import pgd, sample_initial_overlaps
+    from slr_theory.landscape import _gradient_norm
+
+    p = Params(d=12, L=5, lam=0.3, gamma=0.7)
+    b = basin_fractions(
+        p,
+        12,
+        rng=5,
+        alpha=0.02,
+        steps=500,
+        tol=1e-3,
+        grad_tol=1e-3,
+        max_steps=5000,
+        trace_every=100,
+    )
+    ov0 = sample_initial_overlaps(p.d, np.random.default_rng(5), 12)
+    for i in range(12):
+        one = pgd(p, ov0[i], 0.02, int(b.steps_run[i]), record_every=int(b.steps_run[i]))
+        np.testing.assert_allclose(one.overlaps[-1], b.final[i], rtol=0, atol=1e-13)
+    g = _gradient_norm(p, b.final)
+    np.testing.assert_array_equal(g, b.gradient)
+    at = (b.distance < 1e-3) & (g < 1e-3)
+    np.testing.assert_array_equal(b.label >= 0, at)
+    assert np.all(b.steps_run[~at] == 5000) or np.all(b.stalled[~at] | (b.steps_run[~at] == 5000))
+    with pytest.raises(ValueError, match="max_steps"):
+        basin_fractions(p, 2, alpha=0.02, steps=500, max_steps=700)
+    with pytest.raises(ValueError, match="trace_every"):
+        basin_fractions(p, 2, alpha=0.02, steps=500, trace_every=300)
+    with pytest.raises(ValueError, match="max_steps"):
+        basin_fractions(p, 2, dynamics="flow", t_max=10.0, max_steps=1000)

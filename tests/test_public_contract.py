@@ -128,6 +128,9 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "statistics.optimal_lambda": ((P,), {"lam_range": (1e-3, 10.0)}),
     "statistics.bayes_risk_mc": ((P6, 50, RNG(0)), {"chunk": 20}),
     "experiments.output_paths": (("gd_manifold", "figures"), {}),
+    "landscape.stability_map": ((P,), {"grid": 5}),
+    "landscape.manifold_kind": (([1.0, 2.0],), {}),
+    "study.describe": ((list(OV),), {}),
 }
 # Calls of a second or more: fuzzed only in the slow suite (`pytest -m slow`).
 SLOW_CALLS: dict[str, tuple[tuple, dict]] = {
@@ -137,6 +140,11 @@ SLOW_CALLS: dict[str, tuple[tuple, dict]] = {
     "landscape.manifold_basins": ((P, 5), {"t_max": 50.0, "radius": 0.05, "dt": 0.1}),
     "statistics.statistics_table": ((0.7, 0.1, 5, [100], 50, RNG(0)), {}),
     "verify.run_checks": ((["gaussian.mean_erf"],), {"samples": 2000, "seed": 0}),
+    "landscape.portrait_data": (
+        (P,),
+        {"grid": 5, "basin_grid": 2, "trajectories": 1, "pgd_alpha": 1e-3, "pgd_steps": 10},
+    ),
+    "study.basins": ((P, 4), {"alpha": 1e-2, "steps": 50, "max_steps": 100, "records": 5}),
 }
 NOT_CALLED: dict[str, str] = {
     "cli.main": "the commands are fuzzed flag by flag in tests/test_cli_contract.py",
@@ -145,6 +153,14 @@ NOT_CALLED: dict[str, str] = {
     "experiments.write": "takes an ExperimentResult the toolkit built; atomic writes are "
     "tested in test_contracts.py",
     "report.write_report": "minutes per valid call; the `report` command's flags are fuzzed",
+    "report.redraw_report": "reads a report directory the toolkit wrote; tested in "
+    "test_report.py, and the `report --from` flag is fuzzed",
+    "study.study": "a minute per valid call; tested in test_study.py and by `report`",
+    "study.findings": "reads a Study the toolkit built; tested in test_study.py",
+    **_whole_module(
+        "results",
+        "the codec of saved results: round trips of every result type in test_results.py",
+    ),
     **_whole_module(
         "plotting",
         "draws a result the toolkit built (or runs minutes of dynamics); "
@@ -212,7 +228,10 @@ NAN_PROPAGATES = set(GAUSSIAN) | {
     "gaussian.plackett_rule",
 }
 # Result fields where NaN is a documented value, not an error: key -> field names.
-DOCUMENTED_NAN = {"landscape.manifold_basins": {"time"}}  # "nan if never" (ManifoldBasins)
+DOCUMENTED_NAN = {
+    "landscape.manifold_basins": {"time"},  # "nan if never" (ManifoldBasins)
+    "study.basins": {"trace_distance"},  # "NaN once a run has stopped" (Basins)
+}
 # Counts whose valid values are work: the fuzz keeps them small (or beyond the bound).
 COUNT_CAP = 64
 

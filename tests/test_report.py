@@ -1,10 +1,12 @@
-"""slr-theory report: complete, atomic, refuses to overwrite, and its sections render."""
+"""slr-theory report: computed once into results.json, drawn from it, atomic, and it explains."""
 
+import copy
 import os
 from pathlib import Path
 
 import pytest
 
+import slr_theory.study as study_module
 from slr_theory import Params
 from slr_theory import report as rep
 from slr_theory.cli import main
@@ -12,27 +14,18 @@ from slr_theory.output import LOCK_NAME, STAGING_PREFIX
 
 
 @pytest.fixture
-def quick(monkeypatch):
-    """Every section replaced by a stub that writes one figure-like file (mechanics only)."""
+def quick(monkeypatch, small_study):
+    """The computation replaced by the session's small study (the drawing is real)."""
+    monkeypatch.setattr(study_module, "study", lambda *a, **k: copy.deepcopy(small_study))
+    return small_study
 
-    def stub(name):
-        def section(ctx):
-            (ctx["dir"] / f"{name}.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"0" * 100)
-            return [f"## {name}", "", f"![{name}]({name}.png)", ""]
 
-        return section
+@pytest.fixture
+def no_computing(monkeypatch):
+    def refuse(*a, **k):
+        raise AssertionError("computed")
 
-    for name in (
-        "_header",
-        "_verification",
-        "_risk",
-        "_critical",
-        "_portrait",
-        "_landscape",
-        "_experiments",
-        "_statistics",
-    ):
-        monkeypatch.setattr(rep, name, stub(name))
+    monkeypatch.setattr(study_module, "study", refuse)
 
 
 def _leftovers(parent: Path):
@@ -44,10 +37,11 @@ def _leftovers(parent: Path):
     ]
 
 
-def test_writes_report_and_refuses_a_non_empty_directory(tmp_path, quick):
+def test_writes_report_and_results_and_refuses_a_non_empty_directory(tmp_path, quick):
     out = tmp_path / "r"
     path = rep.write_report(out)
-    assert path == out / "report.md" and "## _portrait" in path.read_text()
+    assert path == out / "report.md" and "## 1. What this shows" in path.read_text()
+    assert (out / rep.RESULTS).stat().st_size > 1000
     with pytest.raises(FileExistsError, match="not empty"):
         rep.write_report(out)
     (out / "mine.txt").write_text("keep")
@@ -61,8 +55,10 @@ def test_writes_report_and_refuses_a_non_empty_directory(tmp_path, quick):
 
 
 def test_an_interrupted_report_leaves_nothing_behind(tmp_path, quick, monkeypatch):
-    def boom(ctx):
-        (ctx["dir"] / "half.png").write_bytes(b"\x89PNG")
+    real = rep._landscape
+
+    def boom(s, dest):
+        dest.file("half.png").write_bytes(b"\x89PNG")
         raise KeyboardInterrupt
 
     monkeypatch.setattr(rep, "_landscape", boom)
@@ -70,24 +66,17 @@ def test_an_interrupted_report_leaves_nothing_behind(tmp_path, quick, monkeypatc
     with pytest.raises(KeyboardInterrupt):
         rep.write_report(out)
     assert not out.exists() and not _leftovers(tmp_path)
-    # an existing report survives an interrupted --force rerun, then a rerun works
-    monkeypatch.undo()
-    monkeypatch.setattr(rep, "_landscape", lambda ctx: ["## ok"])
-    for name in (
-        "_header",
-        "_verification",
-        "_risk",
-        "_critical",
-        "_portrait",
-        "_experiments",
-        "_statistics",
-    ):
-        monkeypatch.setattr(rep, name, lambda ctx: ["## ok"])
+    # an existing report survives an interrupted --force rerun (and a redraw), then works
+    monkeypatch.setattr(rep, "_landscape", real)
     rep.write_report(out)
+    before = (out / "report.md").read_text()
     monkeypatch.setattr(rep, "_landscape", boom)
     with pytest.raises(KeyboardInterrupt):
         rep.write_report(out, force=True)
-    assert (out / "report.md").exists() and not _leftovers(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        rep.redraw_report(out)
+    assert (out / "report.md").read_text() == before and not _leftovers(tmp_path)
+    assert not (out / "half.png").exists()
 
 
 def test_bad_out_and_arguments(tmp_path, quick):
@@ -101,6 +90,10 @@ def test_bad_out_and_arguments(tmp_path, quick):
         rep.write_report(tmp_path / "r", seed=-1)
     with pytest.raises(ValueError, match="params"):
         rep.write_report(tmp_path / "r", params="paper")
+    with pytest.raises(ValueError, match="jobs"):
+        rep.write_report(tmp_path / "r", jobs=0)
+    with pytest.raises(ValueError, match=r"results\.json"):
+        rep.redraw_report(tmp_path)
 
 
 def test_cli_report_usage_errors_are_one_line(tmp_path, quick, capsys):
@@ -113,22 +106,69 @@ def test_cli_report_usage_errors_are_one_line(tmp_path, quick, capsys):
     assert main(["report", "--out", str(tmp_path / "ok"), "--lam", "0"]) == 2
     assert main(["report", "--out", str(tmp_path / "ok")]) == 0
     assert os.path.exists(tmp_path / "ok" / "report.md")
+    capsys.readouterr()
+    assert main(["report", "--from", str(out)]) == 2  # no results.json there
+    err = capsys.readouterr().err
+    assert "--from" in err and len(err.strip().splitlines()) == 1
 
 
-def test_sections_render_with_real_numbers(tmp_path):
-    """The cheap sections on small parameters (the full report is in the slow suite)."""
-    p = Params(d=12, L=4, lam=0.3, gamma=0.7)
-    ctx = {"params": p, "alpha": 0.02, "seed": 0, "full": False, "dir": tmp_path}
-    text = "\n".join(rep._risk(ctx) + rep._critical(ctx) + rep._statistics(ctx))
-    assert "the optimum (1, 1)" in text and "complete by proof" in text
-    assert "| d | L |" in text and "strict saddle" in text
+def test_from_redraws_everything_without_computing(tmp_path, quick, monkeypatch, capsys):
+    out = tmp_path / "r"
+    rep.write_report(out)
+    text = (out / "report.md").read_text()
+    figures = sorted(p.name for p in out.glob("*.png"))
+    assert len(figures) >= 9
+    for p in out.glob("*.png"):
+        p.unlink()
+    (out / "report.md").unlink()
+    monkeypatch.setattr(study_module, "study", lambda *a, **k: pytest.fail("computed"))
+    assert main(["report", "--from", str(out)]) == 0
+    assert (out / "report.md").read_text() == text
+    assert sorted(p.name for p in out.glob("*.png")) == figures
+    assert all(p.stat().st_size > 5000 for p in out.glob("*.png"))
+    # into another directory, which then holds its own results.json
+    assert main(["report", "--from", str(out), "--out", str(tmp_path / "again")]) == 0
+    assert (tmp_path / "again" / "report.md").read_text() == text
+    assert (tmp_path / "again" / rep.RESULTS).read_text() == (out / rep.RESULTS).read_text()
+    # a report.md the user edited is theirs: the redraw refuses to replace it
+    (out / "report.md").write_text("my notes")
+    capsys.readouterr()
+    assert main(["report", "--from", str(out)]) == 2
+    assert "--out" in capsys.readouterr().err
+    assert (out / "report.md").read_text() == "my notes" and not _leftovers(tmp_path)
+
+
+def test_the_report_states_its_parameters_and_explains(tmp_path, quick):
+    s = quick
+    text = rep.write_report(tmp_path / "r").read_text()
+    p = s.params
+    assert f"`d = {p.d}`, `L = {p.L}`, `λ = {p.lam:g}`" in text
+    first = text.split("## 2.")[0]
+    for paragraph in s.findings:
+        assert paragraph in first
+    assert "your parameters" in text  # the model's checks at the report's parameters
+    assert "not converged after" in text  # the basin table's last row, with its steps
+    assert "**global minimum**" in text
+    for e in s.events:
+        assert f"{e.lam:.6f}" in text
+    assert "-0.0000" not in text and "−0.0000" not in text
 
 
 @pytest.mark.slow
 def test_the_full_report_on_the_paper_parameters(tmp_path):
     path = rep.write_report(tmp_path / "r")
     text = path.read_text()
-    for heading in ("## 1.", "## 3.", "## 4.", "## 5.", "## 6.", "## 7."):
+    for heading in ("## 1.", "## 3.", "## 4.", "## 5.", "## 6.", "## 7.", "## 8."):
         assert heading in text
+    assert "and the global minimum" in text
     pngs = list((tmp_path / "r").glob("*.png"))
     assert len(pngs) >= 9 and all(p.stat().st_size > 20_000 for p in pngs)
+
+
+@pytest.mark.slow
+def test_at_a_large_temperature_the_report_says_the_optimum_is_not_the_global_minimum(
+    tmp_path,
+):
+    path = rep.write_report(tmp_path / "r", Params.paper(lam=0.9))
+    first = path.read_text().split("## 2.")[0]
+    assert "**not the global minimum**" in first and "a saddle of index 1" in first

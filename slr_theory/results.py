@@ -1,0 +1,178 @@
+"""Typed results as plain JSON, and back: what a computation saves and a figure redraws from.
+
+:func:`to_plain` turns a result (dataclasses, NumPy arrays and scalars, lists, dicts,
+tuples, numbers, strings) into JSON-ready data; :func:`from_plain` rebuilds the typed
+result from that data and the dataclass's annotations. Floats keep every bit (JSON
+numbers written with ``repr``); the non-finite ones, which JSON cannot hold, become the
+strings ``"NaN"``, ``"Infinity"`` and ``"-Infinity"``. Arrays become nested lists (an
+empty array comes back with shape ``(0,)``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import types
+import typing
+from typing import Any
+
+import numpy as np
+
+__all__ = ["dumps", "from_plain", "loads", "to_plain"]
+
+_NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
+
+
+def _float(x: float):
+    x = float(x)
+    if math.isfinite(x):
+        return x
+    return "NaN" if math.isnan(x) else ("Infinity" if x > 0 else "-Infinity")
+
+
+def to_plain(obj: Any) -> Any:
+    """JSON-ready data of a result.
+
+    Parameters
+    ----------
+    obj : object
+        A dataclass instance, ndarray, NumPy scalar, list, tuple, dict (string keys),
+        bool, int, float, str or None, nested in any way.
+
+    Returns
+    -------
+    object
+        Lists, dicts, numbers, strings, booleans and None only.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> to_plain({"x": np.array([1.0, np.inf]), "n": np.int64(3)})
+    {'x': [1.0, 'Infinity'], 'n': 3}
+    """
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
+    if isinstance(obj, np.ndarray):
+        return to_plain(obj.tolist())
+    if isinstance(obj, np.generic):
+        return to_plain(obj.item())
+    if obj is None or isinstance(obj, (bool, int, str)):
+        return obj
+    if isinstance(obj, float):
+        return _float(obj)
+    if isinstance(obj, (list, tuple)):
+        return [to_plain(x) for x in obj]
+    if isinstance(obj, dict):
+        bad = [k for k in obj if not isinstance(k, str)]
+        if bad:
+            raise TypeError(f"dict keys must be strings to be saved, got {bad[0]!r}.")
+        return {k: to_plain(v) for k, v in obj.items()}
+    raise TypeError(f"cannot save a {type(obj).__name__} as plain data.")
+
+
+def _number(x):
+    if isinstance(x, str):
+        if x not in _NON_FINITE:
+            raise ValueError(f"expected a number, got the string {x!r}.")
+        return _NON_FINITE[x]
+    if isinstance(x, list):
+        return [_number(y) for y in x]
+    return x
+
+
+def from_plain(tp: Any, data: Any) -> Any:
+    """Rebuild a typed result from :func:`to_plain` data and its type.
+
+    Parameters
+    ----------
+    tp : type
+        A dataclass (its fields' annotations guide the rest), ``numpy.ndarray``,
+        ``float``, ``int``, ``str``, ``bool``, ``list[T]``, ``tuple[...]``,
+        ``dict[str, T]``, ``T | None``, or ``typing.Any`` / bare ``list`` / ``dict``
+        (kept as plain data).
+    data : object
+
+    Returns
+    -------
+    object
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> p = Params.paper(lam=0.5)
+    >>> from_plain(Params, to_plain(p)) == p
+    True
+    """
+    if tp is Any or tp is None or tp is type(None):
+        return data
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if data is None and type(None) in args:
+            return None
+        rest = [a for a in args if a is not type(None)]
+        return from_plain(rest[0], data)
+    if origin in (list, tuple, dict):
+        args = typing.get_args(tp)
+        if origin is list:
+            return [from_plain(args[0] if args else Any, x) for x in data]
+        if origin is dict:
+            return {k: from_plain(args[1] if args else Any, v) for k, v in data.items()}
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(from_plain(args[0], x) for x in data)
+        return tuple(from_plain(a, x) for a, x in zip(args, data, strict=True))
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
+        hints = typing.get_type_hints(tp)
+        kwargs = {
+            f.name: from_plain(hints.get(f.name, Any), data[f.name])
+            for f in dataclasses.fields(tp)
+            if f.init and f.name in data
+        }
+        return tp(**kwargs)
+    if tp is np.ndarray:
+        return np.asarray(_number(data)) if data != [] else np.empty(0)
+    if tp is float:
+        return float(_number(data))
+    if tp in (int, str, bool):
+        if not isinstance(data, tp) or (tp is int and isinstance(data, bool)):
+            raise ValueError(f"expected {tp.__name__}, got {data!r}.")
+        return data
+    if tp in (list, dict, tuple):
+        return data
+    raise TypeError(f"cannot rebuild a {tp!r} from plain data.")
+
+
+def dumps(obj: Any) -> str:
+    """Indented, strict JSON of a result (:func:`to_plain`).
+
+    Parameters
+    ----------
+    obj : object
+
+    Returns
+    -------
+    str
+    """
+    return json.dumps(to_plain(obj), indent=1, allow_nan=False)
+
+
+def loads(tp: Any, text: str) -> Any:
+    """The typed result of JSON written by :func:`dumps`.
+
+    Parameters
+    ----------
+    tp : type
+    text : str
+
+    Returns
+    -------
+    object
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> loads(np.ndarray, dumps(np.array([0.1, np.nan])))
+    array([0.1, nan])
+    """
+    return from_plain(tp, json.loads(text))

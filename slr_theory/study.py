@@ -1,0 +1,875 @@
+"""The report's computation: one typed result, saved as ``results.json``, and its findings.
+
+:func:`study` computes everything the report shows at the user's parameters and returns
+a :class:`Study`; :meth:`Study.save` writes it as JSON (:mod:`slr_theory.results`) and
+:meth:`Study.load` reads it back, so figures and text are redrawn without computing.
+:func:`findings` turns a study into sentences; every number in them is read from the
+study.
+
+The schema of ``results.json`` is the :class:`Study` dataclass and the types of its
+fields, field by field (documented in ``docs/api.md``); ``schema`` is its version.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .critical import critical_points, lipschitz_bound, pgd_map_spectrum, same_point
+from .experiments import ExperimentResult
+from .landscape import Continuation, PortraitData, StabilityMap
+from .params import Params, check_params
+from .results import dumps, loads
+from .verify import CheckResult
+
+__all__ = [
+    "AT_DISTANCE",
+    "AT_GRADIENT",
+    "FOLD_STEP",
+    "SCHEMA",
+    "Basins",
+    "Event",
+    "Lipschitz",
+    "Point",
+    "RiskRow",
+    "Study",
+    "basins",
+    "describe",
+    "findings",
+    "study",
+]
+
+#: Version of the ``results.json`` schema (the fields of :class:`Study`).
+SCHEMA = 1
+
+#: Relative step in ``lambda`` to which the continuation halves its step at a fold.
+FOLD_STEP = 1e-4
+
+#: A run is at a minimum when within this distance of it (up to symmetry) ...
+AT_DISTANCE = 1e-3
+#: ... and its Riemannian gradient norm is below this.
+AT_GRADIENT = 1e-3
+
+
+@dataclass
+class RiskRow:
+    """The risk and its parts at one point.
+
+    Attributes
+    ----------
+    name : str
+    overlaps : ndarray, shape (5,)
+    total, informative, distractors, interactions : float
+    """
+
+    name: str
+    overlaps: np.ndarray
+    total: float
+    informative: float
+    distractors: float
+    interactions: float
+
+
+@dataclass
+class Point:
+    """One critical point of the full space (one per symmetry orbit), classified.
+
+    Attributes
+    ----------
+    name : str
+        What it is, in words (:func:`describe`).
+    overlaps : ndarray, shape (5,)
+    risk, grad_norm : float
+    index, nullity : int
+    kind : str
+    on_manifold : bool
+    global_minimum : bool
+        The lowest risk among the points found.
+    map_conclusion : str
+        The PGD map at the study's step (:func:`slr_theory.pgd_map_spectrum`).
+    map_unstable : int
+        Dimension of the PGD map's unstable subspace there.
+    local_diffeomorphism : bool
+        The PGD map's Jacobian is invertible there.
+    """
+
+    name: str
+    overlaps: np.ndarray
+    risk: float
+    grad_norm: float
+    index: int
+    nullity: int
+    kind: str
+    on_manifold: bool
+    global_minimum: bool
+    map_conclusion: str
+    map_unstable: int
+    local_diffeomorphism: bool
+
+
+@dataclass
+class Lipschitz:
+    """Bounds on the Lipschitz constant of the Riemannian gradient, and the step condition.
+
+    Attributes
+    ----------
+    lower, upper : float
+    lower_at : ndarray, shape (5,)
+    alpha : float
+    condition : str
+        ``alpha < 1/Lip``: ``"holds"``, ``"fails"`` or ``"undecided"``.
+    """
+
+    lower: float
+    upper: float
+    lower_at: np.ndarray
+    alpha: float
+    condition: str
+
+
+@dataclass
+class Basins:
+    """One ensemble of PGD runs from uniform initialisations, and where each run ended.
+
+    Attributes
+    ----------
+    n, alpha, steps, max_steps : int, float, int, int
+        Runs; the step; steps per round; the most steps a run may take.
+    minima : ndarray, shape (m, 5)
+        The minima (one per orbit) the runs are classified against.
+    names : list of str
+    fractions, stderr : ndarray, shape (m,)
+        Share of runs at each minimum and its binomial standard error.
+    label : ndarray of int, shape (n,)
+        The minimum each run is at (:data:`AT_DISTANCE`, :data:`AT_GRADIENT`), -1 for
+        none.
+    nearest, distance, gradient : ndarray, shape (n,)
+        The nearest minimum of every run, its distance to it, its gradient norm.
+    steps_run : ndarray of int, shape (n,)
+    stalled : ndarray of bool, shape (n,)
+        Not at a minimum and no longer moving (a cycle or fixed point of the PGD map).
+    final : ndarray, shape (n, 5)
+    trace_step : ndarray of int, shape (r,)
+    trace_distance : ndarray, shape (r, n)
+        Distance to M at the recorded steps (NaN once a run has stopped).
+    """
+
+    n: int
+    alpha: float
+    steps: int
+    max_steps: int
+    minima: np.ndarray
+    names: list[str]
+    fractions: np.ndarray
+    stderr: np.ndarray
+    label: np.ndarray
+    nearest: np.ndarray
+    distance: np.ndarray
+    gradient: np.ndarray
+    steps_run: np.ndarray
+    stalled: np.ndarray
+    final: np.ndarray
+    trace_step: np.ndarray
+    trace_distance: np.ndarray
+
+    @property
+    def unconverged(self) -> int:
+        """Runs at no minimum."""
+        return int((self.label < 0).sum())
+
+
+@dataclass
+class Escape:
+    """Escape from the saddle at the origin: measured against linearised times.
+
+    Attributes
+    ----------
+    mu : float
+    r0, measured, predicted : ndarray
+    """
+
+    mu: float
+    r0: np.ndarray
+    measured: np.ndarray
+    predicted: np.ndarray
+
+
+@dataclass
+class Event:
+    """One event of the continuation in ``lambda``, on a named branch.
+
+    Attributes
+    ----------
+    lam : float
+    type : str
+        ``"index change"`` or ``"fold"``.
+    branch : int
+    branch_name : str
+    detail : str
+        ``"index 1 → 0"``, or the fold's side.
+    width : float
+        Width of the interval in ``lambda`` that holds the event.
+    """
+
+    lam: float
+    type: str
+    branch: int
+    branch_name: str
+    detail: str
+    width: float
+
+
+@dataclass
+class Study:
+    """Everything the report shows, computed at one set of parameters.
+
+    Attributes
+    ----------
+    schema : int
+    version : str
+    params : Params
+    alpha : float
+    seed : int
+    full : bool
+    verification : list of CheckResult
+        Every registered check; those of the model at `params`.
+    risk_rows : list of RiskRow
+    lam_star : float
+        The temperature minimising the risk at ``(k*, v*)``.
+    manifold_certificate, search_certificate : list of str
+    points : list of Point
+    lipschitz : Lipschitz
+    portrait : PortraitData
+    stability : StabilityMap
+    basins : Basins
+    escape : Escape or None
+    lam_range : tuple of float
+    continuation : Continuation
+    branch_names : list of str
+    events : list of Event
+    experiments : list of ExperimentResult
+        The paper's configurations (fixed parameters, not `params`).
+    statistics : list of dict
+        The paper's section 4 at ``gamma, eps`` of `params`.
+    seconds : dict
+        Wall time of each part.
+    findings : list of str
+    """
+
+    schema: int
+    version: str
+    params: Params
+    alpha: float
+    seed: int
+    full: bool
+    verification: list[CheckResult]
+    risk_rows: list[RiskRow]
+    lam_star: float
+    manifold_certificate: list[str]
+    search_certificate: list[str]
+    points: list[Point]
+    lipschitz: Lipschitz
+    portrait: PortraitData
+    stability: StabilityMap
+    basins: Basins
+    escape: Escape | None
+    lam_range: tuple[float, float]
+    continuation: Continuation
+    branch_names: list[str]
+    events: list[Event]
+    experiments: list[ExperimentResult]
+    statistics: list[dict]
+    seconds: dict[str, float] = field(default_factory=dict)
+    findings: list[str] = field(default_factory=list)
+
+    def save(self, path: str | Path) -> Path:
+        """Write the study as JSON to `path` (plain write: use an output Destination).
+
+        Parameters
+        ----------
+        path : str or Path
+
+        Returns
+        -------
+        Path
+        """
+        Path(path).write_text(dumps(self) + "\n")
+        return Path(path)
+
+    @classmethod
+    def load(cls, path: str | Path) -> Study:
+        """Read a study written by :meth:`save`.
+
+        Parameters
+        ----------
+        path : str or Path
+
+        Returns
+        -------
+        Study
+
+        Raises
+        ------
+        ValueError
+            When the file is not a study of this schema.
+        """
+        import json
+
+        text = Path(path).read_text()
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"`{path}` is not JSON: {exc}.") from None
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA:
+            got = data.get("schema") if isinstance(data, dict) else type(data).__name__
+            raise ValueError(f"`{path}` must hold a study of schema {SCHEMA}, got {got!r}.")
+        try:
+            return loads(cls, text)
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"`{path}` is not a complete study: {exc!r}.") from None
+
+
+# --- names -----------------------------------------------------------------------------------
+
+
+def describe(overlaps) -> str:
+    """A critical point in words, from its overlaps.
+
+    Parameters
+    ----------
+    overlaps : array_like, shape (5,)
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> describe([1, 1, 0, 0, 0])
+    '(k*, v*), the optimum'
+    >>> describe([0, 0, 0.6298, 1, 0])
+    'k = v*, v·k* = 0.630'
+    >>> describe([0.302, 0.947, 0.321, -0.953, -0.806])
+    'a point off M'
+    """
+    from .validate import as_array
+
+    o = as_array(overlaps, "overlaps")
+    if o.shape != (5,) or not np.all(np.isfinite(o)):
+        raise ValueError(f"`overlaps` must be five finite numbers, got {overlaps!r}.")
+    near = np.abs(o) > 1 - 1e-6
+    zero = np.abs(o) < 1e-6
+    sign = ["" if x > 0 else "−" for x in o]
+    k, n, t, e, r = o
+    if zero[2:].all():
+        if near[0] and near[1]:
+            if k > 0 and n > 0:
+                return "(k*, v*), the optimum"
+            return f"the corner ({sign[0]}k*, {sign[1]}v*)"
+        if zero[0] and zero[1]:
+            return "the origin of M (k, v ⊥ k*, v*)"
+        return f"on M at (κ, ν) = ({k:.3f}, {n:.3f})"
+    parts = []
+    if near[0]:
+        parts.append(f"k = {sign[0]}k*")
+    elif near[3]:
+        parts.append(f"k = {sign[3]}v*")
+    if near[1]:
+        parts.append(f"v = {sign[1]}v*")
+    elif near[2]:
+        parts.append(f"v = {sign[2]}k*")
+    if near[4] and not parts:
+        parts.append(f"k = {sign[4]}v")
+    k_pinned, v_pinned = near[0] or near[3], near[1] or near[2]
+    if k_pinned and not v_pinned:
+        free = [f"v·k* = {t:.3f}" for _ in [0] if not zero[2]]
+        free += [f"v·v* = {n:.3f}" for _ in [0] if not zero[1]]
+        parts.append(", ".join(free) if free else "v ⊥ k*, v*")
+    elif v_pinned and not k_pinned:
+        free = [f"k·k* = {k:.3f}" for _ in [0] if not zero[0]]
+        free += [f"k·v* = {e:.3f}" for _ in [0] if not zero[3]]
+        parts.append(", ".join(free) if free else "k ⊥ k*, v*")
+    if not parts:
+        return "a point off M"
+    return ", ".join(parts)
+
+
+def _branch_names(c: Continuation, lam: float) -> list[str]:
+    """Each branch named by its point and kind at the temperature nearest `lam` it reaches."""
+    names = []
+    for br in c.branches:
+        i = int(np.argmin(np.abs(np.log(br.lam / lam))))
+        where = describe(br.overlaps[i])
+        kind = br.kind[i].split(" (")[0]
+        what = "saddle" if "saddle" in kind else kind.replace("degenerate ", "")
+        at = f"λ = {lam:g}" if br.lam[0] <= lam <= br.lam[-1] else f"λ = {br.lam[i]:.3g}"
+        names.append(f"{where} ({what} of index {int(br.index[i])} at {at})")
+    return names
+
+
+# --- the computation -------------------------------------------------------------------------
+
+
+def basins(
+    params: Params,
+    n: int,
+    *,
+    alpha: float,
+    steps: int = 20_000,
+    max_steps: int = 200_000,
+    records: int = 100,
+    rng=0,
+    points=None,
+) -> Basins:
+    """One ensemble of PGD runs from uniform starts, run until each is at a minimum or stalls.
+
+    Runs go on `steps` at a time until at a minimum (within :data:`AT_DISTANCE`, gradient
+    below :data:`AT_GRADIENT`), stalled, or at `max_steps`
+    (:func:`slr_theory.landscape.basin_fractions`).
+
+    Parameters
+    ----------
+    params : Params
+    n : int
+    alpha : float
+    steps, max_steps : int
+    records : int
+        Distance-to-M records per round of `steps` (a divisor of `steps` is used).
+    rng : int or numpy.random.Generator
+    points : CriticalPoints, optional
+
+    Returns
+    -------
+    Basins
+    """
+    from .landscape import basin_fractions
+    from .validate import positive_int
+
+    steps = positive_int(steps, "steps")
+    records = positive_int(records, "records")
+    every = max(1, steps // records)
+    while steps % every:
+        every -= 1
+    b = basin_fractions(
+        params,
+        n,
+        rng=rng,
+        alpha=alpha,
+        steps=steps,
+        tol=AT_DISTANCE,
+        grad_tol=AT_GRADIENT,
+        max_steps=max_steps,
+        trace_every=every,
+        points=points,
+    )
+    minima = np.array([q.overlaps for q in b.attractors]).reshape(-1, 5)
+    return Basins(
+        n=n,
+        alpha=alpha,
+        steps=steps,
+        max_steps=max_steps,
+        minima=minima,
+        names=[describe(m) for m in minima],
+        fractions=b.fractions,
+        stderr=b.stderr,
+        label=b.label,
+        nearest=b.nearest,
+        distance=b.distance,
+        gradient=b.gradient,
+        steps_run=b.steps_run,
+        stalled=b.stalled,
+        final=b.final,
+        trace_step=b.trace_step,
+        trace_distance=b.trace_distance,
+    )
+
+
+def _timed(seconds: dict, name: str, fn, *args, **kw):
+    t0 = time.perf_counter()
+    out = fn(*args, **kw)
+    seconds[name] = time.perf_counter() - t0
+    return out
+
+
+def _independent_parts(params: Params, alpha: float, seed: int, full: bool):
+    """The parts that do not need the critical points of the search: run beside the rest."""
+    from .experiments import experiments, run
+    from .landscape import portrait_data
+    from .statistics import statistics_table
+    from .verify import run_checks
+
+    seconds: dict[str, float] = {}
+    portrait = _timed(seconds, "portrait", portrait_data, params, pgd_alpha=alpha)
+    checks = _timed(seconds, "verification", run_checks, samples=10_000, seed=seed, at=params)
+    repeats = None if full else 5
+    gd = [name for name, e in experiments().items() if e.method == "pgd"]
+    t0 = time.perf_counter()
+    res = run(gd, seed=seed, repeats=repeats, records=250)
+    res.update(
+        run(
+            "sgd_sphere_schedule",
+            seed=seed,
+            repeats=repeats,
+            steps_scale=1.0 if full else 0.1,
+            records=250,
+        )
+    )
+    seconds["experiments"] = time.perf_counter() - t0
+    stats = _timed(
+        seconds,
+        "statistics",
+        statistics_table,
+        params.gamma,
+        params.eps,
+        None,
+        [100, 1000, 10_000],
+        20_000,
+        np.random.default_rng(seed),
+    )
+    return portrait, checks, list(res.values()), stats, seconds
+
+
+def study(
+    params: Params | None = None,
+    *,
+    alpha: float = 4e-3,
+    seed: int = 0,
+    full: bool = False,
+    jobs: int | None = None,
+    progress=None,
+) -> Study:
+    """Compute everything the report shows, at `params`.
+
+    Parameters
+    ----------
+    params : Params, optional
+        Default: the paper's. ``d >= 4``.
+    alpha : float
+        PGD step of the basins, the portrait and the PGD-map check.
+    seed : int
+    full : bool
+        The paper's experiments with all repeats and steps.
+    jobs : int, optional
+        Processes: 2 (the default when the machine has two cores or more) computes the
+        parts at fixed parameters (checks, the paper's experiments and section 4) beside
+        the rest. The results are the same for any `jobs`.
+    progress : callable, optional
+        Called with a short label as each part ends.
+
+    Returns
+    -------
+    Study
+    """
+    from . import __version__
+    from .landscape import continuation, saddle_escape, stability_map
+    from .risk import risk_components
+    from .statistics import optimal_lambda
+
+    params = check_params(params if params is not None else Params.paper())
+    tell = progress or (lambda _label: None)
+    jobs = (2 if (os.cpu_count() or 1) >= 2 else 1) if jobs is None else jobs
+    pool = None
+    if jobs > 1:
+        import multiprocessing as mp
+
+        pool = ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"))  # no fork of threads
+    try:
+        beside = pool.submit(_independent_parts, params, alpha, seed, full) if pool else None
+        seconds: dict[str, float] = {}
+        risk_rows = []
+        for name, ov in (
+            ("the optimum (k*, v*)", (1.0, 1.0, 0, 0, 0)),
+            ("the origin", (0.0, 0.0, 0, 0, 0)),
+            ("on M, (0.5, 0.5)", (0.5, 0.5, 0, 0, 0)),
+            ("off M, (0.5, 0.5, 0.2, -0.2, 0.1)", (0.5, 0.5, 0.2, -0.2, 0.1)),
+        ):
+            c = risk_components(params, *ov)
+            risk_rows.append(
+                RiskRow(
+                    name,
+                    np.array(ov, dtype=float),
+                    c.total,
+                    c.informative,
+                    c.distractors,
+                    c.interactions,
+                )
+            )
+        lam_star = optimal_lambda(params)
+        t0 = time.perf_counter()
+        on_m = critical_points(params, "manifold")
+        found = critical_points(params, rng=seed)
+        seconds["critical points"] = time.perf_counter() - t0
+        tell("critical points")
+        bound = _timed(seconds, "lipschitz", lipschitz_bound, params, rng=seed)
+        tell("lipschitz")
+        low = min(q.risk for q in found)
+        points = []
+        for q in found:
+            s = pgd_map_spectrum(q, alpha)
+            points.append(
+                Point(
+                    name=describe(q.overlaps),
+                    overlaps=np.asarray(q.overlaps, dtype=float),
+                    risk=float(q.risk),
+                    grad_norm=float(q.grad_norm),
+                    index=int(q.index),
+                    nullity=int(q.nullity),
+                    kind=q.kind,
+                    on_manifold=bool(q.on_manifold),
+                    global_minimum=bool(q.index == 0 and q.risk <= low + 1e-12 * abs(low)),
+                    map_conclusion=s.conclusion,
+                    map_unstable=int(s.unstable),
+                    local_diffeomorphism=bool(s.local_diffeomorphism),
+                )
+            )
+        stability = _timed(seconds, "stability", stability_map, params, 81)
+        ensemble = _timed(
+            seconds, "basins", basins, params, 100, alpha=alpha, rng=seed, points=found
+        )
+        tell("basins")
+        escape = None
+        origin = [q for q in found if q.index >= 1 and q.on_manifold and not q.overlaps.any()]
+        if origin:
+            e = saddle_escape(params, origin[0], [1e-4, 1e-6, 1e-8])
+            escape = Escape(float(e.mu), np.array([1e-4, 1e-6, 1e-8]), e.measured, e.predicted)
+        lam_range = (0.02, 2.0)
+        cont = _timed(seconds, "continuation", continuation, params, lam_range, steps=30, seeds=3)
+        tell("continuation")
+        names = _branch_names(cont, params.lam)
+        events = _events(cont, names)
+        if beside is not None:
+            portrait, checks, exps, stats, more = beside.result()
+        else:
+            portrait, checks, exps, stats, more = _independent_parts(params, alpha, seed, full)
+        seconds.update(more)
+        tell("experiments")
+    except BaseException:  # Ctrl-C, SIGTERM or an error: leave no worker behind
+        if pool is not None:
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                proc.terminate()
+            pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    if pool is not None:
+        pool.shutdown()
+    out = Study(
+        schema=SCHEMA,
+        version=__version__,
+        params=params,
+        alpha=float(alpha),
+        seed=seed,
+        full=full,
+        verification=checks,
+        risk_rows=risk_rows,
+        lam_star=float(lam_star),
+        manifold_certificate=list(on_m.certificate),
+        search_certificate=list(found.certificate),
+        points=points,
+        lipschitz=Lipschitz(
+            float(bound.lower),
+            float(bound.upper),
+            np.asarray(bound.lower_at, dtype=float),
+            float(alpha),
+            bound.step_condition(alpha),
+        ),
+        portrait=portrait,
+        stability=stability,
+        basins=ensemble,
+        escape=escape,
+        lam_range=lam_range,
+        continuation=cont,
+        branch_names=names,
+        events=events,
+        experiments=exps,
+        statistics=stats,
+        seconds=seconds,
+    )
+    out.findings = findings(out)
+    return out
+
+
+def _events(c: Continuation, names: list[str]) -> list[Event]:
+    """Index changes and folds, each once (symmetric branches change at the same lambda)."""
+    out: dict[tuple, Event] = {}
+    for e in c.events:
+        if e["type"] == "index change":
+            lo, hi = e["bracket"]
+            ev = Event(
+                float(e["lam"]),
+                "index change",
+                int(e["branch"]),
+                names[e["branch"]],
+                f"index {e['from']} → {e['to']}",
+                float(hi - lo),
+            )
+        elif e["type"] == "fold":
+            br = c.branches[e["branch"]]
+            width = float(e["lam"] * FOLD_STEP)
+            ev = Event(
+                float(e["lam"]),
+                "fold",
+                int(e["branch"]),
+                names[e["branch"]],
+                ("born" if e["side"] == "start" else "ends")
+                + f" with index {int(br.index[0 if e['side'] == 'start' else -1])}",
+                width,
+            )
+        else:
+            continue
+        key = (ev.type, round(ev.lam, 5), ev.detail)
+        out.setdefault(key, ev)
+    return sorted(out.values(), key=lambda ev: ev.lam)
+
+
+# --- findings --------------------------------------------------------------------------------
+
+
+def _ov(o) -> str:
+    return "(" + ", ".join(f"{(0.0 if abs(x) < 5e-5 else x):.3f}" for x in o) + ")"
+
+
+def findings(s: Study) -> list[str]:
+    """The report's "What this shows": sentences built from a study's numbers.
+
+    Parameters
+    ----------
+    s : Study
+
+    Returns
+    -------
+    list of str
+        Markdown paragraphs.
+    """
+    p = s.params
+    out = []
+    kinds: dict[str, int] = {}
+    for q in s.points:
+        base = q.kind.split(" (")[0]
+        kinds[base] = kinds.get(base, 0) + 1
+    plural = {"minimum": "minima", "saddle": "saddles", "maximum": "maxima"}
+    counts = ", ".join(f"{n} {plural.get(k, k) if n > 1 else k}" for k, n in kinds.items())
+    n_m = len([q for q in s.points if q.on_manifold])
+    out.append(
+        f"**Critical points.** On M there are exactly five critical points (a proof, "
+        f"below): the origin and the four corners `(±1, ±1)`. In the full space the search "
+        f"finds {len(s.points)} up to symmetry ({counts}), {n_m} of them on M."
+    )
+    optimum = next((q for q in s.points if q.on_manifold and q.name.startswith("(k*, v*)")), None)
+    best = min(s.points, key=lambda q: q.risk)
+    if optimum is not None:
+        role = (
+            "a minimum"
+            if optimum.index == 0
+            else f"a saddle of index {optimum.index} (a strict saddle: "
+            f"{optimum.index} descent direction{'s' if optimum.index > 1 else ''} leave"
+            f"{'' if optimum.index > 1 else 's'} M)"
+        )
+        if optimum.global_minimum:
+            tail = "and the global minimum: no critical point has a lower risk."
+        else:
+            tail = (
+                f"but **not the global minimum**: {best.name} at {_ov(best.overlaps)} has "
+                f"risk {best.risk:.6g}, {optimum.risk - best.risk:.3g} below the optimum's "
+                f"{optimum.risk:.6g}."
+            )
+        out.append(
+            f"**Is `(k*, v*)` the global minimum?** At λ = {p.lam:g}, `(k*, v*)` (risk "
+            f"{optimum.risk:.6g}) is {role} in the full space, {tail}"
+        )
+    off = [q for q in s.points if q.index == 0 and not q.on_manifold]
+    b = s.basins
+    at = [int((b.label == j).sum()) for j in range(len(b.names))]
+    ends = (
+        "; ".join(f"{a} at {name}" for a, name in zip(at, b.names, strict=True) if a)
+        or "none at a minimum"
+    )
+    sentence = (
+        f"**Where runs end.** Of {b.n} PGD runs from uniform starts on the spheres "
+        f"(α = {b.alpha:g}, up to {b.max_steps} steps): {ends}."
+    )
+    if off:
+        q = off[0]
+        gap = q.risk - (optimum.risk if optimum is not None else best.risk)
+        j = next((j for j, m in enumerate(b.minima) if same_point(m, q.overlaps, tol=1e-6)), None)
+        reached = j is not None and at[j] > 0
+        sentence += (
+            (" Runs end off M because the" if reached else " The")
+            + f" full space has a minimum off M: {q.name} at {_ov(q.overlaps)}, risk "
+            f"{q.risk:.6g} ({'above' if gap > 0 else 'below'} the optimum by {abs(gap):.3g})."
+            + (
+                " M is invariant, but a run that starts off M need not reach it."
+                if reached
+                else ""
+            )
+        )
+    if b.unconverged:
+        stalled = int(b.stalled.sum())
+        far = b.distance[b.label < 0]
+        sentence += (
+            f" {b.unconverged} runs are **not converged** after {int(b.steps_run.max())} "
+            f"steps (distance to the nearest minimum {far.min():.3g} to {far.max():.3g}, "
+            f"gradient norm up to {b.gradient[b.label < 0].max():.3g})"
+            + (
+                f"; {stalled} of them no longer move: they sit on a cycle or a fixed point "
+                "of the PGD map that is no minimum."
+                if stalled
+                else "."
+            )
+        )
+    out.append(sentence)
+    saddles = [q for q in s.points if q.index > 0]
+    strict = [q for q in saddles if q.map_conclusion == "strict saddle"]
+    unstable_min = [q for q in s.points if q.index == 0 and q.map_conclusion != "stable"]
+    lip = s.lipschitz
+    cs = (
+        f"**What the center-stable manifold theorem gives at α = {lip.alpha:g}.** "
+        f"{len(strict)} of the {len(saddles)} saddles and maxima are strict for the PGD map "
+        f"(an unstable direction), and the map is a local diffeomorphism at "
+        f"{sum(q.local_diffeomorphism for q in s.points)} of the {len(s.points)} critical "
+        f"points. The theorem's global hypothesis `α < 1/Lip` {lip.condition}: "
+        f"`{lip.lower:.4g} ≤ Lip ≤ {lip.upper:.4g}`, so `α·Lip` is at least "
+        f"{lip.alpha * lip.lower:.3g}. "
+    )
+    if lip.condition == "holds":
+        cs += (
+            "So PGD from almost every start avoids every strict saddle: whatever it "
+            "converges to is a minimum."
+        )
+    else:
+        cs += (
+            "So the theorem does not guarantee here that PGD avoids the saddles; it only "
+            "says the saddles repel locally. What the runs show instead: "
+            + (
+                f"{b.n - b.unconverged} of {b.n} are at a minimum"
+                + (f", {b.unconverged} did not converge." if b.unconverged else ".")
+                if b.unconverged < b.n
+                else f"none of the {b.n} runs converged."
+            )
+        )
+    if unstable_min:
+        q = unstable_min[0]
+        cs += (
+            f" At this step the PGD map is unstable even at a minimum ({q.name}: "
+            f"{q.map_conclusion}, a Hessian eigenvalue above 2/α = {2 / lip.alpha:.4g}): "
+            "runs near it cannot settle there."
+        )
+    out.append(cs)
+    if s.events:
+        listed = "; ".join(
+            f"at λ = {e.lam:.6g} "
+            + (
+                f"the branch of {e.branch_name} changes {e.detail}"
+                if e.type == "index change"
+                else f"a fold as λ increases: the branch of {e.branch_name} {e.detail}"
+            )
+            for e in s.events
+        )
+        out.append(
+            f"**How λ changes the picture** (continuation over [{s.lam_range[0]:g}, "
+            f"{s.lam_range[1]:g}], {len(s.continuation.branches)} branches): {listed}."
+        )
+    return out

@@ -1,0 +1,69 @@
+"""slr_theory.results: every result type survives JSON bit for bit."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+from slr_theory import Params
+from slr_theory.landscape import Continuation, StabilityMap
+from slr_theory.results import dumps, from_plain, loads, to_plain
+
+
+@given(
+    hnp.arrays(
+        np.float64,
+        hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4),
+        elements=st.floats(allow_nan=True, allow_infinity=True, width=64),
+    )
+)
+def test_float_arrays_round_trip_bit_for_bit(a):
+    b = loads(np.ndarray, dumps(a))
+    assert b.shape == a.shape and b.dtype == np.float64
+    assert np.array_equal(a.view(np.int64), b.view(np.int64)) or np.array_equal(
+        np.nan_to_num(a, nan=7.0), np.nan_to_num(b, nan=7.0)
+    )  # NaN payloads are not data
+    assert np.array_equal(np.isnan(a), np.isnan(b))
+
+
+def test_the_json_is_strict():
+    text = dumps({"x": [math.nan, math.inf, -math.inf, 0.1]})
+    assert json.loads(text, parse_constant=lambda c: pytest.fail(f"non-strict {c}"))["x"] == [
+        "NaN",
+        "Infinity",
+        "-Infinity",
+        0.1,
+    ]
+
+
+def test_nested_dataclasses_round_trip():
+    p = Params(d=7, L=3, lam=0.25, gamma=1.5, eps=0.1)
+    m = StabilityMap(p, np.linspace(-0.9, 0.9, 3), np.linspace(-0.9, 0.9, 3), -np.eye(3))
+    back = loads(StabilityMap, dumps(m))
+    assert back.params == p and np.array_equal(back.lead, m.lead)
+    assert back.attracting_share == m.attracting_share
+
+
+def test_a_continuation_round_trips(small_study):
+    c = small_study.continuation
+    back = from_plain(Continuation, json.loads(dumps(c)))
+    assert len(back.branches) == len(c.branches)
+    for a, b in zip(c.branches, back.branches, strict=True):
+        assert np.array_equal(a.lam, b.lam) and np.array_equal(a.overlaps, b.overlaps)
+        assert np.array_equal(a.index, b.index) and a.kind == b.kind
+    assert to_plain(back) == to_plain(c)
+
+
+def test_what_cannot_be_saved_is_refused():
+    with pytest.raises(TypeError, match="set"):
+        to_plain({1, 2})
+    with pytest.raises(TypeError, match="keys"):
+        to_plain({1: 2})
+    with pytest.raises(ValueError, match="number"):
+        from_plain(float, "many")
+    with pytest.raises(ValueError, match="int"):
+        from_plain(int, True)

@@ -1,0 +1,141 @@
+"""slr_theory.study: the report's one computation, its saved form, and findings built from it."""
+
+import copy
+import json
+import re
+
+import numpy as np
+import pytest
+
+from slr_theory import Params, critical_points
+from slr_theory.results import to_plain
+from slr_theory.study import (
+    AT_DISTANCE,
+    AT_GRADIENT,
+    SCHEMA,
+    Study,
+    basins,
+    describe,
+    findings,
+)
+
+
+def test_save_and_load_give_the_same_study(small_study, tmp_path):
+    path = small_study.save(tmp_path / "results.json")
+    back = Study.load(path)
+    assert to_plain(back) == to_plain(small_study)
+    assert back.params == small_study.params
+    assert isinstance(back.basins.label, np.ndarray) and back.basins.label.dtype.kind == "i"
+
+
+def test_the_schema_holds_what_the_report_promises(small_study, tmp_path):
+    data = json.loads(small_study.save(tmp_path / "r.json").read_text())
+    assert data["schema"] == SCHEMA
+    assert set(data["params"]) == {"d", "L", "lam", "gamma", "eps"}
+    for q in data["points"]:
+        assert {"overlaps", "risk", "index", "kind", "global_minimum"} <= set(q)
+        assert len(q["overlaps"]) == 5
+    assert {"lower", "upper"} <= set(data["lipschitz"])
+    assert all({"lam", "type", "branch"} <= set(e) for e in data["events"])
+    assert {"fractions", "stderr", "label", "distance", "gradient"} <= set(data["basins"])
+    assert data["findings"] == small_study.findings and len(data["findings"]) >= 4
+
+
+def test_load_refuses_what_is_not_a_study(tmp_path):
+    bad = tmp_path / "results.json"
+    bad.write_text("not json")
+    with pytest.raises(ValueError, match="not JSON"):
+        Study.load(bad)
+    bad.write_text(json.dumps({"schema": SCHEMA + 1}))
+    with pytest.raises(ValueError, match="schema"):
+        Study.load(bad)
+    bad.write_text(json.dumps({"schema": SCHEMA, "params": {}}))
+    with pytest.raises(ValueError, match="complete"):
+        Study.load(bad)
+
+
+def test_the_points_agree_with_an_independent_search(small_study):
+    """Another seed of the search finds the same points, kinds and global minimum."""
+    other = critical_points(small_study.params, rng=small_study.seed + 1)
+    assert len(other) == len(small_study.points)
+    best = min(other, key=lambda q: q.risk)
+    [glob] = [q for q in small_study.points if q.global_minimum]
+    assert abs(glob.risk - best.risk) <= 1e-12 * abs(best.risk)
+    assert glob.index == 0
+
+
+def test_every_number_in_the_findings_comes_from_the_study(small_study):
+    """Change the study's numbers and the sentences change with them."""
+    s = copy.deepcopy(small_study)
+    text = "\n".join(findings(s))
+    [glob] = [q for q in s.points if q.global_minimum]
+    assert f"{glob.risk:.6g}" in text
+    assert f"{s.lipschitz.lower:.4g} ≤ Lip ≤ {s.lipschitz.upper:.4g}" in text
+    assert f"Of {s.basins.n} PGD runs" in text
+    for e in s.events:
+        assert f"{e.lam:.6g}" in text
+    # move the optimum's risk below everything: it becomes the global minimum
+    opt = next(q for q in s.points if q.name.startswith("(k*, v*)"))
+    for q in s.points:
+        q.global_minimum = False
+    opt.global_minimum, opt.risk = True, min(q.risk for q in s.points) - 0.125
+    text2 = "\n".join(findings(s))
+    assert "and the global minimum" in text2 and f"{opt.risk:.6g}" in text2
+    # every run unconverged: the findings say so, with the steps and distances
+    s.basins.label[:] = -1
+    s.basins.stalled[:] = True
+    text3 = "\n".join(findings(s))
+    assert f"{s.basins.n} runs are **not converged**" in text3
+    assert "no longer move" in text3 and "none of the" in text3
+
+
+def test_findings_answer_the_questions(small_study):
+    text = "\n".join(small_study.findings)
+    for heading in (
+        "Critical points",
+        "global minimum",
+        "Where runs end",
+        "center-stable manifold",
+        "How λ changes the picture",
+    ):
+        assert heading in text
+    assert not re.search(r"\b0 of \d+ (are|converged)", text)  # never "0 of n", say none
+
+
+def test_events_are_listed_once_and_attributed(small_study):
+    keys = [(e.type, round(e.lam, 5), e.detail) for e in small_study.events]
+    assert len(keys) == len(set(keys))
+    for e in small_study.events:
+        assert e.branch_name == small_study.branch_names[e.branch]
+        if e.type == "index change":
+            assert e.width <= 1e-6  # located by bisection (1e-7)
+    names = small_study.branch_names
+    assert any(n.startswith("(k*, v*), the optimum") for n in names)
+
+
+def test_basins_tell_converged_from_not_converged():
+    """With a step far too large for the landscape no run can settle: all are unconverged."""
+    p = Params(d=6, L=4, lam=0.3, gamma=0.7, eps=0.1)
+    pts = critical_points(p, rng=0)
+    good = basins(p, 16, alpha=0.02, steps=2000, max_steps=40_000, rng=1, points=pts)
+    at = good.label >= 0
+    assert at.all() and np.all(good.distance < AT_DISTANCE) and np.all(good.gradient < AT_GRADIENT)
+    assert abs(good.fractions.sum() - 1) < 1e-12
+    # the ensemble is one: its traces are the runs it classified
+    assert good.trace_distance.shape == (good.trace_step.size, 16)
+    last = [np.flatnonzero(np.isfinite(good.trace_distance[:, i]))[-1] for i in range(16)]
+    assert all(good.trace_step[j] == good.steps_run[i] for i, j in enumerate(last))
+    final_dist = np.sqrt(np.sum(good.final[:, 2:] ** 2, axis=1))
+    assert np.allclose([good.trace_distance[j, i] for i, j in enumerate(last)], final_dist)
+    bad = basins(p, 8, alpha=5.0, steps=200, max_steps=1000, rng=1, points=pts)
+    assert (bad.label < 0).all() and bad.unconverged == 8
+    assert np.all(~(bad.gradient < AT_GRADIENT) | ~(bad.distance < AT_DISTANCE))
+
+
+def test_describe_names_points_by_their_structure():
+    assert describe([1, 1, 0, 0, 0]) == "(k*, v*), the optimum"
+    assert describe([-1, 1, 0, 0, 0]) == "the corner (−k*, v*)"
+    assert describe([0, 0, 0, 0, 0]).startswith("the origin")
+    assert describe([0, 0, 1, 1, 0]) == "k = v*, v = k*"
+    with pytest.raises(ValueError, match="overlaps"):
+        describe([1, 2, 3])
