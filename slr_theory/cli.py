@@ -498,6 +498,45 @@ def _cmd_reproduce(args) -> int:
     return 0
 
 
+#: Attributes of the parsed arguments that are not parameters of the computation.
+_NOT_PARAMETERS = {
+    "run",
+    "json",
+    "command",
+    "kind",
+    "debug",
+    "force",
+    "out",
+    "source",
+    "max_minutes",
+}
+
+
+def _used(args) -> dict:
+    """The options a command computed with: every output echoes them."""
+    return {
+        k: v for k, v in sorted(vars(args).items()) if k not in _NOT_PARAMETERS and not callable(v)
+    }
+
+
+def _emit(args, data, text) -> None:
+    """Print a command's result after the parameters it used, as text or as JSON.
+
+    JSON is an object whose ``"parameters"`` holds the options; a dict result's keys
+    follow, a list result is under ``"rows"``. `data` and `text` may be callables.
+    """
+    if args.json:
+        data = data() if callable(data) else data
+        body = {"parameters": _used(args)}
+        body.update(data if isinstance(data, dict) else {"rows": data})
+        print(to_json(body))
+        return
+    echo = ", ".join(
+        f"{k} = {v!r}" if isinstance(v, float) else f"{k} = {v}" for k, v in _used(args).items()
+    )
+    print(f"parameters: {echo}\n" + (text() if callable(text) else text))
+
+
 def _cmd_stats(args) -> int:
     import numpy as np
 
@@ -530,7 +569,7 @@ def _cmd_stats(args) -> int:
             np.random.default_rng(args.seed),
             progress=bar.update,
         )
-    print(to_json(rows) if args.json else statistics_text(rows, args.gamma, args.eps))
+    _emit(args, rows, lambda: statistics_text(rows, args.gamma, args.eps))
     return 0
 
 
@@ -550,10 +589,7 @@ def _cmd_verify(args) -> int:
     except ValueError as exc:
         flag = "--samples" if "`samples`" in str(exc) else "--only"
         raise _UsageError(f"slr-theory verify: error: argument {flag}: {exc}") from None
-    if args.json:
-        print(to_json([r.as_dict() for r in results]))
-    else:
-        print(verification_text(results))
+    _emit(args, [r.as_dict() for r in results], lambda: verification_text(results))
     return 0 if all(r.passed for r in results) else 1
 
 
@@ -572,10 +608,11 @@ def _cmd_critical(args) -> int:
     )
     spectra = [pgd_map_spectrum(q, args.alpha) for q in pts] if args.alpha else None
     bound = lipschitz_bound(params, rng=args.seed) if args.alpha else None
-    if args.json:
-        print(to_json(critical_records(pts, spectra, bound, args.alpha)))
-    else:
-        print(critical_text(pts, spectra, bound, args.alpha))
+    _emit(
+        args,
+        lambda: critical_records(pts, spectra, bound, args.alpha),
+        lambda: critical_text(pts, spectra, bound, args.alpha),
+    )
     return 0
 
 
@@ -649,7 +686,7 @@ def _cmd_risk(args) -> int:
         "gradient": dict(zip(("kappa", "nu", "theta", "eta", "rho"), map(float, g), strict=True)),
         "riemannian_gradient_norms": [float(x) for x in gradient_norms(np.array(ov), g)],
     }
-    print(to_json(data) if args.json else risk_text(data))
+    _emit(args, data, lambda: risk_text(data))
     return 0
 
 
@@ -683,10 +720,10 @@ def _cmd_trajectory(args) -> int:
             for s, o, r in zip(res.step, res.overlaps, res.risk, strict=True)
         ]
         header = "step"
-    print(
-        to_json({"columns": [header, "kappa", "nu", "theta", "eta", "rho", "risk"], "rows": rows})
-        if args.json
-        else trajectory_text(header, rows)
+    _emit(
+        args,
+        {"columns": [header, "kappa", "nu", "theta", "eta", "rho", "risk"], "rows": rows},
+        lambda: trajectory_text(header, rows),
     )
     return 0
 

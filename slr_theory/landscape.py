@@ -42,6 +42,7 @@ MAX_RK4_STEPS = 10**7
 MIN_OFFSET = 1e-10
 
 __all__ = [
+    "FOLD_TOL",
     "LOCATE_TOL",
     "MAX_RK4_STEPS",
     "MIN_OFFSET",
@@ -889,7 +890,13 @@ class Continuation:
         located by bisection on the index between the grid temperatures that bracket it:
         its ``"lam"`` lies within ``LOCATE_TOL`` (1e-7) of the change, and ``"bracket"``
         gives the final interval (the index is ``"from"`` at its left end, ``"to"`` at
-        its right end).
+        its right end). A fold is approached by bisection on the corrector's success (to
+        ``FOLD_TOL``, 1e-6), then located at the vertex of the parabola ``lambda(s)``
+        through the points reached (``s`` along the branch): ``"bracket"`` is centred
+        there, its half-width the change of the vertex when only the nearer half of the
+        points is fitted (or, where no vertex lies ahead, the bracket is the last
+        ``lambda`` reached and the first that could not be). ``"side"`` says whether the
+        branch ends as ``lambda`` decreases (``"start"``) or increases (``"end"``).
     not_followed : list of dict
         ``{"lam", "count"}``: degenerate critical points found at a seed temperature
         (zero modes beyond the symmetry orbits: a continuum of critical points, not
@@ -932,11 +939,86 @@ def _locate_index_change(params: Params, branch: Branch, t: int) -> tuple[float,
     return lo, hi
 
 
+#: Width in ``lambda`` to which :func:`continuation` locates a fold.
+FOLD_TOL = 1e-6
+
+
+def _corrector(params: Params, k, v, prev, lam_try: float, h: float):
+    """The point of the branch at `lam_try`, from ``(k, v)`` at ``lam_try - h`` (or None).
+
+    A secant predictor in ``lambda`` (from `prev`) first, then the last point; the damped
+    Newton corrector must stay on the branch (move no more than the predictor expects).
+    """
+    p_try = params.replace(lam=float(lam_try))
+    guesses = [(k, v, 0.0)]
+    if prev is not None:
+        dk, dv = (k - prev[0]) / prev[2], (v - prev[1]) / prev[2]
+        kp, vp = k + h * dk, v + h * dv
+        expected = abs(h) * np.hypot(np.linalg.norm(dk), np.linalg.norm(dv))
+        guesses.insert(0, (kp / np.linalg.norm(kp), vp / np.linalg.norm(vp), expected))
+    for kp, vp, expected in guesses:
+        got = polish(p_try, kp, vp)
+        if got is None:
+            continue
+        moved = np.hypot(np.linalg.norm(got[0] - k), np.linalg.norm(got[1] - v))
+        if moved <= 0.02 + 1.5 * expected:  # stayed on this branch
+            return got
+    return None
+
+
+def _smallest_eigenvalues(params: Params, k, v, lam: float, m: int = 4) -> np.ndarray:
+    """The `m` Hessian eigenvalues of least magnitude at ``(k, v)`` (distinct, by
+    magnitude; symmetry zero modes left out), padded with ``inf``."""
+    q = classify(params.replace(lam=float(lam)), k, v)
+    h = np.asarray(q.hessian_eigenvalues, dtype=float)
+    err = np.asarray(q.eigenvalue_errors, dtype=float)
+    live = np.sort(np.abs(h[np.abs(h) > err]))[:m]
+    return np.concatenate([live, np.full(m - live.size, np.inf)])
+
+
+def _fold_bracket(params: Params, trail: list, hi: float) -> tuple[float, float]:
+    """Where the branch ends: the vertex of ``lambda`` along the branch.
+
+    Near a fold the branch is a parabola ``lam = lam_f - c s^2`` in a coordinate ``s``
+    along it. `trail` holds the points ``(lam, k, v)`` the bisection towards the end
+    reached; ``s`` is their position along their principal direction in ``R^8``, and the
+    vertex of the least-squares quadratic ``lam(s)`` through all of them is the estimate.
+    The vertex of the quadratic through the nearer half gives the error (the half-width,
+    at least ``FOLD_TOL / 2``). Where that fails (too few points, no vertex ahead: branches
+    meeting rather than a fold), the interval is from the last ``lambda`` reached to the
+    first, `hi`, that was not.
+    """
+    lo = trail[-1][0]
+    reach = (min(lo, hi), max(lo, hi))
+    if len(trail) < 5:
+        return reach
+    sign = 1.0 if hi > lo else -1.0
+    lam = np.array([t[0] for t in trail])
+    X = np.array([np.concatenate([t[1], t[2]]) for t in trail])
+    X = X - X[-1]
+    direction = np.linalg.svd(X, full_matrices=False)[2][0]
+    s_coord = X @ direction
+
+    def vertex(n):
+        c2, c1, c0 = np.polyfit(s_coord[-n:], lam[-n:], 2)
+        if c2 == 0 or sign * c2 >= 0:  # lam must turn back at the end
+            return None
+        return c0 - c1 * c1 / (4 * c2)
+
+    est, check = vertex(len(trail)), vertex(max(4, (len(trail) + 1) // 2 + 1))
+    if est is None or check is None or sign * (est - lo) < 0 or abs(est - lo) > 1e-3 * abs(lo):
+        return reach
+    half = max(abs(float(est) - float(check)), 0.5 * FOLD_TOL)
+    return (float(est) - half, float(est) + half)
+
+
 def _follow(params: Params, k, v, grid: np.ndarray, min_step: float):
     """Follow one critical point along `grid` (either direction).
 
     Returns the records at the grid temperatures reached (plus, at a fold, the last
-    temperature the corrector reached), those temperatures, and how it ended.
+    temperature the corrector reached), those temperatures, how it ended, and at a fold
+    the interval of ``lambda`` that holds it (the branch is followed to its left end and
+    cannot be to its right end), bisected to :data:`FOLD_TOL`.
     """
     records = [classify(params.replace(lam=float(grid[0])), k, v)]
     lams = [float(grid[0])]
@@ -947,38 +1029,34 @@ def _follow(params: Params, k, v, grid: np.ndarray, min_step: float):
         while not ok:
             h = target - lam_now
             while abs(h) >= min_step * abs(lam_now):
-                lam_try = lam_now + h
-                p_try = params.replace(lam=float(lam_try))
-                guesses = [(k, v, 0.0)]
-                if prev is not None:  # secant predictor in lambda first, then the last point
-                    dk, dv = (k - prev[0]) / prev[2], (v - prev[1]) / prev[2]
-                    kp, vp = k + h * dk, v + h * dv
-                    expected = abs(h) * np.hypot(np.linalg.norm(dk), np.linalg.norm(dv))
-                    guesses.insert(0, (kp / np.linalg.norm(kp), vp / np.linalg.norm(vp), expected))
-                res = None
-                for kp, vp, expected in guesses:
-                    got = polish(p_try, kp, vp)
-                    if got is None:
-                        continue
-                    moved = np.hypot(np.linalg.norm(got[0] - k), np.linalg.norm(got[1] - v))
-                    if moved <= 0.02 + 1.5 * expected:  # stayed on this branch
-                        res = got
-                        break
+                res = _corrector(params, k, v, prev, lam_now + h, h)
                 if res is not None:
                     prev = (k, v, h)
                     k, v = res
-                    lam_now = lam_try
+                    lam_now = lam_now + h
                     break
                 h /= 2
-            else:  # the corrector failed at the smallest step: record the last point reached
+            else:  # the corrector failed at the smallest step: bisect to the fold
+                lo, hi = float(lam_now), float(lam_now + 2 * h)
+                trail = [(lo, k, v)]  # points of the branch, ever closer to its end
+                while abs(hi - lo) > FOLD_TOL:
+                    mid = 0.5 * (lo + hi)
+                    res = _corrector(params, k, v, prev, mid, mid - lo)
+                    if res is None:
+                        hi = mid
+                        continue
+                    prev = (k, v, mid - lo)
+                    k, v = res
+                    lo = lam_now = mid
+                    trail.append((lo, k, v))
                 if not np.isclose(lam_now, grid[0] if len(records) == 1 else lams[-1], rtol=1e-12):
                     records.append(classify(params.replace(lam=float(lam_now)), k, v))
                     lams.append(float(lam_now))
-                return records, lams, "fold"
+                return records, lams, "fold", _fold_bracket(params, trail, hi)
             ok = np.isclose(lam_now, target, rtol=1e-12)
         records.append(classify(params.replace(lam=float(target)), k, v))
         lams.append(float(target))
-    return records, lams, "range"
+    return records, lams, "range", None
 
 
 def continuation(
@@ -1056,8 +1134,8 @@ def continuation(
             if covered:
                 continue
             k, v = q.vectors
-            fwd, lam_f, end = _follow(params, k, v, grid[si:], min_step)
-            bwd, lam_r, start = _follow(params, k, v, grid[si::-1], min_step)
+            fwd, lam_f, end, end_bracket = _follow(params, k, v, grid[si:], min_step)
+            bwd, lam_r, start, start_bracket = _follow(params, k, v, grid[si::-1], min_step)
             recs = bwd[::-1] + fwd[1:]
             lam_b = np.array(lam_r[::-1] + lam_f[1:])
             b = len(branches)
@@ -1074,9 +1152,17 @@ def continuation(
                     vectors=np.array([r.vectors for r in recs]),
                 )
             )
-            for side, how, lam_e in (("start", start, lam_b[0]), ("end", end, lam_b[-1])):
-                if how == "fold":
-                    events.append({"lam": float(lam_e), "branch": b, "type": "fold", "side": side})
+            for side, bracket in (("start", start_bracket), ("end", end_bracket)):
+                if bracket is not None:
+                    events.append(
+                        {
+                            "lam": 0.5 * (bracket[0] + bracket[1]),
+                            "branch": b,
+                            "type": "fold",
+                            "side": side,
+                            "bracket": bracket,
+                        }
+                    )
             idx = branches[-1].index
             for t in np.flatnonzero(np.diff(idx) != 0):
                 bracket = _locate_index_change(params, branches[-1], int(t))

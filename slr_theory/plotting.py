@@ -440,7 +440,9 @@ def stability_figure(maps, path: str | Path, *, grid: int = 121, dpi: int = 120)
             ylabel=r"$\nu$",
             title=f"$\\lambda$ = {m.params.lam:g}: M attracts on {m.attracting_share:.0%}",
         )
-        bar = fig.colorbar(mesh, ax=ax, shrink=0.8)
+        ticks = [t for t in (lo, lo / 2, 0.0, hi / 2, hi) if t == 0 or abs(t) > 1e-200]
+        bar = fig.colorbar(mesh, ax=ax, shrink=0.8, ticks=ticks)
+        bar.ax.set_yticklabels([f"{t:.2g}" if t else "0" for t in ticks])
         bar.set_label("leading transverse eigenvalue, real part\n(purple < 0: M attracts)")
     _save(fig, path, dpi)
     return Path(path)

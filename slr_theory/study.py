@@ -30,7 +30,6 @@ from .verify import CheckResult
 __all__ = [
     "AT_DISTANCE",
     "AT_GRADIENT",
-    "FOLD_STEP",
     "SCHEMA",
     "Basins",
     "Event",
@@ -46,9 +45,6 @@ __all__ = [
 
 #: Version of the ``results.json`` schema (the fields of :class:`Study`).
 SCHEMA = 1
-
-#: Relative step in ``lambda`` to which the continuation halves its step at a fold.
-FOLD_STEP = 1e-4
 
 #: A run is at a minimum when within this distance of it (up to symmetry) ...
 AT_DISTANCE = 1e-3
@@ -496,15 +492,12 @@ def _timed(seconds: dict, name: str, fn, *args, **kw):
     return out
 
 
-def _independent_parts(params: Params, alpha: float, seed: int, full: bool):
-    """The parts that do not need the critical points of the search: run beside the rest."""
+def _beside(params: Params, seed: int, full: bool):
+    """The checks and the paper's experiments: they need nothing else, so they run beside."""
     from .experiments import experiments, run
-    from .landscape import portrait_data
-    from .statistics import statistics_table
     from .verify import run_checks
 
     seconds: dict[str, float] = {}
-    portrait = _timed(seconds, "portrait", portrait_data, params, pgd_alpha=alpha)
     checks = _timed(seconds, "verification", run_checks, samples=10_000, seed=seed, at=params)
     repeats = None if full else 5
     gd = [name for name, e in experiments().items() if e.method == "pgd"]
@@ -520,18 +513,7 @@ def _independent_parts(params: Params, alpha: float, seed: int, full: bool):
         )
     )
     seconds["experiments"] = time.perf_counter() - t0
-    stats = _timed(
-        seconds,
-        "statistics",
-        statistics_table,
-        params.gamma,
-        params.eps,
-        None,
-        [100, 1000, 10_000],
-        20_000,
-        np.random.default_rng(seed),
-    )
-    return portrait, checks, list(res.values()), stats, seconds
+    return checks, list(res.values()), seconds
 
 
 def study(
@@ -566,9 +548,9 @@ def study(
     Study
     """
     from . import __version__
-    from .landscape import continuation, saddle_escape, stability_map
+    from .landscape import continuation, portrait_data, saddle_escape, stability_map
     from .risk import risk_components
-    from .statistics import optimal_lambda
+    from .statistics import optimal_lambda, statistics_table
 
     params = check_params(params if params is not None else Params.paper())
     tell = progress or (lambda _label: None)
@@ -579,7 +561,7 @@ def study(
 
         pool = ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"))  # no fork of threads
     try:
-        beside = pool.submit(_independent_parts, params, alpha, seed, full) if pool else None
+        beside = pool.submit(_beside, params, seed, full) if pool else None
         seconds: dict[str, float] = {}
         risk_rows = []
         for name, ov in (
@@ -627,6 +609,8 @@ def study(
                     local_diffeomorphism=bool(s.local_diffeomorphism),
                 )
             )
+        portrait = _timed(seconds, "portrait", portrait_data, params, pgd_alpha=alpha)
+        tell("portrait")
         stability = _timed(seconds, "stability", stability_map, params, 81)
         ensemble = _timed(
             seconds, "basins", basins, params, 100, alpha=alpha, rng=seed, points=found
@@ -642,10 +626,21 @@ def study(
         tell("continuation")
         names = _branch_names(cont, params.lam)
         events = _events(cont, names)
+        stats = _timed(
+            seconds,
+            "statistics",
+            statistics_table,
+            params.gamma,
+            params.eps,
+            None,
+            [100, 1000, 10_000],
+            20_000,
+            np.random.default_rng(seed),
+        )
         if beside is not None:
-            portrait, checks, exps, stats, more = beside.result()
+            checks, exps, more = beside.result()
         else:
-            portrait, checks, exps, stats, more = _independent_parts(params, alpha, seed, full)
+            checks, exps, more = _beside(params, seed, full)
         seconds.update(more)
         tell("experiments")
     except BaseException:  # Ctrl-C, SIGTERM or an error: leave no worker behind
@@ -708,13 +703,13 @@ def _events(c: Continuation, names: list[str]) -> list[Event]:
             )
         elif e["type"] == "fold":
             br = c.branches[e["branch"]]
-            width = float(e["lam"] * FOLD_STEP)
+            width = float(e["bracket"][1] - e["bracket"][0])
             ev = Event(
                 float(e["lam"]),
                 "fold",
                 int(e["branch"]),
                 names[e["branch"]],
-                ("born" if e["side"] == "start" else "ends")
+                ("is born" if e["side"] == "start" else "ends")
                 + f" with index {int(br.index[0 if e['side'] == 'start' else -1])}",
                 width,
             )

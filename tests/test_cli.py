@@ -25,8 +25,15 @@ def test_verify_prints_table_and_exits_0(capsys):
 
 def test_verify_json(capsys):
     assert main(["verify", "--only", "gaussian.zeta", "--samples", "1000", "--json"]) == 0
-    [record] = json.loads(capsys.readouterr().out)
+    data = json.loads(capsys.readouterr().out)
+    [record] = data["rows"]
     assert record["name"] == "gaussian.zeta" and record["passed"] is True
+    assert data["parameters"] == {
+        "only": ["gaussian.zeta"],
+        "random": False,
+        "samples": 1000,
+        "seed": 0,
+    }
 
 
 def test_verify_exits_1_when_a_check_fails(capsys, monkeypatch):
@@ -79,14 +86,17 @@ def test_python_dash_m_is_the_same_command():
 def test_stats_prints_the_table(capsys):
     assert main(["stats", "--d-max", "1000", "--samples", "2000", "--L", "10"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[1].split()[:3] == ["d", "L", "lambda*"]
-    assert [line.split()[0] for line in out[2:]] == ["100", "1000"]
+    assert out[0].startswith("parameters: L = 10, d_max = 1000, eps = 0.0, gamma = 0.70710678")
+    assert out[2].split()[:3] == ["d", "L", "lambda*"]
+    assert [line.split()[0] for line in out[3:]] == ["100", "1000"]
 
 
 def test_stats_json(capsys):
     assert main(["stats", "--d-max", "100", "--samples", "500", "--json"]) == 0
-    [row] = json.loads(capsys.readouterr().out)
+    data = json.loads(capsys.readouterr().out)
+    [row] = data["rows"]
     assert row["d"] == 100 and row["L"] == 10 and row["attention"] < row["linear"]
+    assert data["parameters"]["samples"] == 500 and data["parameters"]["d_max"] == 100
 
 
 @pytest.mark.parametrize(
@@ -117,6 +127,7 @@ def test_critical_json(capsys):
     data = json.loads(capsys.readouterr().out)
     kinds = [p["kind"] for p in data["points"]]
     assert data["where"] == "sphere" and kinds[0] == "minimum"
+    assert data["parameters"]["lam"] == 0.1 and data["parameters"]["starts"] == 16
     assert sum(p["index"] == 0 for p in data["points"]) == 2
 
 
@@ -148,12 +159,14 @@ def test_version(capsys):
 def test_risk_text_and_json(capsys):
     from slr_theory import Params, risk
 
-    assert main(["risk", "--kappa", "0.5", "--nu", "0.5"]) == 0
-    assert "risk" in capsys.readouterr().out
+    assert main(["risk", "--kappa", "0.5", "--nu", "0.5", "--lam", "0.25"]) == 0
+    out = capsys.readouterr().out
+    assert "risk" in out and out.startswith("parameters: ") and "lam = 0.25" in out
     assert main(["risk", "--kappa", "0.3", "--nu", "-0.2", "--theta", "0.1", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert data["risk"] == float(risk(Params.paper(), 0.3, -0.2, 0.1))
     assert set(data["components"]) == {"noise", "informative", "distractors", "interactions"}
+    assert data["parameters"]["d"] == 400 and data["parameters"]["theta"] == 0.1
 
 
 @pytest.mark.parametrize(
@@ -170,6 +183,7 @@ def test_trajectories_json(capsys, argv):
     assert data["columns"][1:] == ["kappa", "nu", "theta", "eta", "rho", "risk"]
     risks = [r[-1] for r in data["rows"]]
     assert risks[-1] < risks[0]
+    assert data["parameters"]["kappa0"] == 0.1 and data["parameters"]["lam"] == 0.1
 
 
 def test_portrait_writes_once_and_refuses_to_overwrite(tmp_path, capsys):

@@ -412,3 +412,27 @@ def test_runs_continued_round_by_round_are_the_runs_of_one_long_pgd():
         basin_fractions(p, 2, alpha=0.02, steps=500, trace_every=300)
     with pytest.raises(ValueError, match="max_steps"):
         basin_fractions(p, 2, dynamics="flow", t_max=10.0, max_steps=1000)
+
+
+def test_a_fold_is_located_the_same_from_two_grids():
+    """The off-M global minimum is born in a fold near lam = 0.894 (d = 400, L = 10): two
+    grids reach the fold from different points, and their brackets overlap; the branch
+    exists beyond the bracket and not before it."""
+    from slr_theory.critical import polish
+
+    found = []
+    for steps in (4, 7):
+        c = continuation(Params.paper(), (0.85, 0.95), steps=steps, seeds=2)
+        folds = [e for e in c.events if e["type"] == "fold" and 0.89 < e["lam"] < 0.9]
+        assert folds, steps
+        found.append((folds[0], c.branches[folds[0]["branch"]]))
+    (e1, b1), (e2, b2) = found
+    (lo1, hi1), (lo2, hi2) = e1["bracket"], e2["bracket"]
+    assert lo1 <= hi2 and lo2 <= hi1 and hi1 - lo1 < 2e-4
+    # the branch is born as lambda grows: it exists just after the bracket, not before
+    assert e1["side"] == "start" and b1.lam[0] >= lo1 - 1e-6
+    k, v = b1.vectors[0]
+    after = polish(Params.paper(lam=hi1 + 2e-4), k, v)
+    assert after is not None and np.linalg.norm(np.array(after) - b1.vectors[0]) < 0.1
+    before = polish(Params.paper(lam=lo1 - 2e-3), k, v)
+    assert before is None or np.linalg.norm(np.array(before) - b1.vectors[0]) > 0.05
