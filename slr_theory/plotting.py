@@ -14,6 +14,7 @@ import numpy as np
 from . import engine
 
 __all__ = [
+    "SETTLED_SPEED",
     "basins_figure",
     "bifurcation_figure",
     "experiment_figure",
@@ -59,20 +60,51 @@ def _end_groups(final: np.ndarray, tol: float = 0.05) -> list[np.ndarray]:
     return [np.array(g) for g in sorted(groups, key=len, reverse=True)]
 
 
-def _fmt(o) -> str:
-    """An end point as text: its symmetric representative, near-zeros shown as 0."""
+def _fmt(o, canonical_form: bool = True) -> str:
+    """An end point as text (its symmetric representative by default), near-zeros as 0."""
     from .critical import canonical
 
-    return "(" + ", ".join(f"{(0.0 if abs(x) < 5e-3 else x):.2f}" for x in canonical(o)) + ")"
+    o = canonical(o) if canonical_form else np.asarray(o, dtype=float)
+    return "(" + ", ".join(f"{(0.0 if abs(x) < 5e-3 else x):.2f}" for x in o) + ")"
+
+
+#: A run still moving more than this per step at its last record has not settled.
+SETTLED_SPEED = 1e-9
+
+
+def _group_label(ov: np.ndarray, g: np.ndarray, steps: np.ndarray) -> str:
+    """A group's label: its size, whether its runs settled, where, and any folding.
+
+    A run has settled when its overlaps moved less than :data:`SETTLED_SPEED` per step
+    over the last recorded interval; runs whose end points differ but are images of one
+    another under the risk's symmetries are drawn as one group, and the label says so.
+    """
+    end = ov[-1, g]
+    gap = float(steps[-1] - steps[-2]) if len(steps) > 1 else 1.0
+    speed = np.max(np.abs(ov[-1, g] - ov[-2, g]), axis=-1) / gap if len(steps) > 1 else 0 * g
+    still = int(np.sum(speed >= SETTLED_SPEED))
+    images = len({tuple(np.round(o, 2) + 0.0) for o in end})
+    # one end point: shown as it is; several images of one point: their representative
+    where = _fmt(end[0]) if images > 1 else _fmt(end[0], canonical_form=False)
+    n, R = len(g), ov.shape[1]
+    notes = []
+    if still:
+        notes.append(f"{'all' if still == n else still} still moving at step {int(steps[-1])}")
+    if images > 1:
+        notes.append(f"{images} symmetric images folded")
+    head = f"{n} of {R} runs {'near' if still else 'settle at'} {where}"
+    return head + ("\n" + "; ".join(notes) if notes else "")
 
 
 def experiment_figure(result, path: str | Path, *, dpi: int = 110) -> Path:
     """The paper's four panels for one experiment, 2 x 2, runs grouped by where they end.
 
     Runs that end at the same point (up to the risk's symmetries) form a group, drawn
-    with its median and its min-max band and labelled with its size and end point; a
-    band is never drawn across runs that ended in different places. Log axes are clipped
-    to the data; every label comes from the run (repeats, steps, temperatures).
+    with its median and its min-max band and labelled with its size, its end point,
+    whether its runs have settled there (:data:`SETTLED_SPEED`) or are still moving, and
+    whether symmetric end points were folded together; a band is never drawn across runs
+    that ended in different places. Log axes are clipped to the data; every label comes
+    from the run (repeats, steps, temperatures).
 
     Parameters
     ----------
@@ -103,7 +135,7 @@ def experiment_figure(result, path: str | Path, *, dpi: int = 110) -> Path:
     dist = np.sqrt(np.sum(ov[..., 2:] ** 2, axis=-1))
     for j, g in enumerate(groups):
         colour = _OKABE_ITO[j % len(_OKABE_ITO)]
-        label = f"{len(g)} of {R} runs → {_fmt(ov[-1, g[0]])}"
+        label = _group_label(ov, g, steps)
         for ax, y in ((a_risk, excess[:, g]), (a_dist, dist[:, g])):
             if len(g) == 1:
                 ax.plot(steps, y[:, 0], color=colour, lw=1.2, label=label)
@@ -120,7 +152,7 @@ def experiment_figure(result, path: str | Path, *, dpi: int = 110) -> Path:
                 color=colour,
                 ls=ls,
                 lw=1.3,
-                label=f"{name}, {len(g)} runs → {_fmt(ov[-1, g[0]])}",
+                label=f"{name}, {len(g)} runs, end {_fmt(ov[-1, g[0]])}",
             )
             if len(g) > 1:
                 a_abs.fill_between(

@@ -145,3 +145,25 @@ def test_two_jobs_give_the_same_results():
         np.testing.assert_array_equal(one[name].trajectory.risk, two[name].trajectory.risk)
     with pytest.raises(ValueError, match="`jobs`"):
         run("gd_manifold", jobs=0)
+
+
+def test_figure_groups_say_whether_runs_settled_and_what_was_folded():
+    """A group's label says 'settle at' only when every run stopped moving, and says when
+    symmetric end points were folded into one group."""
+    import numpy as np
+
+    from slr_theory.plotting import SETTLED_SPEED, _group_label
+
+    steps = np.array([0, 100, 200])
+    ov = np.zeros((3, 3, 5))
+    ov[:, :, :2] = 0.5
+    ov[-1, :, :2] = 1.0
+    ov[-2, :, :2] = 1.0  # runs 0-2 still at the last interval
+    g = np.array([0, 1, 2])
+    assert _group_label(ov, g, steps) == "3 of 3 runs settle at (1.00, 1.00, 0.00, 0.00, 0.00)"
+    ov[-2, 1, 0] = 1.0 - 200 * SETTLED_SPEED  # run 1 moved 2e-9 per step
+    assert "1 still moving at step 200" in _group_label(ov, g, steps)
+    ov[-2, 1, 0] = 1.0
+    ov[-2:, 2, :2] = -1.0  # the image of (1, 1) under (k, v) -> (-k, -v)
+    label = _group_label(ov, g, steps)
+    assert "2 symmetric images folded" in label and "settle at" in label
