@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import csv
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 
+from .results import dumps
 from .trajectory import PGDResult
 
 __all__ = [
@@ -38,7 +38,10 @@ TRAJECTORY_COLUMNS = (
 
 
 def to_json(obj) -> str:
-    """Indented JSON of plain data (lists, dicts, numbers, strings).
+    """Indented, strict JSON of plain data (lists, dicts, numbers, strings, arrays).
+
+    The one writer of :mod:`slr_theory.results` (non-finite floats as ``"NaN"``,
+    ``"Infinity"``, ``"-Infinity"``), indented by 2 for the terminal.
 
     Parameters
     ----------
@@ -48,7 +51,7 @@ def to_json(obj) -> str:
     -------
     str
     """
-    return json.dumps(obj, indent=2)
+    return dumps(obj, indent=2)
 
 
 def write_trajectory_csv(tr: PGDResult, path: str | Path, *, eps: float = 0.0) -> Path:

@@ -143,18 +143,20 @@ def from_plain(tp: Any, data: Any) -> Any:
     raise TypeError(f"cannot rebuild a {tp!r} from plain data.")
 
 
-def dumps(obj: Any) -> str:
+def dumps(obj: Any, indent: int = 1) -> str:
     """Indented, strict JSON of a result (:func:`to_plain`).
 
     Parameters
     ----------
     obj : object
+    indent : int
+        Spaces per level.
 
     Returns
     -------
     str
     """
-    return json.dumps(to_plain(obj), indent=1, allow_nan=False)
+    return json.dumps(to_plain(obj), indent=indent, allow_nan=False)
 
 
 def loads(tp: Any, text: str) -> Any:
