@@ -623,13 +623,23 @@ def _cmd_report(args) -> int:
     if args.source is not None:
         from .report import redraw_report
 
+        defaults = {"d": 400, "L": 10, "lam": 0.1, "gamma": 0.5**0.5, "eps": 0.0}
+        defaults.update(alpha=4e-3, seed=0, full=False)
+        given = [k for k, v in defaults.items() if getattr(args, k) != v]
+        if given:
+            raise _UsageError(
+                "slr-theory report: error: argument --from: redraws the saved results, which "
+                f"hold their own parameters; drop --{given[0]}"
+            )
+
         try:
             with _out_flag("report"):
                 path = redraw_report(args.source, args.out, force=args.force)
         except ValueError as exc:
-            if not str(exc).startswith("`from`") and "study" not in str(exc):
+            if not str(exc).startswith("`from`"):
                 raise
-            raise _UsageError(f"slr-theory report: error: argument --from: {exc}") from None
+            detail = str(exc).removeprefix("`from`: ")
+            raise _UsageError(f"slr-theory report: error: argument --from: {detail}") from None
         print(f"wrote {path}")
         return 0
     params = Params(d=args.d, L=args.L, lam=args.lam, gamma=args.gamma, eps=args.eps)

@@ -68,6 +68,7 @@ __all__ = [
     "canonical",
     "classify",
     "critical_points",
+    "describe",
     "lipschitz_bound",
     "manifold_certificate",
     "pgd_map_spectrum",
@@ -1029,3 +1030,67 @@ def _climb_hessian_norm(tables, k: np.ndarray, v: np.ndarray, d: int):
     )
     x = res.x  # the start is a vertex of the first simplex: never below it
     return -res.fun, x[:4] / np.linalg.norm(x[:4]), x[4:] / np.linalg.norm(x[4:])
+
+
+# --- names ---------------------------------------------------------------------------------
+
+
+def describe(overlaps) -> str:
+    """A critical point in words, from its overlaps.
+
+    Parameters
+    ----------
+    overlaps : array_like, shape (5,)
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> describe([1, 1, 0, 0, 0])
+    '(k*, v*), the optimum'
+    >>> describe([0, 0, 0.6298, 1, 0])
+    'k = v*, v·k* = 0.630'
+    >>> describe([0.302, 0.947, 0.321, -0.953, -0.806])
+    'a point off M'
+    """
+
+    o = as_array(overlaps, "overlaps")
+    if o.shape != (5,) or not np.all(np.isfinite(o)):
+        raise ValueError(f"`overlaps` must be five finite numbers, got {overlaps!r}.")
+    near = np.abs(o) > 1 - 1e-6
+    zero = np.abs(o) < 1e-6
+    sign = ["" if x > 0 else "−" for x in o]
+    k, n, t, e, r = o
+    if zero[2:].all():
+        if near[0] and near[1]:
+            if k > 0 and n > 0:
+                return "(k*, v*), the optimum"
+            return f"the corner ({sign[0]}k*, {sign[1]}v*)"
+        if zero[0] and zero[1]:
+            return "the origin of M (k, v ⊥ k*, v*)"
+        return f"on M at (κ, ν) = ({k:.3f}, {n:.3f})"
+    parts = []
+    if near[0]:
+        parts.append(f"k = {sign[0]}k*")
+    elif near[3]:
+        parts.append(f"k = {sign[3]}v*")
+    if near[1]:
+        parts.append(f"v = {sign[1]}v*")
+    elif near[2]:
+        parts.append(f"v = {sign[2]}k*")
+    if near[4] and not parts:
+        parts.append(f"k = {sign[4]}v")
+    k_pinned, v_pinned = near[0] or near[3], near[1] or near[2]
+    if k_pinned and not v_pinned:
+        free = [f"v·k* = {t:.3f}" for _ in [0] if not zero[2]]
+        free += [f"v·v* = {n:.3f}" for _ in [0] if not zero[1]]
+        parts.append(", ".join(free) if free else "v ⊥ k*, v*")
+    elif v_pinned and not k_pinned:
+        free = [f"k·k* = {k:.3f}" for _ in [0] if not zero[0]]
+        free += [f"k·v* = {e:.3f}" for _ in [0] if not zero[3]]
+        parts.append(", ".join(free) if free else "k ⊥ k*, v*")
+    if not parts:
+        return "a point off M"
+    return ", ".join(parts)

@@ -29,6 +29,7 @@ from .critical import (
     CriticalPoints,
     classify,
     critical_points,
+    describe,
     polish,
     same_point,
 )
@@ -42,17 +43,21 @@ MAX_RK4_STEPS = 10**7
 MIN_OFFSET = 1e-10
 
 __all__ = [
+    "AT_DISTANCE",
+    "AT_GRADIENT",
     "FOLD_TOL",
     "LOCATE_TOL",
     "MAX_RK4_STEPS",
     "MIN_OFFSET",
     "BasinFractions",
+    "Basins",
     "Branch",
     "Continuation",
     "ManifoldBasins",
     "PortraitData",
     "StabilityMap",
     "basin_fractions",
+    "basins",
     "continuation",
     "convergence_time",
     "manifold_basins",
@@ -1440,4 +1445,135 @@ def portrait_data(
         pgd=iterates,
         points=np.array(where),
         point_kinds=kinds,
+    )
+
+
+# --- one basin ensemble, saved -------------------------------------------------------------
+
+#: A run is at a minimum when within this distance of it (up to symmetry) ...
+AT_DISTANCE = 1e-3
+#: ... and its Riemannian gradient norm is below this.
+AT_GRADIENT = 1e-3
+
+
+@dataclass
+class Basins:
+    """One ensemble of PGD runs from uniform initialisations, and where each run ended.
+
+    Attributes
+    ----------
+    n, alpha, steps, max_steps : int, float, int, int
+        Runs; the step; steps per round; the most steps a run may take.
+    minima : ndarray, shape (m, 5)
+        The minima (one per orbit) the runs are classified against.
+    names : list of str
+    fractions, stderr : ndarray, shape (m,)
+        Share of runs at each minimum and its binomial standard error.
+    label : ndarray of int, shape (n,)
+        The minimum each run is at (:data:`AT_DISTANCE`, :data:`AT_GRADIENT`), -1 for
+        none.
+    nearest, distance, gradient : ndarray, shape (n,)
+        The nearest minimum of every run, its distance to it, its gradient norm.
+    steps_run : ndarray of int, shape (n,)
+    stalled : ndarray of bool, shape (n,)
+        Not at a minimum and no longer moving (a cycle or fixed point of the PGD map).
+    final : ndarray, shape (n, 5)
+    trace_step : ndarray of int, shape (r,)
+    trace_distance : ndarray, shape (r, n)
+        Distance to M at the recorded steps (NaN once a run has stopped).
+    """
+
+    n: int
+    alpha: float
+    steps: int
+    max_steps: int
+    minima: np.ndarray
+    names: list[str]
+    fractions: np.ndarray
+    stderr: np.ndarray
+    label: np.ndarray
+    nearest: np.ndarray
+    distance: np.ndarray
+    gradient: np.ndarray
+    steps_run: np.ndarray
+    stalled: np.ndarray
+    final: np.ndarray
+    trace_step: np.ndarray
+    trace_distance: np.ndarray
+
+    @property
+    def unconverged(self) -> int:
+        """Runs at no minimum."""
+        return int((self.label < 0).sum())
+
+
+def basins(
+    params: Params,
+    n: int,
+    *,
+    alpha: float,
+    steps: int = 20_000,
+    max_steps: int = 200_000,
+    records: int = 100,
+    rng=0,
+    points=None,
+) -> Basins:
+    """One ensemble of PGD runs from uniform starts, run until each is at a minimum or stalls.
+
+    Runs go on `steps` at a time until at a minimum (within :data:`AT_DISTANCE`, gradient
+    below :data:`AT_GRADIENT`), stalled, or at `max_steps`
+    (:func:`slr_theory.landscape.basin_fractions`).
+
+    Parameters
+    ----------
+    params : Params
+    n : int
+    alpha : float
+    steps, max_steps : int
+    records : int
+        Distance-to-M records per round of `steps` (a divisor of `steps` is used).
+    rng : int or numpy.random.Generator
+    points : CriticalPoints, optional
+
+    Returns
+    -------
+    Basins
+    """
+
+    steps = positive_int(steps, "steps")
+    records = positive_int(records, "records")
+    every = max(1, steps // records)
+    while steps % every:
+        every -= 1
+    b = basin_fractions(
+        params,
+        n,
+        rng=rng,
+        alpha=alpha,
+        steps=steps,
+        tol=AT_DISTANCE,
+        grad_tol=AT_GRADIENT,
+        max_steps=max_steps,
+        trace_every=every,
+        points=points,
+    )
+    minima = np.array([q.overlaps for q in b.attractors]).reshape(-1, 5)
+    return Basins(
+        n=n,
+        alpha=alpha,
+        steps=steps,
+        max_steps=max_steps,
+        minima=minima,
+        names=[describe(m) for m in minima],
+        fractions=b.fractions,
+        stderr=b.stderr,
+        label=b.label,
+        nearest=b.nearest,
+        distance=b.distance,
+        gradient=b.gradient,
+        steps_run=b.steps_run,
+        stalled=b.stalled,
+        final=b.final,
+        trace_step=b.trace_step,
+        trace_distance=b.trace_distance,
     )

@@ -689,16 +689,16 @@ def off_manifold_figure(
     """Distance to M over time for initialisations uniform on the spheres, grouped by end state.
 
     Each run's distance ``sqrt(theta^2 + eta^2 + rho^2)`` under exact PGD, coloured by the
-    minimum it is at when it stops (:data:`slr_theory.study.AT_DISTANCE`,
-    :data:`slr_theory.study.AT_GRADIENT`), grey when it is at none: those are "not
+    minimum it is at when it stops (:data:`slr_theory.landscape.AT_DISTANCE`,
+    :data:`slr_theory.landscape.AT_GRADIENT`), grey when it is at none: those are "not
     converged", labelled with their steps and their distance to the nearest minimum.
     Each minimum's own distance to M is dashed. Runs stop when they arrive.
 
     Parameters
     ----------
-    params : Params or slr_theory.study.Basins
+    params : Params or slr_theory.landscape.Basins
         A ``Basins`` ensemble is drawn as it is (the other options are then unused); a
-        ``Params`` first runs :func:`slr_theory.study.basins` with `n`, `alpha`, `steps`
+        ``Params`` first runs :func:`slr_theory.landscape.basins` with `n`, `alpha`, `steps`
         (up to ten times `steps` for runs not yet at a minimum) and `rng`.
     path : str or Path
     n : int
@@ -712,7 +712,7 @@ def off_manifold_figure(
     -------
     Path
     """
-    from .study import Basins, basins
+    from .landscape import Basins, basins
 
     b = params
     if not isinstance(b, Basins):

@@ -153,7 +153,10 @@ def redraw_report(
     path = src if src.is_file() else src / RESULTS
     if not path.is_file():
         raise ValueError(f"`from` must be a report directory with {RESULTS}, got {str(source)!r}.")
-    result = Study.load(path)
+    try:
+        result = Study.load(path)
+    except ValueError as exc:
+        raise ValueError(f"`from`: {exc}") from None
     if out is None:
         out, force = path.parent, True
     with Destination(out, force=force, exclusive=True, expect=["report.md", RESULTS]) as dest:

@@ -20,36 +20,26 @@ from pathlib import Path
 
 import numpy as np
 
-from .critical import critical_points, lipschitz_bound, pgd_map_spectrum, same_point
+from .critical import critical_points, describe, lipschitz_bound, pgd_map_spectrum, same_point
 from .experiments import ExperimentResult
-from .landscape import Continuation, PortraitData, StabilityMap
+from .landscape import Basins, Continuation, PortraitData, StabilityMap, basins
 from .params import Params, check_params
 from .results import dumps, loads
 from .verify import CheckResult
 
 __all__ = [
-    "AT_DISTANCE",
-    "AT_GRADIENT",
     "SCHEMA",
-    "Basins",
     "Event",
     "Lipschitz",
     "Point",
     "RiskRow",
     "Study",
-    "basins",
-    "describe",
     "findings",
     "study",
 ]
 
 #: Version of the ``results.json`` schema (the fields of :class:`Study`).
 SCHEMA = 1
-
-#: A run is at a minimum when within this distance of it (up to symmetry) ...
-AT_DISTANCE = 1e-3
-#: ... and its Riemannian gradient norm is below this.
-AT_GRADIENT = 1e-3
 
 
 @dataclass
@@ -92,6 +82,9 @@ class Point:
         Dimension of the PGD map's unstable subspace there.
     local_diffeomorphism : bool
         The PGD map's Jacobian is invertible there.
+    largest_eigenvalue : float
+        The largest Hessian eigenvalue: PGD is stable at a minimum only for
+        ``alpha < 2 / largest_eigenvalue``.
     """
 
     name: str
@@ -106,6 +99,7 @@ class Point:
     map_conclusion: str
     map_unstable: int
     local_diffeomorphism: bool
+    largest_eigenvalue: float
 
 
 @dataclass
@@ -126,57 +120,6 @@ class Lipschitz:
     lower_at: np.ndarray
     alpha: float
     condition: str
-
-
-@dataclass
-class Basins:
-    """One ensemble of PGD runs from uniform initialisations, and where each run ended.
-
-    Attributes
-    ----------
-    n, alpha, steps, max_steps : int, float, int, int
-        Runs; the step; steps per round; the most steps a run may take.
-    minima : ndarray, shape (m, 5)
-        The minima (one per orbit) the runs are classified against.
-    names : list of str
-    fractions, stderr : ndarray, shape (m,)
-        Share of runs at each minimum and its binomial standard error.
-    label : ndarray of int, shape (n,)
-        The minimum each run is at (:data:`AT_DISTANCE`, :data:`AT_GRADIENT`), -1 for
-        none.
-    nearest, distance, gradient : ndarray, shape (n,)
-        The nearest minimum of every run, its distance to it, its gradient norm.
-    steps_run : ndarray of int, shape (n,)
-    stalled : ndarray of bool, shape (n,)
-        Not at a minimum and no longer moving (a cycle or fixed point of the PGD map).
-    final : ndarray, shape (n, 5)
-    trace_step : ndarray of int, shape (r,)
-    trace_distance : ndarray, shape (r, n)
-        Distance to M at the recorded steps (NaN once a run has stopped).
-    """
-
-    n: int
-    alpha: float
-    steps: int
-    max_steps: int
-    minima: np.ndarray
-    names: list[str]
-    fractions: np.ndarray
-    stderr: np.ndarray
-    label: np.ndarray
-    nearest: np.ndarray
-    distance: np.ndarray
-    gradient: np.ndarray
-    steps_run: np.ndarray
-    stalled: np.ndarray
-    final: np.ndarray
-    trace_step: np.ndarray
-    trace_distance: np.ndarray
-
-    @property
-    def unconverged(self) -> int:
-        """Runs at no minimum."""
-        return int((self.label < 0).sum())
 
 
 @dataclass
@@ -330,71 +273,6 @@ class Study:
             raise ValueError(f"`{path}` is not a complete study: {exc!r}.") from None
 
 
-# --- names -----------------------------------------------------------------------------------
-
-
-def describe(overlaps) -> str:
-    """A critical point in words, from its overlaps.
-
-    Parameters
-    ----------
-    overlaps : array_like, shape (5,)
-
-    Returns
-    -------
-    str
-
-    Examples
-    --------
-    >>> describe([1, 1, 0, 0, 0])
-    '(k*, v*), the optimum'
-    >>> describe([0, 0, 0.6298, 1, 0])
-    'k = v*, v·k* = 0.630'
-    >>> describe([0.302, 0.947, 0.321, -0.953, -0.806])
-    'a point off M'
-    """
-    from .validate import as_array
-
-    o = as_array(overlaps, "overlaps")
-    if o.shape != (5,) or not np.all(np.isfinite(o)):
-        raise ValueError(f"`overlaps` must be five finite numbers, got {overlaps!r}.")
-    near = np.abs(o) > 1 - 1e-6
-    zero = np.abs(o) < 1e-6
-    sign = ["" if x > 0 else "−" for x in o]
-    k, n, t, e, r = o
-    if zero[2:].all():
-        if near[0] and near[1]:
-            if k > 0 and n > 0:
-                return "(k*, v*), the optimum"
-            return f"the corner ({sign[0]}k*, {sign[1]}v*)"
-        if zero[0] and zero[1]:
-            return "the origin of M (k, v ⊥ k*, v*)"
-        return f"on M at (κ, ν) = ({k:.3f}, {n:.3f})"
-    parts = []
-    if near[0]:
-        parts.append(f"k = {sign[0]}k*")
-    elif near[3]:
-        parts.append(f"k = {sign[3]}v*")
-    if near[1]:
-        parts.append(f"v = {sign[1]}v*")
-    elif near[2]:
-        parts.append(f"v = {sign[2]}k*")
-    if near[4] and not parts:
-        parts.append(f"k = {sign[4]}v")
-    k_pinned, v_pinned = near[0] or near[3], near[1] or near[2]
-    if k_pinned and not v_pinned:
-        free = [f"v·k* = {t:.3f}" for _ in [0] if not zero[2]]
-        free += [f"v·v* = {n:.3f}" for _ in [0] if not zero[1]]
-        parts.append(", ".join(free) if free else "v ⊥ k*, v*")
-    elif v_pinned and not k_pinned:
-        free = [f"k·k* = {k:.3f}" for _ in [0] if not zero[0]]
-        free += [f"k·v* = {e:.3f}" for _ in [0] if not zero[3]]
-        parts.append(", ".join(free) if free else "k ⊥ k*, v*")
-    if not parts:
-        return "a point off M"
-    return ", ".join(parts)
-
-
 def _branch_names(c: Continuation, lam: float) -> list[str]:
     """Each branch named by its point and kind at the temperature nearest `lam` it reaches."""
     names = []
@@ -409,80 +287,6 @@ def _branch_names(c: Continuation, lam: float) -> list[str]:
 
 
 # --- the computation -------------------------------------------------------------------------
-
-
-def basins(
-    params: Params,
-    n: int,
-    *,
-    alpha: float,
-    steps: int = 20_000,
-    max_steps: int = 200_000,
-    records: int = 100,
-    rng=0,
-    points=None,
-) -> Basins:
-    """One ensemble of PGD runs from uniform starts, run until each is at a minimum or stalls.
-
-    Runs go on `steps` at a time until at a minimum (within :data:`AT_DISTANCE`, gradient
-    below :data:`AT_GRADIENT`), stalled, or at `max_steps`
-    (:func:`slr_theory.landscape.basin_fractions`).
-
-    Parameters
-    ----------
-    params : Params
-    n : int
-    alpha : float
-    steps, max_steps : int
-    records : int
-        Distance-to-M records per round of `steps` (a divisor of `steps` is used).
-    rng : int or numpy.random.Generator
-    points : CriticalPoints, optional
-
-    Returns
-    -------
-    Basins
-    """
-    from .landscape import basin_fractions
-    from .validate import positive_int
-
-    steps = positive_int(steps, "steps")
-    records = positive_int(records, "records")
-    every = max(1, steps // records)
-    while steps % every:
-        every -= 1
-    b = basin_fractions(
-        params,
-        n,
-        rng=rng,
-        alpha=alpha,
-        steps=steps,
-        tol=AT_DISTANCE,
-        grad_tol=AT_GRADIENT,
-        max_steps=max_steps,
-        trace_every=every,
-        points=points,
-    )
-    minima = np.array([q.overlaps for q in b.attractors]).reshape(-1, 5)
-    return Basins(
-        n=n,
-        alpha=alpha,
-        steps=steps,
-        max_steps=max_steps,
-        minima=minima,
-        names=[describe(m) for m in minima],
-        fractions=b.fractions,
-        stderr=b.stderr,
-        label=b.label,
-        nearest=b.nearest,
-        distance=b.distance,
-        gradient=b.gradient,
-        steps_run=b.steps_run,
-        stalled=b.stalled,
-        final=b.final,
-        trace_step=b.trace_step,
-        trace_distance=b.trace_distance,
-    )
 
 
 def _timed(seconds: dict, name: str, fn, *args, **kw):
@@ -607,6 +411,7 @@ def study(
                     map_conclusion=s.conclusion,
                     map_unstable=int(s.unstable),
                     local_diffeomorphism=bool(s.local_diffeomorphism),
+                    largest_eigenvalue=float(np.max(q.hessian_eigenvalues)),
                 )
             )
         portrait = _timed(seconds, "portrait", portrait_data, params, pgd_alpha=alpha)
@@ -849,8 +654,9 @@ def findings(s: Study) -> list[str]:
         q = unstable_min[0]
         cs += (
             f" At this step the PGD map is unstable even at a minimum ({q.name}: "
-            f"{q.map_conclusion}, a Hessian eigenvalue above 2/α = {2 / lip.alpha:.4g}): "
-            "runs near it cannot settle there."
+            f"{q.map_conclusion}: its largest Hessian eigenvalue {q.largest_eigenvalue:.4g} "
+            f"is above 2/α = {2 / lip.alpha:.4g}), so runs near it cannot settle there; "
+            f"a step below {2 / q.largest_eigenvalue:.3g} would let them."
         )
     out.append(cs)
     if s.events:

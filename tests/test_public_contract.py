@@ -130,7 +130,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "experiments.output_paths": (("gd_manifold", "figures"), {}),
     "landscape.stability_map": ((P,), {"grid": 5}),
     "landscape.manifold_kind": (([1.0, 2.0],), {}),
-    "study.describe": ((list(OV),), {}),
+    "critical.describe": ((list(OV),), {}),
 }
 # Calls of a second or more: fuzzed only in the slow suite (`pytest -m slow`).
 SLOW_CALLS: dict[str, tuple[tuple, dict]] = {
@@ -144,7 +144,7 @@ SLOW_CALLS: dict[str, tuple[tuple, dict]] = {
         (P,),
         {"grid": 5, "basin_grid": 2, "trajectories": 1, "pgd_alpha": 1e-3, "pgd_steps": 10},
     ),
-    "study.basins": ((P, 4), {"alpha": 1e-2, "steps": 50, "max_steps": 100, "records": 5}),
+    "landscape.basins": ((P, 4), {"alpha": 1e-2, "steps": 50, "max_steps": 100, "records": 5}),
 }
 NOT_CALLED: dict[str, str] = {
     "cli.main": "the commands are fuzzed flag by flag in tests/test_cli_contract.py",
@@ -230,7 +230,7 @@ NAN_PROPAGATES = set(GAUSSIAN) | {
 # Result fields where NaN is a documented value, not an error: key -> field names.
 DOCUMENTED_NAN = {
     "landscape.manifold_basins": {"time"},  # "nan if never" (ManifoldBasins)
-    "study.basins": {"trace_distance"},  # "NaN once a run has stopped" (Basins)
+    "landscape.basins": {"trace_distance"},  # "NaN once a run has stopped" (Basins)
 }
 # Counts whose valid values are work: the fuzz keeps them small (or beyond the bound).
 COUNT_CAP = 64

@@ -110,6 +110,9 @@ def test_cli_report_usage_errors_are_one_line(tmp_path, quick, capsys):
     assert main(["report", "--from", str(out)]) == 2  # no results.json there
     err = capsys.readouterr().err
     assert "--from" in err and len(err.strip().splitlines()) == 1
+    assert main(["report", "--from", str(tmp_path / "ok"), "--lam", "0.5"]) == 2
+    err = capsys.readouterr().err
+    assert "drop --lam" in err and len(err.strip().splitlines()) == 1
 
 
 def test_from_redraws_everything_without_computing(tmp_path, quick, monkeypatch, capsys):

@@ -8,16 +8,10 @@ import numpy as np
 import pytest
 
 from slr_theory import Params, critical_points
+from slr_theory.critical import describe
+from slr_theory.landscape import AT_DISTANCE, AT_GRADIENT, basins
 from slr_theory.results import to_plain
-from slr_theory.study import (
-    AT_DISTANCE,
-    AT_GRADIENT,
-    SCHEMA,
-    Study,
-    basins,
-    describe,
-    findings,
-)
+from slr_theory.study import SCHEMA, Study, findings
 
 
 def test_save_and_load_give_the_same_study(small_study, tmp_path):
@@ -81,6 +75,11 @@ def test_every_number_in_the_findings_comes_from_the_study(small_study):
     opt.global_minimum, opt.risk = True, min(q.risk for q in s.points) - 0.125
     text2 = "\n".join(findings(s))
     assert "and the global minimum" in text2 and f"{opt.risk:.6g}" in text2
+    # a minimum the PGD map cannot hold at this step: the findings say which step would
+    minimum = next(q for q in s.points if q.index == 0)
+    minimum.map_conclusion, minimum.largest_eigenvalue = "step-size instability", 2345.5
+    text_unstable = "\n".join(findings(s))
+    assert "2346" in text_unstable and f"{2 / 2345.5:.3g}" in text_unstable
     # every run unconverged: the findings say so, with the steps and distances
     s.basins.label[:] = -1
     s.basins.stalled[:] = True
