@@ -45,6 +45,7 @@ MIN_OFFSET = 1e-10
 __all__ = [
     "AT_DISTANCE",
     "AT_GRADIENT",
+    "CORRECTOR_DAMPING",
     "FOLD_TOL",
     "LOCATE_TOL",
     "MAX_RK4_STEPS",
@@ -898,8 +899,9 @@ class Continuation:
         its right end). A fold is approached by bisection on the corrector's success (to
         ``FOLD_TOL``, 1e-6), then located at the vertex of the parabola ``lambda(s)``
         through the points reached (``s`` along the branch): ``"bracket"`` is centred
-        there, its half-width the change of the vertex when only the nearer half of the
-        points is fitted (or, where no vertex lies ahead, the bracket is the last
+        there, its half-width the larger of the vertex's change when only the nearer half
+        of the points is fitted and its distance from the last point reached (or, where
+        no vertex lies ahead, the bracket is the last
         ``lambda`` reached and the first that could not be). ``"side"`` says whether the
         branch ends as ``lambda`` decreases (``"start"``) or increases (``"end"``).
     not_followed : list of dict
@@ -944,7 +946,12 @@ def _locate_index_change(params: Params, branch: Branch, t: int) -> tuple[float,
     return lo, hi
 
 
-#: Width in ``lambda`` to which :func:`continuation` locates a fold.
+#: Initial damping of the continuation's Newton corrector (:func:`slr_theory.critical.polish`):
+#: from a prediction on the branch, nearly pure Newton steps converge fastest.
+CORRECTOR_DAMPING = 1e-4
+
+#: Width in ``lambda`` to which :func:`continuation` bisects towards a fold (the fold itself
+#: is then placed by the vertex of the branch, to about 1e-4: see :class:`Continuation`).
 FOLD_TOL = 1e-6
 
 
@@ -962,7 +969,7 @@ def _corrector(params: Params, k, v, prev, lam_try: float, h: float):
         expected = abs(h) * np.hypot(np.linalg.norm(dk), np.linalg.norm(dv))
         guesses.insert(0, (kp / np.linalg.norm(kp), vp / np.linalg.norm(vp), expected))
     for kp, vp, expected in guesses:
-        got = polish(p_try, kp, vp)
+        got = polish(p_try, kp, vp, damping=CORRECTOR_DAMPING)
         if got is None:
             continue
         moved = np.hypot(np.linalg.norm(got[0] - k), np.linalg.norm(got[1] - v))
@@ -988,8 +995,9 @@ def _fold_bracket(params: Params, trail: list, hi: float) -> tuple[float, float]
     along it. `trail` holds the points ``(lam, k, v)`` the bisection towards the end
     reached; ``s`` is their position along their principal direction in ``R^8``, and the
     vertex of the least-squares quadratic ``lam(s)`` through all of them is the estimate.
-    The vertex of the quadratic through the nearer half gives the error (the half-width,
-    at least ``FOLD_TOL / 2``). Where that fails (too few points, no vertex ahead: branches
+    The half-width is the larger of the vertex's change when only the nearer half is
+    fitted and its distance from the last point reached (an extrapolation is not known
+    closer than its reach), at least ``FOLD_TOL / 2``. Where that fails (too few points, no vertex ahead: branches
     meeting rather than a fold), the interval is from the last ``lambda`` reached to the
     first, `hi`, that was not.
     """
@@ -1013,7 +1021,8 @@ def _fold_bracket(params: Params, trail: list, hi: float) -> tuple[float, float]
     est, check = vertex(len(trail)), vertex(max(4, (len(trail) + 1) // 2 + 1))
     if est is None or check is None or sign * (est - lo) < 0 or abs(est - lo) > 1e-3 * abs(lo):
         return reach
-    half = max(abs(float(est) - float(check)), 0.5 * FOLD_TOL)
+    # the vertex lies beyond the last point reached: no closer than that distance is known
+    half = max(abs(float(est) - float(check)), abs(float(est) - lo), 0.5 * FOLD_TOL)
     return (float(est) - half, float(est) + half)
 
 

@@ -428,7 +428,7 @@ def test_a_fold_is_located_the_same_from_two_grids():
         found.append((folds[0], c.branches[folds[0]["branch"]]))
     (e1, b1), (e2, b2) = found
     (lo1, hi1), (lo2, hi2) = e1["bracket"], e2["bracket"]
-    assert lo1 <= hi2 and lo2 <= hi1 and hi1 - lo1 < 2e-4
+    assert lo1 <= hi2 and lo2 <= hi1 and hi1 - lo1 < 5e-4
     # the branch is born as lambda grows: it exists just after the bracket, not before
     assert e1["side"] == "start" and b1.lam[0] >= lo1 - 1e-6
     k, v = b1.vectors[0]

@@ -117,7 +117,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "critical.canonical": ((list(OV),), {}),
     "critical.same_point": ((list(OV), list(OV)), {"tol": 1e-6}),
     "critical.classify": ((P6, KS[:4], VS[:4]), {}),
-    "critical.polish": ((P6, K[:4], V[:4]), {"tol": 1e-10, "iterations": 5}),
+    "critical.polish": ((P6, K[:4], V[:4]), {"tol": 1e-10, "iterations": 5, "damping": 1e-3}),
     "critical.manifold_certificate": ((P,), {}),
     "pgd_map_spectrum": ((ORIGIN, 1e-3), {}),
     "lipschitz_bound": ((P,), {"samples": 50}),
