@@ -239,6 +239,17 @@ def _branch_name(b: int, overlaps: np.ndarray) -> str:
     return f"b{b}"
 
 
+def _short_name(name: str) -> str:
+    """A branch name short enough for the margin: its point's first clause, no kind."""
+    point = name.rsplit(" (", 1)[0] if name.endswith(")") and " of index " in name else name
+    if point.startswith("(k*, v*)"):
+        return "optimum (k*, v*)"
+    if point.startswith("the corner") or point.startswith("the origin"):
+        return point.split(" (k,")[0]
+    short = point.split(", ")[0]
+    return short if len(short) <= 24 else short[:23] + "…"
+
+
 def _label_ends(ax, ends, gap: float = 8.0) -> None:
     """Write each label at its point, moved up just enough that labels do not overlap."""
     ax.figure.canvas.draw()  # the final limits and scales, for display coordinates
@@ -338,9 +349,8 @@ def bifurcation_figure(
                 )
                 seen.add("x")
         label = _branch_name(b, br.overlaps[-1])
-        if names is not None:  # the first clause of the name, short enough for the margin
-            short = names[b].split(",")[0].split(" (")[0]
-            label = f"b{b} {short if len(short) <= 24 else short[:23] + '…'}"
+        if names is not None:
+            label = f"b{b} {_short_name(names[b])}"
         ends.append((br.lam[-1], y[-1], label))
     for ev in result.events:
         if ev["type"] in ("meets", "index change"):

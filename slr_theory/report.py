@@ -403,8 +403,8 @@ def _landscape(s, dest) -> list[str]:
     ]
     lines += [
         f"**Continuation in λ** over [{s.lam_range[0]:g}, {s.lam_range[1]:g}]: "
-        f"{len(s.continuation.branches)} branches (named by their point at λ = "
-        f"{s.params.lam:g}, or at the nearest λ they reach). Index changes are located by "
+        f"{len(s.continuation.branches)} branches (each named by its point at the λ of its "
+        f"grid nearest {s.params.lam:g}). Index changes are located by "
         "bisection on the index; folds by bisection on where the branch can still be followed, "
         "then the vertex of the branch; each event once, with the width of its bracket.",
         "",

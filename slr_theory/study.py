@@ -274,15 +274,14 @@ class Study:
 
 
 def _branch_names(c: Continuation, lam: float) -> list[str]:
-    """Each branch named by its point and kind at the temperature nearest `lam` it reaches."""
+    """Each branch named by its point and kind at its grid temperature nearest `lam`."""
     names = []
     for br in c.branches:
         i = int(np.argmin(np.abs(np.log(br.lam / lam))))
         where = describe(br.overlaps[i])
         kind = br.kind[i].split(" (")[0]
         what = "saddle" if "saddle" in kind else kind.replace("degenerate ", "")
-        at = f"λ = {lam:g}" if br.lam[0] <= lam <= br.lam[-1] else f"λ = {br.lam[i]:.3g}"
-        names.append(f"{where} ({what} of index {int(br.index[i])} at {at})")
+        names.append(f"{where} ({what} of index {int(br.index[i])} at λ = {br.lam[i]:.3g})")
     return names
 
 
