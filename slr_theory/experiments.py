@@ -219,6 +219,8 @@ def run(
         from concurrent.futures import ProcessPoolExecutor
         from queue import Empty
 
+        from .output import quiet_workers
+
         ctx = mp.get_context("spawn")  # no fork of a process with tqdm's monitor thread
         # progress comes back through a queue the workers inherit: no manager process,
         # whose socket folder a signal to the whole process group would leave behind
@@ -229,10 +231,11 @@ def run(
             initializer=_worker_progress,
             initargs=(queue,),
         ) as pool:
-            futures = [
-                pool.submit(_run_sgd, e, inits[e.name], rngs[e.name], seed, records, True)
-                for e in sgd_runs
-            ]
+            with quiet_workers():  # a Ctrl-C reaches this process, which ends the workers
+                futures = [
+                    pool.submit(_run_sgd, e, inits[e.name], rngs[e.name], seed, records, True)
+                    for e in sgd_runs
+                ]
 
             def update(n):
                 bar.update(n)

@@ -1043,15 +1043,19 @@ def _follow(params: Params, k, v, grid: np.ndarray, min_step: float):
         while not ok:
             h = target - lam_now
             while abs(h) >= min_step * abs(lam_now):
-                res = _corrector(params, k, v, prev, lam_now + h, h)
+                # the whole step lands on the grid point itself, not on a rounding of it
+                lam_try = target if h == target - lam_now else lam_now + h
+                res = _corrector(params, k, v, prev, lam_try, h)
                 if res is not None:
                     prev = (k, v, h)
                     k, v = res
-                    lam_now = lam_now + h
+                    lam_now = lam_try
                     break
                 h /= 2
             else:  # the corrector failed at the smallest step: bisect to the fold
-                lo, hi = float(lam_now), float(lam_now + 2 * h)
+                lo, hi = float(lam_now), float(lam_now + 2 * h)  # the last step that failed
+                if (hi - target) * (target - lo) > 0:  # never past the grid (rounding)
+                    hi = float(target)
                 trail = [(lo, k, v)]  # points of the branch, ever closer to its end
                 while abs(hi - lo) > FOLD_TOL:
                     mid = 0.5 * (lo + hi)

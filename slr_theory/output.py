@@ -51,6 +51,7 @@ __all__ = [
     "Terminated",
     "deferred_signals",
     "is_io_error",
+    "quiet_workers",
     "terminate_raises",
 ]
 
@@ -159,6 +160,39 @@ def terminate_raises() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+@contextlib.contextmanager
+def quiet_workers() -> Iterator[None]:
+    """Start worker processes inside this block: they are born with SIGINT blocked.
+
+    A Ctrl-C goes to the whole process group. A worker still importing when it arrives
+    would print a traceback; one born with SIGINT blocked never sees it, and this
+    process, which does, ends its workers itself. A Ctrl-C that reaches this process
+    while the block runs is delivered when it ends. Outside the main thread, or where
+    signal masks do not exist, the block changes nothing.
+
+    Yields
+    ------
+    None
+
+    Examples
+    --------
+    >>> import signal
+    >>> from slr_theory.output import quiet_workers
+    >>> with quiet_workers():
+    ...     blocked = signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    >>> blocked, signal.SIGINT in signal.pthread_sigmask(signal.SIG_BLOCK, [])
+    (True, False)
+    """
+    if not _main_thread() or not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 @contextlib.contextmanager

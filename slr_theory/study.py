@@ -23,6 +23,7 @@ import numpy as np
 from .critical import critical_points, describe, lipschitz_bound, pgd_map_spectrum, same_point
 from .experiments import ExperimentResult
 from .landscape import Basins, Continuation, PortraitData, StabilityMap, basins
+from .output import quiet_workers
 from .params import Params, check_params
 from .results import dumps, loads
 from .verify import CheckResult
@@ -364,7 +365,8 @@ def study(
 
         pool = ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"))  # no fork of threads
     try:
-        beside = pool.submit(_beside, params, seed, full) if pool else None
+        with quiet_workers():  # a Ctrl-C reaches this process, which ends the worker
+            beside = pool.submit(_beside, params, seed, full) if pool else None
         seconds: dict[str, float] = {}
         risk_rows = []
         for name, ov in (

@@ -436,3 +436,10 @@ def test_a_fold_is_located_the_same_from_two_grids():
     assert after is not None and np.linalg.norm(np.array(after) - b1.vectors[0]) < 0.1
     before = polish(Params.paper(lam=lo1 - 2e-3), k, v)
     assert before is None or np.linalg.norm(np.array(before) - b1.vectors[0]) > 0.05
+
+
+def test_continuation_reaches_the_end_of_the_domain_exactly():
+    """The last grid step lands on lam = 1e-6 itself: a rounding below the domain was
+    refused (found by the contract fuzz, slow profile)."""
+    c = continuation(Params.paper(lam=0.1), [1.0, 1e-06], steps=2, seeds=1)
+    assert c.branches and min(float(b.lam[0]) for b in c.branches) >= 1e-6
