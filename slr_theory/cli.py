@@ -312,7 +312,8 @@ def _report_parser(sub) -> None:
         help="write into a non-empty --out, replacing what an earlier report wrote there "
         "(never other files)",
     )
-    r.set_defaults(run=_cmd_report)
+    computing = ("d", "L", "lam", "gamma", "eps", "alpha", "seed", "full")
+    r.set_defaults(run=_cmd_report, computing_defaults={k: r.get_default(k) for k in computing})
 
 
 _unit = _number(float, lambda v: -1 <= v <= 1, "a number in [-1, 1]")
@@ -500,6 +501,7 @@ def _cmd_reproduce(args) -> int:
 
 #: Attributes of the parsed arguments that are not parameters of the computation.
 _NOT_PARAMETERS = {
+    "computing_defaults",
     "run",
     "json",
     "command",
@@ -623,9 +625,7 @@ def _cmd_report(args) -> int:
     if args.source is not None:
         from .report import redraw_report
 
-        defaults = {"d": 400, "L": 10, "lam": 0.1, "gamma": 0.5**0.5, "eps": 0.0}
-        defaults.update(alpha=4e-3, seed=0, full=False)
-        given = [k for k, v in defaults.items() if getattr(args, k) != v]
+        given = [k for k, v in args.computing_defaults.items() if getattr(args, k) != v]
         if given:
             raise _UsageError(
                 "slr-theory report: error: argument --from: redraws the saved results, which "

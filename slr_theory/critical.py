@@ -71,6 +71,7 @@ __all__ = [
     "describe",
     "lipschitz_bound",
     "manifold_certificate",
+    "overlaps_text",
     "pgd_map_spectrum",
     "polish",
     "same_point",
@@ -1043,6 +1044,34 @@ def _climb_hessian_norm(tables, k: np.ndarray, v: np.ndarray, d: int):
 
 
 # --- names ---------------------------------------------------------------------------------
+
+
+def overlaps_text(overlaps, digits: int = 3) -> str:
+    """Overlaps as text, ``(kappa, nu, theta, eta, rho)`` to `digits` decimals, no ``-0.000``.
+
+    Parameters
+    ----------
+    overlaps : array_like, shape (5,)
+    digits : int
+        Decimals, ``0 <= digits <= 17``.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> overlaps_text([1, 1, -1e-9, 0, 0.62984])
+    '(1.000, 1.000, 0.000, 0.000, 0.630)'
+    """
+    o = as_array(overlaps, "overlaps", allow_nan=False)
+    if o.ndim != 1 or o.size == 0 or not np.all(np.isfinite(o)):
+        raise ValueError(
+            f"`overlaps` must be a non-empty 1-D array of finite numbers, got {overlaps!r}."
+        )
+    digits = positive_int(digits, "digits", allow_zero=True, upper=17)
+    tiny = 0.5 * 10.0**-digits  # what rounds to zero is printed as zero, without a sign
+    return "(" + ", ".join(f"{(0.0 if abs(x) < tiny else x):.{digits}f}" for x in o) + ")"
 
 
 def describe(overlaps) -> str:

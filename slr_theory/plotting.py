@@ -61,11 +61,10 @@ def _end_groups(final: np.ndarray, tol: float = 0.05) -> list[np.ndarray]:
 
 
 def _fmt(o, canonical_form: bool = True) -> str:
-    """An end point as text (its symmetric representative by default), near-zeros as 0."""
-    from .critical import canonical
+    """An end point as text to 2 decimals (its symmetric representative by default)."""
+    from .critical import canonical, overlaps_text
 
-    o = canonical(o) if canonical_form else np.asarray(o, dtype=float)
-    return "(" + ", ".join(f"{(0.0 if abs(x) < 5e-3 else x):.2f}" for x in o) + ")"
+    return overlaps_text(canonical(o) if canonical_form else o, 2)
 
 
 #: A run still moving more than this per step at its last record has not settled.

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .critical import overlaps_text
 from .output import Destination
 from .params import Params, check_params
 from .trajectory import MAX_ALPHA
@@ -268,18 +269,10 @@ def _risk(s, dest) -> list[str]:
     ]
 
 
-def _ov(o, digits=4) -> str:
-    return (
-        "("
-        + ", ".join(f"{(0.0 if abs(x) < 0.5 * 10.0**-digits else x):.{digits}f}" for x in o)
-        + ")"
-    )
-
-
 def _critical(s, dest) -> list[str]:
     rows = [
         (
-            _ov(q.overlaps),
+            overlaps_text(q.overlaps, 4),
             q.name + (" — **global minimum**" if q.global_minimum else ""),
             _num(q.risk, 6),
             q.index,
@@ -323,7 +316,7 @@ def _critical(s, dest) -> list[str]:
         "the PGD map) attracts PGD only from a set of measure zero, provided the PGD map is "
         "a global diffeomorphism, which the theorem gets from `α < 1/Lip`. Here "
         f"`{lip.lower:.4g} ≤ Lip ≤ {lip.upper:.4g}` (the lower bound attained at "
-        f"{_ov(lip.lower_at, 3)}), so `α < 1/Lip` **{lip.condition}** at `α = {lip.alpha:g}`. "
+        f"{overlaps_text(lip.lower_at)}), so `α < 1/Lip` **{lip.condition}** at `α = {lip.alpha:g}`. "
         "Section 1 says what follows.",
         "",
         _seconds(s, "critical points", "lipschitz"),
@@ -354,7 +347,7 @@ def _landscape(s, dest) -> list[str]:
     stability_figure([s.stability], dest.file("stability.png"))
     b = s.basins
     rows = [
-        (_ov(m, 3), name, f"{f:.2f} ± {se:.2f}")
+        (overlaps_text(m), name, f"{f:.2f} ± {se:.2f}")
         for m, name, f, se in zip(b.minima, b.names, b.fractions, b.stderr, strict=True)
     ]
     rows.append(

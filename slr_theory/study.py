@@ -20,7 +20,14 @@ from pathlib import Path
 
 import numpy as np
 
-from .critical import critical_points, describe, lipschitz_bound, pgd_map_spectrum, same_point
+from .critical import (
+    critical_points,
+    describe,
+    lipschitz_bound,
+    overlaps_text,
+    pgd_map_spectrum,
+    same_point,
+)
 from .experiments import ExperimentResult
 from .landscape import Basins, Continuation, PortraitData, StabilityMap, basins
 from .output import quiet_workers
@@ -529,10 +536,6 @@ def _events(c: Continuation, names: list[str]) -> list[Event]:
 # --- findings --------------------------------------------------------------------------------
 
 
-def _ov(o) -> str:
-    return "(" + ", ".join(f"{(0.0 if abs(x) < 5e-5 else x):.3f}" for x in o) + ")"
-
-
 def findings(s: Study) -> list[str]:
     """The report's "What this shows": sentences built from a study's numbers.
 
@@ -573,7 +576,7 @@ def findings(s: Study) -> list[str]:
             tail = "and the global minimum: no critical point has a lower risk."
         else:
             tail = (
-                f"but **not the global minimum**: {best.name} at {_ov(best.overlaps)} has "
+                f"but **not the global minimum**: {best.name} at {overlaps_text(best.overlaps)} has "
                 f"risk {best.risk:.6g}, {optimum.risk - best.risk:.3g} below the optimum's "
                 f"{optimum.risk:.6g}."
             )
@@ -599,7 +602,7 @@ def findings(s: Study) -> list[str]:
         reached = j is not None and at[j] > 0
         sentence += (
             (" Runs end off M because the" if reached else " The")
-            + f" full space has a minimum off M: {q.name} at {_ov(q.overlaps)}, risk "
+            + f" full space has a minimum off M: {q.name} at {overlaps_text(q.overlaps)}, risk "
             f"{q.risk:.6g} ({'above' if gap > 0 else 'below'} the optimum by {abs(gap):.3g})."
             + (
                 " M is invariant, but a run that starts off M need not reach it."
