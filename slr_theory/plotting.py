@@ -88,7 +88,8 @@ def _group_label(ov: np.ndarray, g: np.ndarray, steps: np.ndarray) -> str:
     n, R = len(g), ov.shape[1]
     notes = []
     if still:
-        notes.append(f"{'all' if still == n else still} still moving at step {int(steps[-1])}")
+        who = "" if still == n else f"{still} "  # the head says how many there are
+        notes.append(f"{who}still moving at step {int(steps[-1])}")
     if images > 1:
         notes.append(f"{images} symmetric images folded")
     head = f"{n} of {R} runs {'near' if still else 'settle at'} {where}"
