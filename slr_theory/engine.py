@@ -45,7 +45,7 @@ checked front door.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 
 import numpy as np
 from scipy.special import erf, erfc
@@ -380,6 +380,21 @@ def table(params: Params, lam, order: int) -> EngineTable:
     """
     orders = _orders(order)
     lam = np.asarray(lam, dtype=np.float64)
+    if lam.ndim == 0:  # one temperature: the Newton loops ask for the same few, again and again
+        return _one_table(params, float(lam), order if np.ndim(order) == 0 else tuple(order))
+    return _build_table(params, lam, orders, order)
+
+
+@lru_cache(maxsize=512)
+def _one_table(params: Params, lam: float, order) -> EngineTable:
+    """:func:`table` at one temperature, cached (its arrays are read-only)."""
+    out = _build_table(params, np.float64(lam), _orders(order), order)
+    out.C.flags.writeable = False
+    out.constants.flags.writeable = False
+    return out
+
+
+def _build_table(params: Params, lam: np.ndarray, orders: tuple, order) -> EngineTable:
     s = _coefficient_scalars(params, lam)
     plan = _plan(orders)
     C = np.zeros((*lam.shape, plan.rows, len(plan.columns)))

@@ -12,8 +12,9 @@ r"""The global picture: stability of M, basins and separatrices, escape from sad
 - :func:`saddle_escape`: time to leave a neighbourhood of a saddle against the linearised
   prediction ``log(r / r0) / mu``.
 - :func:`continuation`: every critical point followed in ``lambda`` by a predictor-corrector
-  (secant predictor, damped Riemannian Newton corrector, step halving), with the events
-  where a branch changes index, folds or meets another branch.
+  (secant predictor, damped Riemannian Newton corrector, step halving; pseudo-arclength
+  where that fails), with the events where a branch changes index, meets another at a
+  pitchfork, or folds.
 """
 
 from __future__ import annotations
@@ -39,6 +40,10 @@ from .validate import as_array, positive_int, positive_real, random_generator
 
 #: Most RK4 steps of :func:`separatrix` and :func:`manifold_basins` (flow).
 MAX_RK4_STEPS = 10**7
+#: How far from feasible (smallest eigenvalue of the Gram matrix's Schur complement) the
+#: end of a flow of :func:`basin_fractions` may drift before it is an error: the flow's
+#: integration tolerance, not rounding.
+FLOW_FEASIBILITY = 1e-9
 #: Smallest initial displacement from a saddle :func:`saddle_escape` accepts.
 MIN_OFFSET = 1e-10
 
@@ -46,6 +51,7 @@ __all__ = [
     "AT_DISTANCE",
     "AT_GRADIENT",
     "CORRECTOR_DAMPING",
+    "FLOW_FEASIBILITY",
     "FOLD_TOL",
     "LOCATE_TOL",
     "MAX_RK4_STEPS",
@@ -581,6 +587,9 @@ def basin_fractions(
         final = np.array(
             [overlap_flow(params, o, t_max, dense_output=False).overlaps[-1] for o in ov0]
         )
+        # the integration keeps the Gram matrix feasible to its tolerance (rtol 1e-10), not
+        # to rounding: the end points are the nearest feasible ones within that
+        final = np.stack(check_overlaps(*final.T, d=params.d, atol=FLOW_FEASIBILITY), axis=1)
         steps_run = stalled = None
     if points is None:
         points = critical_points(final_params, rng=0)
@@ -864,8 +873,9 @@ class Branch:
     kind : list of str
     start, end : str
         Why the branch stops at its smallest and largest ``lambda``: ``"range"`` (the end
-        of the range) or ``"fold"`` (the corrector failed at the smallest step: a fold,
-        or a meeting with another branch).
+        of the range), ``"meets"`` (it runs into a more symmetric branch, a pitchfork),
+        ``"fold"`` (``lambda`` turns back along it) or ``"lost"`` (it could be followed
+        neither in ``lambda`` nor in arc length).
     seed : float
         The ``lambda`` at which the search found the point the branch was followed from.
     vectors : ndarray, shape (m, 2, 4), optional
@@ -891,19 +901,29 @@ class Continuation:
     ----------
     branches : list of Branch
     events : list of dict
-        ``{"lam", "branch", "type", ...}`` with type ``"index change"``, ``"fold"`` or
-        ``"meets"`` (two branches arriving at the same point). An index change is
-        located by bisection on the index between the grid temperatures that bracket it:
-        its ``"lam"`` lies within ``LOCATE_TOL`` (1e-7) of the change, and ``"bracket"``
-        gives the final interval (the index is ``"from"`` at its left end, ``"to"`` at
-        its right end). A fold is approached by bisection on the corrector's success (to
-        ``FOLD_TOL``, 1e-6), then located at the vertex of the parabola ``lambda(s)``
-        through the points reached (``s`` along the branch): ``"bracket"`` is centred
-        there, its half-width the larger of the vertex's change when only the nearer half
-        of the points is fitted and its distance from the last point reached (or, where
-        no vertex lies ahead, the bracket is the last
-        ``lambda`` reached and the first that could not be). ``"side"`` says whether the
-        branch ends as ``lambda`` decreases (``"start"``) or increases (``"end"``).
+        ``{"lam", "branch", "type", "bracket", ...}`` with type ``"index change"``,
+        ``"meets"``, ``"fold"`` or ``"lost"``; ``"bracket"`` is the interval that holds
+        the event and ``"lam"`` its middle.
+
+        - An index change is located by bisection on the index (along the branch in arc
+          length where the grid points are far apart) to ``LOCATE_TOL`` (1e-7); the
+          index is ``"from"`` at the bracket's left end and ``"to"`` at its right end.
+        - ``"meets"``: where ``lambda`` turns back along a branch because it runs into its
+          own mirror image through a more symmetric point, a pitchfork off the branch
+          through that point (``"at"``, its overlaps; ``"other"``, that branch's index in
+          ``branches`` or None). ``"lam"`` is extrapolated to the meeting (Richardson in
+          the flipped coordinate, in which ``lambda`` is even); the bracket is its error,
+          about 1e-11. The symmetric branch's index change is the same event, located
+          independently.
+        - ``"fold"``: ``lambda`` turns back without a symmetry; ``"lam"`` is the extremum
+          of ``lambda`` along the branch (Brent), the bracket its error.
+        - ``"lost"``: the branch could be followed no further; the bracket is from the
+          last ``lambda`` reached to the next temperature of the grid.
+
+        Meetings, folds and losses have ``"side"``: whether the branch ends as
+        ``lambda`` decreases (``"start"``) or increases (``"end"``). A ``"meets"`` without
+        ``"side"`` is two branches found at the same point at a temperature of the grid.
+        Every located event is within ``FOLD_TOL`` (1e-6) of the truth.
     not_followed : list of dict
         ``{"lam", "count"}``: degenerate critical points found at a seed temperature
         (zero modes beyond the symmetry orbits: a continuum of critical points, not
@@ -919,40 +939,64 @@ class Continuation:
 LOCATE_TOL = 1e-7
 
 
-def _locate_index_change(params: Params, branch: Branch, t: int) -> tuple[float, float]:
-    """Bisect ``[lam[t], lam[t + 1]]`` of `branch` on the index, to ``LOCATE_TOL``.
+def _locate_index_changes(params: Params, branch: Branch, t: int) -> list:
+    """The index changes of `branch` between ``lam[t]`` and ``lam[t + 1]``, each bisected
+    to ``LOCATE_TOL``: a list of ``(from, to, (lo, hi))``.
 
-    Each midpoint is corrected onto the branch (damped Newton from the left end's point,
-    which must not jump away) and classified. The bisection stops early, with the
-    interval it has, where the point cannot be followed or its index is neither end's
-    (the crossing eigenvalue is within its error of zero there).
+    Between two points of the branch farther apart than an arc-length step, the branch
+    is walked in arc length first (:func:`_arc_through`) and every pair of consecutive
+    points with different indices is bisected. The bisection corrects the midpoint of
+    the chord onto the branch in the hyperplane normal to the chord (Newton inside the
+    branch's symmetry subspace, :func:`_frozen_rows`, so an eigenvalue crossing zero
+    outside it does not stall it), and classifies it. It stops early, with the interval
+    it has, where the point cannot be corrected or its index is neither end's (the
+    crossing eigenvalue is within its error of zero there).
     """
     lo, hi = float(branch.lam[t]), float(branch.lam[t + 1])
-    i_lo, i_hi = int(branch.index[t]), int(branch.index[t + 1])
-    kv_lo = branch.vectors[t]
-    while hi - lo > LOCATE_TOL:
-        mid = 0.5 * (lo + hi)
-        p_mid = params.replace(lam=mid)
-        got = polish(p_mid, kv_lo[0], kv_lo[1])
-        if got is None or np.linalg.norm(np.array(got) - kv_lo) > 0.05:
+    a = np.concatenate([branch.vectors[t].ravel(), [lo]])
+    b = np.concatenate([branch.vectors[t + 1].ravel(), [hi]])
+    path, index = [a, b], [int(branch.index[t]), int(branch.index[t + 1])]
+    if np.linalg.norm(b - a) > _MAX_ARC_STEP:
+        walk: list = []
+        _arc_through(params, a[:4], a[4:8], lo, None, hi, hi, walk)
+        walk = [y for y in walk if (y[8] - lo) * (hi - y[8]) > 0]
+        path = [a, *walk, b]
+        inner = [classify(params.replace(lam=float(y[8])), y[:4], y[4:8]).index for y in walk]
+        index = [index[0], *inner, index[1]]
+    out = []
+    for j in range(len(path) - 1):
+        if index[j] != index[j + 1]:
+            out.append(
+                (
+                    index[j],
+                    index[j + 1],
+                    _bisect_index(params, path[j], path[j + 1], index[j], index[j + 1]),
+                )
+            )
+    return out
+
+
+def _bisect_index(params: Params, a: np.ndarray, b: np.ndarray, i_a: int, i_b: int):
+    """Bisect the chord from ``a`` (index `i_a`) to ``b`` (index `i_b`) of a branch."""
+    while abs(b[8] - a[8]) > LOCATE_TOL:
+        mid = 0.5 * (a + b)
+        chord = (b - a) / np.linalg.norm(b - a)
+        y = _arc_correct(params, mid, chord)
+        if y is None or np.linalg.norm(y - mid) > np.linalg.norm(b - a):
             break
-        index = classify(p_mid, *got).index
-        if index == i_lo:
-            lo, kv_lo = mid, np.array(got)
-        elif index == i_hi:
-            hi = mid
+        index = classify(params.replace(lam=float(y[8])), y[:4], y[4:8]).index
+        if index == i_a:
+            a = y
+        elif index == i_b:
+            b = y
         else:
             break
-    return lo, hi
+    return tuple(sorted((float(a[8]), float(b[8]))))
 
 
 #: Initial damping of the continuation's Newton corrector (:func:`slr_theory.critical.polish`):
 #: from a prediction on the branch, nearly pure Newton steps converge fastest.
 CORRECTOR_DAMPING = 1e-4
-
-#: Width in ``lambda`` to which :func:`continuation` bisects towards a fold (the fold itself
-#: is then placed by the vertex of the branch, to about 1e-4: see :class:`Continuation`).
-FOLD_TOL = 1e-6
 
 
 def _corrector(params: Params, k, v, prev, lam_try: float, h: float):
@@ -988,93 +1032,410 @@ def _smallest_eigenvalues(params: Params, k, v, lam: float, m: int = 4) -> np.nd
     return np.concatenate([live, np.full(m - live.size, np.inf)])
 
 
-def _fold_bracket(params: Params, trail: list, hi: float) -> tuple[float, float]:
-    """Where the branch ends: the vertex of ``lambda`` along the branch.
+#: Width in ``lambda`` within which :func:`continuation` must place a fold or a meeting: it
+#: places them at the extremum of ``lambda`` along the branch, followed in arc length, and
+#: the bracket it reports is the error of that extremum (about ``1e-12`` in practice).
+FOLD_TOL = 1e-6
 
-    Near a fold the branch is a parabola ``lam = lam_f - c s^2`` in a coordinate ``s``
-    along it. `trail` holds the points ``(lam, k, v)`` the bisection towards the end
-    reached; ``s`` is their position along their principal direction in ``R^8``, and the
-    vertex of the least-squares quadratic ``lam(s)`` through all of them is the estimate.
-    The half-width is the larger of the vertex's change when only the nearer half is
-    fitted and its distance from the last point reached (an extrapolation is not known
-    closer than its reach), at least ``FOLD_TOL / 2``. Where that fails (too few points, no vertex ahead: branches
-    meeting rather than a fold), the interval is from the last ``lambda`` reached to the
-    first, `hi`, that was not.
+#: Most pseudo-arclength steps :func:`continuation` takes through one stretch where the
+#: corrector in ``lambda`` fails, and the largest arc-length step in ``(k, v, lambda)``.
+_MAX_ARC_STEPS = 400
+_MAX_ARC_STEP = 0.05
+#: Most halvings of a failed step of the corrector in ``lambda`` before the branch is
+#: followed in arc length instead (which is robust where the halvings are not).
+_MAX_HALVINGS = 4
+#: Most stretches one branch is followed through in arc length before it is given up.
+_MAX_ARCS = 200
+
+
+def _arc_system(params: Params, y: np.ndarray):
+    """The Riemannian gradient ``G`` (8,) at ``y = (k, v, lambda)`` and its Jacobian (8, 9).
+
+    The ``(k, v)`` block is the Riemannian Hessian; the ``lambda`` column a central
+    difference (it steers Newton, the residual ``G`` is exact).
     """
-    lo = trail[-1][0]
-    reach = (min(lo, hi), max(lo, hi))
-    if len(trail) < 5:
-        return reach
-    sign = 1.0 if hi > lo else -1.0
-    lam = np.array([t[0] for t in trail])
-    X = np.array([np.concatenate([t[1], t[2]]) for t in trail])
-    X = X - X[-1]
-    direction = np.linalg.svd(X, full_matrices=False)[2][0]
-    s_coord = X @ direction
+    from .geometry import vector_derivatives
 
-    def vertex(n):
-        c2, c1, c0 = np.polyfit(s_coord[-n:], lam[-n:], 2)
-        if c2 == 0 or sign * c2 >= 0:  # lam must turn back at the end
+    def at(lam):
+        tables = (engine.table(params, lam, 1), engine.table(params, lam, 2))
+        _o, _g, G, Hr, _ab, _m = vector_derivatives(tables, y[None, :4], y[None, 4:8])
+        return G[0], Hr[0]
+
+    G, Hr = at(y[8])
+    h = 1e-6 * y[8]
+    dG = (at(y[8] + h)[0] - at(y[8] - h)[0]) / (2 * h)
+    return G, np.concatenate([Hr, dG[:, None]], axis=1)
+
+
+def _frozen_rows(y: np.ndarray) -> np.ndarray:
+    """Directions in ``(k, v, lambda)`` the branch through ``y`` cannot move in.
+
+    A symmetry that fixes ``y`` fixes its branch: in ``span{k*, v*}`` (``r = 2``) the
+    branch stays there (the components along ``e3, e4`` are frozen); with components
+    outside along one direction ``w`` of the plane ``(e3, e4)`` (``r = 3``) it stays in
+    ``span{k*, v*, w}``. For ``r = 4`` the rotations of that plane move the point along
+    its orbit, a zero mode: the orbit's direction is frozen (the gauge). Likewise the
+    overlaps that a sign change of ``SYMMETRIES`` fixing ``y`` flips stay zero. Branches
+    that break such a symmetry leave at a pitchfork and are found by the search, not here.
+    """
+    from .critical import SYMMETRIES
+    from .trajectory import to_overlaps
+
+    perp = np.array([[y[2], y[3]], [y[6], y[7]]])
+    u, sv, wt = np.linalg.svd(perp)
+    rows = []
+    ov = to_overlaps(y[:8, None])[:, 0]
+    for g in SYMMETRIES[1:]:  # a sign change of overlaps that fixes y fixes its branch
+        flipped = np.flatnonzero(g < 0)
+        if np.all(np.abs(ov[flipped]) <= 1e-9):
+            rows += [_coordinate("overlap", int(c), y)(y)[1] for c in flipped]
+    if sv[0] <= 1e-10:
+        for i in (2, 3, 6, 7):
+            rows.append(np.eye(9)[i])
+    else:
+        w_perp = wt[1] if sv[1] <= 1e-10 * sv[0] else None
+        if w_perp is not None:
+            for off in (0, 4):
+                r = np.zeros(9)
+                r[off + 2 : off + 4] = w_perp
+                rows.append(r)
+        else:
+            o = np.concatenate([[0.0, 0.0, -y[3], y[2]], [0.0, 0.0, -y[7], y[6]], [0.0]])
+            rows.append(o / np.linalg.norm(o))
+    return np.array(rows)
+
+
+def _arc_rows(y: np.ndarray, J: np.ndarray, frozen: np.ndarray) -> np.ndarray:
+    """``J`` with the constraints of the spheres (``k.dk = v.dv = 0``) and `frozen`."""
+    sphere = np.zeros((2, 9))
+    sphere[0, :4], sphere[1, 4:8] = y[:4], y[4:8]
+    return np.concatenate([J, sphere, frozen])
+
+
+def _arc_tangent(params: Params, y: np.ndarray, orient: np.ndarray) -> np.ndarray:
+    """The unit tangent of the branch at ``y`` in ``(k, v, lambda)``, along `orient`."""
+    _G, J = _arc_system(params, y)
+    t = np.linalg.svd(_arc_rows(y, J, _frozen_rows(y)))[2][-1]
+    return t if t @ orient >= 0 else -t
+
+
+def _arc_correct(params: Params, pred: np.ndarray, row: np.ndarray, value: float = 0.0):
+    """Newton from `pred` onto the branch where ``row . (y - pred) = value`` (or, for a
+    `row` that is a function, where ``row(y) = value``); None if it does not converge to
+    a critical point or leaves the neighbourhood of `pred`."""
+    y = pred.copy()
+    frozen = _frozen_rows(pred)
+    reach = 0.0
+    for _ in range(12):
+        G, J = _arc_system(params, y)
+        A = _arc_rows(y, J, frozen)
+        b = np.zeros(A.shape[0])
+        b[:8] = -G
+        if callable(row):
+            r, dr = row(y)
+            A, b = np.concatenate([A, dr[None]]), np.concatenate([b, [value - r]])
+        else:
+            A, b = np.concatenate([A, row[None]]), np.concatenate([b, [value - row @ (y - pred)]])
+        step = np.linalg.lstsq(A, b, rcond=None)[0]
+        y = y + step
+        y[:4] /= np.linalg.norm(y[:4])
+        y[4:8] /= np.linalg.norm(y[4:8])
+        reach = max(reach, float(np.linalg.norm(y - pred)))
+        if not np.isfinite(y).all() or y[8] <= 0 or reach > 0.5:
             return None
-        return c0 - c1 * c1 / (4 * c2)
+        if np.linalg.norm(step) < 1e-12:
+            G, J = _arc_system(params, y)
+            scale = 1.0 + float(np.abs(J[:, :8]).max())
+            return y if float(np.abs(G).max()) <= 1e-10 * scale else None
+    return None
 
-    est, check = vertex(len(trail)), vertex(max(4, (len(trail) + 1) // 2 + 1))
-    if est is None or check is None or sign * (est - lo) < 0 or abs(est - lo) > 1e-3 * abs(lo):
-        return reach
-    # the vertex lies beyond the last point reached: no closer than that distance is known
-    half = max(abs(float(est) - float(check)), abs(float(est) - lo), 0.5 * FOLD_TOL)
-    return (float(est) - half, float(est) + half)
+
+def _arc_vertex(params: Params, y: np.ndarray, t: np.ndarray, lo: float, hi: float, sign: float):
+    """The extremum of ``lambda`` along the branch between ``y + lo t`` and ``y + hi t``.
+
+    Brent's method on ``lambda`` along the arc (each point corrected onto the branch in
+    the hyperplane normal to `t` through ``y + s t``), to ``1e-9 (hi - lo)``; `sign` is
+    ``+1`` for a maximum. Returns the point there, its ``lambda`` and the error of that
+    ``lambda``: the curvature of ``lambda`` there times the square of Brent's tolerance,
+    plus the rounding of ``lambda`` (``64 eps``). None where the extremum is not well
+    inside the interval (within ``1e-4`` of its width from an edge: the search has no
+    extremum to find there) or a point cannot be corrected.
+    """
+    from scipy.optimize import minimize_scalar
+
+    width = hi - lo
+
+    def point(s):
+        q = _arc_correct(params, y + s * t, t)
+        return q if q is not None and np.linalg.norm(q - (y + s * t)) <= width else None
+
+    def cost(s):
+        q = point(s)
+        return np.inf if q is None else -sign * q[8]
+
+    tol = 1e-9 * width
+    res = minimize_scalar(cost, bounds=(lo, hi), method="bounded", options={"xatol": tol})
+    s = float(res.x)
+    inside = min(s - lo, hi - s)
+    if inside <= 1e-4 * width:
+        return None
+    e = 0.05 * inside
+    pts = [point(s - e), point(s), point(s + e)]
+    if any(q is None for q in pts):
+        return None
+    lam = np.array([q[8] for q in pts])
+    rounding = 64 * np.finfo(float).eps * lam[1]
+    if sign * (max(sign * lam[0], sign * lam[2]) * sign - lam[1]) > rounding:
+        return None  # a neighbour beyond it: not the extremum
+    curvature = abs(lam[0] - 2 * lam[1] + lam[2]) / (e * e)
+    return pts[1], float(lam[1]), float(rounding + curvature * tol * tol)
+
+
+def _coordinate(kind: str, c, y0: np.ndarray):
+    """A coordinate of ``y = (k, v, lambda)`` and its gradient, as a function.
+
+    ``kind="overlap"``: overlap `c` (``k* = e1``, ``v* = e2``); ``kind="perp"``: the
+    component of ``k`` (``c = 0``) or ``v`` (``c = 1``) along the unit direction
+    ``y0`` of the plane ``(e3, e4)`` (here `y0` is that direction, shape (2,)).
+    """
+
+    def overlap(y):
+        k, v = y[:4], y[4:8]
+        grad = np.zeros(9)
+        if c == 4:
+            grad[:4], grad[4:8] = v, k
+            return float(k @ v), grad
+        i = {0: 0, 1: 5, 2: 4, 3: 1}[c]
+        grad[i] = 1.0
+        return float(y[i]), grad
+
+    def perp(y):
+        grad = np.zeros(9)
+        off = 4 * c
+        grad[off + 2 : off + 4] = y0
+        return float(grad @ y), grad
+
+    return overlap if kind == "overlap" else perp
+
+
+def _mirror(y: np.ndarray, q: np.ndarray):
+    """Whether ``q`` is across a mirror from ``y``: the coordinates a symmetry flips all
+    change sign between them. Returns ``(coordinate, flipped overlaps)`` for the
+    coordinate that changes most (:func:`_coordinate`), or None.
+
+    The symmetries are the sign changes of the overlaps (``SYMMETRIES``) and the
+    reflections of the plane ``(e3, e4)``, which leave the overlaps alone: across the
+    line of the larger perpendicular direction (a branch meeting one with ``r`` one
+    less) or through the origin (meeting one in ``span{k*, v*}``).
+    """
+    from .critical import SYMMETRIES
+    from .trajectory import to_overlaps
+
+    ov_y, ov_q = to_overlaps(np.stack([y[:8], q[:8]], axis=1)).T
+    for g in SYMMETRIES[1:]:
+        flipped = g < 0
+        big = flipped & (np.maximum(np.abs(ov_y), np.abs(ov_q)) > 1e-9)
+        if big.any() and np.all(ov_y[big] * ov_q[big] < 0):
+            c = int(np.argmax(np.where(flipped, np.abs(ov_y - ov_q), -1.0)))
+            return _coordinate("overlap", c, y), flipped
+    perp_y = np.array([[y[2], y[3]], [y[6], y[7]]])
+    perp_q = np.array([[q[2], q[3]], [q[6], q[7]]])
+    w = np.linalg.svd(perp_y)[2]  # rows: the larger direction, then the smaller
+    for axes in ([1], [0, 1]):
+        a_y, a_q = (perp_y @ w[axes].T).ravel(), (perp_q @ w[axes].T).ravel()
+        big = np.maximum(np.abs(a_y), np.abs(a_q)) > 1e-9
+        if big.any() and np.all(a_y[big] * a_q[big] < 0):
+            j = int(np.argmax(np.where(big, np.abs(a_y - a_q), -1.0)))
+            return _coordinate("perp", j // len(axes), w[axes[j % len(axes)]]), None
+    return None
+
+
+def _arc_meeting(params: Params, y: np.ndarray, q: np.ndarray, row, flipped):
+    """Where the branch from ``y`` to its mirror image ``q`` crosses the fixed points of
+    the mirror: a pitchfork off the more symmetric branch through them.
+
+    The branch is a graph over the flipped coordinate `row` (:func:`_mirror`), and
+    ``lambda`` and the overlaps are even in it (bar the `flipped` overlaps, which vanish
+    there): ``lambda(e) = lambda_p + c_2 e^2 + c_4 e^4 + ...``, extrapolated (Richardson,
+    two levels) from ``e, e/2, e/4``. ``e`` is at most 0.01: not smaller, since fixing
+    the flipped coordinate does not pin the point along the symmetric branch at the
+    meeting (the system is singular there, its condition ``~ 1/e``). Returns
+    ``lambda_p``, its error (the change between the last two levels of extrapolation)
+    and the overlaps at the meeting; None on failure.
+    """
+    from .trajectory import to_overlaps
+
+    r_y, r_q = row(y)[0], row(q)[0]
+    e = min(abs(r_y), 0.01)
+    pts = []
+    pred = y + (r_y - np.sign(r_y) * e) / (r_y - r_q) * (q - y)  # linear in the coordinate
+    for m in (1.0, 0.5, 0.25):
+        got = _arc_correct(params, pred, row, np.sign(r_y) * m * e)
+        if got is None:
+            return None
+        pts.append(got)
+        pred = got
+    lam = np.array([p[8] for p in pts])
+    ov = to_overlaps(np.stack([p[:8] for p in pts], axis=1)).T
+
+    def extrapolate(f):
+        r1 = (4 * f[1] - f[0]) / 3, (4 * f[2] - f[1]) / 3
+        return (16 * r1[1] - r1[0]) / 15, r1[1]
+
+    lam_p, lam_1 = extrapolate(lam)
+    err = max(abs(lam_p - lam_1), 64 * np.finfo(float).eps * lam_p)
+    at = extrapolate(ov)[0]
+    if flipped is not None:
+        at[flipped] = 0.0
+    return float(lam_p), float(err), at
+
+
+def _arc_through(
+    params: Params, k, v, lam: float, prev, goal: float, edge: float, path: list | None = None
+):
+    """Follow the branch from ``(k, v)`` at `lam` in arc length where the corrector in
+    ``lambda`` fails.
+
+    The direction is the one in which ``lambda`` moves towards `goal`. Returns
+    ``("passed", y)`` once ``lambda`` is past `goal` or `edge` (the end of the grid);
+    where ``lambda`` turns back, ``("fold", y, lam, err, at)`` (the extremum of ``lambda``
+    along the branch) or ``("meets", y, lam, err, at)`` (the branch runs into its mirror
+    image through a point a symmetry fixes: a pitchfork off the branch through ``at``);
+    or ``("lost", y)``. ``y`` is the last point before the end, ``at`` the overlaps there.
+    Every point reached is appended to `path`, if given.
+    """
+    from .trajectory import to_overlaps
+
+    sign = 1.0 if goal > lam else -1.0
+    y = np.concatenate([k, v, [lam]])
+    orient = np.zeros(9)
+    orient[8] = sign
+    if prev is not None:  # the secant of the last step says which way the branch runs
+        orient = y - np.concatenate([prev[0], prev[1], [lam - prev[2]]])
+    t = _arc_tangent(params, y, orient)
+    ds = min(_MAX_ARC_STEP, max(1e-4, abs(goal - lam) / max(abs(t[8]), 1e-12)))
+    for _ in range(_MAX_ARC_STEPS):
+        q = _arc_correct(params, y + ds * t, t)
+        if q is None or np.linalg.norm(q - y) > 2 * ds:
+            ds /= 2
+            if ds < 1e-8:
+                return ("lost", y)
+            continue
+        tq = _arc_tangent(params, q, t)
+        if sign * tq[8] < 0:  # lambda turns back between y and q
+            mirror = _mirror(y, q)
+            if mirror is not None:
+                got = _arc_meeting(params, y, q, *mirror)
+                return ("lost", y) if got is None else ("meets", y, *got)
+            reach = float(np.linalg.norm(q - y))  # the extremum is between y and q
+            got = _arc_vertex(params, y, t, -0.5 * reach, 1.5 * reach, sign)
+            if got is None:
+                return ("lost", y)
+            top, lam_v, err = got
+            return ("fold", y, lam_v, err, to_overlaps(top[:8, None])[:, 0])
+        y, t = q, tq
+        if path is not None:
+            path.append(y)
+        if sign * (y[8] - goal) >= 0 or sign * (y[8] - edge) >= 0:
+            return ("passed", y)
+        ds = min(1.5 * ds, _MAX_ARC_STEP)
+    return ("lost", y)
+
+
+def _isotropy(k: np.ndarray, v: np.ndarray, tol: float = 1e-6) -> tuple:
+    """The symmetry type of ``(k, v)``: ``dim span{k, v, k*, v*}`` and the overlap sign
+    changes (rows of ``SYMMETRIES``) that fix its overlaps, within `tol`."""
+    from .critical import SYMMETRIES
+    from .trajectory import to_overlaps
+
+    ov = to_overlaps(np.concatenate([k, v])[:, None])[:, 0]
+    sv = np.linalg.svd(np.array([[k[2], k[3]], [v[2], v[3]]]), compute_uv=False)
+    fixed = frozenset(i for i, g in enumerate(SYMMETRIES) if np.all(np.abs(ov[g < 0]) <= tol))
+    return 2 + int(np.sum(sv > tol)), fixed
+
+
+def _more_symmetric(now: tuple, before: tuple) -> bool:
+    """Whether the isotropy `now` (:func:`_isotropy`) is strictly larger than `before`."""
+    return now[0] < before[0] or (now[1] > before[1])
 
 
 def _follow(params: Params, k, v, grid: np.ndarray, min_step: float):
     """Follow one critical point along `grid` (either direction).
 
-    Returns the records at the grid temperatures reached (plus, at a fold, the last
-    temperature the corrector reached), those temperatures, how it ended, and at a fold
-    the interval of ``lambda`` that holds it (the branch is followed to its left end and
-    cannot be to its right end), bisected to :data:`FOLD_TOL`.
+    Where the corrector in ``lambda`` fails at the smallest step, the branch is followed
+    in arc length (:func:`_arc_through`): past the hard stretch (the corrector resumes
+    there), or to where ``lambda`` turns back, a fold or a meeting with another branch,
+    located at the extremum of ``lambda`` along the branch.
+
+    Returns the records at the grid temperatures reached (plus, where the branch ends
+    inside the grid, its last point before the end), those temperatures, how it ended
+    (``"range"``, ``"fold"``, ``"meets"`` or ``"lost"``), and for an end inside the grid
+    ``(bracket, at)``: the interval of ``lambda`` that holds the end and the overlaps of
+    the point where it is (None for ``"lost"``).
     """
     records = [classify(params.replace(lam=float(grid[0])), k, v)]
     lams = [float(grid[0])]
     prev = None
     lam_now = grid[0]
+    arcs = 0
     for target in grid[1:]:
         ok = False
         while not ok:
             h = target - lam_now
-            while abs(h) >= min_step * abs(lam_now):
+            halvings = 0
+            while abs(h) >= min_step * abs(lam_now) and halvings <= _MAX_HALVINGS:
                 # the whole step lands on the grid point itself, not on a rounding of it
                 lam_try = target if h == target - lam_now else lam_now + h
                 res = _corrector(params, k, v, prev, lam_try, h)
+                if res is not None and _more_symmetric(_isotropy(*res), _isotropy(k, v)):
+                    # the step landed on a more symmetric branch: a pitchfork in between?
+                    out = _arc_through(
+                        params, k, v, float(lam_now), prev, float(lam_try), float(grid[-1])
+                    )
+                    if out[0] == "meets":
+                        return _end(params, records, lams, out)
                 if res is not None:
                     prev = (k, v, h)
                     k, v = res
                     lam_now = lam_try
                     break
                 h /= 2
-            else:  # the corrector failed at the smallest step: bisect to the fold
-                lo, hi = float(lam_now), float(lam_now + 2 * h)  # the last step that failed
-                if (hi - target) * (target - lo) > 0:  # never past the grid (rounding)
-                    hi = float(target)
-                trail = [(lo, k, v)]  # points of the branch, ever closer to its end
-                while abs(hi - lo) > FOLD_TOL:
-                    mid = 0.5 * (lo + hi)
-                    res = _corrector(params, k, v, prev, mid, mid - lo)
-                    if res is None:
-                        hi = mid
-                        continue
-                    prev = (k, v, mid - lo)
-                    k, v = res
-                    lo = lam_now = mid
-                    trail.append((lo, k, v))
-                if not np.isclose(lam_now, grid[0] if len(records) == 1 else lams[-1], rtol=1e-12):
-                    records.append(classify(params.replace(lam=float(lam_now)), k, v))
-                    lams.append(float(lam_now))
-                return records, lams, "fold", _fold_bracket(params, trail, hi)
+                halvings += 1
+            else:  # the corrector failed at the smallest step: follow the arc length
+                arcs += 1
+                goal = float(target)
+                out = (
+                    _arc_through(params, k, v, float(lam_now), prev, goal, float(grid[-1]))
+                    if arcs <= _MAX_ARCS
+                    else ("lost", None)
+                )
+                if out[0] == "passed":  # the branch goes on: the corrector resumes from there
+                    y = out[1]
+                    k, v, lam_now, prev = y[:4], y[4:8], float(y[8]), None
+                    ok = np.isclose(lam_now, target, rtol=1e-12)
+                    continue
+                if out[0] == "lost":
+                    out = ("lost", np.concatenate([k, v, [lam_now]]), *sorted((lam_now, goal)))
+                return _end(params, records, lams, out)
             ok = np.isclose(lam_now, target, rtol=1e-12)
         records.append(classify(params.replace(lam=float(target)), k, v))
         lams.append(float(target))
     return records, lams, "range", None
+
+
+def _end(params: Params, records: list, lams: list, out: tuple):
+    """:func:`_follow`'s return where the branch ends inside the grid (`out` from
+    :func:`_arc_through`; for ``"lost"``, ``("lost", y, lo, hi)``)."""
+    y = out[1]
+    k, v, lam_now = y[:4], y[4:8], float(y[8])
+    if out[0] == "lost":
+        end = ((float(out[2]), float(out[3])), None)
+    else:
+        end = ((out[2] - out[3], out[2] + out[3]), out[4])
+    if not np.isclose(lam_now, lams[-1], rtol=1e-12):
+        records.append(classify(params.replace(lam=lam_now), k, v))
+        lams.append(lam_now)
+    return records, lams, out[0], end
 
 
 def continuation(
@@ -1091,12 +1452,18 @@ def continuation(
     The search (:func:`critical_points`) runs at `seeds` temperatures spread over the
     range; each point it finds that no branch covers yet is followed both ways on a
     logarithmic grid of `steps` temperatures: a secant predictor on the explicit
-    coordinates, a damped Riemannian Newton corrector that must stay on the branch,
-    and step halving down to a relative step `min_step`. A branch that cannot continue
-    ends in a ``"fold"`` (a fold, or branches meeting). Index changes and meetings are
-    recorded as events. Degenerate points (a continuum of critical points, as at very
-    small ``gamma``, where the search returns hundreds of representatives) are counted
-    in ``not_followed`` instead: a continuum has no branch to follow.
+    coordinates, a damped Riemannian Newton corrector that must stay on the branch, and
+    step halving (at most four times, and not below a relative step `min_step`). Where
+    that fails, the branch is followed in arc length (pseudo-arclength: Newton on the
+    gradient and a hyperplane normal to the branch's tangent, inside the branch's
+    symmetry subspace) until the corrector in ``lambda`` can take over again, or to
+    where ``lambda`` turns back: a meeting with a more symmetric branch (a pitchfork) or
+    a fold. A step of the corrector in ``lambda`` that lands on a more symmetric branch
+    is retraced in arc length, so that a branch never continues on another through a
+    pitchfork. Index changes, meetings and folds are recorded as events. Degenerate
+    points (a continuum of critical points, as at very small ``gamma``, where the search
+    returns hundreds of representatives) are counted in ``not_followed`` instead: a
+    continuum has no branch to follow.
 
     Parameters
     ----------
@@ -1170,30 +1537,33 @@ def continuation(
                     vectors=np.array([r.vectors for r in recs]),
                 )
             )
-            for side, bracket in (("start", start_bracket), ("end", end_bracket)):
-                if bracket is not None:
+            for side, kind, got in (("start", start, start_bracket), ("end", end, end_bracket)):
+                if got is None:
+                    continue
+                bracket, at = got
+                ev = {
+                    "lam": 0.5 * (bracket[0] + bracket[1]),
+                    "branch": b,
+                    "type": kind,
+                    "side": side,
+                    "bracket": bracket,
+                }
+                if at is not None:
+                    ev["at"] = np.asarray(at, dtype=float)
+                events.append(ev)
+            idx = branches[-1].index
+            for t in np.flatnonzero(np.diff(idx) != 0):
+                for i_from, i_to, bracket in _locate_index_changes(params, branches[-1], int(t)):
                     events.append(
                         {
                             "lam": 0.5 * (bracket[0] + bracket[1]),
                             "branch": b,
-                            "type": "fold",
-                            "side": side,
+                            "type": "index change",
+                            "from": i_from,
+                            "to": i_to,
                             "bracket": bracket,
                         }
                     )
-            idx = branches[-1].index
-            for t in np.flatnonzero(np.diff(idx) != 0):
-                bracket = _locate_index_change(params, branches[-1], int(t))
-                events.append(
-                    {
-                        "lam": 0.5 * (bracket[0] + bracket[1]),
-                        "branch": b,
-                        "type": "index change",
-                        "from": int(idx[t]),
-                        "to": int(idx[t + 1]),
-                        "bracket": bracket,
-                    }
-                )
     # branches that meet: the same point (up to symmetry) at the same lambda
     for i in range(len(branches)):
         for j in range(i + 1, len(branches)):
@@ -1205,6 +1575,21 @@ def continuation(
                 if same_point(oi, oj):
                     events.append({"lam": float(lam_c), "branch": i, "type": "meets", "other": j})
                     break
+    # a branch that meets another where lambda turns back: which branch holds that point
+    for e in events:
+        if e["type"] == "meets" and "at" in e:
+            e["other"] = next(
+                (
+                    j
+                    for j, bj in enumerate(branches)
+                    if j != e["branch"]
+                    and bj.lam[0] - 1e-9 <= e["lam"] <= bj.lam[-1] + 1e-9
+                    and same_point(
+                        bj.overlaps[int(np.argmin(np.abs(bj.lam - e["lam"])))], e["at"], 1e-2
+                    )
+                ),
+                None,
+            )
     events.sort(key=lambda e: e["lam"])
     return Continuation(branches, events, not_followed)
 

@@ -275,6 +275,15 @@ def _label_ends(ax, ends, gap: float = 8.0) -> None:
         )
 
 
+#: How a branch ends inside the range (:attr:`slr_theory.landscape.Branch.end`): legend
+#: label, marker, colour.
+_BRANCH_ENDS = {
+    "meets": ("branch ends on another (pitchfork)", "o", "k"),
+    "fold": ("fold", "x", "k"),
+    "lost": ("could not be followed further", "x", "0.5"),
+}
+
+
 def bifurcation_figure(
     result,
     path: str | Path,
@@ -337,17 +346,20 @@ def bifurcation_figure(
             seen.add(c)
             ax.plot(br.lam[mask], y[mask], ".", color=classes[c][1], ms=4, label=label)
         for end, at in (("start", 0), ("end", -1)):
-            if getattr(br, end) == "fold":
+            how = getattr(br, end)
+            if how in _BRANCH_ENDS:
+                label, marker, colour = _BRANCH_ENDS[how]
                 ax.plot(
                     br.lam[at],
                     y[at],
-                    "x",
-                    color="k",
+                    marker,
+                    color=colour,
+                    mfc="none",
                     ms=6,
                     zorder=3,
-                    label="corrector stops (fold or branches meet)" if "x" not in seen else None,
+                    label=label if how not in seen else None,
                 )
-                seen.add("x")
+                seen.add(how)
         label = _branch_name(b, br.overlaps[-1])
         if names is not None:
             label = f"b{b} {_short_name(names[b])}"
@@ -376,7 +388,7 @@ def bifurcation_figure(
     _label_ends(ax, ends)
     order = [c[0] for c in classes] + [
         "a branch, followed in λ",
-        "corrector stops (fold or branches meet)",
+        *[v[0] for v in _BRANCH_ENDS.values()],
         "index change or meeting",
     ]
     handles, labels = ax.get_legend_handles_labels()

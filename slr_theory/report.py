@@ -386,7 +386,7 @@ def _landscape(s, dest) -> list[str]:
     bifurcation_figure(s.continuation, dest.file("bifurcation.png"), names=s.branch_names)
     rows = [
         (
-            f"{e.lam:.6f}",
+            e.lam_text,
             e.type,
             e.detail,
             f"b{e.branch}: {e.branch_name}",
@@ -397,9 +397,13 @@ def _landscape(s, dest) -> list[str]:
     lines += [
         f"**Continuation in λ** over [{s.lam_range[0]:g}, {s.lam_range[1]:g}]: "
         f"{len(s.continuation.branches)} branches (each named by its point at the λ of its "
-        f"grid nearest {s.params.lam:g}). Index changes are located by "
-        "bisection on the index; folds by bisection on where the branch can still be followed, "
-        "then the vertex of the branch; each event once, with the width of its bracket.",
+        f"grid nearest {s.params.lam:g}). Each branch is followed in λ and, where that "
+        "fails, in arc length. Index changes are located by bisection on the index; a "
+        "branch that meets a more symmetric one (a pitchfork) where λ turns back along it, "
+        "by extrapolation to the meeting; a fold at the extremum of λ along the branch. "
+        "Each event once, with the width of the interval that holds it; a pitchfork "
+        "shows twice, as the meeting and as the index change of the symmetric branch, "
+        "located independently.",
         "",
         *_md_table(("λ", "event", "what", "branch", "located to"), rows),
         "",

@@ -154,11 +154,12 @@ class Event:
     ----------
     lam : float
     type : str
-        ``"index change"`` or ``"fold"``.
+        ``"index change"``, ``"meets"`` (a branch is born at, or ends on, another at a
+        pitchfork), ``"fold"``, or ``"lost"`` (the branch could not be followed further).
     branch : int
     branch_name : str
     detail : str
-        ``"index 1 → 0"``, or the fold's side.
+        ``"index 1 → 0"``, or what happens to the branch, in words.
     width : float
         Width of the interval in ``lambda`` that holds the event.
     """
@@ -169,6 +170,17 @@ class Event:
     branch_name: str
     detail: str
     width: float
+
+    @property
+    def lam_text(self) -> str:
+        """``lam`` with the decimals its bracket supports (3 to 10).
+
+        Returns
+        -------
+        str
+        """
+        w = max(float(self.width), 1e-16)
+        return f"{self.lam:.{min(10, max(3, int(np.floor(-np.log10(w)))))}f}"
 
 
 @dataclass
@@ -501,33 +513,41 @@ def study(
 
 
 def _events(c: Continuation, names: list[str]) -> list[Event]:
-    """Index changes and folds, each once (symmetric branches change at the same lambda)."""
+    """Index changes, meetings and folds, each once (symmetric branches change at the
+    same lambda)."""
     out: dict[tuple, Event] = {}
     for e in c.events:
+        lo, hi = e.get("bracket", (e["lam"], e["lam"]))
         if e["type"] == "index change":
-            lo, hi = e["bracket"]
-            ev = Event(
-                float(e["lam"]),
-                "index change",
-                int(e["branch"]),
-                names[e["branch"]],
-                f"index {e['from']} → {e['to']}",
-                float(hi - lo),
-            )
-        elif e["type"] == "fold":
+            detail = f"index {e['from']} → {e['to']}"
+        elif e["type"] in ("meets", "fold", "lost") and "side" in e:
             br = c.branches[e["branch"]]
-            width = float(e["bracket"][1] - e["bracket"][0])
-            ev = Event(
-                float(e["lam"]),
-                "fold",
-                int(e["branch"]),
-                names[e["branch"]],
-                ("is born" if e["side"] == "start" else "ends")
-                + f" with index {int(br.index[0 if e['side'] == 'start' else -1])}",
-                width,
-            )
+            born = e["side"] == "start"
+            index = int(br.index[0 if born else -1])
+            if e["type"] == "meets":
+                other = e.get("other")
+                at = names[other] if other is not None else describe(e["at"])
+                detail = (
+                    f"{'is born' if born else 'ends'} at {at.split(' (')[0]} "
+                    f"(a pitchfork), with index {index}"
+                )
+            elif e["type"] == "fold":
+                detail = f"{'is born' if born else 'ends'} in a fold, with index {index}"
+            else:
+                detail = (
+                    f"could not be followed beyond λ = {br.lam[0 if born else -1]:.6g}"
+                    f" (index {index})"
+                )
         else:
             continue
+        ev = Event(
+            float(e["lam"]),
+            e["type"],
+            int(e["branch"]),
+            names[e["branch"]],
+            detail,
+            float(hi - lo),
+        )
         key = (ev.type, round(ev.lam, 5), ev.detail)
         out.setdefault(key, ev)
     return sorted(out.values(), key=lambda ev: ev.lam)
@@ -665,12 +685,8 @@ def findings(s: Study) -> list[str]:
     out.append(cs)
     if s.events:
         listed = "; ".join(
-            f"at λ = {e.lam:.6g} "
-            + (
-                f"the branch of {e.branch_name} changes {e.detail}"
-                if e.type == "index change"
-                else f"a fold as λ increases: the branch of {e.branch_name} {e.detail}"
-            )
+            f"at λ = {e.lam_text} the branch of {e.branch_name} "
+            + (f"changes {e.detail}" if e.type == "index change" else e.detail)
             for e in s.events
         )
         out.append(

@@ -5,11 +5,13 @@ from functools import cache
 import numpy as np
 import pytest
 
-from slr_theory import Params, critical_points
+from slr_theory import Params, critical_points, risk
 from slr_theory.critical import same_point
 from slr_theory.dynamics import pgd_vectors
 from slr_theory.flows import overlap_field, overlap_flow
 from slr_theory.landscape import (
+    FOLD_TOL,
+    LOCATE_TOL,
     basin_fractions,
     continuation,
     manifold_basins,
@@ -373,7 +375,7 @@ def test_the_bifurcation_legend_explains_every_mark_and_names_the_branches(tmp_p
         "saddle, index 1",
         "maximum",
         "a branch, followed in λ",
-        "corrector stops (fold or branches meet)",
+        "fold",
         "index change or meeting",
     ]
     assert sorted(seen["labels"]) == ["b0 optimum", "b1"]
@@ -414,28 +416,59 @@ def test_runs_continued_round_by_round_are_the_runs_of_one_long_pgd():
         basin_fractions(p, 2, dynamics="flow", t_max=10.0, max_steps=1000)
 
 
-def test_a_fold_is_located_the_same_from_two_grids():
-    """The off-M global minimum is born in a fold near lam = 0.894 (d = 400, L = 10): two
-    grids reach the fold from different points, and their brackets overlap; the branch
-    exists beyond the bracket and not before it."""
+def test_the_off_m_minimum_born_at_the_optimum_is_located_two_ways():
+    """At d = 400, L = 10 the optimum loses stability at a pitchfork near lam = 0.8924 and
+    the off-M global minimum is born there. Two grids reach it from different points and
+    place the meeting (arc length, extrapolated) within its error of each other; the
+    optimum's own index change, located by bisection on its index (no arc length), holds
+    the same lambda within its bracket; the born branch is a minimum and exists just
+    after the meeting, not before."""
     from slr_theory.critical import polish
 
     found = []
     for steps in (4, 7):
         c = continuation(Params.paper(), (0.85, 0.95), steps=steps, seeds=2)
-        folds = [e for e in c.events if e["type"] == "fold" and 0.89 < e["lam"] < 0.9]
-        assert folds, steps
-        found.append((folds[0], c.branches[folds[0]["branch"]]))
+        meets = [e for e in c.events if e["type"] == "meets" and 0.89 < e["lam"] < 0.9]
+        assert len(meets) == 1, (steps, c.events)
+        e = meets[0]
+        born = c.branches[e["branch"]]
+        assert e["side"] == "start" and born.start == "meets" and born.index[0] == 0
+        optimum = c.branches[e["other"]]
+        np.testing.assert_allclose(optimum.overlaps[0], [1, 1, 0, 0, 0], atol=1e-12)
+        np.testing.assert_allclose(e["at"], [1, 1, 0, 0, 0], atol=1e-6)
+        change = [x for x in c.events if x["type"] == "index change" and x["branch"] == e["other"]]
+        assert [(x["from"], x["to"]) for x in change] == [(0, 1)]
+        lo, hi = change[0]["bracket"]
+        assert hi - lo <= LOCATE_TOL and lo - 1e-12 <= e["lam"] <= hi + 1e-12
+        found.append((e, born))
     (e1, b1), (e2, b2) = found
-    (lo1, hi1), (lo2, hi2) = e1["bracket"], e2["bracket"]
-    assert lo1 <= hi2 and lo2 <= hi1 and hi1 - lo1 < 5e-4
-    # the branch is born as lambda grows: it exists just after the bracket, not before
-    assert e1["side"] == "start" and b1.lam[0] >= lo1 - 1e-6
-    k, v = b1.vectors[0]
-    after = polish(Params.paper(lam=hi1 + 2e-4), k, v)
-    assert after is not None and np.linalg.norm(np.array(after) - b1.vectors[0]) < 0.1
-    before = polish(Params.paper(lam=lo1 - 2e-3), k, v)
-    assert before is None or np.linalg.norm(np.array(before) - b1.vectors[0]) > 0.05
+    w1, w2 = (e1["bracket"][1] - e1["bracket"][0]) / 2, (e2["bracket"][1] - e2["bracket"][0]) / 2
+    assert max(w1, w2) < FOLD_TOL and abs(e1["lam"] - e2["lam"]) <= w1 + w2 + 1e-13
+    # just after the meeting the born minimum lies below the optimum (now a saddle) ...
+    p0 = Params.paper(lam=float(b1.lam[0]))
+    assert b1.lam[0] > e1["lam"] and b1.risk[0] < risk(p0, 1.0, 1.0, 0.0, 0.0, 0.0)
+    # ... and just before it, Newton from the born point finds only the optimum
+    before = polish(Params.paper(lam=e1["lam"] - 1e-5), *b1.vectors[0])
+    if before is not None:
+        e4 = np.eye(4)
+        np.testing.assert_allclose(overlaps_of(*before, e4[0], e4[1]), [1, 1, 0, 0, 0], atol=1e-6)
+
+
+def test_a_branch_through_a_hard_stretch_goes_on_in_arc_length():
+    """Near lam = 0.8393 (d = 400, L = 10) the corrector in lambda stalls on a branch
+    that runs on: it used to be reported as a fold. In arc length the branch goes on to
+    the corner (k*, -v*), where it meets it at the corner's index change."""
+    c = continuation(Params.paper(), (0.8, 0.85), steps=3, seeds=2)
+    assert not [e for e in c.events if e["type"] in ("fold", "lost")], c.events
+    meets = [e for e in c.events if e["type"] == "meets"]
+    assert len(meets) == 1 and meets[0]["side"] == "end"
+    np.testing.assert_allclose(meets[0]["at"], [1, -1, 0, 0, 0], atol=1e-6)
+    corner = [
+        x for x in c.events if x["type"] == "index change" and x["branch"] == meets[0]["other"]
+    ]
+    assert len(corner) == 1
+    lo, hi = corner[0]["bracket"]
+    assert lo - 1e-12 <= meets[0]["lam"] <= hi + 1e-12
 
 
 def test_continuation_reaches_the_end_of_the_domain_exactly():
@@ -443,3 +476,43 @@ def test_continuation_reaches_the_end_of_the_domain_exactly():
     refused (found by the contract fuzz, slow profile)."""
     c = continuation(Params.paper(lam=0.1), [1.0, 1e-06], steps=2, seeds=1)
     assert c.branches and min(float(b.lam[0]) for b in c.branches) >= 1e-6
+
+
+def test_the_fold_finder_finds_the_extremum_of_lambda_along_a_branch():
+    """Along the branch born at the optimum's pitchfork and its mirror image, lambda has its
+    extremum at the meeting: the fold finder (Brent on lambda along the arc) must find the
+    lambda the meeting finder (Richardson in the flipped coordinate) gives, within the
+    error it states, and say so where the extremum is not inside its search."""
+    from slr_theory.landscape import _arc_tangent, _arc_vertex
+
+    p = Params.paper()
+    c = continuation(p, (0.85, 0.95), steps=4, seeds=2)
+    e = next(x for x in c.events if x["type"] == "meets")
+    born = c.branches[e["branch"]]
+    y = np.concatenate([born.vectors[0].ravel(), [born.lam[0]]])
+    t = _arc_tangent(p, y, np.r_[np.zeros(8), -1.0])  # towards the meeting
+    top, lam, err = _arc_vertex(p, y, t, 0.0, 0.1, -1.0)
+    assert err < 1e-12 and abs(lam - e["lam"]) <= err + (e["bracket"][1] - e["bracket"][0]) / 2
+    reach = float(t @ (top - y))  # where along the tangent the extremum is
+    assert _arc_vertex(p, y, t, 0.0, reach / 2, -1.0) is None  # no extremum inside: said so
+
+
+def test_flow_basins_accept_end_points_the_integration_left_just_infeasible():
+    """At lam = 0.9 a flow from the sphere ends 6e-12 outside the feasible set (its
+    integration tolerance is 1e-10): the end point is projected, not an error (found by
+    benchmarks/landscape.py); it is feasible and its gradient is that of the projection."""
+    from slr_theory import sample_initial_overlaps
+    from slr_theory.flows import overlap_flow
+    from slr_theory.landscape import FLOW_FEASIBILITY, _gradient_norm
+    from slr_theory.params import check_overlaps
+
+    p = Params.paper(lam=0.9)
+    b = basin_fractions(p, 3, rng=2, dynamics="flow", t_max=120.0)
+    ov0 = sample_initial_overlaps(p.d, np.random.default_rng(2), 3)
+    raw = np.array([overlap_flow(p, o, 120.0, dense_output=False).overlaps[-1] for o in ov0])
+    with pytest.raises(ValueError, match="infeasible"):
+        check_overlaps(*raw.T, d=p.d)
+    assert np.abs(b.final - raw).max() <= FLOW_FEASIBILITY
+    projected = np.stack(check_overlaps(*b.final.T, d=p.d), axis=1)  # feasible to 1e-12
+    np.testing.assert_array_equal(projected, b.final)
+    np.testing.assert_array_equal(_gradient_norm(p, b.final), b.gradient)
