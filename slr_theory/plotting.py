@@ -246,6 +246,8 @@ def _short_name(name: str) -> str:
         return "optimum (k*, v*)"
     if point.startswith("the corner") or point.startswith("the origin"):
         return point.split(" (k,")[0]
+    if " off M at " in point:  # named by its overlaps: too long for the margin
+        return point.split(" at ")[0]
     short = point.split(", ")[0]
     return short if len(short) <= 24 else short[:23] + "…"
 

@@ -162,6 +162,8 @@ class Event:
         ``"index 1 → 0"``, or what happens to the branch, in words.
     width : float
         Width of the interval in ``lambda`` that holds the event.
+    other : int or None
+        For ``"meets"``: the branch met (None if no branch holds the point).
     """
 
     lam: float
@@ -170,6 +172,7 @@ class Event:
     branch_name: str
     detail: str
     width: float
+    other: int | None = None
 
     @property
     def lam_text(self) -> str:
@@ -294,13 +297,20 @@ class Study:
 
 
 def _branch_names(c: Continuation, lam: float) -> list[str]:
-    """Each branch named by its point and kind at its grid temperature nearest `lam`."""
+    """Each branch named by its point and kind at its temperature nearest `lam` (not at an
+    end where it meets another branch, which is that branch's point)."""
     names = []
     for br in c.branches:
-        i = int(np.argmin(np.abs(np.log(br.lam / lam))))
+        # not at an end inside the range: there the branch is at the point it meets
+        inner = np.arange(br.lam.size)[(br.start != "range") : br.lam.size - (br.end != "range")]
+        if inner.size == 0:
+            inner = np.arange(br.lam.size)
+        i = int(inner[np.argmin(np.abs(np.log(br.lam[inner] / lam)))])
         where = describe(br.overlaps[i])
         kind = br.kind[i].split(" (")[0]
         what = "saddle" if "saddle" in kind else kind.replace("degenerate ", "")
+        if where == "a point off M":  # no structure to name it by: its overlaps
+            where = f"the {what} off M at {overlaps_text(br.overlaps[i], 2)}"
         names.append(f"{where} ({what} of index {int(br.index[i])} at λ = {br.lam[i]:.3g})")
     return names
 
@@ -540,6 +550,7 @@ def _events(c: Continuation, names: list[str]) -> list[Event]:
                 )
         else:
             continue
+        other = e.get("other") if e["type"] == "meets" else None
         ev = Event(
             float(e["lam"]),
             e["type"],
@@ -547,6 +558,7 @@ def _events(c: Continuation, names: list[str]) -> list[Event]:
             names[e["branch"]],
             detail,
             float(hi - lo),
+            None if other is None else int(other),
         )
         key = (ev.type, round(ev.lam, 5), ev.detail)
         out.setdefault(key, ev)
@@ -684,13 +696,51 @@ def findings(s: Study) -> list[str]:
         )
     out.append(cs)
     if s.events:
-        listed = "; ".join(
-            f"at λ = {e.lam_text} the branch of {e.branch_name} "
-            + (f"changes {e.detail}" if e.type == "index change" else e.detail)
-            for e in s.events
-        )
         out.append(
             f"**How λ changes the picture** (continuation over [{s.lam_range[0]:g}, "
-            f"{s.lam_range[1]:g}], {len(s.continuation.branches)} branches): {listed}."
+            f"{s.lam_range[1]:g}], {len(s.continuation.branches)} branches): "
+            + "; ".join(_event_clauses(s.events))
+            + "."
         )
+    return out
+
+
+def _short(name: str) -> str:
+    """A branch's name without its last parenthesis (the kind and index where it was named)."""
+    return name.rsplit(" (", 1)[0]
+
+
+def _event_clauses(events: list[Event]) -> list[str]:
+    """The events in words, a pitchfork once: the symmetric branch's index change and the
+    meeting of the branch born (or ending) there, when the two agree within their widths."""
+    paired: dict[int, Event] = {}
+    for i, e in enumerate(events):
+        if e.type != "meets" or e.other is None:
+            continue
+        for j, c in enumerate(events):
+            if (
+                c.type == "index change"
+                and c.branch == e.other
+                and j not in paired
+                and abs(c.lam - e.lam) <= 0.5 * (c.width + e.width) + 1e-12
+            ):
+                paired[j] = e
+                paired[i] = c
+                break
+    out = []
+    for i, e in enumerate(events):
+        if e.type == "meets" and i in paired:
+            continue  # said with its index change
+        if e.type == "index change" and i in paired:
+            m = paired[i]
+            what = "is born there" if m.detail.startswith("is born") else "ends there"
+            out.append(
+                f"at λ = {e.lam_text} {_short(e.branch_name)} changes {e.detail}, and "
+                f"{_short(m.branch_name)} {what} (a pitchfork; the meeting, located "
+                f"independently, at λ = {m.lam_text})"
+            )
+        elif e.type == "index change":
+            out.append(f"at λ = {e.lam_text} {_short(e.branch_name)} changes {e.detail}")
+        else:
+            out.append(f"at λ = {e.lam_text} {_short(e.branch_name)} {e.detail}")
     return out

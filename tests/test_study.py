@@ -11,7 +11,7 @@ from slr_theory import Params, critical_points
 from slr_theory.critical import describe
 from slr_theory.landscape import AT_DISTANCE, AT_GRADIENT, basins
 from slr_theory.results import to_plain
-from slr_theory.study import SCHEMA, Study, findings
+from slr_theory.study import SCHEMA, Event, Study, findings
 
 
 def test_save_and_load_give_the_same_study(small_study, tmp_path):
@@ -67,7 +67,7 @@ def test_every_number_in_the_findings_comes_from_the_study(small_study):
     assert f"{s.lipschitz.lower:.4g} ≤ Lip ≤ {s.lipschitz.upper:.4g}" in text
     assert f"Of {s.basins.n} PGD runs" in text
     for e in s.events:
-        assert f"{e.lam:.6g}" in text
+        assert e.lam_text in text
     # move the optimum's risk below everything: it becomes the global minimum
     opt = next(q for q in s.points if q.name.startswith("(k*, v*)"))
     for q in s.points:
@@ -106,8 +106,8 @@ def test_events_are_listed_once_and_attributed(small_study):
     assert len(keys) == len(set(keys))
     for e in small_study.events:
         assert e.branch_name == small_study.branch_names[e.branch]
-        if e.type == "index change":
-            assert e.width <= 1e-6  # located by bisection (1e-7)
+        if e.type in ("index change", "meets", "fold"):
+            assert e.width <= 1e-6  # bisection (1e-7), extrapolation or Brent (about 1e-11)
     names = small_study.branch_names
     assert any(n.startswith("(k*, v*), the optimum") for n in names)
 
@@ -138,3 +138,41 @@ def test_describe_names_points_by_their_structure():
     assert describe([0, 0, 1, 1, 0]) == "k = v*, v = k*"
     with pytest.raises(ValueError, match="overlaps"):
         describe([1, 2, 3])
+
+
+def test_a_pitchfork_is_told_once_from_its_two_locations(small_study):
+    """The symmetric branch's index change and the meeting of the branch born there are one
+    event in the findings when they agree within their widths, two when they do not; every
+    number is the events' own."""
+    s = copy.deepcopy(small_study)
+    s.branch_names = [
+        "(k*, v*), the optimum (minimum of index 0 at λ = 0.3)",
+        "the minimum off M at (0.30, 0.95, 0.32, -0.95, -0.81) (minimum of index 0 at λ = 0.3)",
+    ]
+    change = Event(0.89243793, "index change", 0, s.branch_names[0], "index 0 → 1", 8e-8)
+    meet = Event(
+        0.8924379482417,
+        "meets",
+        1,
+        s.branch_names[1],
+        "is born at (k*, v*), the optimum (a pitchfork), with index 0",
+        9e-14,
+        0,
+    )
+    s.events = [change, meet]
+    [text] = [f for f in findings(s) if "How λ changes" in f]
+    assert text.count("a pitchfork") == 1 and "is born there" in text
+    assert change.lam_text in text and meet.lam_text in text
+    assert "the minimum off M at (0.30, 0.95, 0.32, -0.95, -0.81) is born there" in text
+    s.events = [
+        change,
+        Event(
+            0.8931,
+            *[
+                getattr(meet, f)
+                for f in ("type", "branch", "branch_name", "detail", "width", "other")
+            ],
+        ),
+    ]
+    [apart] = [f for f in findings(s) if "How λ changes" in f]
+    assert "is born there" not in apart and "is born at (k*, v*)" in apart
