@@ -280,7 +280,7 @@ def _label_ends(ax, ends, gap: float = 8.0) -> None:
 #: How a branch ends inside the range (:attr:`slr_theory.landscape.Branch.end`): legend
 #: label, marker, colour.
 _BRANCH_ENDS = {
-    "meets": ("branch ends on another (pitchfork)", "o", "k"),
+    "meets": ("branch born at, or ending on, another (pitchfork)", "o", "k"),
     "fold": ("fold", "x", "k"),
     "lost": ("could not be followed further", "x", "0.5"),
 }
