@@ -233,6 +233,12 @@ def _model_options(p, lam: float = 0.1, d_min: int | None = None) -> None:
         "--gamma", type=_in_domain("gamma", float), default=0.5**0.5, help="informative spread"
     )
     p.add_argument("--eps", type=_in_domain("eps", float), default=0.0, help="label noise")
+    p.add_argument(
+        "--s",
+        type=_in_domain("L", int),
+        default=1,
+        help="informative tokens per sequence, at most --L (1: the paper's model)",
+    )
 
 
 def _critical_parser(sub) -> None:
@@ -597,10 +603,9 @@ def _cmd_verify(args) -> int:
 
 def _cmd_critical(args) -> int:
     from .critical import critical_points, lipschitz_bound, pgd_map_spectrum
-    from .params import Params
     from .render import critical_records, critical_text
 
-    params = Params(d=args.d, L=args.L, lam=args.lam, gamma=args.gamma, eps=args.eps)
+    params = _params(args)
     if args.where == "sphere":
         from .work import critical_cost
 
@@ -619,7 +624,6 @@ def _cmd_critical(args) -> int:
 
 
 def _cmd_report(args) -> int:
-    from .params import Params
     from .report import write_report
 
     if args.source is not None:
@@ -642,7 +646,7 @@ def _cmd_report(args) -> int:
             raise _UsageError(f"slr-theory report: error: argument --from: {detail}") from None
         print(f"wrote {path}")
         return 0
-    params = Params(d=args.d, L=args.L, lam=args.lam, gamma=args.gamma, eps=args.eps)
+    params = _params(args)
     with _out_flag("report"):
         path = write_report(
             args.out or "slr-report",
@@ -658,9 +662,15 @@ def _cmd_report(args) -> int:
 
 
 def _params(args):
+    """The model of the command's flags; ``--s`` above ``--L`` is a usage error."""
     from .params import Params
 
-    return Params(d=args.d, L=args.L, lam=args.lam, gamma=args.gamma, eps=args.eps)
+    if args.s > args.L:
+        raise _UsageError(
+            f"slr-theory {args.command}: error: argument --s: must be at most --L = {args.L}, "
+            f"got {args.s}"
+        )
+    return Params(d=args.d, L=args.L, lam=args.lam, gamma=args.gamma, eps=args.eps, s=args.s)
 
 
 def _overlaps(args, suffix: str = ""):

@@ -308,7 +308,7 @@ def _gaussian_part_vanishes(params: Params, table, K, V, tol: float) -> np.ndarr
     ``scaled=True``) is what decides.
     """
     ov = to_overlaps(np.concatenate([K.T, V.T]))
-    mask = engine.gaussian_columns(1)
+    mask = engine.gaussian_columns(1, table.pairs)
     phi = engine.features(ov, table.constants, 1, scaled=True)[mask]
     C = table.C[:, mask]
     g = (C @ phi).T
@@ -547,7 +547,7 @@ def _underflowed_signs(params: Params, tables, k, v, g, spec: HessianSpectrum):
     x2 = (a * o[0]) ** 2 / (1 + 2 * (params.lam * params.gamma) ** 2)
     if x2 <= 600.0:
         return signs, notes
-    mask = engine.gaussian_columns(1)
+    mask = engine.gaussian_columns(1, tables[0].pairs)
     phi = engine.features(o.reshape(5, 1), tables[0].constants, 1, scaled=True)[mask, 0]
     gs = tables[0].C[:, mask] @ phi
     for value, name in (
@@ -920,7 +920,7 @@ class LipschitzBound:
 
 def _column_bounds(params: Params, order: int) -> np.ndarray:
     """``sup |x^p b(x)|`` over the feasible set for each feature column of the table."""
-    plan_cols = engine.columns(order)
+    plan_cols = engine.columns(order, params.s > 1)
     a = params.lam * np.sqrt(params.d / 2.0)
     g = params.lam * params.gamma
     cx = a / np.sqrt(1 + 2 * g * g)
@@ -946,6 +946,12 @@ def _column_bounds(params: Params, order: int) -> np.ndarray:
             out.append(2.0 * gauss(p, 1.0))
         elif b == "exey":
             out.append(gauss(p, 1.0 + ir2))
+        elif b == "erf2":
+            out.append(cx**p)
+        elif b == "erfex":
+            out.append(gauss(p, 1.0))
+        elif b == "ex2":
+            out.append(gauss(p, 2.0))
     return np.array(out)
 
 

@@ -70,6 +70,7 @@ __all__ = [
     "GAUSSIAN_BASES",
     "HESSIAN_PAIRS",
     "N_CONSTANTS",
+    "PAIR_TERMS",
     "RISK_TERMS",
     "EngineTable",
     "columns",
@@ -86,7 +87,7 @@ __all__ = [
 K2 = 2.0 / np.sqrt(np.pi)
 
 #: The bases of the module docstring, in feature order.
-BASES = ("1", "erf", "ex", "exey", "exu", "exD", "zeta", "W")
+BASES = ("1", "erf", "ex", "exey", "exu", "exD", "zeta", "W", "erf2", "erfex", "ex2")
 #: Rows of the value table: the risk minus ``eps**2``, split as in :class:`slr_theory.RiskComponents`.
 COMPONENTS = ("informative", "distractors", "interactions")
 #: Rows of the Hessian table: pairs ``(i, j)``, ``i <= j``, of overlap indices.
@@ -108,15 +109,24 @@ RISK_TERMS = (
     ("interactions", "2LPB", (0, 1, 0, 1), "E0"),  # 2 (L-1) P B theta rho E0
     ("interactions", "2LPh", (0, 0, 0, 2), "E1"),  # 2 (L-1) P gamma g rho^2 E1
     ("interactions", "LLP2", (0, 0, 0, 2), "1"),  # (L-1)(L-2) P^2 rho^2
+    # s > 1 informative tokens: s (s - 1) m1^2, m1 = B theta E0 + gamma g rho E1 (pairs only)
+    ("interactions", "SSB2", (0, 2, 0, 0), "E0E0"),  # s(s-1) B^2 theta^2 E0^2
+    ("interactions", "2SSBh", (0, 1, 0, 1), "E0E1"),  # 2 s(s-1) B gamma g theta rho E0 E1
+    ("interactions", "SSGg2", (0, 0, 0, 2), "E1E1"),  # s(s-1) gamma^2 g^2 rho^2 E1^2
 )
+#: The terms that exist only with ``s > 1`` informative tokens (their coefficients carry
+#: ``s (s - 1)``); the tables of ``s = 1`` leave them out, so the paper's numbers are the
+#: same to the bit.
+PAIR_TERMS = ("SSB2", "2SSBh", "SSGg2")
 
 # Layout of the per-temperature constants the features need (one row per temperature).
 _A, _QH, _QL, _RH, _RL, _ISQ, _IR, _Z0 = range(8)
 _ZS = slice(8, 8 + ZETA_SERIES_TERMS)
 _PN = slice(_ZS.stop, _ZS.stop + PLACKETT_NODES)
 _PW = slice(_PN.stop, _PN.stop + PLACKETT_NODES)
+_PAIRS = _PW.stop  # 1.0 when the table has the terms of informative pairs (s > 1)
 #: Length of a row of ``EngineTable.constants``.
-N_CONSTANTS = _PW.stop
+N_CONSTANTS = _PAIRS + 1
 
 
 # --- the algebra: expressions are {(power of x, basis): coefficient} --------------------
@@ -147,6 +157,13 @@ def _ddx(expr: dict, s: dict) -> dict:
             _add(out, (p, "exu"), 2.0 * K2 * c)
         elif b == "W":
             _add(out, (p, "exD"), 2.0 * K2 * c)
+        elif b == "erf2":
+            _add(out, (p, "erfex"), 2.0 * K2 * c)
+        elif b == "erfex":
+            _add(out, (p, "ex2"), K2 * c)
+            _add(out, (p + 1, "erfex"), -2.0 * c)
+        elif b == "ex2":
+            _add(out, (p + 1, "ex2"), -4.0 * c)
     return out
 
 
@@ -165,6 +182,12 @@ def _family(f: str, s: dict) -> dict:
     """``F`` of the term table as an expression (``E_{j+1} = q^{-1/2} dE_j/dx``, same for Z)."""
     if f in ("1", "W"):
         return {(0, f): s["one"]}
+    if f == "E0E0":  # products of E0 = erf(x) and E1 = q^{-1/2} K2 e^{-x^2}
+        return {(0, "erf2"): s["one"]}
+    if f == "E0E1":
+        return {(0, "erfex"): K2 * s["isq"]}
+    if f == "E1E1":
+        return {(0, "ex2"): K2 * K2 * s["isq"] * s["isq"]}
     base = {(0, "erf" if f[0] == "E" else "zeta"): s["one"]}
     for _ in range(int(f[1])):
         base = {k: s["isq"] * c for k, c in _ddx(base, s).items()}
@@ -195,7 +218,7 @@ def _partial(term, i: int, s: dict):
 def _coefficient_scalars(params: Params, lam) -> dict:
     """Every temperature-dependent scalar of the table, vectorised over ``lam``."""
     lam = np.asarray(lam, dtype=np.float64)
-    gam, L = params.gamma, params.L
+    gam, L, S = params.gamma, params.L, params.s
     B = np.sqrt(params.d / 2.0)
     one = np.ones_like(lam)
     g = lam * gam
@@ -205,7 +228,8 @@ def _coefficient_scalars(params: Params, lam) -> dict:
     isq = 1.0 / np.sqrt(qh)
     ir = 1.0 / np.sqrt(rh)
     P = lam * mean_erf_prime(0.0, lam)
-    return {
+    out = {
+        "pairs": S > 1,
         "one": one,
         "cx": lam * B * isq,
         "isq": isq,
@@ -217,17 +241,28 @@ def _coefficient_scalars(params: Params, lam) -> dict:
         "B2": B * B * one,
         "2Bh": 2.0 * B * gam * g,
         "Gg2": G * g * g,
-        "S0L": (L - 1) * zeta(0.0, lam),
-        "S2L": (L - 1) * lam * lam * zeta_tt(0.0, lam),
-        "2LPB": 2.0 * (L - 1) * P * B,
-        "2LPh": 2.0 * (L - 1) * P * gam * g,
-        "LLP2": (L - 1) * (L - 2) * P * P,
+        "S0L": (L - S) * zeta(0.0, lam),
+        "S2L": (L - S) * lam * lam * zeta_tt(0.0, lam),
+        "2LPB": 2.0 * S * (L - S) * P * B,
+        "2LPh": 2.0 * S * (L - S) * P * gam * g,
+        "LLP2": (L - S) * (L - S - 1) * P * P,
+        "SSB2": S * (S - 1) * B * B * one,
+        "2SSBh": 2.0 * S * (S - 1) * B * gam * g,
+        "SSGg2": S * (S - 1) * G * g * g,
     }
+    if S > 1:  # every informative token contributes its own term
+        for name in ("G", "-2Gg2", "-2Bh", "B2", "2Bh", "Gg2"):
+            out[name] = S * out[name]
+    return out
 
 
 def _entries(s: dict, order: int):
     """``[(row, (monomial, power, basis), coefficient)]`` of the table of one order."""
-    terms = [(comp, (s[name], mono, _family(f, s))) for comp, name, mono, f in RISK_TERMS]
+    terms = [
+        (comp, (s[name], mono, _family(f, s)))
+        for comp, name, mono, f in RISK_TERMS
+        if s["pairs"] or name not in PAIR_TERMS
+    ]
     out = []
     if order == 0:
         for comp, (coef, mono, expr) in terms:
@@ -286,8 +321,8 @@ def _stacked_entries(s: dict, orders: tuple[int, ...]):
 
 
 @cache
-def _plan(orders: tuple[int, ...]) -> _Plan:
-    probe = _coefficient_scalars(Params(d=4, L=3, lam=1.0, gamma=1.0), 1.0)
+def _plan(orders: tuple[int, ...], pairs: bool = False) -> _Plan:
+    probe = _coefficient_scalars(Params(d=4, L=3, lam=1.0, gamma=1.0, s=2 if pairs else 1), 1.0)
     cols: dict = {}
     for _row, key, _c in _stacked_entries(probe, orders):
         cols.setdefault(key, len(cols))
@@ -327,17 +362,25 @@ class EngineTable:
         """The rows ``(rows, n)`` at overlaps ``(5, n)`` (one temperature; unchecked)."""
         return self.C @ features(ov5, self.constants, self.order)
 
+    @property
+    def pairs(self) -> bool:
+        """Whether the table has the terms of informative pairs (``s > 1``)."""
+        return bool(np.ravel(self.constants[..., _PAIRS])[0] != 0.0)
+
     def column(self, row: int, mono: tuple, power: int, basis: str) -> np.ndarray:
         """The coefficient of one feature in one row (e.g. for a specialised kernel)."""
-        return self.C[..., row, _plan(_orders(self.order)).columns.index((mono, power, basis))]
+        plan = _plan(_orders(self.order), self.pairs)
+        return self.C[..., row, plan.columns.index((mono, power, basis))]
 
 
-def columns(order) -> tuple:
+def columns(order, pairs: bool = False) -> tuple:
     """The feature columns ``(monomial, power of x, basis)`` of the table of `order`.
 
     Parameters
     ----------
     order : {0, 1, 2} or tuple of them
+    pairs : bool
+        The table of a model with ``s > 1`` informative tokens (:attr:`EngineTable.pairs`).
 
     Returns
     -------
@@ -350,7 +393,7 @@ def columns(order) -> tuple:
     >>> ((0, 0, 0, 0), 0, "exD") in columns(1)
     True
     """
-    return _plan(_orders(order)).columns
+    return _plan(_orders(order), pairs).columns
 
 
 def table(params: Params, lam, order: int) -> EngineTable:
@@ -396,7 +439,7 @@ def _one_table(params: Params, lam: float, order) -> EngineTable:
 
 def _build_table(params: Params, lam: np.ndarray, orders: tuple, order) -> EngineTable:
     s = _coefficient_scalars(params, lam)
-    plan = _plan(orders)
+    plan = _plan(orders, s["pairs"])
     C = np.zeros((*lam.shape, plan.rows, len(plan.columns)))
     index = {k: i for i, k in enumerate(plan.columns)}
     for row, key, c in _stacked_entries(s, orders):
@@ -415,6 +458,7 @@ def _constants(params: Params, lam: np.ndarray) -> np.ndarray:
     out[..., _Z0] = (2.0 / np.pi) * np.arctan2(2.0 * g * g, np.sqrt(out[..., _RH]))
     out[..., _ZS] = zeta_series_coefficients(out[..., _RH])
     out[..., _PN], out[..., _PW] = plackett_rule(out[..., _RH])
+    out[..., _PAIRS] = 1.0 if params.s > 1 else 0.0
     return out
 
 
@@ -464,21 +508,23 @@ def manifold_gradient(kn: np.ndarray, constants: np.ndarray, c_kappa, c_nu) -> n
 
 
 #: The bases that carry the factor ``e^{-x^2}`` (:func:`features` with ``scaled=True`` drops it).
-GAUSSIAN_BASES = ("ex", "exey", "exu", "exD")
+GAUSSIAN_BASES = ("ex", "exey", "exu", "exD", "erfex", "ex2")
 
 
-def gaussian_columns(order) -> np.ndarray:
+def gaussian_columns(order, pairs: bool = False) -> np.ndarray:
     """Boolean mask of the columns of the table of `order` whose basis carries ``e^{-x^2}``.
 
     Parameters
     ----------
     order : {0, 1, 2} or tuple of them
+    pairs : bool
+        The table of a model with ``s > 1`` informative tokens (:attr:`EngineTable.pairs`).
 
     Returns
     -------
     ndarray of bool
     """
-    return np.array([b in GAUSSIAN_BASES for _m, _p, b in columns(order)])
+    return np.array([b in GAUSSIAN_BASES for _m, _p, b in columns(order, pairs)])
 
 
 def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = False) -> np.ndarray:
@@ -504,8 +550,8 @@ def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = Fa
     ndarray, shape ``(K, n)``
         ``K = len(columns(order))``.
     """
-    plan = _plan(_orders(order))
     k = constants
+    plan = _plan(_orders(order), bool(np.ravel(k[_PAIRS])[0] != 0.0))
     kappa, nu = ov5[0], ov5[1]
     n = kappa.shape[-1]
     x, eh, el, s = _reduced(kappa, k)
@@ -538,6 +584,10 @@ def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = Fa
         ax = np.abs(x)
         psi = erfc_sq_reduced(ax, eh, el, k[_RH], k[_RL], k[_PN].T, k[_PW].T)
         basis[7] = psi + 2.0 * np.abs(basis[1]) * (1.0 - s * nu)
+    if "erf2" in need:  # the bases of informative pairs (s > 1)
+        basis[8] = basis[1] * basis[1]
+        basis[9] = basis[1] * ex
+        basis[10] = ex * ex
     ext = np.empty((5, n))
     ext[0] = 1.0
     ext[1:] = ov5[1:]

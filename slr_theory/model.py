@@ -79,11 +79,13 @@ def sample(
     Returns
     -------
     X : ndarray, shape (n, L, d)
-        Tokens: ``X_{J0} ~ N(sqrt(d/2) k*, gamma^2 I)``, the others ``N(0, I)``.
+        Tokens: ``X_j ~ N(sqrt(d/2) k*, gamma^2 I)`` at the informative positions, the
+        others ``N(0, I)``.
     y : ndarray, shape (n,)
-        Labels ``X_{J0}^T v* + xi``, ``xi ~ N(0, eps^2)``.
-    J0 : ndarray of int, shape (n,)
-        Positions of the informative token (0-based), uniform on ``0..L-1``.
+        Labels ``sum_j X_j^T v* + xi`` over the informative positions, ``xi ~ N(0, eps^2)``.
+    J0 : ndarray of int, shape (n,), or (n, s) when ``params.s > 1``
+        Positions of the informative tokens (0-based): uniform on ``0..L-1``, or a
+        uniform ``s``-subset of it, in increasing order.
 
     Examples
     --------
@@ -101,11 +103,17 @@ def sample(
         k_star, v_star = random_targets(d, rng)
     k_star, v_star = orthonormal_pair(k_star, v_star, ("k_star", "v_star"), d)
     X = rng.standard_normal((n, L, d))
-    J0 = rng.integers(0, L, size=n)
     rows = np.arange(n)
-    X[rows, J0] = np.sqrt(d / 2.0) * k_star + params.gamma * X[rows, J0]
-    y = X[rows, J0] @ v_star + params.eps * rng.standard_normal(n)
-    return X, y, J0
+    if params.s == 1:
+        J0 = rng.integers(0, L, size=n)
+        X[rows, J0] = np.sqrt(d / 2.0) * k_star + params.gamma * X[rows, J0]
+        y = X[rows, J0] @ v_star + params.eps * rng.standard_normal(n)
+        return X, y, J0
+    J = np.sort(np.argsort(rng.random((n, L)), axis=1)[:, : params.s], axis=1)
+    r = rows[:, None]
+    X[r, J] = np.sqrt(d / 2.0) * k_star + params.gamma * X[r, J]
+    y = (X[r, J] @ v_star).sum(axis=1) + params.eps * rng.standard_normal(n)
+    return X, y, J
 
 
 def predict(X: np.ndarray, k: np.ndarray, v: np.ndarray, lam: float) -> np.ndarray:

@@ -104,6 +104,10 @@ class Params:
         Spread of the informative token, ``1e-6 <= gamma <= 1e3``.
     eps : float, default 0
         Standard deviation of the label noise, ``0 <= eps <= 1e50``.
+    s : int, default 1
+        Informative tokens, ``1 <= s <= L``: their positions are uniform among the
+        ``s``-subsets of ``{1..L}``, each ``N(sqrt(d/2) k*, gamma^2 I)``, and the label is
+        ``sum_{j in J} X_j^T v* + xi``. ``s = 1`` is the paper's model.
 
     The bounds are :data:`DOMAIN`: inside it every risk, gradient and Hessian is finite
     and computed without a floating-point warning; outside, a ``ValueError`` names the
@@ -126,6 +130,7 @@ class Params:
     lam: float
     gamma: float
     eps: float = 0.0
+    s: int = 1
 
     def __post_init__(self) -> None:
         d = positive_int(self.d, "d")
@@ -138,6 +143,11 @@ class Params:
         object.__setattr__(self, "lam", positive_real(self.lam, "lam"))
         object.__setattr__(self, "gamma", positive_real(self.gamma, "gamma"))
         object.__setattr__(self, "eps", positive_real(self.eps, "eps", allow_zero=True))
+        object.__setattr__(self, "s", positive_int(self.s, "s"))
+        if self.s > self.L:
+            raise ValueError(
+                f"`s` (informative tokens) must lie in [1, L] = [1, {self.L}], got {self.s!r}."
+            )
         for name, (lo, hi) in DOMAIN.items():
             value = getattr(self, name)
             if not lo <= value <= hi:

@@ -196,13 +196,22 @@ def _header(s, dest) -> list[str]:
         "# Single-location regression: the report",
         "",
         f"slr-theory {s.version}. Parameters: `d = {p.d}`, `L = {p.L}`, `λ = {p.lam:g}`, "
-        f"`γ = {p.gamma:.6g}` (`γ² = {p.gamma**2:.4g}`), `ε = {p.eps:g}`; PGD step "
+        f"`γ = {p.gamma:.6g}` (`γ² = {p.gamma**2:.4g}`), `ε = {p.eps:g}`"
+        + (f", `s = {p.s}` informative tokens" if p.s > 1 else "")
+        + "; PGD step "
         f"`α = {s.alpha:g}`; seed {s.seed}. Every number below is at these parameters, "
         "except in sections 7 and 8, which say which they use. All numbers are in "
         f"[{RESULTS}]({RESULTS}).",
         "",
-        "The model: tokens `X_ℓ ∈ R^d`, one of them informative (`N(√(d/2) k*, γ² I)`), the "
-        "label `Y = X_{J0}·v* + ξ`, the predictor `T(X) = Σ_ℓ erf(λ X_ℓ·k) X_ℓ·v` with unit "
+        (
+            "The model: tokens `X_ℓ ∈ R^d`, one of them informative (`N(√(d/2) k*, γ² I)`), "
+            "the label `Y = X_{J0}·v* + ξ`"
+            if p.s == 1
+            else f"The model: tokens `X_ℓ ∈ R^d`, {p.s} of them informative (`N(√(d/2) k*, "
+            "γ² I)`, at a uniform subset `J` of the positions), the label "
+            "`Y = Σ_{j∈J} X_j·v* + ξ`"
+        )
+        + ", the predictor `T(X) = Σ_ℓ erf(λ X_ℓ·k) X_ℓ·v` with unit "
         "`k, v`; its risk depends on five overlaps `(κ, ν, θ, η, ρ) = (k·k*, v·v*, v·k*, "
         "k·v*, k·v)`. See `docs/theory.md`.",
         "",

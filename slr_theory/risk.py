@@ -13,8 +13,10 @@ with ``E_j = E erf^(j)(lambda U)`` and ``Z_j = d^j zeta(a kappa, g) / dt^j``:
     m_0 &= \rho\lambda\, \mathbb{E}\,\mathrm{erf}'(\lambda Z), \qquad
     s_0 = \zeta(0, \lambda) + \rho^2\lambda^2 \zeta_{tt}(0, \lambda),
 
-and ``R = eps^2 + (gamma^2 - 2 c1 + s1) + (L-1) s0 + 2(L-1) m1 m0 + (L-1)(L-2) m0^2``.
-The SymPy derivation is ``derivations/risk.py``. The functions here validate their
+and ``R = eps^2 + (gamma^2 - 2 c1 + s1) + (L-1) s0 + 2(L-1) m1 m0 + (L-1)(L-2) m0^2``;
+with ``s`` informative tokens (``Params.s``)
+``R = eps^2 + s (gamma^2 - 2 c1 + s1) + (L-s) s0 + 2 s(L-s) m1 m0 + (L-s)(L-s-1) m0^2
++ s(s-1) m1^2``. The SymPy derivation is ``derivations/risk.py``. The functions here validate their
 input and evaluate the risk, its gradient and its Hessian with the one engine of
 :mod:`slr_theory.engine`, which the dynamics use unchecked.
 """
@@ -54,11 +56,12 @@ class RiskComponents:
     noise : float
         ``eps**2``.
     informative : ndarray
-        ``gamma**2 - 2 c1 + s1``: the informative token alone, ``E (W - f(X_1))**2``.
+        ``s (gamma**2 - 2 c1 + s1)``: each informative token alone, ``E (W - f(X_1))**2``.
     distractors : ndarray
-        ``(L - 1) s0``.
+        ``(L - s) s0``.
     interactions : ndarray
-        ``2 (L-1) m1 m0 + (L-1)(L-2) m0**2``; zero on the invariant manifold.
+        ``2 s (L-s) m1 m0 + (L-s)(L-s-1) m0**2 + s (s-1) m1**2`` (``s = 1``:
+        ``2 (L-1) m1 m0 + (L-1)(L-2) m0**2``); zero on the invariant manifold.
     total : ndarray
         The population risk, the sum of the four.
     """
@@ -236,10 +239,11 @@ def risk_and_grad(
 def manifold_risk(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.ndarray:
     r"""The risk on the invariant manifold ``theta = eta = rho = 0`` (docs/theory.md §5).
 
-    .. math:: R_M(\kappa, \nu) = \varepsilon^2 + (L-1)\zeta(0, \lambda)
-              + \gamma^2\big[1 - 2\nu\,\mathrm{erf}(c\kappa) + \zeta(a\kappa, g)\big]
+    .. math:: R_M(\kappa, \nu) = \varepsilon^2 + (L-s)\zeta(0, \lambda)
+              + s\gamma^2\big[1 - 2\nu\,\mathrm{erf}(c\kappa) + \zeta(a\kappa, g)\big]
 
-    with ``a = lambda sqrt(d/2)``, ``g = lambda gamma``, ``c = a / sqrt(1 + 2 g^2)``.
+    with ``a = lambda sqrt(d/2)``, ``g = lambda gamma``, ``c = a / sqrt(1 + 2 g^2)`` and
+    ``s`` informative tokens (1 in the paper).
 
     Parameters
     ----------
@@ -270,7 +274,8 @@ def manifold_risk_grad(params: Params, kappa: ArrayLike, nu: ArrayLike) -> np.nd
               \big[\mathrm{erf}(a\kappa/s) - \nu\big], \qquad
               \partial_\nu R_M = -2\gamma^2\,\mathrm{erf}(c\kappa),
 
-    ``s = sqrt((1 + 2 g^2)(1 + 4 g^2))``.
+    ``s = sqrt((1 + 2 g^2)(1 + 4 g^2))``, both times the number of informative tokens
+    ``Params.s`` (1 in the paper).
 
     Parameters
     ----------

@@ -22,7 +22,7 @@ in ``S^perp``. The coefficients ``c, beta`` depend on ``p`` only, and given
 ``p`` the two vectors ``xi_k = sum c X_perp``, ``xi_v = sum beta X_perp`` are
 jointly Gaussian in ``S^perp`` with covariance ``Sigma (x) I_{d-4}``,
 ``Sigma = sum sigma_l^2 [[c^2, c beta], [c beta, beta^2]]`` (``sigma^2 = gamma^2``
-for the informative token, 1 otherwise). The next overlaps need only their
+for the informative tokens, 1 otherwise). The next overlaps need only their
 Gram matrix, ``L W L^T`` with ``L = chol(Sigma)`` and ``W`` a 2x2 Wishart
 matrix with ``d - 4`` degrees of freedom (Bartlett: ``W = A A^T``,
 ``A = [[chi_{d-4}, 0], [N(0,1), chi_{d-5}]]``). By rotational invariance the law
@@ -264,8 +264,9 @@ def sgd(
     out = np.empty((len(rec), 5, R))
     out[0] = state
     nxt = 1
+    S = params.s  # by exchangeability the informative tokens are the first s
     w = np.ones((batch, L))
-    w[:, 0] = params.gamma**2
+    w[:, :S] = params.gamma**2
     w = w.reshape(-1)
     chunk = max(1, _CHUNK_FLOATS // (R * batch * L * 4))
     with Progress(progress, steps, "sgd") as update:
@@ -275,9 +276,11 @@ def sgd(
             P = rng.standard_normal((n, R, batch, L, 4))
             noise = rng.standard_normal((n, R, batch))
             wish = _wishart_factor(rng, params.d - 4, (n, R))
-            P[:, :, :, 0] *= params.gamma  # the informative token: N(sqrt(d/2) k*, gamma^2 I)
-            P[:, :, :, 0, 0] += np.sqrt(params.d / 2.0)
-            Y = P[:, :, :, 0, 1] + params.eps * noise
+            P[:, :, :, :S] *= params.gamma  # informative tokens: N(sqrt(d/2) k*, gamma^2 I)
+            P[:, :, :, :S, 0] += np.sqrt(params.d / 2.0)
+            Y = (
+                P[:, :, :, 0, 1] if S == 1 else P[:, :, :, :S, 1].sum(axis=-1)
+            ) + params.eps * noise
             X = P.reshape(n, R, batch * L, 4)
             for i, t in enumerate(range(start, stop)):
                 lt = params.lam if lam is None else float(lam[t])

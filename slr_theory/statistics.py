@@ -122,7 +122,10 @@ def linear_risk(params: Params) -> float:
     Returns
     -------
     float
-        ``eps**2 + gamma**2 (L - 1) / (L - 1 + gamma**2)``.
+        ``eps**2 + gamma**2 (L - 1) / (L - 1 + gamma**2)``; with ``s`` informative
+        tokens ``eps**2 + s gamma**2 (L - s) / (L - s + s gamma**2)`` (``Cov(S) =
+        (s gamma^2 + L - s) I``, ``Cov(S, Y) = s gamma^2 v*``, ``Var Y = s gamma^2 +
+        eps^2``): zero excess risk when every token is informative.
 
     Examples
     --------
@@ -131,8 +134,8 @@ def linear_risk(params: Params) -> float:
     >>> print(linear_risk(Params(d=400, L=10, lam=1.0, gamma=1.0)))  # 9 / 10
     0.9
     """
-    g2, L = params.gamma**2, params.L
-    return params.eps**2 + g2 * (L - 1) / (L - 1 + g2)
+    g2, L, S = params.gamma**2, params.L, params.s
+    return params.eps**2 + S * g2 * (L - S) / (L - S + S * g2)
 
 
 @dataclass(frozen=True)
@@ -164,7 +167,7 @@ def bayes_risk_mc(
     Parameters
     ----------
     params : Params
-        Model parameters, with ``L <= MAX_TOKENS`` (1e7).
+        Model parameters, with ``L <= MAX_TOKENS`` (1e7) and ``s = 1``.
     n : int
         Samples, ``2 <= n <= 1e12`` (a standard error needs two).
     rng : numpy.random.Generator
@@ -185,6 +188,11 @@ def bayes_risk_mc(
     True
     """
     check_params(params)
+    if params.s != 1:
+        raise ValueError(
+            "`params.s` must be 1 for bayes_risk_mc (its posterior is over one informative "
+            f"position; over s-subsets it is not implemented), got {params.s}."
+        )
     n = positive_int(n, "n", upper=10**12)
     if n < 2:
         raise ValueError(f"`n` must be >= 2 (a standard error needs two samples), got {n!r}.")

@@ -62,6 +62,11 @@ def test_verify_exits_1_when_a_check_fails(capsys, monkeypatch):
         ),
         (["verify", "--seed", "-1"], "--seed: must be a non-negative integer"),
         (["verify", "--only", "nope"], "no check matches 'nope'"),
+        (
+            ["risk", "--L", "4", "--s", "5", "--kappa", "0.5", "--nu", "0.5"],
+            "argument --s: must be at most --L = 4, got 5",
+        ),
+        (["critical", "--s", "0"], "--s: must be an integer in [1, 1e+12]"),
         (["frobnicate"], "invalid choice"),
         ([], "required: command"),
     ],

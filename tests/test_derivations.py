@@ -208,5 +208,51 @@ def test_engine_term_table_is_the_derived_risk():
     table = sum(
         coef[name] * sp.Mul(*[m**e for m, e in zip(monos, exps, strict=True)]) * F[f]
         for _component, name, exps, f in engine.RISK_TERMS
+        if name not in engine.PAIR_TERMS  # s = 1: no pairs of informative tokens
     )
     assert sp.expand(risk_expr - mod.eps**2 - table) == 0
+
+
+def test_engine_term_table_with_s_informative_tokens_is_the_derived_risk():
+    """With s > 1 the engine's coefficients carry s, L - s and the pair terms s(s-1) m1^2 of
+    three new bases (erf^2, erf e^{-x^2}, e^{-2x^2}); summed, the table must be
+    derivations/risk.py's risk with s tokens, for a symbolic s."""
+    from slr_theory import engine
+
+    mod = _load("risk")
+    risk_expr = mod.derive()["risk_s"]
+    G, g, B, L, P, s = mod.gamma**2, mod.lam * mod.gamma, mod.B, mod.L, mod.P, mod.s
+    coef = {
+        "G": s * G,
+        "-2Gg2": -2 * s * G * g**2,
+        "-2Bh": -2 * s * B * mod.gamma * g,
+        "B2": s * B**2,
+        "2Bh": 2 * s * B * mod.gamma * g,
+        "Gg2": s * G * g**2,
+        "S0L": (L - s) * mod.S0,
+        "S2L": (L - s) * mod.S2,
+        "2LPB": 2 * s * (L - s) * P * B,
+        "2LPh": 2 * s * (L - s) * P * mod.gamma * g,
+        "LLP2": (L - s) * (L - s - 1) * P**2,
+        "SSB2": s * (s - 1) * B**2,
+        "2SSBh": 2 * s * (s - 1) * B * mod.gamma * g,
+        "SSGg2": s * (s - 1) * G * g**2,
+    }
+    W = 1 - 2 * mod.nu * mod.E[0] + mod.Z[0]
+    E0, E1 = mod.E[0], mod.E[1]
+    F = {
+        "1": 1,
+        "W": W,
+        **{f"E{j}": mod.E[j] for j in range(3)},
+        **{f"Z{j}": mod.Z[j] for j in range(3)},
+        "E0E0": E0 * E0,
+        "E0E1": E0 * E1,
+        "E1E1": E1 * E1,
+    }
+    monos = (mod.nu, mod.theta, mod.eta, mod.rho)
+    table = sum(
+        coef[name] * sp.Mul(*[m**e for m, e in zip(monos, exps, strict=True)]) * F[f]
+        for _component, name, exps, f in engine.RISK_TERMS
+    )
+    assert sp.expand(risk_expr - mod.eps**2 - table) == 0
+    assert set(engine.PAIR_TERMS) == {"SSB2", "2SSBh", "SSGg2"}

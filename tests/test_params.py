@@ -1,6 +1,7 @@
 """Params validation and overlap feasibility."""
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -36,11 +37,15 @@ def test_params_is_frozen_and_replace_revalidates():
         ({"gamma": float("inf")}, "`gamma` must be a finite real number, got inf"),
         ({"gamma": -1.0}, "`gamma` must be finite and > 0, got -1.0"),
         ({"eps": -0.1}, "`eps` must be finite and >= 0, got -0.1"),
+        ({"s": 0}, "`s` must be a positive integer, got 0"),
+        ({"s": True}, "`s` must be a positive integer, got True"),
+        ({"s": 1.5}, "`s` must be a positive integer, got 1.5"),
+        ({"s": 3}, "`s` (informative tokens) must lie in [1, L] = [1, 2], got 3"),
     ],
 )
 def test_params_bad_input(kwargs, message):
     base = {"d": 4, "L": 2, "lam": 1.0, "gamma": 1.0}
-    with pytest.raises(ValueError, match=message.replace("(", r"\(").replace(")", r"\)")):
+    with pytest.raises(ValueError, match=re.escape(message)):
         Params(**{**base, **kwargs})
 
 

@@ -296,3 +296,86 @@ def test_two_dimensional_model_against_monte_carlo():
     assert abs(mc.estimate - risk(p, *ov)) < 5 * mc.stderr
     with pytest.raises(ValueError, match="dimension d=2"):
         risk(p, 0.5, 0.5)
+
+
+# --- s informative tokens -----------------------------------------------------------------
+
+
+@st.composite
+def s_configs(draw):
+    p, ov = draw(configs(d_max=1e4))
+    L = max(p.L, 2)
+    return p.replace(L=L, s=draw(st.integers(2, min(L, 50)))), ov
+
+
+@settings(max_examples=8)
+@given(cfg=s_configs())
+def test_s_token_components_match_conditioned_quadrature(cfg):
+    """s informative tokens: s of each informative term, L - s distractors, 2 s (L - s)
+    mixed pairs and s (s - 1) informative pairs, against 30-digit conditioned quadrature
+    of the same per-token moments (slr_theory.verify.risk_checks.mp_risk_components)."""
+    p, ov = cfg
+    ref = mp_risk_components(p, ov)
+    got = risk_components(p, *ov)
+    for name in ("informative", "distractors", "interactions", "total"):
+        r, v = ref[name], getattr(got, name)
+        scale = max(abs(r), abs(ref["total"]) * 1e-3) if name == "interactions" else abs(r)
+        assert abs(mp.mpf(float(v)) - r) <= 1e-12 * scale + 1e-300, (name, float(v), r)
+
+
+@pytest.mark.parametrize("s", [2, 3])
+def test_s_token_risk_matches_monte_carlo_on_explicit_vectors(s):
+    """The data model itself (s informative tokens drawn in R^d) within 4 standard errors."""
+    from slr_theory.model import monte_carlo_risk, vectors_from_overlaps
+
+    rng = np.random.default_rng(s)
+    p = Params(d=12, L=5, lam=0.6, gamma=0.8, eps=0.1, s=s)
+    for ov in [(0.5, 0.4, 0.2, -0.3, 0.25), (0.8, -0.2, 0.1, 0.3, -0.1), (0.3, 0.7, 0, 0, 0)]:
+        k, v, ks, vs = vectors_from_overlaps(ov, p.d)
+        mc = monte_carlo_risk(p, k, v, ks, vs, 200_000, rng)
+        assert abs(mc.estimate - risk(p, *ov)) < 4 * mc.stderr, (ov, mc, risk(p, *ov))
+
+
+@pytest.mark.parametrize("s", [2, 5])
+def test_s_token_gradient_and_hessian_match_finite_differences(s):
+    rng = np.random.default_rng(10 + s)
+    for _ in range(5):
+        x, y = rng.standard_normal((2, 6))
+        k, v = x / np.linalg.norm(x), y / np.linalg.norm(y)
+        ov = 0.9 * np.array([k[0], v[1], v[0], k[1], k @ v])  # interior: steps stay feasible
+        p = Params(
+            d=int(rng.integers(4, 500)),
+            L=6,
+            lam=10 ** rng.uniform(-1.5, 0.5),
+            gamma=rng.uniform(0.2, 2),
+            s=s,
+        )
+        g, H = risk_grad(p, *ov), risk_hessian(p, *ov)
+        h = 1e-6
+        fd_g = np.array(
+            [(risk(p, *(ov + h * e)) - risk(p, *(ov - h * e))) / (2 * h) for e in np.eye(5)]
+        )
+        fd_h = np.array(
+            [
+                (risk_grad(p, *(ov + h * e)) - risk_grad(p, *(ov - h * e))) / (2 * h)
+                for e in np.eye(5)
+            ]
+        )
+        np.testing.assert_allclose(fd_g, g, rtol=0, atol=1e-8 * np.abs(g).max())
+        np.testing.assert_allclose(fd_h, H, rtol=0, atol=1e-8 * np.abs(H).max())
+
+
+@pytest.mark.parametrize("s", [1, 2, 7])
+def test_m_stays_invariant_with_s_tokens(s):
+    """On M the partials in theta, eta, rho vanish exactly for every s (docs/theory.md §3)."""
+    p = Params(d=400, L=10, lam=0.3, gamma=0.7, s=s)
+    kappa, nu = np.meshgrid(np.linspace(-1, 1, 9), np.linspace(-1, 1, 9))
+    g = risk_grad(p, kappa.ravel(), nu.ravel())
+    assert np.all(g[:, 2:] == 0.0)
+    # and the risk on M is the paper's form with s and L - s
+    from slr_theory.gaussian import zeta
+
+    base = Params(d=400, L=10, lam=0.3, gamma=0.7)
+    r, r1 = risk(p, 0.4, -0.3), risk(base, 0.4, -0.3)
+    floor = zeta(0.0, 0.3)
+    np.testing.assert_allclose(r - (10 - s) * floor, s * (r1 - 9 * floor), rtol=1e-13)

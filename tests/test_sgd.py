@@ -13,10 +13,11 @@ def _z(a, b):
     return (a.mean(0) - b.mean(0)) / np.sqrt(a.var(0) / len(a) + b.var(0) / len(b))
 
 
-@pytest.mark.parametrize("d", [5, 10])  # d = 5: one orthogonal dimension (rank-1 Wishart)
-def test_overlap_sgd_has_the_law_of_sgd_in_rd(d):
-    rng = np.random.default_rng(d)
-    p = Params(d=d, L=3, lam=0.8, gamma=0.7, eps=0.2)
+# d = 5: one orthogonal dimension (rank-1 Wishart); s = 2: two informative tokens
+@pytest.mark.parametrize(("d", "s"), [(5, 1), (10, 1), (10, 2)])
+def test_overlap_sgd_has_the_law_of_sgd_in_rd(d, s):
+    rng = np.random.default_rng(d + s)
+    p = Params(d=d, L=3, lam=0.8, gamma=0.7, eps=0.2, s=s)
     ks, vs = random_targets(d, rng)
     k0, v0 = (x / np.linalg.norm(x) for x in rng.standard_normal((2, d)))
     R, steps = 3000, 25
@@ -33,9 +34,11 @@ def test_overlap_sgd_has_the_law_of_sgd_in_rd(d):
     assert np.abs(A.mean(0) - ov0[0]).max() > 0.05
 
 
-def test_minibatch_gradient_is_unbiased():
+@pytest.mark.parametrize("s", [1, 3])
+def test_minibatch_gradient_is_unbiased(s):
+    """Also the closed-form gradient with s informative tokens against Monte Carlo."""
     rng = np.random.default_rng(3)
-    p = Params(d=8, L=4, lam=0.6, gamma=0.8, eps=0.3)
+    p = Params(d=8, L=4, lam=0.6, gamma=0.8, eps=0.3, s=s)
     ks, vs = random_targets(p.d, rng)
     k, v = (x / np.linalg.norm(x) for x in rng.standard_normal((2, p.d)))
     n = 200_000

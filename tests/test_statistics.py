@@ -17,9 +17,10 @@ from slr_theory.statistics import (
 )
 
 
-def test_linear_risk_matches_least_squares_on_samples():
-    p = Params(d=6, L=4, lam=1.0, gamma=0.7, eps=0.2)
-    rng = np.random.default_rng(0)
+@pytest.mark.parametrize("s", [1, 2, 4])  # s = L: every token informative, Y is linear in X
+def test_linear_risk_matches_least_squares_on_samples(s):
+    p = Params(d=6, L=4, lam=1.0, gamma=0.7, eps=0.2, s=s)
+    rng = np.random.default_rng(s)
     n = 300_000
     # fit on one sample, evaluate on a fresh one drawn with the same targets
     ks, vs = random_targets(p.d, rng)
@@ -31,6 +32,13 @@ def test_linear_risk_matches_least_squares_on_samples():
     err = (yt - At @ coef) ** 2
     z = (err.mean() - linear_risk(p)) / (err.std(ddof=1) / np.sqrt(n))
     assert abs(z) < 5
+    if s == p.L:
+        assert linear_risk(p) == p.eps**2
+
+
+def test_bayes_risk_refuses_more_than_one_informative_token():
+    with pytest.raises(ValueError, match=r"`params\.s` must be 1"):
+        bayes_risk_mc(Params(d=6, L=4, lam=1.0, gamma=0.7, s=2), 100, np.random.default_rng(0))
 
 
 def test_bayes_risk_matches_the_full_posterior():

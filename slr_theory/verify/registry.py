@@ -259,5 +259,7 @@ def run_checks(
         params = dict(check.draw(rng)) if random_params else dict(check.params)
         if at is not None and MODEL_KEYS <= set(params):
             params.update({k: getattr(at, k) for k in MODEL_KEYS})
+            if at.s != 1:  # s informative tokens: the model checks read it
+                params["s"] = at.s
         results.append(evaluate(check, params, samples, rng))
     return results

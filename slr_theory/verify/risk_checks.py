@@ -71,12 +71,14 @@ def mp_risk_components(params: Params, overlaps, dps: int = 30) -> dict[str, mp.
             lambda x: mp.erf(x) ** 2 * (rho**2 * (x / lam) ** 2 + 1 - rho**2), 0, lam, dps
         )
         m0 = mp_expect(lambda x: mp.erf(x) * rho * x / lam, 0, lam, dps, max_extra_digits=0)
-        L = params.L
-        out = {
+        L, S = params.L, params.s
+        out = {  # s informative tokens: s of each, s(s - 1) pairs of them, s(L - s) mixed
             "noise": mp.mpf(params.eps) ** 2,
-            "informative": inf,
-            "distractors": (L - 1) * s0,
-            "interactions": 2 * (L - 1) * m1 * m0 + (L - 1) * (L - 2) * m0**2,
+            "informative": S * inf,
+            "distractors": (L - S) * s0,
+            "interactions": 2 * S * (L - S) * m1 * m0
+            + (L - S) * (L - S - 1) * m0**2
+            + S * (S - 1) * m1**2,
         }
         out["total"] = sum(out.values())
         return out
@@ -97,7 +99,7 @@ def _draw(rng: np.random.Generator) -> dict:
 
 
 def _split(p):
-    params = Params(**{k: p[k] for k in ("d", "L", "lam", "gamma", "eps")})
+    params = Params(**{k: p[k] for k in ("d", "L", "lam", "gamma", "eps")}, s=int(p.get("s", 1)))
     return params, [p[n] for n in OVERLAP_NAMES]
 
 
@@ -152,13 +154,13 @@ def _mc_informative(rng, n, **p):
     from scipy.special import erf
 
     x = np.sqrt(params.d / 2) * ks + params.gamma * rng.standard_normal((n, params.d))
-    return (x @ vs - erf(params.lam * (x @ k)) * (x @ v)) ** 2
+    return params.s * (x @ vs - erf(params.lam * (x @ k)) * (x @ v)) ** 2  # s such tokens
 
 
 register(
     Check(
         name="risk.informative",
-        description="informative-token component gamma^2 - 2 c1 + s1",
+        description="informative-token component s (gamma^2 - 2 c1 + s1)",
         closed_form=lambda **p: _closed(p).informative,
         reference=lambda **p: mp_risk_components(*_split(p))["informative"],
         monte_carlo=_mc_informative,
@@ -268,8 +270,8 @@ def _manifold_formula(**p):
 
     return float(
         params.eps**2
-        + (params.L - 1) * zeta(0.0, params.lam)
-        + params.gamma**2 * (1 - 2 * nu * erf(c * kappa) + zeta(a * kappa, g))
+        + (params.L - params.s) * zeta(0.0, params.lam)
+        + params.s * params.gamma**2 * (1 - 2 * nu * erf(c * kappa) + zeta(a * kappa, g))
     )
 
 
