@@ -426,7 +426,9 @@ def manifold_certificate(params: Params) -> list[str]:
     erfc_low = 2 * iv.exp(-(z * z)) / (iv.sqrt(iv.pi) * (z + iv.sqrt(z * z + 2)))
     # erf(c) >= (2/sqrt(pi)) c e^{-c^2} > 0 (the integrand's minimum on [0, c])
     erf_low = 2 / iv.sqrt(iv.pi) * c * iv.exp(-(c * c))
-    C = 4 * gam * gam * c / iv.sqrt(iv.pi)
+    S = params.s  # informative tokens: every term of R on M that moves is S times the paper's
+    C = 4 * S * gam * gam * c / iv.sqrt(iv.pi)
+    sg = "gamma^2" if S == 1 else "S gamma^2"
     checks = {
         "c > 0": c.a > 0,
         "C > 0": C.a > 0,
@@ -438,13 +440,14 @@ def manifold_certificate(params: Params) -> list[str]:
     fmt = lambda x: mp.nstr(mp.mpf(x.a.a), 6)  # noqa: E731  (lower end of the interval)
     return [
         "On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with "
-        "R_kappa = C e^{-c^2 kappa^2} [erf(a kappa / s) - nu], R_nu = -2 gamma^2 erf(c kappa).",
-        f"C = 4 gamma^2 c / sqrt(pi) >= {fmt(C)} > 0 and c = a / sqrt(1 + 2 g^2) >= {fmt(c)} > 0 "
+        f"R_kappa = C e^{{-c^2 kappa^2}} [erf(a kappa / s) - nu], R_nu = -2 {sg} erf(c kappa)"
+        + ("." if S == 1 else f", with S = {S} informative tokens."),
+        f"C = 4 {sg} c / sqrt(pi) >= {fmt(C)} > 0 and c = a / sqrt(1 + 2 g^2) >= {fmt(c)} > 0 "
         "(interval arithmetic).",
         "Interior (|kappa|, |nu| < 1): R_nu = 0 iff erf(c kappa) = 0 iff kappa = 0 (erf is odd "
         "and strictly increasing, c > 0); then R_kappa = -C nu = 0 iff nu = 0: the origin only.",
-        f"Edges kappa = +-1, |nu| < 1: |R_nu| = 2 gamma^2 erf(c) >= 2 gamma^2 (2/sqrt(pi)) c e^(-c^2) "
-        f">= {fmt(2 * gam * gam * erf_low)} > 0: no critical point.",
+        f"Edges kappa = +-1, |nu| < 1: |R_nu| = 2 {sg} erf(c) >= 2 {sg} (2/sqrt(pi)) c e^(-c^2) "
+        f">= {fmt(2 * S * gam * gam * erf_low)} > 0: no critical point.",
         f"Edges nu = +-1, |kappa| < 1: |erf(a kappa / s)| <= erf(a/s) = 1 - erfc(a/s) with "
         f"erfc(a/s) >= {fmt(erfc_low)} > 0, so erf(a kappa / s) - nu != 0 and R_kappa != 0 "
         "(exponentially small where erf saturates, never zero): no critical point.",

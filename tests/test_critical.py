@@ -354,3 +354,26 @@ def test_the_lipschitz_lower_bound_is_the_hessian_norm_where_it_is_attained():
             H[i, j] = H[j, i] = (f(a + c) - f(a - c) - f(c - a) + f(-a - c)) / (4 * h * h)
     fd = np.abs(np.linalg.eigvalsh(H)).max()
     assert abs(b.lower - fd) < 1e-4 * fd
+
+
+def test_the_manifold_proof_and_the_search_carry_s_informative_tokens():
+    """With s tokens every moving term of R on M is s times the paper's: the certificate
+    says so, with s times the paper's certified bound; the full-space search at s = 2
+    finds points whose Riemannian gradient, evaluated on explicit vectors in R^d, is zero."""
+    import re
+
+    from slr_theory import risk_grad_at
+    from slr_theory.model import vectors_from_overlaps
+
+    one = manifold_certificate(Params.paper())
+    three = manifold_certificate(Params.paper().replace(s=3))
+    assert "S = 3 informative tokens" in three[0] and "S gamma^2" not in one[0]
+    c1, c3 = (float(re.search(r">= ([0-9.e+-]+) > 0", t[1]).group(1)) for t in (one, three))
+    assert c3 == pytest.approx(3 * c1, rel=1e-5)
+    p = Params(d=6, L=4, lam=0.3, gamma=0.7, s=2)
+    pts = critical_points(p, rng=0, starts=64)
+    assert any(q.index == 0 and q.on_manifold and q.overlaps[0] == 1 for q in pts)
+    for q in pts:
+        k, v, ks, vs = vectors_from_overlaps(q.overlaps, p.d)
+        gk, gv = risk_grad_at(p, k, v, ks, vs, riemannian=True)
+        assert np.hypot(np.linalg.norm(gk), np.linalg.norm(gv)) < 1e-8, q.overlaps
