@@ -1,0 +1,84 @@
+"""The numbers of docs/beyond.md: the landscape with s informative tokens (erf).
+
+For s in {1, 2, 3} at the paper's d = 400, L = 10, gamma^2 = 1/2 and lambda in {0.1, 0.5,
+0.9}: the critical points in the full space with their kinds, whether (k*, v*) is a
+minimum and the global one, the minima off M, and where PGD from uniform starts ends
+(n runs, at a step small enough for every minimum to hold: alpha = min(4e-3, 1.9 / the
+largest Hessian eigenvalue of the minima)), each run continued until it is at a minimum
+(distance and gradient below 1e-3), stops moving, or reaches 200 000 steps. About 15
+minutes on 2 cores.
+
+    python benchmarks/beyond.py [--runs 1000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+import numpy as np
+
+from slr_theory import Params, critical_points
+from slr_theory.critical import describe, overlaps_text
+from slr_theory.landscape import AT_DISTANCE, AT_GRADIENT, basin_fractions
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=1000)
+    args = ap.parse_args()
+    for s in (1, 2, 3):
+        for lam in (0.1, 0.5, 0.9):
+            t0 = time.perf_counter()
+            p = Params.paper(lam=lam).replace(s=s)
+            pts = critical_points(p, rng=0)
+            mins = [q for q in pts if q.index == 0]
+            opt = next(
+                q for q in pts if q.on_manifold and q.overlaps[0] == 1 and q.overlaps[1] == 1
+            )
+            best = min(pts, key=lambda q: q.risk)
+            kinds = {}
+            for q in pts:
+                kinds[q.kind.split(" (")[0]] = kinds.get(q.kind.split(" (")[0], 0) + 1
+            print(f"s = {s}, lam = {lam}: {len(pts)} critical points up to symmetry {kinds}")
+            print(
+                f"  (k*, v*): index {opt.index}, risk {opt.risk:.6g}; global minimum: "
+                f"{'(k*, v*)' if best is opt else describe(best.overlaps) + ' ' + overlaps_text(best.overlaps)}"
+                f" risk {best.risk:.6g}"
+            )
+            for q in mins:
+                if not q.on_manifold:
+                    print(
+                        f"  minimum off M: {describe(q.overlaps)} {overlaps_text(q.overlaps)}, "
+                        f"risk {q.risk:.6g} ({q.risk - opt.risk:+.3g} from the optimum)"
+                    )
+            h_max = max(float(np.max(q.hessian_eigenvalues)) for q in mins)
+            alpha = min(4e-3, 1.9 / h_max)
+            tops = ", ".join(
+                f"{describe(q.overlaps)} {float(np.max(q.hessian_eigenvalues)):.4g}" for q in mins
+            )
+            print(f"  largest Hessian eigenvalue of the minima: {tops}")
+            b = basin_fractions(
+                p,
+                args.runs,
+                rng=s,
+                alpha=alpha,
+                steps=20_000,
+                max_steps=200_000,
+                points=pts,
+                tol=AT_DISTANCE,
+                grad_tol=AT_GRADIENT,
+            )
+            ends = "; ".join(
+                f"{describe(q.overlaps)} {f:.3f} ± {se:.3f}"
+                for q, f, se in zip(b.attractors, b.fractions, b.stderr, strict=True)
+            )
+            print(
+                f"  PGD alpha = {alpha:.3g}, {args.runs} runs: {ends}; not converged "
+                f"{b.none_fraction:.3f}  [{time.perf_counter() - t0:.0f} s]",
+                flush=True,
+            )
+
+
+if __name__ == "__main__":
+    main()
