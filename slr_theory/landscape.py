@@ -1022,16 +1022,6 @@ def _corrector(params: Params, k, v, prev, lam_try: float, h: float):
     return None
 
 
-def _smallest_eigenvalues(params: Params, k, v, lam: float, m: int = 4) -> np.ndarray:
-    """The `m` Hessian eigenvalues of least magnitude at ``(k, v)`` (distinct, by
-    magnitude; symmetry zero modes left out), padded with ``inf``."""
-    q = classify(params.replace(lam=float(lam)), k, v)
-    h = np.asarray(q.hessian_eigenvalues, dtype=float)
-    err = np.asarray(q.eigenvalue_errors, dtype=float)
-    live = np.sort(np.abs(h[np.abs(h) > err]))[:m]
-    return np.concatenate([live, np.full(m - live.size, np.inf)])
-
-
 #: Width in ``lambda`` within which :func:`continuation` must place a fold or a meeting: it
 #: places them at the extremum of ``lambda`` along the branch, followed in arc length, and
 #: the bracket it reports is the error of that extremum (about ``1e-12`` in practice).
