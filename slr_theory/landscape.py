@@ -26,6 +26,7 @@ from scipy.optimize import OptimizeResult
 
 from . import engine
 from .critical import (
+    SYMMETRIES,
     CriticalPoint,
     CriticalPoints,
     classify,
@@ -36,6 +37,7 @@ from .critical import (
 )
 from .geometry import velocity_partials
 from .params import Params, check_overlaps, check_params, temperature_range
+from .trajectory import to_overlaps
 from .validate import as_array, positive_int, positive_real, random_generator
 
 #: Most RK4 steps of :func:`separatrix` and :func:`manifold_basins` (flow).
@@ -454,7 +456,6 @@ class BasinFractions:
 
 def _nearest_attractor(final: np.ndarray, attractors: list):
     """Nearest attractor (up to symmetry) of each end point, and the distance to it."""
-    from .critical import SYMMETRIES
 
     nearest = np.full(final.shape[0], -1)
     best = np.full(final.shape[0], np.inf)
@@ -1068,17 +1069,13 @@ def _frozen_rows(y: np.ndarray) -> np.ndarray:
     overlaps that a sign change of ``SYMMETRIES`` fixing ``y`` flips stay zero. Branches
     that break such a symmetry leave at a pitchfork and are found by the search, not here.
     """
-    from .critical import SYMMETRIES
-    from .trajectory import to_overlaps
 
     perp = np.array([[y[2], y[3]], [y[6], y[7]]])
     u, sv, wt = np.linalg.svd(perp)
     rows = []
     ov = to_overlaps(y[:8, None])[:, 0]
-    for g in SYMMETRIES[1:]:  # a sign change of overlaps that fixes y fixes its branch
-        flipped = np.flatnonzero(g < 0)
-        if np.all(np.abs(ov[flipped]) <= 1e-9):
-            rows += [_coordinate("overlap", int(c), y)(y)[1] for c in flipped]
+    for i in _fixing(ov, 1e-9):  # a sign change of overlaps that fixes y fixes its branch
+        rows += [_overlap_coordinate(int(c))(y)[1] for c in np.flatnonzero(SYMMETRIES[i] < 0)]
     if sv[0] <= 1e-10:
         for i in (2, 3, 6, 7):
             rows.append(np.eye(9)[i])
@@ -1182,13 +1179,9 @@ def _arc_vertex(params: Params, y: np.ndarray, t: np.ndarray, lo: float, hi: flo
     return pts[1], float(lam[1]), float(rounding + curvature * tol * tol)
 
 
-def _coordinate(kind: str, c, y0: np.ndarray):
-    """A coordinate of ``y = (k, v, lambda)`` and its gradient, as a function.
-
-    ``kind="overlap"``: overlap `c` (``k* = e1``, ``v* = e2``); ``kind="perp"``: the
-    component of ``k`` (``c = 0``) or ``v`` (``c = 1``) along the unit direction
-    ``y0`` of the plane ``(e3, e4)`` (here `y0` is that direction, shape (2,)).
-    """
+def _overlap_coordinate(c: int):
+    """Overlap `c` of ``y = (k, v, lambda)`` and its gradient, as a function of ``y``
+    (``k* = e1``, ``v* = e2``)."""
 
     def overlap(y):
         k, v = y[:4], y[4:8]
@@ -1200,27 +1193,32 @@ def _coordinate(kind: str, c, y0: np.ndarray):
         grad[i] = 1.0
         return float(y[i]), grad
 
+    return overlap
+
+
+def _perp_coordinate(c: int, w: np.ndarray):
+    """The component of ``k`` (``c = 0``) or ``v`` (``c = 1``) along the unit direction
+    `w` of the plane ``(e3, e4)``, and its gradient, as a function of ``y``."""
+    grad = np.zeros(9)
+    grad[4 * c + 2 : 4 * c + 4] = w
+
     def perp(y):
-        grad = np.zeros(9)
-        off = 4 * c
-        grad[off + 2 : off + 4] = y0
         return float(grad @ y), grad
 
-    return overlap if kind == "overlap" else perp
+    return perp
 
 
 def _mirror(y: np.ndarray, q: np.ndarray):
     """Whether ``q`` is across a mirror from ``y``: the coordinates a symmetry flips all
     change sign between them. Returns ``(coordinate, flipped overlaps)`` for the
-    coordinate that changes most (:func:`_coordinate`), or None.
+    coordinate that changes most (:func:`_overlap_coordinate`, :func:`_perp_coordinate`),
+    or None.
 
     The symmetries are the sign changes of the overlaps (``SYMMETRIES``) and the
     reflections of the plane ``(e3, e4)``, which leave the overlaps alone: across the
     line of the larger perpendicular direction (a branch meeting one with ``r`` one
     less) or through the origin (meeting one in ``span{k*, v*}``).
     """
-    from .critical import SYMMETRIES
-    from .trajectory import to_overlaps
 
     ov_y, ov_q = to_overlaps(np.stack([y[:8], q[:8]], axis=1)).T
     for g in SYMMETRIES[1:]:
@@ -1228,7 +1226,7 @@ def _mirror(y: np.ndarray, q: np.ndarray):
         big = flipped & (np.maximum(np.abs(ov_y), np.abs(ov_q)) > 1e-9)
         if big.any() and np.all(ov_y[big] * ov_q[big] < 0):
             c = int(np.argmax(np.where(flipped, np.abs(ov_y - ov_q), -1.0)))
-            return _coordinate("overlap", c, y), flipped
+            return _overlap_coordinate(c), flipped
     perp_y = np.array([[y[2], y[3]], [y[6], y[7]]])
     perp_q = np.array([[q[2], q[3]], [q[6], q[7]]])
     w = np.linalg.svd(perp_y)[2]  # rows: the larger direction, then the smaller
@@ -1237,7 +1235,7 @@ def _mirror(y: np.ndarray, q: np.ndarray):
         big = np.maximum(np.abs(a_y), np.abs(a_q)) > 1e-9
         if big.any() and np.all(a_y[big] * a_q[big] < 0):
             j = int(np.argmax(np.where(big, np.abs(a_y - a_q), -1.0)))
-            return _coordinate("perp", j // len(axes), w[axes[j % len(axes)]]), None
+            return _perp_coordinate(j // len(axes), w[axes[j % len(axes)]]), None
     return None
 
 
@@ -1254,7 +1252,6 @@ def _arc_meeting(params: Params, y: np.ndarray, q: np.ndarray, row, flipped):
     ``lambda_p``, its error (the change between the last two levels of extrapolation)
     and the overlaps at the meeting; None on failure.
     """
-    from .trajectory import to_overlaps
 
     r_y, r_q = row(y)[0], row(q)[0]
     e = min(abs(r_y), 0.01)
@@ -1295,7 +1292,6 @@ def _arc_through(
     or ``("lost", y)``. ``y`` is the last point before the end, ``at`` the overlaps there.
     Every point reached is appended to `path`, if given.
     """
-    from .trajectory import to_overlaps
 
     sign = 1.0 if goal > lam else -1.0
     y = np.concatenate([k, v, [lam]])
@@ -1336,13 +1332,16 @@ def _arc_through(
 def _isotropy(k: np.ndarray, v: np.ndarray, tol: float = 1e-6) -> tuple:
     """The symmetry type of ``(k, v)``: ``dim span{k, v, k*, v*}`` and the overlap sign
     changes (rows of ``SYMMETRIES``) that fix its overlaps, within `tol`."""
-    from .critical import SYMMETRIES
-    from .trajectory import to_overlaps
 
     ov = to_overlaps(np.concatenate([k, v])[:, None])[:, 0]
     sv = np.linalg.svd(np.array([[k[2], k[3]], [v[2], v[3]]]), compute_uv=False)
-    fixed = frozenset(i for i, g in enumerate(SYMMETRIES) if np.all(np.abs(ov[g < 0]) <= tol))
-    return 2 + int(np.sum(sv > tol)), fixed
+    return 2 + int(np.sum(sv > tol)), _fixing(ov, tol)
+
+
+def _fixing(ov: np.ndarray, tol: float) -> frozenset:
+    """The rows of ``SYMMETRIES`` (the identity included) whose sign changes fix ``ov``:
+    the overlaps they flip are zero within `tol`."""
+    return frozenset(i for i, g in enumerate(SYMMETRIES) if np.all(np.abs(ov[g < 0]) <= tol))
 
 
 def _more_symmetric(now: tuple, before: tuple) -> bool:
