@@ -6,8 +6,9 @@ exceptions).
 
 0. ``validate``, ``doubledouble``, ``results``: input checks; double-double exponents;
    typed results as JSON and back.
-1. ``gaussian``, ``params``, ``work``, ``output``: Gaussian expectations of ``erf``;
-   ``Params`` and overlap feasibility; cost estimates; the output discipline.
+1. ``gaussian``, ``nonlinearity``, ``params``, ``work``, ``output``: Gaussian expectations
+   of ``erf`` (closed forms) and of any nonlinearity (quadrature); ``Params`` and overlap
+   feasibility; cost estimates; the output discipline.
 2. ``engine``: the one risk engine (value, gradient, Hessian tables).
 3. ``trajectory``: the batched loop shared by PGD, SGD and the experiments.
 4. ``model``, ``geometry``, ``flows``: the data model and Monte Carlo; the product of
@@ -44,6 +45,7 @@ from .gaussian import (
     zeta_ttt,
 )
 from .landscape import basin_fractions, continuation, manifold_stability
+from .nonlinearity import Nonlinearity
 from .params import OVERLAP_NAMES, Params, check_overlaps, overlap_tolerance
 from .risk import (
     RiskComponents,
@@ -65,6 +67,7 @@ __all__ = [
     "OVERLAP_NAMES",
     "CriticalPoint",
     "FlowResult",
+    "Nonlinearity",
     "PGDResult",
     "Params",
     "RiskComponents",

@@ -223,6 +223,7 @@ def _model_options(p, lam: float = 0.1, d_min: int | None = None) -> None:
 
     `d_min` raises the lower bound of ``--d`` where a command needs it (the full-space
     search needs ``d >= 4``)."""
+    from .nonlinearity import BUILTIN_NONLINEARITIES
     from .params import DOMAIN
 
     d_type = _in_domain("d", int) if d_min is None else _between(int, d_min, DOMAIN["d"][1])
@@ -238,6 +239,12 @@ def _model_options(p, lam: float = 0.1, d_min: int | None = None) -> None:
         type=_in_domain("L", int),
         default=1,
         help="informative tokens per sequence, at most --L (1: the paper's model)",
+    )
+    p.add_argument(
+        "--nonlinearity",
+        choices=tuple(BUILTIN_NONLINEARITIES),
+        default="erf",
+        help="the attention's sigma (erf: the paper's, closed forms; others by quadrature)",
     )
 
 
@@ -670,7 +677,15 @@ def _params(args):
             f"slr-theory {args.command}: error: argument --s: must be at most --L = {args.L}, "
             f"got {args.s}"
         )
-    return Params(d=args.d, L=args.L, lam=args.lam, gamma=args.gamma, eps=args.eps, s=args.s)
+    return Params(
+        d=args.d,
+        L=args.L,
+        lam=args.lam,
+        gamma=args.gamma,
+        eps=args.eps,
+        s=args.s,
+        nonlinearity=args.nonlinearity,
+    )
 
 
 def _overlaps(args, suffix: str = ""):

@@ -51,6 +51,7 @@ from .geometry import (
     spectrum,
     vector_derivatives,
 )
+from .nonlinearity import moments, nonlinearity_of
 from .params import Params, check_params
 from .trajectory import Progress, to_overlaps, to_vectors
 from .validate import as_array, positive_int, positive_real, random_generator, unit_vectors
@@ -308,9 +309,10 @@ def _gaussian_part_vanishes(params: Params, table, K, V, tol: float) -> np.ndarr
     ``scaled=True``) is what decides.
     """
     ov = to_overlaps(np.concatenate([K.T, V.T]))
-    mask = engine.gaussian_columns(1, table.pairs)
-    phi = engine.features(ov, table.constants, 1, scaled=True)[mask]
-    C = table.C[:, mask]
+    part = table.scaled_part(ov)
+    if part is None:  # no factor of the features underflows before its terms
+        return np.zeros(K.shape[0], dtype=bool)
+    C, phi = part
     g = (C @ phi).T
     mag = (np.abs(C) @ np.abs(phi)).T
     G, _a, _b = riemannian_gradient(K, V, g)
@@ -413,6 +415,8 @@ def manifold_certificate(params: Params) -> list[str]:
     import mpmath as mp
 
     params = check_params(params)
+    if params.nonlinearity != "erf":
+        return _moment_certificate(params)
     iv = mp.iv
     iv.dps = 30
     lam, gam, d = iv.mpf(params.lam), iv.mpf(params.gamma), iv.mpf(params.d)
@@ -451,6 +455,61 @@ def manifold_certificate(params: Params) -> list[str]:
         f"Edges nu = +-1, |kappa| < 1: |erf(a kappa / s)| <= erf(a/s) = 1 - erfc(a/s) with "
         f"erfc(a/s) >= {fmt(erfc_low)} > 0, so erf(a kappa / s) - nu != 0 and R_kappa != 0 "
         "(exponentially small where erf saturates, never zero): no critical point.",
+        "Corners (+-1, +-1): both factors 1 - kappa^2 and 1 - nu^2 vanish: four critical points.",
+        "Hence exactly five critical points on the closed square: the origin and the four corners.",
+    ]
+
+
+def _moment_certificate(params: Params) -> list[str]:
+    """The same argument for a nonlinearity by quadrature, with the properties it uses.
+
+    It needs ``sigma`` odd, strictly increasing and ``|sigma| < 1``; these are checked on a
+    grid of ``[-60, 60]`` (step ``5e-4``; ``sigma' > 0`` on ``[-20, 20]``, ``>= 0`` beyond,
+    where it may underflow), and the two positive numbers come from the
+    quadrature (relative error ``~1e-15``), not from interval arithmetic.
+    """
+    sig = nonlinearity_of(params.nonlinearity)
+    u = np.linspace(0.0, 60.0, 120_001)
+    f, df = sig.f(u), np.concatenate([sig.df(u), sig.df(-u)])
+    inner = np.concatenate([u, u]) <= 20.0  # beyond, sigma' may underflow to 0.0
+    failed = [
+        name
+        for name, ok in (
+            ("odd", np.all(np.abs(f + sig.f(-u)) <= 1e-14 * np.maximum(1.0, np.abs(f)))),
+            ("strictly increasing", np.all(df[inner] > 0) and np.all(df >= 0)),
+            # |sigma| <= 1 and strictly increasing: |sigma| < 1
+            ("|sigma| < 1", np.all(np.abs(f) <= 1)),
+        )
+        if not ok
+    ]
+    if failed:
+        raise ValueError(
+            f"the critical points of M are proved for an odd, strictly increasing sigma with "
+            f"|sigma| < 1; nonlinearity {sig.name!r} is not {' and '.join(failed)} on "
+            "[-60, 60]: use where='sphere' (the search)."
+        )
+    a = params.lam * np.sqrt(params.d / 2)
+    g = params.lam * params.gamma
+    m = moments(sig, np.array([a]), g, 1)
+    S = params.s
+    sg = "gamma^2" if S == 1 else "S gamma^2"
+    edge_nu = 2 * S * params.gamma**2 * m["E0"][0]
+    return [
+        f"On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with "
+        f"R_kappa = 2 {sg} a E[sigma'(U) (sigma(U) - nu)], R_nu = -2 {sg} E sigma(U), "
+        f"U = a kappa + g Z, sigma = {sig.name}"
+        + ("." if S == 1 else f", with S = {S} informative tokens."),
+        "sigma is odd, strictly increasing and |sigma| < 1 (checked on a grid of [-60, 60]); "
+        "the numbers below are quadratures, not interval bounds.",
+        "Interior (|kappa|, |nu| < 1): E sigma(a kappa + g Z) is odd and strictly increasing "
+        "in kappa (its derivative a E sigma'(U) > 0), so R_nu = 0 iff kappa = 0; then "
+        "R_kappa = -2 a nu E sigma'(gZ) (E[sigma' sigma](gZ) = 0: an odd integrand) = 0 iff "
+        "nu = 0: the origin only.",
+        f"Edges kappa = +-1, |nu| < 1: |R_nu| = 2 {sg} E sigma(a + gZ) = {edge_nu:.6g} > 0: "
+        "no critical point.",
+        "Edges nu = +-1, |kappa| < 1: sigma' > 0 and |sigma| < 1 make sigma'(U)(sigma(U) - nu) "
+        "of one sign everywhere, so R_kappa != 0 (exponentially small where sigma saturates, "
+        "never zero): no critical point.",
         "Corners (+-1, +-1): both factors 1 - kappa^2 and 1 - nu^2 vanish: four critical points.",
         "Hence exactly five critical points on the closed square: the origin and the four corners.",
     ]
@@ -550,9 +609,10 @@ def _underflowed_signs(params: Params, tables, k, v, g, spec: HessianSpectrum):
     x2 = (a * o[0]) ** 2 / (1 + 2 * (params.lam * params.gamma) ** 2)
     if x2 <= 600.0:
         return signs, notes
-    mask = engine.gaussian_columns(1, tables[0].pairs)
-    phi = engine.features(o.reshape(5, 1), tables[0].constants, 1, scaled=True)[mask, 0]
-    gs = tables[0].C[:, mask] @ phi
+    part = tables[0].scaled_part(o.reshape(5, 1))
+    if part is None:
+        return signs, notes
+    gs = (part[0] @ part[1])[:, 0]
     for value, name in (
         (o[0] * gs[0] + o[3] * gs[3], "A"),
         (o[2] * gs[2] + o[1] * gs[1], "B"),
@@ -921,43 +981,6 @@ class LipschitzBound:
         return "undecided"
 
 
-def _column_bounds(params: Params, order: int) -> np.ndarray:
-    """``sup |x^p b(x)|`` over the feasible set for each feature column of the table."""
-    plan_cols = engine.columns(order, params.s > 1)
-    a = params.lam * np.sqrt(params.d / 2.0)
-    g = params.lam * params.gamma
-    cx = a / np.sqrt(1 + 2 * g * g)
-    ir2 = 1.0 / (1 + 4 * g * g)
-
-    def gauss(p, rate):
-        if p == 0:
-            return 1.0
-        x = min(np.sqrt(p / (2 * rate)), cx)
-        return x**p * np.exp(-rate * x * x)
-
-    out = []
-    for _mono, p, b in plan_cols:
-        if b == "1":
-            out.append(1.0)
-        elif b in ("erf", "zeta"):
-            out.append(cx**p)
-        elif b == "W":
-            out.append(4.0 * cx**p)
-        elif b in ("ex", "exu"):
-            out.append(gauss(p, 1.0))
-        elif b == "exD":
-            out.append(2.0 * gauss(p, 1.0))
-        elif b == "exey":
-            out.append(gauss(p, 1.0 + ir2))
-        elif b == "erf2":
-            out.append(cx**p)
-        elif b == "erfex":
-            out.append(gauss(p, 1.0))
-        elif b == "ex2":
-            out.append(gauss(p, 2.0))
-    return np.array(out)
-
-
 def lipschitz_bound(
     params: Params, *, samples: int = 2000, rng: np.random.Generator | int | None = 0
 ) -> LipschitzBound:
@@ -996,8 +1019,8 @@ def lipschitz_bound(
     samples = positive_int(samples, "samples", upper=10**7)
     rng = random_generator(rng)
     t1, t2 = _tables(params)
-    b1 = np.abs(t1.C) @ _column_bounds(params, 1)
-    b2 = np.abs(t2.C) @ _column_bounds(params, 2)
+    b1 = np.abs(t1.C) @ engine.feature_bounds(params, 1)
+    b2 = np.abs(t2.C) @ engine.feature_bounds(params, 2)
     h_frob = np.sqrt(
         sum((2 if i != j else 1) * b2[r] ** 2 for r, (i, j) in enumerate(engine.HESSIAN_PAIRS))
     )

@@ -62,6 +62,7 @@ from .gaussian import (
     zeta_series_coefficients,
     zeta_tt,
 )
+from .nonlinearity import MOMENT_NAMES, Nonlinearity, moments, nonlinearity_of
 from .params import Params
 
 __all__ = [
@@ -69,17 +70,21 @@ __all__ = [
     "COMPONENTS",
     "GAUSSIAN_BASES",
     "HESSIAN_PAIRS",
+    "MOMENT_BASES",
     "N_CONSTANTS",
     "PAIR_TERMS",
     "RISK_TERMS",
     "EngineTable",
+    "MomentTable",
     "columns",
     "components",
+    "feature_bounds",
     "features",
     "gaussian_columns",
     "gradient",
     "hessian",
     "manifold_gradient",
+    "manifold_nullcline",
     "table",
     "value_and_gradient",
 ]
@@ -88,6 +93,16 @@ K2 = 2.0 / np.sqrt(np.pi)
 
 #: The bases of the module docstring, in feature order.
 BASES = ("1", "erf", "ex", "exey", "exu", "exD", "zeta", "W", "erf2", "erfex", "ex2")
+#: The bases of a nonlinearity without closed forms, functions of ``t = a kappa`` (and
+#: ``nu`` for ``W_j``): ``E_j``, ``Z_j`` of :func:`slr_theory.nonlinearity.gaussian_moments`,
+#: ``W_j = d^j/dt^j [1 - 2 nu E_0 + Z_0]`` and the products ``E_i E_j`` of informative pairs.
+MOMENT_BASES = (
+    "1",
+    *(f"E{j}" for j in range(5)),
+    *(f"Z{j}" for j in range(5)),
+    *(f"W{j}" for j in range(3)),
+    *(f"E{i}E{j}" for j in range(4) for i in range(j + 1) if i + j <= 4),
+)
 #: Rows of the value table: the risk minus ``eps**2``, split as in :class:`slr_theory.RiskComponents`.
 COMPONENTS = ("informative", "distractors", "interactions")
 #: Rows of the Hessian table: pairs ``(i, j)``, ``i <= j``, of overlap indices.
@@ -178,8 +193,39 @@ def _dnu_basis(expr: dict) -> dict:
     return out
 
 
+def _mddt(expr: dict, s: dict) -> dict:
+    """``d/dt`` of an expression in the moment bases (:data:`MOMENT_BASES`)."""
+    out: dict = {}
+    for (p, b), c in expr.items():
+        if b == "1":
+            continue
+        if len(b) == 2:  # E_j, Z_j, W_j -> index + 1
+            _add(out, (p, f"{b[0]}{int(b[1]) + 1}"), c)
+        else:  # a product E_i E_j: the product rule
+            i, j = int(b[1]), int(b[3])
+            _add(out, (p, _pair(i + 1, j)), c)
+            _add(out, (p, _pair(i, j + 1)), c)
+    return out
+
+
+def _pair(i: int, j: int) -> str:
+    i, j = sorted((i, j))
+    return f"E{i}E{j}"
+
+
+def _mdnu(expr: dict) -> dict:
+    """The ``nu``-derivative of the moment bases that contain ``nu``: ``d W_j / d nu = -2 E_j``."""
+    out: dict = {}
+    for (p, b), c in expr.items():
+        if b[0] == "W":
+            _add(out, (p, f"E{b[1]}"), -2.0 * c)
+    return out
+
+
 def _family(f: str, s: dict) -> dict:
     """``F`` of the term table as an expression (``E_{j+1} = q^{-1/2} dE_j/dx``, same for Z)."""
+    if not s["closed"]:  # moment bases: F is itself a basis
+        return {(0, "W0" if f == "W" else f): s["one"]}
     if f in ("1", "W"):
         return {(0, f): s["one"]}
     if f == "E0E0":  # products of E0 = erf(x) and E1 = q^{-1/2} K2 e^{-x^2}
@@ -199,7 +245,7 @@ def _partial(term, i: int, s: dict):
     coef, mono, expr = term
     out = []
     if i == 0:
-        de = _ddx(expr, s)
+        de = _ddx(expr, s) if s["closed"] else _mddt(expr, s)
         if de:
             out.append((coef * s["cx"], mono, de))
         return out
@@ -209,7 +255,7 @@ def _partial(term, i: int, s: dict):
         low[i - 1] -= 1
         out.append((coef * e, tuple(low), expr))
     if i == 1:
-        de = _dnu_basis(expr)
+        de = _dnu_basis(expr) if s["closed"] else _mdnu(expr)
         if de:
             out.append((coef, mono, de))
     return out
@@ -227,11 +273,17 @@ def _coefficient_scalars(params: Params, lam) -> dict:
     rh, _rl = dd.one_plus_c_sq(g, 4.0)
     isq = 1.0 / np.sqrt(qh)
     ir = 1.0 / np.sqrt(rh)
-    P = lam * mean_erf_prime(0.0, lam)
+    closed = params.nonlinearity == "erf"
+    if closed:
+        P = lam * mean_erf_prime(0.0, lam)
+        S0, S2 = zeta(0.0, lam), lam * lam * zeta_tt(0.0, lam)
+    else:  # the distractor's moments, by quadrature at t = 0 with scale lam
+        P, S0, S2 = _distractor_moments(params.nonlinearity, lam)
     out = {
+        "closed": closed,
         "pairs": S > 1,
         "one": one,
-        "cx": lam * B * isq,
+        "cx": lam * B * isq if closed else lam * B,
         "isq": isq,
         "ir": ir,
         "ir2": ir * ir,
@@ -241,8 +293,8 @@ def _coefficient_scalars(params: Params, lam) -> dict:
         "B2": B * B * one,
         "2Bh": 2.0 * B * gam * g,
         "Gg2": G * g * g,
-        "S0L": (L - S) * zeta(0.0, lam),
-        "S2L": (L - S) * lam * lam * zeta_tt(0.0, lam),
+        "S0L": (L - S) * S0,
+        "S2L": (L - S) * S2,
         "2LPB": 2.0 * S * (L - S) * P * B,
         "2LPh": 2.0 * S * (L - S) * P * gam * g,
         "LLP2": (L - S) * (L - S - 1) * P * P,
@@ -254,6 +306,18 @@ def _coefficient_scalars(params: Params, lam) -> dict:
         for name in ("G", "-2Gg2", "-2Bh", "B2", "2Bh", "Gg2"):
             out[name] = S * out[name]
     return out
+
+
+def _distractor_moments(sigma, lam: np.ndarray):
+    """``P = lam E sigma'(lam Z)``, ``S0 = E sigma(lam Z)^2``, ``S2 = lam^2 E (sigma^2)''(lam Z)``."""
+    sig = nonlinearity_of(sigma)
+    flat = np.ravel(lam)
+    P, S0, S2 = (np.empty(flat.shape) for _ in range(3))
+    for value in np.unique(flat):
+        m = moments(sig, np.zeros(1), float(value), 0)
+        at = flat == value
+        P[at], S0[at], S2[at] = value * m["E1"][0], m["Z0"][0], value * value * m["Z2"][0]
+    return P.reshape(lam.shape), S0.reshape(lam.shape), S2.reshape(lam.shape)
 
 
 def _entries(s: dict, order: int):
@@ -321,8 +385,19 @@ def _stacked_entries(s: dict, orders: tuple[int, ...]):
 
 
 @cache
-def _plan(orders: tuple[int, ...], pairs: bool = False) -> _Plan:
-    probe = _coefficient_scalars(Params(d=4, L=3, lam=1.0, gamma=1.0, s=2 if pairs else 1), 1.0)
+def _plan(orders: tuple[int, ...], pairs: bool = False, closed: bool = True) -> _Plan:
+    probe = _coefficient_scalars(
+        Params(
+            d=4,
+            L=3,
+            lam=1.0,
+            gamma=1.0,
+            s=2 if pairs else 1,
+            nonlinearity="erf" if closed else "tanh",
+        ),
+        1.0,
+    )
+    bases = BASES if closed else MOMENT_BASES
     cols: dict = {}
     for _row, key, _c in _stacked_entries(probe, orders):
         cols.setdefault(key, len(cols))
@@ -333,7 +408,7 @@ def _plan(orders: tuple[int, ...], pairs: bool = False) -> _Plan:
         i1=np.array([_mono_rows(m)[0] for m, _p, _b in keys]),
         i2=np.array([_mono_rows(m)[1] for m, _p, _b in keys]),
         ip=np.array([p for _m, p, _b in keys]),
-        ib=np.array([BASES.index(b) for _m, _p, b in keys]),
+        ib=np.array([bases.index(b) for _m, _p, b in keys]),
         bases=frozenset(b for _m, _p, b in keys),
         max_power=max(p for _m, p, _b in keys),
     )
@@ -362,6 +437,34 @@ class EngineTable:
         """The rows ``(rows, n)`` at overlaps ``(5, n)`` (one temperature; unchecked)."""
         return self.C @ features(ov5, self.constants, self.order)
 
+    def features(self, ov5: np.ndarray, constants: np.ndarray | None = None) -> np.ndarray:
+        """``Phi`` ``(K, n)`` at overlaps ``(5, n)``; `constants` default: the table's own."""
+        k = self.constants if constants is None else constants
+        return features(ov5, k, self.order)
+
+    def at(self, j: int) -> EngineTable:
+        """The table of the `j`-th temperature of a table built for several."""
+        return EngineTable(self.order, self.C[j], self.constants[j])
+
+    def scaled_part(self, ov5: np.ndarray):
+        """``(C, Phi)`` restricted to the columns carrying ``e^{-x^2}``, without that factor.
+
+        Where ``x^2`` is large the factor underflows and a plateau's gradient is exactly
+        0.0; the scaled part decides whether it vanishes before the factor
+        (:func:`features` with ``scaled=True``). Order-1 tables only.
+        """
+        mask = gaussian_columns(self.order, self.pairs)
+        return self.C[..., mask], features(ov5, self.constants, self.order, scaled=True)[mask]
+
+    def manifold_gradient(self, kn: np.ndarray) -> np.ndarray:
+        """``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M at ``kn = (kappa, nu)`` (order-1 tables)."""
+        return manifold_gradient(
+            kn,
+            self.constants,
+            self.column(0, (0, 0, 0, 0), 0, "exD"),
+            self.column(1, (0, 0, 0, 0), 0, "erf"),
+        )
+
     @property
     def pairs(self) -> bool:
         """Whether the table has the terms of informative pairs (``s > 1``)."""
@@ -371,6 +474,96 @@ class EngineTable:
         """The coefficient of one feature in one row (e.g. for a specialised kernel)."""
         plan = _plan(_orders(self.order), self.pairs)
         return self.C[..., row, plan.columns.index((mono, power, basis))]
+
+
+@dataclass(frozen=True)
+class MomentTable:
+    """The table of a nonlinearity without closed forms: the same rows, moment features.
+
+    The coefficients are those of :class:`EngineTable` with every ``E_j``, ``Z_j`` kept as
+    a basis (:data:`MOMENT_BASES`); the features are the Gaussian expectations of
+    :func:`slr_theory.nonlinearity.gaussian_moments` at ``t = a kappa``.
+
+    Attributes
+    ----------
+    order : int or tuple
+    C : ndarray, shape ``(..., rows, K)``
+    constants : ndarray, shape ``(..., 3)``
+        ``(a, g, pairs)`` of each temperature: ``a = lambda sqrt(d/2)``, ``g = lambda gamma``.
+    sigma : Nonlinearity
+    """
+
+    order: int | tuple
+    C: np.ndarray
+    constants: np.ndarray
+    sigma: Nonlinearity
+
+    def __call__(self, ov5: np.ndarray) -> np.ndarray:
+        """The rows ``(rows, n)`` at overlaps ``(5, n)`` (one temperature; unchecked)."""
+        return self.C @ self.features(ov5)
+
+    @property
+    def pairs(self) -> bool:
+        """Whether the table has the terms of informative pairs (``s > 1``)."""
+        return bool(np.ravel(self.constants[..., 2])[0] != 0.0)
+
+    def at(self, j: int) -> MomentTable:
+        """The table of the `j`-th temperature of a table built for several."""
+        return MomentTable(self.order, self.C[j], self.constants[j], self.sigma)
+
+    def scaled_part(self, ov5: np.ndarray):
+        """None: no feature carries a factor that underflows before its terms do."""
+        return None
+
+    def manifold_gradient(self, kn: np.ndarray) -> np.ndarray:
+        """``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M at ``kn = (kappa, nu)`` (order-1 tables)."""
+        ov5 = np.zeros((5, kn.shape[1]))
+        ov5[:2] = kn
+        return self(ov5)[:2]
+
+    def features(self, ov5: np.ndarray, constants: np.ndarray | None = None) -> np.ndarray:
+        """``Phi`` ``(K, n)`` at overlaps ``(5, n)``; `constants` default: the table's own.
+
+        `constants` may be transposed, ``(3, n)``: one temperature per column.
+        """
+        k = self.constants if constants is None else constants
+        orders = _orders(self.order)
+        plan = _plan(orders, self.pairs, False)
+        top = max(orders)
+        kappa, nu = ov5[0], ov5[1]
+        n = kappa.shape[-1]
+        t = k[0] * kappa
+        g = np.broadcast_to(k[1], t.shape)
+        names = [
+            *MOMENT_NAMES[0],
+            *(MOMENT_NAMES[1] if top >= 1 else ()),
+            *(MOMENT_NAMES[2] if top >= 2 else ()),
+        ]
+        m = {key: np.empty(n) for key in names}
+        for value in np.unique(g):
+            at = g == value
+            for key, v in moments(self.sigma, t[at], float(value), top).items():
+                m[key][at] = v
+        basis = np.full((len(MOMENT_BASES), n), np.nan)
+        index = {b: i for i, b in enumerate(MOMENT_BASES)}
+        basis[0] = 1.0
+        for j in range(3 + top):
+            basis[index[f"E{j}"]] = m[f"E{j}"]
+            basis[index[f"Z{j}"]] = m[f"Z{j}"]
+        sgn = np.where(t >= 0, 1.0, -1.0)
+        w = 1.0 - sgn * nu  # >= 0: the distance of nu from the sign of kappa
+        basis[index["W0"]] = m["tau2"] + 2.0 * w * (sgn * m["E0"])
+        if top >= 1:
+            basis[index["W1"]] = 2.0 * sgn * (w * m["E1"] - m["d1tau"])
+        if top >= 2:
+            basis[index["W2"]] = 2.0 * (m["d1sq"] + sgn * (w * m["E2"] - m["d2tau"]))
+        for b in plan.bases:
+            if len(b) == 4:
+                basis[index[b]] = m[b[:2]] * m[b[2:]]
+        ext = np.empty((5, n))
+        ext[0] = 1.0
+        ext[1:] = ov5[1:]
+        return ext[plan.i1] * ext[plan.i2] * basis[plan.ib]
 
 
 def columns(order, pairs: bool = False) -> tuple:
@@ -396,7 +589,7 @@ def columns(order, pairs: bool = False) -> tuple:
     return _plan(_orders(order), pairs).columns
 
 
-def table(params: Params, lam, order: int) -> EngineTable:
+def table(params: Params, lam, order: int) -> EngineTable | MomentTable:
     """The table of `order` at temperature(s) `lam` (any shape) for the model `params`.
 
     Parameters
@@ -411,7 +604,9 @@ def table(params: Params, lam, order: int) -> EngineTable:
 
     Returns
     -------
-    EngineTable
+    EngineTable or MomentTable
+        :class:`EngineTable` (closed forms) for ``erf``, :class:`MomentTable` (quadrature)
+        for any other nonlinearity; both are called on overlaps the same way.
 
     Examples
     --------
@@ -437,13 +632,19 @@ def _one_table(params: Params, lam: float, order) -> EngineTable:
     return out
 
 
-def _build_table(params: Params, lam: np.ndarray, orders: tuple, order) -> EngineTable:
+def _build_table(params: Params, lam: np.ndarray, orders: tuple, order):
     s = _coefficient_scalars(params, lam)
-    plan = _plan(orders, s["pairs"])
+    plan = _plan(orders, s["pairs"], s["closed"])
     C = np.zeros((*lam.shape, plan.rows, len(plan.columns)))
     index = {k: i for i, k in enumerate(plan.columns)}
     for row, key, c in _stacked_entries(s, orders):
         C[..., row, index[key]] += c
+    if not s["closed"]:
+        k = np.stack(
+            np.broadcast_arrays(lam * np.sqrt(params.d / 2.0), lam * params.gamma, s["pairs"]),
+            axis=-1,
+        ).astype(np.float64)
+        return MomentTable(order, C, k, nonlinearity_of(params.nonlinearity))
     return EngineTable(order, C, _constants(params, lam))
 
 
@@ -459,6 +660,121 @@ def _constants(params: Params, lam: np.ndarray) -> np.ndarray:
     out[..., _ZS] = zeta_series_coefficients(out[..., _RH])
     out[..., _PN], out[..., _PW] = plackett_rule(out[..., _RH])
     out[..., _PAIRS] = 1.0 if params.s > 1 else 0.0
+    return out
+
+
+def feature_bounds(params: Params, order: int) -> np.ndarray:
+    """``sup |feature|`` over the feasible set for each column of the table of `order`.
+
+    For ``erf``: ``sup |x^p b(x)|`` of each closed-form basis (``|erf| <= 1``,
+    ``sup x^p e^{-x^2} = (p / 2e)^{p/2}``). For a nonlinearity by quadrature: the moments
+    are bounded by the sups of the derivatives they average (:func:`_moment_sups`), the
+    monomials by 1.
+
+    Parameters
+    ----------
+    params : Params
+    order : {1, 2}
+
+    Returns
+    -------
+    ndarray, shape ``(K,)``
+        In the order of the table's columns.
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.engine import feature_bounds, table
+    >>> p = Params.paper()
+    >>> feature_bounds(p, 1).shape == table(p, p.lam, 1).C.shape[-1:]
+    True
+    """
+    if params.nonlinearity != "erf":
+        return _moment_bounds(params, order)
+    plan_cols = columns(order, params.s > 1)
+    a = params.lam * np.sqrt(params.d / 2.0)
+    g = params.lam * params.gamma
+    cx = a / np.sqrt(1 + 2 * g * g)
+    ir2 = 1.0 / (1 + 4 * g * g)
+
+    def gauss(p, rate):
+        if p == 0:
+            return 1.0
+        x = min(np.sqrt(p / (2 * rate)), cx)
+        return x**p * np.exp(-rate * x * x)
+
+    out = []
+    for _mono, p, b in plan_cols:
+        if b == "1":
+            out.append(1.0)
+        elif b in ("erf", "zeta"):
+            out.append(cx**p)
+        elif b == "W":
+            out.append(4.0 * cx**p)
+        elif b in ("ex", "exu"):
+            out.append(gauss(p, 1.0))
+        elif b == "exD":
+            out.append(2.0 * gauss(p, 1.0))
+        elif b == "exey":
+            out.append(gauss(p, 1.0 + ir2))
+        elif b == "erf2":
+            out.append(cx**p)
+        elif b == "erfex":
+            out.append(gauss(p, 1.0))
+        elif b == "ex2":
+            out.append(gauss(p, 2.0))
+    return np.array(out)
+
+
+def _moment_bounds(params: Params, order: int) -> np.ndarray:
+    sig = nonlinearity_of(params.nonlinearity)
+    g = params.lam * params.gamma
+    sup = _moment_sups(sig, g)
+    s0, s1, s2 = sup["E0"], sup["E1"], sup["E2"]
+    sup["W0"] = (s0 + 1.0) ** 2 + 1.0
+    sup["W1"] = 2.0 * s1 * (s0 + 1.0)
+    sup["W2"] = 2.0 * (s1 * s1 + s2 * (s0 + 1.0))
+    sup["1"] = 1.0
+    out = []
+    for _mono, _p, b in _plan(_orders(order), params.s > 1, False).columns:
+        out.append(sup[b[:2]] * sup[b[2:]] if len(b) == 4 else sup[b])
+    return np.array(out)
+
+
+_SUP_GRID = np.linspace(-60.0, 60.0, 240_001)  # step 5e-4
+
+
+def _moment_sups(sigma: Nonlinearity, g: float) -> dict:
+    """Bounds on ``|E_j|``, ``|Z_j|`` over every ``t``: the sups of what they average.
+
+    Sampled on a grid of step ``h = 5e-4`` over ``[-60, 60]`` (where the built-ins have
+    turned monotone), each raised by ``h`` times its largest sampled slope (twice what a
+    smooth function can rise between nodes); a derivative not provided is bounded
+    through Stein's identity, ``|E h^(m)(t + gZ)| <= sup |h| E|He_m(Z)| / g^m``.
+    """
+    u = _SUP_GRID
+    top = sigma.order
+    d = [sigma.derivative(j)(u) for j in range(top + 1)]
+    sq = [d[0] * d[0], 2 * d[0] * d[1], 2 * (d[1] ** 2 + d[0] * d[2])]
+    if top >= 3:
+        sq.append(2 * (3 * d[1] * d[2] + d[0] * d[3]))
+    if top >= 4:
+        sq.append(2 * (3 * d[2] ** 2 + 4 * d[1] * d[3] + d[0] * d[4]))
+    h = u[1] - u[0]
+    stein = {1: np.sqrt(2.0 / np.pi), 2: 4.0 * np.exp(-0.5) / np.sqrt(2.0 * np.pi)}  # E|He_m|
+
+    def bound(vals):
+        slope = np.max(np.abs(np.diff(vals))) / h
+        return float(np.max(np.abs(vals)) + 0.5 * h * 2.0 * slope)
+
+    out = {}
+    for j in range(5):
+        if j <= top:
+            out[f"E{j}"], out[f"Z{j}"] = bound(d[j]), bound(sq[j])
+        else:
+            m = j - top
+            out[f"E{j}"] = bound(d[top]) * stein[m] / g**m
+            out[f"Z{j}"] = bound(sq[top]) * stein[m] / g**m
     return out
 
 
@@ -505,6 +821,44 @@ def manifold_gradient(kn: np.ndarray, constants: np.ndarray, c_kappa, c_nu) -> n
     out[0] = c_kappa * ex * _bracket(s, kn[1], erfc(np.abs(x * k[_IR])))
     out[1] = c_nu * erf(x)
     return out
+
+
+def manifold_nullcline(params: Params, kappa: np.ndarray) -> np.ndarray:
+    """The ``nu`` at which ``dR/dkappa`` vanishes on M, at each ``kappa`` (the nullcline).
+
+    ``R_kappa`` on M is proportional to ``E[sigma'(U) (sigma(U) - nu)]``, so the nullcline
+    is ``nu = E[sigma' sigma] / E sigma'``: ``erf(a kappa / s)`` with
+    ``s = sqrt((1 + 2 g^2)(1 + 4 g^2))`` for ``erf``; otherwise ``sgn(t) (1 - E[sigma' tau] / E sigma')``
+    by quadrature (``tau = 1 - sgn(t) sigma``), exact where ``sigma`` saturates.
+
+    Parameters
+    ----------
+    params : Params
+    kappa : ndarray
+        Values in ``[-1, 1]``.
+
+    Returns
+    -------
+    ndarray
+        Of `kappa`'s shape.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory import Params
+    >>> from slr_theory.engine import manifold_nullcline
+    >>> float(manifold_nullcline(Params.paper(), np.array([0.0]))[0])
+    0.0
+    """
+    kappa = np.asarray(kappa, dtype=np.float64)
+    a = params.lam * np.sqrt(params.d / 2)
+    g = params.lam * params.gamma
+    if params.nonlinearity == "erf":
+        return erf(a * kappa / np.sqrt((1 + 2 * g * g) * (1 + 4 * g * g)))
+    t = (a * kappa).reshape(-1)
+    m = moments(nonlinearity_of(params.nonlinearity), t, g, 1)
+    sgn = np.where(t >= 0, 1.0, -1.0)
+    return (sgn * (1.0 - m["d1tau"] / m["E1"])).reshape(kappa.shape)
 
 
 #: The bases that carry the factor ``e^{-x^2}`` (:func:`features` with ``scaled=True`` drops it).
@@ -614,10 +968,10 @@ def _evaluate(params: Params, ov5: np.ndarray, lam, order) -> np.ndarray:
     for start in range(0, n, _CHUNK):
         sl = slice(start, min(start + _CHUNK, n))
         if per_column:
-            phi = features(ov5[:, sl], tab.constants[sl].T, order)
+            phi = tab.features(ov5[:, sl], tab.constants[sl].T)
             out[:, sl] = np.einsum("nrk,kn->rn", tab.C[sl], phi)
         else:
-            out[:, sl] = tab.C @ features(ov5[:, sl], tab.constants, order)
+            out[:, sl] = tab(ov5[:, sl])
     return out
 
 

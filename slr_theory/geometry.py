@@ -266,7 +266,7 @@ def vector_derivatives(tables, K: np.ndarray, V: np.ndarray):
     """
     n = K.shape[0]
     ov = to_overlaps(np.concatenate([K.T, V.T]))
-    phi = engine.features(ov, tables[0].constants, tables[0].order)
+    phi = tables[0].features(ov)
     g = (tables[0].C @ phi).T
     magnitudes = (np.abs(tables[0].C) @ np.abs(phi)).T
     rows = tables[1](ov)

@@ -149,9 +149,7 @@ def _angle_velocity(table, phi: np.ndarray, psi: np.ndarray) -> np.ndarray:
     n = phi.size
     ov = np.zeros((5, n))
     ov[0], ov[1] = np.cos(phi), np.cos(psi)
-    c_k = table.column(0, (0, 0, 0, 0), 0, "exD")
-    c_n = table.column(1, (0, 0, 0, 0), 0, "erf")
-    gr = engine.manifold_gradient(ov[:2], table.constants, c_k, c_n)
+    gr = table.manifold_gradient(ov[:2])
     return np.stack([np.sin(phi) * gr[0], np.sin(psi) * gr[1]])
 
 
@@ -1661,7 +1659,7 @@ class PortraitData:
     t_max : float
         Flow time of the trajectories and the basin map.
     nullcline : ndarray, shape ``(m, 2)``
-        The ``kappa``-nullcline ``nu = erf(a kappa / s)``.
+        The ``kappa``-nullcline on M (``nu = erf(a kappa / s)`` for ``erf``).
     separatrix : ndarray, shape ``(m, 2)``
         The stable manifold of the saddle at the origin (:func:`separatrix`).
     flows : list of ndarray
@@ -1763,8 +1761,6 @@ def portrait_data(
     >>> data.field.shape, sorted(set(data.point_kinds))
     ((9, 9, 2), ['maximum', 'minimum', 'saddle'])
     """
-    from scipy.special import erf
-
     from .dynamics import pgd
     from .flows import manifold_field, manifold_flow
     from .risk import manifold_risk
@@ -1790,9 +1786,6 @@ def portrait_data(
     R = manifold_risk(params, K, N)
     F = manifold_field(params, K, N)
     tick(1)
-    a = params.lam * np.sqrt(params.d / 2)
-    g = params.lam * params.gamma
-    s = np.sqrt((1 + 2 * g * g) * (1 + 4 * g * g))
     kk = np.linspace(-1, 1, 400)
     sep = separatrix(params)
     tick(1)
@@ -1826,7 +1819,7 @@ def portrait_data(
         basin_edges=edges,
         basin_label=label,
         t_max=t_max,
-        nullcline=np.stack([kk, erf(a * kk / s)], axis=1),
+        nullcline=np.stack([kk, engine.manifold_nullcline(params, kk)], axis=1),
         separatrix=sep,
         flows=flows,
         pgd_alpha=pgd_alpha,

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.special import erf
 
+from .nonlinearity import Nonlinearity, nonlinearity_of, resolve_nonlinearity
 from .params import Params
 from .validate import (
     as_array,
@@ -116,8 +116,10 @@ def sample(
     return X, y, J
 
 
-def predict(X: np.ndarray, k: np.ndarray, v: np.ndarray, lam: float) -> np.ndarray:
-    """The attention predictor ``T(X) = sum_l erf(lam X_l.k) X_l.v``; ``X`` has shape (..., L, d).
+def predict(
+    X: np.ndarray, k: np.ndarray, v: np.ndarray, lam: float, sigma: str | Nonlinearity = "erf"
+) -> np.ndarray:
+    """The attention predictor ``T(X) = sum_l sigma(lam X_l.k) X_l.v``; ``X`` has shape (..., L, d).
 
     Parameters
     ----------
@@ -127,11 +129,14 @@ def predict(X: np.ndarray, k: np.ndarray, v: np.ndarray, lam: float) -> np.ndarr
         Finite vectors.
     lam : float
         Finite temperature.
+    sigma : str or Nonlinearity, default ``"erf"``
+        The nonlinearity (:attr:`slr_theory.Params.nonlinearity`).
 
     Returns
     -------
     ndarray, shape ``(...)``
     """
+    f = nonlinearity_of(resolve_nonlinearity(sigma, "sigma")).f
     X, k, v = _vectors_of(X=X, k=k, v=v)
     if X.ndim < 2 or k.ndim != 1 or v.ndim != 1:
         raise ValueError(
@@ -139,7 +144,7 @@ def predict(X: np.ndarray, k: np.ndarray, v: np.ndarray, lam: float) -> np.ndarr
             f"{k.shape}, {v.shape}."
         )
     lam = finite_real(lam, "lam")
-    return np.sum(erf(lam * (X @ k)) * (X @ v), axis=-1)
+    return np.sum(f(lam * (X @ k)) * (X @ v), axis=-1)
 
 
 def _vectors_of(**named) -> list[np.ndarray]:
@@ -260,7 +265,7 @@ def monte_carlo_risk(
         while done < n:
             m = min(per, n - done)
             X, y, _ = sample(params, m, rng, k_star, v_star)
-            err = (y - predict(X, k, v, params.lam)) ** 2
+            err = (y - predict(X, k, v, params.lam, params.nonlinearity)) ** 2
             total += float(err.sum())
             total_sq += float((err * err).sum())
             done += m

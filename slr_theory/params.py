@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .nonlinearity import Nonlinearity, resolve_nonlinearity
 from .validate import (
     as_array,
     broadcast,
@@ -108,6 +109,11 @@ class Params:
         Informative tokens, ``1 <= s <= L``: their positions are uniform among the
         ``s``-subsets of ``{1..L}``, each ``N(sqrt(d/2) k*, gamma^2 I)``, and the label is
         ``sum_{j in J} X_j^T v* + xi``. ``s = 1`` is the paper's model.
+    nonlinearity : str or Nonlinearity, default ``"erf"``
+        The attention's ``sigma``: ``"erf"`` (the paper's; closed forms), ``"tanh"``,
+        ``"algebraic"`` (``x / sqrt(1 + x^2)``), ``"arctan"`` (``(2/pi) arctan x``), or a
+        user's :class:`slr_theory.Nonlinearity`. Other than ``"erf"``, the risk's Gaussian
+        expectations come from quadrature (:func:`slr_theory.nonlinearity.gaussian_moments`).
 
     The bounds are :data:`DOMAIN`: inside it every risk, gradient and Hessian is finite
     and computed without a floating-point warning; outside, a ``ValueError`` names the
@@ -131,6 +137,7 @@ class Params:
     gamma: float
     eps: float = 0.0
     s: int = 1
+    nonlinearity: str | Nonlinearity = "erf"
 
     def __post_init__(self) -> None:
         d = positive_int(self.d, "d")
@@ -148,12 +155,19 @@ class Params:
             raise ValueError(
                 f"`s` (informative tokens) must lie in [1, L] = [1, {self.L}], got {self.s!r}."
             )
+        object.__setattr__(self, "nonlinearity", resolve_nonlinearity(self.nonlinearity))
         for name, (lo, hi) in DOMAIN.items():
             value = getattr(self, name)
             if not lo <= value <= hi:
                 raise ValueError(f"`{name}` must lie in [{lo:g}, {hi:g}], got {value!r}.")
 
-    def replace(self, **changes: float) -> Params:
+    @property
+    def sigma_name(self) -> str:
+        """The nonlinearity's name (a built-in's, or the user's ``Nonlinearity.name``)."""
+        nl = self.nonlinearity
+        return nl if isinstance(nl, str) else nl.name
+
+    def replace(self, **changes: object) -> Params:
         """A copy with some fields changed (validated again)."""
         return dataclasses.replace(self, **changes)
 

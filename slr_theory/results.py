@@ -51,6 +51,8 @@ def to_plain(obj: Any) -> Any:
     >>> to_plain({"x": np.array([1.0, np.inf]), "n": np.int64(3)})
     {'x': [1.0, 'Infinity'], 'n': 3}
     """
+    if hasattr(obj, "__plain__"):  # an object that says how it is saved (a Nonlinearity: its name)
+        return to_plain(obj.__plain__())
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, np.ndarray):

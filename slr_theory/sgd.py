@@ -39,6 +39,7 @@ from numpy.typing import ArrayLike
 from scipy.special import erf
 
 from .model import overlaps_of, sample
+from .nonlinearity import Nonlinearity, nonlinearity_of
 from .params import Params
 from .trajectory import PGDResult, Progress, price_records, temperatures, to_vectors, validate_run
 from .validate import generator, orthonormal_pair, positive_int, positive_real, unit_vectors
@@ -49,12 +50,23 @@ _K2 = 2.0 / np.sqrt(np.pi)
 _CHUNK_FLOATS = 4_000_000
 
 
-def _coefficients(U, V, Y, lam: float, batch: int):
-    """``(c, beta)`` of the module docstring from ``U = X.k``, ``V = X.v`` (..., b, L), ``Y`` (..., b)."""
-    E = erf(lam * U)
+def _coefficients(U, V, Y, lam: float, batch: int, sigma: Nonlinearity | None = None):
+    """``(c, beta)`` of the module docstring from ``U = X.k``, ``V = X.v`` (..., b, L), ``Y`` (..., b).
+
+    ``erf`` (`sigma` None) and ``erf'`` in closed form; any other ``sigma`` through its
+    :class:`slr_theory.Nonlinearity`.
+    """
+    E = erf(lam * U) if sigma is None else sigma.f(lam * U)
     res = Y - np.sum(E * V, axis=-1)
     w = (-2.0 / batch) * res[..., None]
-    return w * (lam * _K2) * np.exp(-((lam * U) ** 2)) * V, w * E
+    if sigma is None:
+        return w * (lam * _K2) * np.exp(-((lam * U) ** 2)) * V, w * E
+    return w * lam * sigma.df(lam * U) * V, w * E
+
+
+def _sigma(params: Params) -> Nonlinearity | None:
+    """None for ``erf`` (closed forms), the :class:`slr_theory.Nonlinearity` otherwise."""
+    return None if params.nonlinearity == "erf" else nonlinearity_of(params.nonlinearity)
 
 
 #: Largest minibatch (sequences per step) the SGD functions accept.
@@ -142,7 +154,7 @@ def sgd_vectors(
         Y = Y.reshape(R, batch)
         U = np.einsum("rbld,rd->rbl", X, k)
         V = np.einsum("rbld,rd->rbl", X, v)
-        c, beta = _coefficients(U, V, Y, lt, batch)
+        c, beta = _coefficients(U, V, Y, lt, batch, _sigma(params))
         gk = np.einsum("rbl,rbld->rd", c, X)
         gv = np.einsum("rbl,rbld->rd", beta, X)
         k = k - alpha * (gk - np.sum(gk * k, axis=-1, keepdims=True) * k)
@@ -167,7 +179,7 @@ def _wishart_factor(rng: np.random.Generator, m: int, size) -> tuple[np.ndarray,
     return a11, a21, a22
 
 
-def _sgd_step(ov5, x, Y, w, wish, lam, alpha, batch: int):
+def _sgd_step(ov5, x, Y, w, wish, lam, alpha, batch: int, sigma: Nonlinearity | None = None):
     """One exact-in-law SGD step on overlaps ``(5, R)``.
 
     ``x`` ``(R, b L, 4)``: token coordinates in ``(k*, v*, e3, e4)``, informative
@@ -180,7 +192,7 @@ def _sgd_step(ov5, x, Y, w, wish, lam, alpha, batch: int):
     UV = x @ S.transpose(0, 2, 1)  # (R, bL, 2): X.k, X.v
     U = UV[..., 0].reshape((*Y.shape, -1))
     V = UV[..., 1].reshape(U.shape)
-    c, beta = _coefficients(U, V, Y, lam, batch)
+    c, beta = _coefficients(U, V, Y, lam, batch, sigma)
     CB = np.stack([c.reshape(R, -1), beta.reshape(R, -1)], axis=1)  # (R, 2, bL)
     G = CB @ x  # (R, 2, 4): the in-span parts of grad_k, grad_v
     Sig = (CB * w) @ CB.transpose(0, 2, 1)  # covariance factor of (xi_k, xi_v) in S-perp
@@ -285,7 +297,7 @@ def sgd(
             for i, t in enumerate(range(start, stop)):
                 lt = params.lam if lam is None else float(lam[t])
                 ws = (wish[0][i], wish[1][i], wish[2][i])
-                state = _sgd_step(state, X[i], Y[i], w, ws, lt, alpha, batch)
+                state = _sgd_step(state, X[i], Y[i], w, ws, lt, alpha, batch, _sigma(params))
                 if t + 1 == rec[nxt]:
                     out[nxt] = state
                     nxt += 1

@@ -452,12 +452,18 @@ def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int,
         if single
         else np.concatenate([np.full(grp.cols.stop - grp.cols.start, grp.alpha) for grp in groups])
     )
-    const_cols = np.empty((engine.N_CONSTANTS, n))  # per-column constants (mixed batches)
     tables = [None] * len(groups)
     for i, grp in enumerate(groups):
         if grp.lam is None:
             tables[i] = engine.table(grp.params, grp.params.lam, 1)
-            const_cols[:, grp.cols] = tables[i].constants[:, None]
+    # closed-form tables of one model share their features across groups (mixed batches);
+    # tables by quadrature are evaluated group by group
+    closed = all(grp.params.nonlinearity == "erf" for grp in groups)
+    if closed:
+        const_cols = np.empty((engine.N_CONSTANTS, n))  # per-column constants
+        for i, grp in enumerate(groups):
+            if tables[i] is not None:
+                const_cols[:, grp.cols] = tables[i].constants[:, None]
     # on M: (kappa, nu); otherwise the coordinates of k and v in R^4 (to_vectors)
     state = ov5[:2].copy() if on_m else to_vectors(ov5)
     for start in range(0, steps, _CHUNK):
@@ -466,13 +472,27 @@ def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int,
             None if grp.lam is None else engine.table(grp.params, grp.lam[start:stop], 1)
             for grp in groups
         ]
-        if on_m:
+        if on_m and closed:
             tab = tables[0] if chunk[0] is None else chunk[0]
             c_kappa = tab.column(0, *_ON_M[0])
             c_nu = tab.column(1, *_ON_M[1])
         for t in range(start, stop):
             j = t - start
-            if single:
+            if not closed:
+                ov = None if on_m else to_overlaps(state)
+                if single:
+                    tab = tables[0] if chunk[0] is None else chunk[0].at(j)
+                    if on_m:
+                        state = manifold_step(state, tab.manifold_gradient(state), alpha)
+                    else:
+                        state = vector_step(state, tab(ov), alpha)
+                else:
+                    gr = np.empty((5, n))
+                    for i, grp in enumerate(groups):
+                        tab = tables[i] if chunk[i] is None else chunk[i].at(j)
+                        gr[:, grp.cols] = tab(ov[:, grp.cols])
+                    state = vector_step(state, gr, alpha)
+            elif single:
                 if chunk[0] is None:
                     C, k = tables[0].C, tables[0].constants
                     ck, cn = (c_kappa, c_nu) if on_m else (None, None)

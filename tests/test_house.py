@@ -81,7 +81,7 @@ def test_trajectory_csv_round_trips(tmp_path):
 # functions count too).
 LAYERS = [
     {"validate", "doubledouble", "results"},
-    {"gaussian", "params", "work", "output"},
+    {"gaussian", "nonlinearity", "params", "work", "output"},
     {"engine"},
     {"trajectory"},
     {"model", "geometry", "flows"},

@@ -71,6 +71,7 @@ def _whole_module(module: str, reason: str) -> dict[str, str]:
 CALLS: dict[str, tuple[tuple, dict]] = {
     **{n: ((0.3, 0.7), {}) for n in GAUSSIAN},
     "gaussian.mean_erfc_sq": ((0.3, 0.7), {}),
+    "nonlinearity.gaussian_moments": (("tanh", [0.3, 2.0], 0.5), {"order": 1}),
     "mean_erf_derivative": ((0.3, 0.7, 5), {}),
     "zeta_derivative": ((0.3, 0.7, 5), {}),
     "gaussian.zeta_series_coefficients": ((1.5,), {}),
@@ -149,6 +150,10 @@ SLOW_CALLS: dict[str, tuple[tuple, dict]] = {
 }
 NOT_CALLED: dict[str, str] = {
     "cli.main": "the commands are fuzzed flag by flag in tests/test_cli_contract.py",
+    "nonlinearity.resolve_nonlinearity": "the validator behind Params(nonlinearity=...); its "
+    "errors are tested in test_nonlinearity.py",
+    "nonlinearity.nonlinearity_of": "takes a value resolve_nonlinearity returned",
+    "nonlinearity.moments": "the engine's unchecked door; gaussian_moments is its checked one",
     "experiments.experiments": "takes no argument; the table is tested in test_experiments.py",
     "experiments.run": "minutes per valid call; its slots are tested in test_contracts.py",
     "experiments.write": "takes an ExperimentResult the toolkit built; atomic writes are "

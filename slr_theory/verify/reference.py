@@ -21,6 +21,7 @@ import numpy as np
 __all__ = [
     "MP_DERIVATIVES",
     "MP_FUNCTIONS",
+    "MP_NONLINEARITIES",
     "mc_expect",
     "mp_cancellation_scale",
     "mp_erf_pair",
@@ -40,6 +41,8 @@ def _panels(mu: mp.mpf, sigma: mp.mpf) -> list:
     features.append((-4 * mu * sigma / q4, 1 / mp.sqrt(q4)))
     if sigma > 0:
         features.append((-mu / sigma, 1 / sigma))
+    sgn = -1 if mu < 0 else 1  # exponential tails e^{-c |x|} (tanh): peaks at -c sigma sgn
+    features += [(-2 * sgn * sigma, mp.mpf(1)), (-4 * sgn * sigma, mp.mpf(1))]
     pts = {mp.mpf(z) for z in range(-_Z_MAX, _Z_MAX + 1, 2)}
     for c, w in features:
         for o in _OFFSETS:
@@ -133,6 +136,23 @@ def _mp_expect_once(h, mu, sigma, dps):
                 continue
             total += mp.quad(lambda z: f(z) / scale, [a, b], method="gauss-legendre")
         return scale * total, scale
+
+
+#: The built-in nonlinearities on mpmath numbers: ``(sigma, tau)`` with
+#: ``tau(x, s) = 1 - s sigma(x)`` written without cancellation where ``sigma`` saturates.
+MP_NONLINEARITIES: dict[str, tuple] = {
+    "erf": (mp.erf, lambda x, s: mp.erfc(s * x)),
+    "tanh": (mp.tanh, lambda x, s: 2 / (1 + mp.exp(2 * s * x))),
+    "algebraic": (
+        lambda x: x / mp.sqrt(1 + x * x),
+        lambda x, s: (
+            1 / (mp.sqrt(1 + x * x) * (mp.sqrt(1 + x * x) + s * x))
+            if s * x >= 0
+            else 1 + abs(x) / mp.sqrt(1 + x * x)
+        ),
+    ),
+    "arctan": (lambda x: 2 / mp.pi * mp.atan(x), lambda x, s: 2 / mp.pi * mp.atan2(1, s * x)),
+}
 
 
 def _erfp(x):

@@ -13,13 +13,15 @@ import numpy as np
 from ..model import predict, sample, vectors_from_overlaps
 from ..params import OVERLAP_NAMES, Params
 from ..risk import risk_components
-from .reference import mp_expect
+from .reference import MP_NONLINEARITIES, mp_expect
 from .registry import Check, register
 
 __all__ = ["mp_risk_components"]
 
 
-def mp_risk_components(params: Params, overlaps, dps: int = 30) -> dict[str, mp.mpf]:
+def mp_risk_components(
+    params: Params, overlaps, dps: int = 30, sigma: tuple | None = None
+) -> dict[str, mp.mpf]:
     """``noise, informative, distractors, interactions, total`` by 1-D quadrature over ``U``.
 
     Parameters
@@ -29,6 +31,9 @@ def mp_risk_components(params: Params, overlaps, dps: int = 30) -> dict[str, mp.
         ``(kappa, nu, theta, eta, rho)``.
     dps : int
         Working digits.
+    sigma : (callable, callable), optional
+        ``sigma`` and ``tau(x, s) = 1 - s sigma(x)`` on mpmath numbers; default the
+        built-in named by ``params.nonlinearity`` (:data:`MP_NONLINEARITIES`).
 
     Returns
     -------
@@ -46,31 +51,31 @@ def mp_risk_components(params: Params, overlaps, dps: int = 30) -> dict[str, mp.
         def d_of(x):  # lambda U = a kappa + lambda D
             return (x - a * kappa) / lam
 
-        # Written around e = sgn * (1 - erfc(sgn x)) so that the conditional variance,
-        # exponentially small near the optimum, carries full precision at `dps` digits.
+        f, tail = MP_NONLINEARITIES[params.sigma_name] if sigma is None else sigma
+        # Written around e = sgn * (1 - tau) = sigma(x), tau = 1 - sgn sigma(x) (erfc(sgn x)
+        # for erf), so that the conditional variance, exponentially small near the
+        # optimum, carries full precision at `dps` digits.
         sgn = -1 if kappa < 0 else 1
         c0 = (1 - eta**2) - 2 * sgn * (nu - rho * eta) + (1 - rho**2)
         c1 = 2 * sgn * (nu - rho * eta) - 2 * (1 - rho**2)
         c2 = 1 - rho**2
 
         def informative(x):
-            ec, dd = mp.erfc(sgn * x), d_of(x)
+            ec, dd = tail(x, sgn), d_of(x)
             e = sgn * (1 - ec)
             mean = eta * dd - e * (B * theta + rho * dd)
             return mean**2 + G * (c0 + ec * (c1 + ec * c2))
 
         inf = mp_expect(informative, a * kappa, g, dps, max_extra_digits=0)
         m1 = mp_expect(
-            lambda x: mp.erf(x) * (B * theta + rho * d_of(x)),
+            lambda x: f(x) * (B * theta + rho * d_of(x)),
             a * kappa,
             g,
             dps,
             max_extra_digits=0,
         )
-        s0 = mp_expect(
-            lambda x: mp.erf(x) ** 2 * (rho**2 * (x / lam) ** 2 + 1 - rho**2), 0, lam, dps
-        )
-        m0 = mp_expect(lambda x: mp.erf(x) * rho * x / lam, 0, lam, dps, max_extra_digits=0)
+        s0 = mp_expect(lambda x: f(x) ** 2 * (rho**2 * (x / lam) ** 2 + 1 - rho**2), 0, lam, dps)
+        m0 = mp_expect(lambda x: f(x) * rho * x / lam, 0, lam, dps, max_extra_digits=0)
         L, S = params.L, params.s
         out = {  # s informative tokens: s of each, s(s - 1) pairs of them, s(L - s) mixed
             "noise": mp.mpf(params.eps) ** 2,
@@ -116,7 +121,7 @@ def _mc(rng, n, **p):
     for start in range(0, n, per):
         m = min(per, n - start)
         X, y, _ = sample(params, m, rng, ks, vs)
-        out[start : start + m] = (y - predict(X, k, v, params.lam)) ** 2
+        out[start : start + m] = (y - predict(X, k, v, params.lam, params.nonlinearity)) ** 2
     return out
 
 

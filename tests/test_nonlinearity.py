@@ -1,0 +1,357 @@
+"""Other nonlinearities than erf: the quadrature moments against mpmath, the risk against
+the conditioned mpmath reference and Monte Carlo, erf through quadrature against the
+closed forms, and every capability on a model with ``nonlinearity != "erf"``."""
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from slr_theory import (
+    Nonlinearity,
+    Params,
+    engine,
+    risk,
+    risk_components,
+    risk_grad,
+    risk_hessian,
+)
+from slr_theory.nonlinearity import BUILTIN_NONLINEARITIES, gaussian_moments
+from slr_theory.verify.reference import mp_expect
+from slr_theory.verify.risk_checks import mp_risk_components
+
+NAMES = ("tanh", "algebraic", "arctan", "erf")
+
+
+def _mp_derivatives(name):
+    """``sigma^(j)`` in mpmath from textbook formulas (checked against mp.diff below)."""
+    if name == "tanh":
+
+        def D(u, j):
+            t = mp.tanh(u)
+            p = 1 - t * t
+            return [t, p, -2 * t * p, p * (6 * t * t - 2), t * p * (16 - 24 * t * t)][j]
+
+    elif name == "algebraic":
+
+        def D(u, j):
+            r = 1 / mp.sqrt(1 + u * u)
+            return [
+                u * r,
+                r**3,
+                -3 * u * r**5,
+                r**7 * (12 * u * u - 3),
+                u * r**9 * (45 - 60 * u * u),
+            ][j]
+
+    elif name == "arctan":
+
+        def D(u, j):
+            w, k = 1 / (1 + u * u), 2 / mp.pi
+            return [
+                k * mp.atan(u),
+                k * w,
+                -2 * k * u * w**2,
+                k * (6 * u * u - 2) * w**3,
+                24 * k * u * (1 - u * u) * w**4,
+            ][j]
+
+    else:
+
+        def D(u, j):
+            e = 2 / mp.sqrt(mp.pi) * mp.exp(-u * u)
+            return [mp.erf(u), e, -2 * u * e, (4 * u * u - 2) * e, (12 * u - 8 * u**3) * e][j]
+
+    return D
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_mpmath_derivative_formulas_are_derivatives(name):
+    D = _mp_derivatives(name)
+    with mp.workdps(30):
+        for u in (-1.3, 0.4, 2.2):
+            for j in range(1, 5):
+                want = mp.diff(lambda x: D(x, 0), mp.mpf(u), j)
+                assert abs(D(mp.mpf(u), j) - want) <= mp.mpf(10) ** -20 * max(1, abs(want))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_builtin_derivatives_match_the_mpmath_formulas(name):
+    sig = BUILTIN_NONLINEARITIES[name]
+    D = _mp_derivatives(name)
+    u = np.array([-30.0, -4.0, -0.7, 0.0, 0.3, 1.9, 6.0, 25.0])
+    with mp.workdps(60):  # 1 - tanh^2 at u = 30 cancels 26 digits
+        want = [[float(D(mp.mpf(x), j)) for x in u] for j in range(5)]
+        tail = np.array([float(_mp_tail(name, mp.mpf(x))) for x in u])
+    for j in range(5):
+        np.testing.assert_allclose(sig.derivative(j)(u), want[j], rtol=2e-14, atol=1e-300)
+    np.testing.assert_allclose(sig.complement(u), tail, rtol=4e-15, atol=0)
+
+
+def _reference_moments(name, t, g):
+    """The keys of gaussian_moments(order=2) by 30-digit panelled quadrature (mp_expect)."""
+    D = _mp_derivatives(name)
+    s = 1 if t >= 0 else -1
+
+    def sq(u, j):
+        d = [D(u, i) for i in range(5)]
+        return [
+            d[0] ** 2,
+            2 * d[0] * d[1],
+            2 * (d[1] ** 2 + d[0] * d[2]),
+            2 * (3 * d[1] * d[2] + d[0] * d[3]),
+            2 * (3 * d[2] ** 2 + 4 * d[1] * d[3] + d[0] * d[4]),
+        ][j]
+
+    with mp.workdps(30):
+
+        def tau(u):  # 1 - s sigma(u), without cancellation (sigma odd)
+            return 1 - D(s * u, 0) if s * u < 2 else _mp_tail(name, s * u)
+
+        hs = {f"E{j}": (lambda u, j=j: D(u, j)) for j in range(5)}
+        hs |= {f"Z{j}": (lambda u, j=j: sq(u, j)) for j in range(5)}
+        hs["tau2"] = lambda u: tau(u) ** 2
+        hs["d1tau"] = lambda u: D(u, 1) * tau(u)
+        hs["d2tau"] = lambda u: D(u, 2) * tau(u)
+        hs["d1sq"] = lambda u: D(u, 1) ** 2
+        out = {}
+        for key, h in hs.items():
+            value = mp_expect(h, t, g, 30, max_extra_digits=0)
+            scale = mp_expect(lambda u, h=h: abs(h(u)), t, g, 30)
+            out[key] = (value, scale)
+        return out
+
+
+def _mp_tail(name, x):
+    if name == "tanh":
+        return 2 / (1 + mp.exp(2 * x))
+    if name == "algebraic":
+        q = mp.sqrt(1 + x * x)
+        return 1 / (q * (q + x))
+    if name == "arctan":
+        return 2 / mp.pi * mp.atan2(1, x)
+    return mp.erfc(x)
+
+
+# (t, g): the transition, saturation (sigma within 1e-24 of 1), tiny and large g
+POINTS = [(0.3, 0.07), (-1.41, 0.07), (12.7, 0.63), (-28.0, 1.41), (0.5, 3.0), (4.0, 40.0)]
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize(
+    "t, g",
+    [POINTS[0], POINTS[3]]
+    + [pytest.param(*tg, marks=pytest.mark.slow) for tg in POINTS[1:3] + POINTS[4:]],
+)
+def test_gaussian_moments_match_mpmath(name, t, g):
+    """Relative 1e-12 against 30-digit quadrature, or 1e-14 of the integrand's size |h|
+    where the expectation itself cancels (odd integrands near t = 0)."""
+    got = gaussian_moments(name, [t], g, 2)
+    for key, (value, scale) in _reference_moments(name, t, g).items():
+        err = abs(mp.mpf(float(got[key][0])) - value)
+        assert err <= 1e-12 * abs(value) or err <= 1e-14 * scale, (key, got[key][0], value)
+
+
+@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan"))
+@pytest.mark.parametrize(
+    "lam, ov",
+    [
+        (0.1, (1.0, 1.0, 0.0, 0.0, 0.0)),  # the optimum: the informative part is tiny
+        (0.9, (1.0, 1.0, 0.0, 0.0, 0.0)),
+        (0.1, (0.3, 0.2, 0.1, -0.2, 0.05)),
+        (0.9, (0.99, 0.98, 0.05, -0.05, 0.0)),
+        (2.0, (-0.7, 0.5, 0.3, 0.2, -0.4)),
+    ],
+)
+def test_risk_components_match_the_conditioned_mpmath_reference(name, lam, ov):
+    """docs/theory.md §3 by 30-digit quadrature over U of the conditioned moments: no
+    risk formula in common with the engine, only the model."""
+    p = Params(d=400, L=4, lam=lam, gamma=0.5**0.5, nonlinearity=name)
+    ref = mp_risk_components(p, ov)
+    got = risk_components(p, *ov)
+    for key in ("informative", "distractors", "interactions", "total"):
+        r, v = ref[key], getattr(got, key)
+        scale = max(abs(r), abs(ref["total"]) * 1e-3) if key == "interactions" else abs(r)
+        assert abs(mp.mpf(float(v)) - r) <= 1e-12 * scale + 1e-300, (key, float(v), r)
+
+
+@st.composite
+def configs(draw):
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    x, y = rng.standard_normal((2, 6))
+    k, v = x / np.linalg.norm(x), y / np.linalg.norm(y)
+    ov = np.array([k[0], v[1], v[0], k[1], k @ v])
+    p = Params(
+        d=int(10 ** draw(st.floats(np.log10(4), 4))),
+        L=draw(st.integers(1, 30)),
+        lam=10 ** draw(st.floats(-2, 0.5)),
+        gamma=10 ** draw(st.floats(-1, 0.5)),
+        s=1,
+    )
+    return p.replace(s=draw(st.integers(1, min(p.L, 3)))), ov
+
+
+@settings(max_examples=20, deadline=None)
+@given(cfg=configs())
+@example(cfg=(Params(d=400, L=10, lam=0.9, gamma=0.5**0.5), np.array([1.0, 1.0, 0, 0, 0])))
+def test_erf_through_quadrature_agrees_with_the_closed_form(cfg):
+    """The two doors of the engine: closed forms and the quadrature backend, ≤ 1e-12."""
+    p, ov = cfg
+    q = p.replace(nonlinearity=BUILTIN_NONLINEARITIES["erf"])
+    c1, c2 = engine.components(p, tuple(ov)), engine.components(q, tuple(ov))
+    np.testing.assert_allclose(c2, c1, rtol=1e-12, atol=1e-12 * np.abs(c1).max())
+    g1, g2 = engine.gradient(p, tuple(ov)), engine.gradient(q, tuple(ov))
+    np.testing.assert_allclose(g2, g1, rtol=1e-12, atol=1e-12 * np.abs(g1).max())
+    h1, h2 = engine.hessian(p, tuple(ov)), engine.hessian(q, tuple(ov))
+    np.testing.assert_allclose(h2, h1, rtol=0, atol=1e-12 * np.abs(h1).max())
+
+
+@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan"))
+def test_risk_matches_monte_carlo_on_explicit_vectors(name):
+    """The data model itself (tokens drawn in R^d) within 4 standard errors."""
+    from slr_theory.model import monte_carlo_risk, vectors_from_overlaps
+
+    rng = np.random.default_rng(1)
+    p = Params(d=12, L=5, lam=0.6, gamma=0.8, eps=0.1, s=2, nonlinearity=name)
+    for ov in [(0.5, 0.4, 0.2, -0.3, 0.25), (0.3, 0.7, 0, 0, 0)]:
+        k, v, ks, vs = vectors_from_overlaps(ov, p.d)
+        mc = monte_carlo_risk(p, k, v, ks, vs, 200_000, rng)
+        assert abs(mc.estimate - risk(p, *ov)) < 4 * mc.stderr, (ov, mc, risk(p, *ov))
+
+
+@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan"))
+@pytest.mark.parametrize("s", [1, 2])
+def test_gradient_and_hessian_match_finite_differences(name, s):
+    rng = np.random.default_rng(3 + s)
+    for _ in range(3):
+        x, y = rng.standard_normal((2, 6))
+        k, v = x / np.linalg.norm(x), y / np.linalg.norm(y)
+        ov = 0.9 * np.array([k[0], v[1], v[0], k[1], k @ v])
+        p = Params(
+            d=int(rng.integers(4, 500)),
+            L=6,
+            lam=10 ** rng.uniform(-1, 0.3),
+            gamma=rng.uniform(0.3, 1.5),
+            s=s,
+            nonlinearity=name,
+        )
+        g, H = risk_grad(p, *ov), risk_hessian(p, *ov)
+        h = 1e-6
+        eye = np.eye(5)
+        fd_g = np.array([(risk(p, *(ov + h * e)) - risk(p, *(ov - h * e))) / (2 * h) for e in eye])
+        fd_h = np.array(
+            [(risk_grad(p, *(ov + h * e)) - risk_grad(p, *(ov - h * e))) / (2 * h) for e in eye]
+        )
+        np.testing.assert_allclose(fd_g, g, rtol=0, atol=1e-8 * np.abs(g).max())
+        np.testing.assert_allclose(fd_h, H, rtol=0, atol=1e-8 * np.abs(H).max())
+
+
+@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan"))
+def test_m_is_invariant(name):
+    """On M the partials in theta, eta, rho vanish exactly (their terms carry theta, eta or rho)."""
+    p = Params(d=400, L=10, lam=0.3, gamma=0.7, s=2, nonlinearity=name)
+    kappa, nu = np.meshgrid(np.linspace(-1, 1, 7), np.linspace(-1, 1, 7))
+    g = risk_grad(p, kappa.ravel(), nu.ravel())
+    assert np.all(g[:, 2:] == 0.0)
+
+
+def _gudermannian():
+    """A user's sigma without a third derivative: (4/pi) arctan(tanh(x/2)) = (2/pi) gd(x)."""
+    return Nonlinearity(
+        "gd",
+        lambda x: 4 / np.pi * np.arctan(np.tanh(x / 2)),
+        lambda x: 2 / np.pi / np.cosh(x),
+        lambda x: -2 / np.pi * np.tanh(x) / np.cosh(x),
+    )
+
+
+def test_a_users_nonlinearity_matches_mpmath_and_uses_stein_beyond_its_derivatives():
+    sig = _gudermannian()
+    p = Params(d=50, L=4, lam=0.5, gamma=0.8, nonlinearity=sig)
+    ov = (0.6, 0.5, 0.2, -0.3, 0.25)
+    mp_sigma = (
+        lambda x: 4 / mp.pi * mp.atan(mp.tanh(x / 2)),
+        lambda x, s: 1 - s * 4 / mp.pi * mp.atan(mp.tanh(x / 2)),
+    )
+    ref = mp_risk_components(p, ov, sigma=mp_sigma)
+    got = risk_components(p, *ov)
+    for key in ("informative", "distractors", "interactions", "total"):
+        assert abs(mp.mpf(float(getattr(got, key))) - ref[key]) <= 1e-12 * abs(ref["total"])
+    # the Hessian needs sigma''' and sigma'''': Stein's identity, checked by differences
+    x = np.array(ov)
+    H = risk_hessian(p, *x)
+    h = 1e-6
+    fd = np.array(
+        [(risk_grad(p, *(x + h * e)) - risk_grad(p, *(x - h * e))) / (2 * h) for e in np.eye(5)]
+    )
+    np.testing.assert_allclose(fd, H, rtol=0, atol=1e-7 * np.abs(H).max())
+
+
+def test_nonlinearity_validation_names_what_is_wrong():
+    with pytest.raises(ValueError, match="`f` of nonlinearity 'shift' must vanish at 0"):
+        Nonlinearity(
+            "shift",
+            lambda x: np.tanh(x) + 0.1,
+            lambda x: 1 / np.cosh(x) ** 2,
+            lambda x: -2 * np.tanh(x) / np.cosh(x) ** 2,
+        )
+    with pytest.raises(ValueError, match="`df` of nonlinearity 'bad' is not the derivative"):
+        Nonlinearity("bad", np.tanh, np.cos, np.sin)
+    with pytest.raises(ValueError, match="same shape"):
+        Nonlinearity("scalar", lambda x: 0.0, lambda x: 1.0, lambda x: 0.0)
+    with pytest.raises(ValueError, match="`d4f` needs `d3f`"):
+        Nonlinearity(
+            "x",
+            np.tanh,
+            lambda x: 1 / np.cosh(x) ** 2,
+            lambda x: -2 * np.tanh(x) / np.cosh(x) ** 2,
+            d4f=np.tanh,
+        )
+    with pytest.raises(ValueError, match="`nonlinearity` must be one of 'erf', 'tanh'"):
+        Params.paper().replace(nonlinearity="relu")
+    with pytest.raises(ValueError, match="`g` must be finite and > 0"):
+        gaussian_moments("tanh", [0.1], 0.0)
+    with pytest.raises(ValueError, match="`order` must be 0, 1 or 2"):
+        gaussian_moments("tanh", [0.1], 1.0, order=3)
+
+
+def test_default_params_are_the_papers_erf_and_results_save_the_name():
+    from slr_theory.results import from_plain, to_plain
+
+    p = Params.paper()
+    assert p.nonlinearity == "erf" and p.sigma_name == "erf"
+    q = p.replace(nonlinearity="tanh")
+    assert from_plain(Params, to_plain(q)) == q
+    assert to_plain(p.replace(nonlinearity=_gudermannian()))["nonlinearity"] == "gd"
+
+
+@pytest.mark.parametrize("name", ("tanh", "arctan"))
+def test_every_capability_runs_on_another_nonlinearity(name):
+    """Flows against the discrete dynamics, PGD, SGD in law, the locator, the certificate."""
+    import slr_theory as st_
+    from slr_theory.critical import manifold_certificate
+    from slr_theory.sgd import sgd
+
+    p = Params.paper(lam=0.5).replace(nonlinearity=name)
+    pts = st_.critical_points(p, "manifold")  # on M, by the certificate
+    erf_pts = st_.critical_points(p.replace(nonlinearity="erf"), "manifold")
+    assert [c.kind for c in pts] == [c.kind for c in erf_pts]  # the same picture on M
+    assert [c.overlaps.tolist() for c in pts] == [c.overlaps.tolist() for c in erf_pts]
+    assert "sigma = " + name in manifold_certificate(p)[0]
+    opt = next(c for c in pts if np.allclose(c.overlaps, [1, 1, 0, 0, 0]))
+    assert opt.kind == "minimum"
+    # PGD with a small step tracks the manifold flow
+    tr = st_.pgd(p, [[0.2, -0.3, 0, 0, 0]], 1e-3, 400)
+    fl = st_.manifold_flow(p, 0.2, -0.3, 0.4)
+    np.testing.assert_allclose(tr.overlaps[-1, 0, :2], fl.overlaps[-1, :2], atol=2e-3)
+    # one SGD step in law, averaged over 4000 repeats, is one PGD step (to O(alpha^2))
+    x0 = np.array([0.2, 0.1, 0.1, 0.1, 0.0])
+    res = sgd(p, np.tile(x0, (4000, 1)), 1e-3, 1, batch=8, rng=np.random.default_rng(0))
+    move = res.overlaps[-1] - x0
+    mean, se = move.mean(axis=0), move.std(axis=0) / np.sqrt(len(move))
+    want = st_.pgd(p, [x0], 1e-3, 1).overlaps[-1, 0] - x0
+    assert np.all(np.abs(mean - want) < 4 * se + 1e-6), (mean, want, se)
+    spec = st_.pgd_map_spectrum(opt, 4e-3)
+    assert spec.local_diffeomorphism
