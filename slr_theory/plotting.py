@@ -691,7 +691,10 @@ def _draw_portrait(data, path, dpi: int) -> Path:
         ylabel=r"$\nu = v\cdot v^*$",
     )
     ax.set_title(
-        f"gradient flow on M (d = {params.d}, L = {params.L}, λ = {params.lam:g}); streamlines "
+        f"gradient flow on M (d = {params.d}, L = {params.L}, λ = {params.lam:g}"
+        + (f", s = {params.s}" if params.s > 1 else "")
+        + (f", σ = {params.sigma_name}" if params.sigma_name != "erf" else "")
+        + "); streamlines "
         f"drawn at any speed,\nthe fastest on the grid |(κ′, ν′)| = {data.max_speed:.2g}",
         fontsize=10,
     )

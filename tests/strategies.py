@@ -70,3 +70,21 @@ def geodesic_hessian(params, k, v, ks, vs, h):
             a, b = T[:, i] * h, T[:, j] * h
             H[i, j] = H[j, i] = (f(a + b) - f(a - b) - f(b - a) + f(-a - b)) / (4 * h * h)
     return H
+
+
+def assert_components_match(p, ov, sigma=None) -> None:
+    """Each component of ``risk_components(p, *ov)`` within 1e-12 of the conditioned 30-digit
+    quadrature (``mp_risk_components``; `sigma` a user's ``(sigma, tau)`` in mpmath). The
+    interactions are relative to the larger of themselves and 1e-3 of the total (they
+    cancel on M)."""
+    import mpmath as mp
+
+    from slr_theory import risk_components
+    from slr_theory.verify.risk_checks import mp_risk_components
+
+    ref = mp_risk_components(p, ov, sigma=sigma)
+    got = risk_components(p, *ov)
+    for name in ("informative", "distractors", "interactions", "total"):
+        r, v = ref[name], getattr(got, name)
+        scale = max(abs(r), abs(ref["total"]) * 1e-3) if name == "interactions" else abs(r)
+        assert abs(mp.mpf(float(v)) - r) <= 1e-12 * scale + 1e-300, (name, float(v), r)

@@ -13,13 +13,13 @@ from slr_theory import (
     Params,
     engine,
     risk,
-    risk_components,
     risk_grad,
     risk_hessian,
 )
 from slr_theory.nonlinearity import BUILTIN_NONLINEARITIES, gaussian_moments
 from slr_theory.verify.reference import mp_expect
-from slr_theory.verify.risk_checks import mp_risk_components
+
+from .strategies import assert_components_match
 
 NAMES = ("tanh", "algebraic", "arctan", "erf")
 
@@ -167,13 +167,7 @@ def test_gaussian_moments_match_mpmath(name, t, g):
 def test_risk_components_match_the_conditioned_mpmath_reference(name, lam, ov):
     """docs/theory.md §3 by 30-digit quadrature over U of the conditioned moments: no
     risk formula in common with the engine, only the model."""
-    p = Params(d=400, L=4, lam=lam, gamma=0.5**0.5, nonlinearity=name)
-    ref = mp_risk_components(p, ov)
-    got = risk_components(p, *ov)
-    for key in ("informative", "distractors", "interactions", "total"):
-        r, v = ref[key], getattr(got, key)
-        scale = max(abs(r), abs(ref["total"]) * 1e-3) if key == "interactions" else abs(r)
-        assert abs(mp.mpf(float(v)) - r) <= 1e-12 * scale + 1e-300, (key, float(v), r)
+    assert_components_match(Params(d=400, L=4, lam=lam, gamma=0.5**0.5, nonlinearity=name), ov)
 
 
 @st.composite
@@ -275,10 +269,7 @@ def test_a_users_nonlinearity_matches_mpmath_and_uses_stein_beyond_its_derivativ
         lambda x: 4 / mp.pi * mp.atan(mp.tanh(x / 2)),
         lambda x, s: 1 - s * 4 / mp.pi * mp.atan(mp.tanh(x / 2)),
     )
-    ref = mp_risk_components(p, ov, sigma=mp_sigma)
-    got = risk_components(p, *ov)
-    for key in ("informative", "distractors", "interactions", "total"):
-        assert abs(mp.mpf(float(getattr(got, key))) - ref[key]) <= 1e-12 * abs(ref["total"])
+    assert_components_match(p, ov, sigma=mp_sigma)
     # the Hessian needs sigma''' and sigma'''': Stein's identity, checked by differences
     x = np.array(ov)
     H = risk_hessian(p, *x)

@@ -18,6 +18,8 @@ from slr_theory import (
 )
 from slr_theory.verify.risk_checks import mp_risk_components
 
+from .strategies import assert_components_match
+
 
 @st.composite
 def configs(draw, d_max=1e8):
@@ -36,22 +38,11 @@ def configs(draw, d_max=1e8):
     return p, ov
 
 
-def _assert_components_match(p, ov):
-    """Each component within 1e-12 of the conditioned quadrature (interactions relative
-    to the larger of themselves and 1e-3 of the total: they cancel on M)."""
-    ref = mp_risk_components(p, ov)
-    got = risk_components(p, *ov)
-    for name in ("informative", "distractors", "interactions", "total"):
-        r, v = ref[name], getattr(got, name)
-        scale = max(abs(r), abs(ref["total"]) * 1e-3) if name == "interactions" else abs(r)
-        assert abs(mp.mpf(float(v)) - r) <= 1e-12 * scale + 1e-300, (name, float(v), r)
-
-
 @settings(max_examples=8)
 @given(cfg=configs(d_max=1e4))
 def test_components_match_conditioned_quadrature(cfg):
     p, ov = cfg
-    _assert_components_match(p, ov)
+    assert_components_match(p, ov)
 
 
 @given(cfg=configs())
@@ -321,7 +312,7 @@ def test_s_token_components_match_conditioned_quadrature(cfg):
     mixed pairs and s (s - 1) informative pairs, against 30-digit conditioned quadrature
     of the same per-token moments (slr_theory.verify.risk_checks.mp_risk_components)."""
     p, ov = cfg
-    _assert_components_match(p, ov)
+    assert_components_match(p, ov)
 
 
 @pytest.mark.parametrize("s", [2, 3])

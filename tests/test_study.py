@@ -25,7 +25,8 @@ def test_save_and_load_give_the_same_study(small_study, tmp_path):
 def test_the_schema_holds_what_the_report_promises(small_study, tmp_path):
     data = json.loads(small_study.save(tmp_path / "r.json").read_text())
     assert data["schema"] == SCHEMA
-    assert set(data["params"]) == {"d", "L", "lam", "gamma", "eps", "s"}
+    assert set(data["params"]) == {"d", "L", "lam", "gamma", "eps", "s", "nonlinearity"}
+    assert data["params"]["nonlinearity"] == "erf"
     for q in data["points"]:
         assert {"overlaps", "risk", "index", "kind", "global_minimum"} <= set(q)
         assert len(q["overlaps"]) == 5
@@ -33,14 +34,17 @@ def test_the_schema_holds_what_the_report_promises(small_study, tmp_path):
     assert all({"lam", "type", "branch"} <= set(e) for e in data["events"])
     assert {"fractions", "stderr", "label", "distance", "gradient"} <= set(data["basins"])
     assert data["findings"] == small_study.findings and len(data["findings"]) >= 4
-    # a file written before s existed (no "s", events without "other") still loads
+    # a file written before s and nonlinearity existed (no "s", events without "other")
+    # still loads: the paper's model
     del data["params"]["s"]
+    del data["params"]["nonlinearity"]
     for e in data["events"]:
         e.pop("other", None)
     old = tmp_path / "old.json"
     old.write_text(json.dumps(data))
     back = Study.load(old)
-    assert back.params.s == 1 and back.params == small_study.params
+    assert back.params.s == 1 and back.params.nonlinearity == "erf"
+    assert back.params == small_study.params
     assert all(e.other is None for e in back.events)
 
 
