@@ -305,8 +305,8 @@ def _gaussian_part_vanishes(params: Params, table, K, V, tol: float) -> np.ndarr
     """Whether the part of the gradient carried by ``e^{-x^2}`` vanishes *before* that factor.
 
     Where ``x^2`` is large the factor underflows and a plateau's gradient is exactly 0.0
-    in double precision; the scaled part (:func:`slr_theory.engine.features` with
-    ``scaled=True``) is what decides.
+    in double precision; the table's scaled part (the features before that factor) is
+    what decides.
     """
     ov = to_overlaps(np.concatenate([K.T, V.T]))
     part = table.scaled_part(ov)

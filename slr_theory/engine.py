@@ -456,14 +456,13 @@ class EngineTable:
         mask = gaussian_columns(self.order, self.pairs)
         return self.C[..., mask], features(ov5, self.constants, self.order, scaled=True)[mask]
 
+    def manifold_columns(self) -> tuple[np.ndarray, np.ndarray]:
+        """The coefficients of the two columns that survive on M (for :func:`manifold_gradient`)."""
+        return self.column(0, (0, 0, 0, 0), 0, "exD"), self.column(1, (0, 0, 0, 0), 0, "erf")
+
     def manifold_gradient(self, kn: np.ndarray) -> np.ndarray:
         """``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M at ``kn = (kappa, nu)`` (order-1 tables)."""
-        return manifold_gradient(
-            kn,
-            self.constants,
-            self.column(0, (0, 0, 0, 0), 0, "exD"),
-            self.column(1, (0, 0, 0, 0), 0, "erf"),
-        )
+        return manifold_gradient(kn, self.constants, *self.manifold_columns())
 
     @property
     def pairs(self) -> bool:

@@ -244,7 +244,8 @@ def vector_derivatives(tables, K: np.ndarray, V: np.ndarray):
 
     Parameters
     ----------
-    tables : pair of EngineTable
+    tables : pair of tables
+        Of orders 1 and 2 (:func:`slr_theory.engine.table`).
         The engine's tables of orders 1 and 2 at one temperature.
     K, V : ndarray, shape ``(n, 4)``
         Unit vectors (unchecked).

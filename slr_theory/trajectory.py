@@ -417,7 +417,6 @@ class Group:
 
 
 _CHUNK = 4096
-_ON_M = ((0, 0, 0, 0), 0, "exD"), ((0, 0, 0, 0), 0, "erf")  # the two columns that survive on M
 
 
 def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int, progress=None):
@@ -474,8 +473,7 @@ def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int,
         ]
         if on_m and closed:
             tab = tables[0] if chunk[0] is None else chunk[0]
-            c_kappa = tab.column(0, *_ON_M[0])
-            c_nu = tab.column(1, *_ON_M[1])
+            c_kappa, c_nu = tab.manifold_columns()
         for t in range(start, stop):
             j = t - start
             if not closed:

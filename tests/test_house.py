@@ -143,3 +143,33 @@ def test_the_package_docstring_states_the_layers():
     for i, names in enumerate(LAYERS[:-1]):
         line = next(t for t in doc.splitlines() if t.strip().startswith(f"{i}."))
         assert all(f"``{n}``" in line for n in names), (i, line)
+
+
+def test_nothing_above_the_trajectory_loop_names_engine_features_or_bases():
+    """The layers above see tables (called on overlaps, asked for their features, scaled
+    part, manifold gradient) and the engine's functions, never its bases or kernels;
+    the closed-form engine is one implementation among the table kinds."""
+    from slr_theory import engine
+
+    from slr_theory.nonlinearity import MOMENT_NAMES
+
+    public = {"1", "erf", "zeta", *(k for keys in MOMENT_NAMES.values() for k in keys)}
+    bases = {b for b in (*engine.BASES, *engine.MOMENT_BASES) if b not in public}
+    kernels = (
+        "engine.features",
+        "engine.columns",
+        "engine.gaussian_columns",
+        "engine.manifold_gradient",
+        "N_CONSTANTS",
+        ".column(",
+        "EngineTable",
+    )
+    layer = {name: i for i, names in enumerate(LAYERS) for name in names}
+    bad = []
+    for path, text in _sources():
+        top = path.relative_to(PKG).parts[0].removesuffix(".py")
+        if layer.get(top, 99) <= layer["trajectory"]:
+            continue
+        bad += [f"{path.name}: {k}" for k in kernels if k in text]
+        bad += [f"{path.name}: {b!r}" for b in bases if f'"{b}"' in text]
+    assert not bad, bad
