@@ -150,7 +150,6 @@ def test_nothing_above_the_trajectory_loop_names_engine_features_or_bases():
     part, manifold gradient) and the engine's functions, never its bases or kernels;
     the closed-form engine is one implementation among the table kinds."""
     from slr_theory import engine
-
     from slr_theory.nonlinearity import MOMENT_NAMES
 
     public = {"1", "erf", "zeta", *(k for keys in MOMENT_NAMES.values() for k in keys)}

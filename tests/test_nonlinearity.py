@@ -346,3 +346,28 @@ def test_every_capability_runs_on_another_nonlinearity(name):
     assert np.all(np.abs(mean - want) < 4 * se + 1e-6), (mean, want, se)
     spec = st_.pgd_map_spectrum(opt, 4e-3)
     assert spec.local_diffeomorphism
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "name, off_m",
+    [
+        ("tanh", (0.0, 0.0, 0.711, 1.0, 0.0)),
+        ("algebraic", (0.0, 0.0, 0.712, 1.0, 0.0)),
+        ("arctan", (0.0, 0.0, 1.0, 1.0, 0.0)),
+    ],
+)
+def test_off_m_minimum_beats_the_optimum_at_the_papers_lambda(name, off_m):
+    """docs/beyond.md: at lambda = 0.1 the minimum at k = v* is below (k*, v*) for these
+    nonlinearities; Monte Carlo on explicit vectors in R^400 says so independently."""
+    from slr_theory.model import monte_carlo_risk, vectors_from_overlaps
+
+    p = Params.paper(lam=0.1).replace(nonlinearity=name)
+    rng = np.random.default_rng(7)
+    est = []
+    for ov in ((1.0, 1.0, 0.0, 0.0, 0.0), off_m):
+        mc = monte_carlo_risk(p, *vectors_from_overlaps(ov, p.d), 200_000, rng)
+        assert abs(mc.estimate - risk(p, *ov)) < 4 * mc.stderr
+        est.append(mc)
+    gap = est[0].estimate - est[1].estimate
+    assert gap > 4 * np.hypot(est[0].stderr, est[1].stderr), (gap, est)
