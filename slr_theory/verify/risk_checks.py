@@ -103,18 +103,22 @@ def _draw(rng: np.random.Generator) -> dict:
     return {**p, **dict(zip(OVERLAP_NAMES, map(float, ov), strict=True))}
 
 
-def _split(p):
-    params = Params(**{k: p[k] for k in ("d", "L", "lam", "gamma", "eps")}, s=int(p.get("s", 1)))
+def _split(p, sigma: str = "erf"):
+    params = Params(
+        **{k: p[k] for k in ("d", "L", "lam", "gamma", "eps")},
+        s=int(p.get("s", 1)),
+        nonlinearity=sigma,
+    )
     return params, [p[n] for n in OVERLAP_NAMES]
 
 
-def _closed(p):
-    params, ov = _split(p)
+def _closed(p, sigma: str = "erf"):
+    params, ov = _split(p, sigma)
     return risk_components(params, *ov)
 
 
-def _mc(rng, n, **p):
-    params, ov = _split(p)
+def _mc(rng, n, sigma: str = "erf", **p):
+    params, ov = _split(p, sigma)
     k, v, ks, vs = vectors_from_overlaps(ov, params.d)
     out = np.empty(n)
     per = max(1, 2_000_000 // (params.L * params.d))
@@ -150,6 +154,22 @@ register(
         rtol=1e-12,
     )
 )
+
+
+for _sigma in ("tanh", "algebraic", "arctan"):  # the quadrature backend, same references
+    register(
+        Check(
+            name=f"risk.total_{_sigma}",
+            description=f"risk with sigma = {_sigma} (quadrature moments) vs 1-D quadrature "
+            "over U (conditioned, mpmath) vs the data model",
+            closed_form=lambda _s=_sigma, **p: _closed(p, _s).total,
+            reference=lambda _s=_sigma, **p: mp_risk_components(*_split(p, _s))["total"],
+            monte_carlo=lambda rng, n, _s=_sigma, **p: _mc(rng, n, _s, **p),
+            params=_DEFAULT,
+            draw=_draw,
+            rtol=1e-12,
+        )
+    )
 
 
 def _mc_informative(rng, n, **p):
