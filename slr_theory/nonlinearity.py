@@ -23,7 +23,10 @@ a sum of such exponentially small terms). The window is cut in panels of width a
 refined geometrically around ``z = -t/g`` where ``sigma`` turns over within ``1/g``, with
 16 Gauss–Legendre nodes each.
 Derivatives beyond those a :class:`Nonlinearity` provides come from Stein's identity
-``E h'(t + gZ) = E[Z h(t + gZ)] / g``.
+``E h'(t + gZ) = E[Z h(t + gZ)] / g``. For small ``g`` and a ``sigma`` analytic in a
+strip (:attr:`Nonlinearity.strip`: the built-ins), Gauss–Hermite with 16 to 64 nodes
+shifted to the same mode replaces the panels (20x fewer evaluations at the paper's
+``g = 0.07``).
 """
 
 from __future__ import annotations
@@ -73,6 +76,10 @@ class Nonlinearity:
         ``1 - sigma(u)`` computed without cancellation where ``sigma`` saturates (for an
         odd ``sigma`` with limit 1). Without it ``1 - f(u)`` is used, and the risk near
         the optimum, a difference of numbers of order one, loses the digits it cancels.
+    strip : float, optional
+        Half-width of a strip ``|Im u| < strip`` where ``sigma`` is analytic and bounded
+        (tanh: ``pi/2``; algebraic, arctan: 1). With it, small ``g`` uses Gauss–Hermite
+        (:func:`gaussian_moments`); without it, always the composite rule.
 
     Raises
     ------
@@ -105,6 +112,7 @@ class Nonlinearity:
     d3f: Callable[[np.ndarray], np.ndarray] | None = None
     d4f: Callable[[np.ndarray], np.ndarray] | None = field(default=None, kw_only=True)
     complement: Callable[[np.ndarray], np.ndarray] | None = field(default=None, kw_only=True)
+    strip: float | None = field(default=None, kw_only=True)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -116,6 +124,8 @@ class Nonlinearity:
             value = getattr(self, attr)
             if value is not None and not callable(value):
                 raise ValueError(f"`{attr}` must be callable or None, got {value!r}.")
+        if self.strip is not None and not (np.isfinite(self.strip) and self.strip > 0):
+            raise ValueError(f"`strip` must be finite and > 0 or None, got {self.strip!r}.")
         if self.d4f is not None and self.d3f is None:
             raise ValueError("`d4f` needs `d3f`: give the third derivative too.")
         probe = np.array([-2.5, -0.7, 0.0, 0.3, 1.9])
@@ -230,6 +240,7 @@ BUILTIN_NONLINEARITIES: dict[str, Nonlinearity] = {
         lambda u: _tanh_sech2(u) * (6.0 * np.tanh(u) ** 2 - 2.0),
         d4f=lambda u: np.tanh(u) * _tanh_sech2(u) * (16.0 - 24.0 * np.tanh(u) ** 2),
         complement=_tanh_complement,
+        strip=np.pi / 2,  # poles at +-i pi/2
     ),
     "algebraic": Nonlinearity(
         "algebraic",
@@ -239,6 +250,7 @@ BUILTIN_NONLINEARITIES: dict[str, Nonlinearity] = {
         lambda u: _alg_r(u) ** 5 * (12.0 * u * u - 3.0) * _alg_r(u) ** 2,
         d4f=lambda u: u * _alg_r(u) ** 9 * (45.0 - 60.0 * u * u),
         complement=_alg_complement,
+        strip=1.0,  # branch points at +-i
     ),
     "arctan": Nonlinearity(
         "arctan",
@@ -248,6 +260,7 @@ BUILTIN_NONLINEARITIES: dict[str, Nonlinearity] = {
         lambda u: _TWO_OVER_PI * (6.0 * u * u - 2.0) * _atan_w(u) ** 3,
         d4f=lambda u: _TWO_OVER_PI * 24.0 * u * (1.0 - u * u) * _atan_w(u) ** 4,
         complement=lambda u: _TWO_OVER_PI * np.arctan2(1.0, u),
+        strip=1.0,  # branch points at +-i
     ),
 }
 
@@ -359,6 +372,32 @@ def _rule(sigma: Nonlinearity, t: np.ndarray, g: float):
     return z, weights, s
 
 
+_GH = {n: np.polynomial.hermite_e.hermegauss(n) for n in (16, 24, 32, 48, 64)}
+
+
+def _hermite_rule(sigma: Nonlinearity, t: np.ndarray, g: float):
+    """Gauss–Hermite nodes shifted to the mode, or None when ``g`` is too large for them.
+
+    In ``y = z - mu`` the integrand is ``h(t + g(mu + y)) e^{-mu y - mu^2/2}`` against
+    ``phi(y)``; ``h`` is analytic in ``|Im y| < strip / g`` and bounded there, so the rule's
+    error falls like ``exp(-c (strip/g) sqrt(2N))``: ``N`` nodes with ``(strip/g) sqrt(2N) >= 60`` (at most 64; beyond, the composite rule).
+    """
+    if sigma.strip is None:
+        return None
+    need = 0.5 * (60.0 * g / sigma.strip) ** 2
+    n = next((k for k in sorted(_GH) if k >= need), None)
+    if n is None:
+        return None
+    x, wx = _GH[n]
+    s = np.where(t >= 0, 1.0, -1.0)
+    mu = _mode(sigma, t, np.full_like(t, g), s)
+    z = mu[:, None] + x[None, :]
+    w = (wx / np.sqrt(2.0 * np.pi))[None, :] * np.exp(
+        -mu[:, None] * x[None, :] - 0.5 * mu[:, None] ** 2
+    )
+    return z, w, s
+
+
 def _hermite_e(m: int, z: np.ndarray) -> np.ndarray:
     """Probabilists' Hermite polynomial ``He_m(z)`` (Stein: ``E h^(m) = E[He_m(Z) h] / g^m``)."""
     if m == 0:
@@ -452,7 +491,8 @@ def moments(sigma: Nonlinearity, t: np.ndarray, g: float, order: int) -> dict:
     """
     if t.size == 0:
         return {k: np.empty(0) for o in range(order + 1) for k in MOMENT_NAMES[o]}
-    z, w, s = _rule(sigma, t, g)
+    rule = _hermite_rule(sigma, t, g)
+    z, w, s = _rule(sigma, t, g) if rule is None else rule
     u = t[:, None] + g * z
     top = min(sigma.order, 2 + order)
     d = [sigma.derivative(j)(u) for j in range(top + 1)]
