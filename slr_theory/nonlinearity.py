@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import erf, erfc
 
-from .validate import as_array
+from .validate import as_array, positive_real
 
 __all__ = [
     "BUILTIN_NONLINEARITIES",
@@ -124,8 +124,8 @@ class Nonlinearity:
             value = getattr(self, attr)
             if value is not None and not callable(value):
                 raise ValueError(f"`{attr}` must be callable or None, got {value!r}.")
-        if self.strip is not None and not (np.isfinite(self.strip) and self.strip > 0):
-            raise ValueError(f"`strip` must be finite and > 0 or None, got {self.strip!r}.")
+        if self.strip is not None:
+            object.__setattr__(self, "strip", positive_real(self.strip, "strip"))
         if self.d4f is not None and self.d3f is None:
             raise ValueError("`d4f` needs `d3f`: give the third derivative too.")
         probe = np.array([-2.5, -0.7, 0.0, 0.3, 1.9])
@@ -464,10 +464,8 @@ def gaussian_moments(sigma: Nonlinearity | str, t, g: float, order: int = 0) -> 
     t = as_array(t, "t", allow_nan=False)
     if not np.all(np.isfinite(t)):
         raise ValueError(f"`t` must be finite, got {t[~np.isfinite(t)].ravel()[0]!r}.")
-    g = float(g)
-    if not (np.isfinite(g) and g > 0):
-        raise ValueError(f"`g` must be finite and > 0, got {g!r}.")
-    if order not in (0, 1, 2):
+    g = positive_real(g, "g")
+    if isinstance(order, bool | np.bool_) or order not in (0, 1, 2):
         raise ValueError(f"`order` must be 0, 1 or 2, got {order!r}.")
     flat = moments(sigma, t.reshape(-1), g, order)
     return {k: v.reshape(t.shape) for k, v in flat.items()}

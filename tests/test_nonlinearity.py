@@ -306,6 +306,11 @@ def test_nonlinearity_validation_names_what_is_wrong():
         gaussian_moments("tanh", [0.1], 0.0)
     with pytest.raises(ValueError, match="`order` must be 0, 1 or 2"):
         gaussian_moments("tanh", [0.1], 1.0, order=3)
+    # found by the dev profile of test_public_contract: a bool is not a number here
+    with pytest.raises(ValueError, match="`g`"):
+        gaussian_moments("tanh", [0.1], True)
+    with pytest.raises(ValueError, match="`order`"):
+        gaussian_moments("tanh", [0.1], 1.0, order=True)
 
 
 def test_default_params_are_the_papers_erf_and_results_save_the_name():
