@@ -138,9 +138,10 @@ def _mp_tail(name, x):
 POINTS = [(0.3, 0.07), (-1.41, 0.07), (12.7, 0.63), (-28.0, 1.41), (0.5, 3.0), (4.0, 40.0)]
 
 
-# CI keeps the smooth point for every sigma and the saturated tail for tanh (each case
-# is ~20 s of mpmath); -m slow runs them all
-_FAST = {(n, POINTS[0]) for n in NAMES} | {("tanh", POINTS[3])}
+# CI keeps the saturated tail for tanh (each case is 10-40 s of mpmath; the panels are
+# also checked against the closed forms of erf, and Gauss-Hermite against the panels);
+# -m slow runs them all
+_FAST = {("tanh", POINTS[3])}
 
 
 @pytest.mark.parametrize(
