@@ -490,7 +490,7 @@ def _moment_certificate(params: Params) -> list[str]:
         )
     a = params.lam * np.sqrt(params.d / 2)
     g = params.lam * params.gamma
-    m = moments(sig, np.array([a]), g, 1)
+    m = moments(sig, np.array([a]), g, 0)
     S = params.s
     sg = "gamma^2" if S == 1 else "S gamma^2"
     edge_nu = 2 * S * params.gamma**2 * m["E0"][0]

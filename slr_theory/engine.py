@@ -62,7 +62,7 @@ from .gaussian import (
     zeta_series_coefficients,
     zeta_tt,
 )
-from .nonlinearity import MOMENT_NAMES, Nonlinearity, moments, nonlinearity_of
+from .nonlinearity import MOMENT_NAMES, Nonlinearity, moment_sups, moments, nonlinearity_of
 from .params import Params
 
 __all__ = [
@@ -667,7 +667,7 @@ def feature_bounds(params: Params, order: int) -> np.ndarray:
 
     For ``erf``: ``sup |x^p b(x)|`` of each closed-form basis (``|erf| <= 1``,
     ``sup x^p e^{-x^2} = (p / 2e)^{p/2}``). For a nonlinearity by quadrature: the moments
-    are bounded by the sups of the derivatives they average (:func:`_moment_sups`), the
+    are bounded by the sups of the derivatives they average (:func:`slr_theory.nonlinearity.moment_sups`), the
     monomials by 1.
 
     Parameters
@@ -728,7 +728,7 @@ def feature_bounds(params: Params, order: int) -> np.ndarray:
 def _moment_bounds(params: Params, order: int) -> np.ndarray:
     sig = nonlinearity_of(params.nonlinearity)
     g = params.lam * params.gamma
-    sup = _moment_sups(sig, g)
+    sup = moment_sups(sig, g)
     s0, s1, s2 = sup["E0"], sup["E1"], sup["E2"]
     sup["W0"] = (s0 + 1.0) ** 2 + 1.0
     sup["W1"] = 2.0 * s1 * (s0 + 1.0)
@@ -738,43 +738,6 @@ def _moment_bounds(params: Params, order: int) -> np.ndarray:
     for _mono, _p, b in _plan(_orders(order), params.s > 1, False).columns:
         out.append(sup[b[:2]] * sup[b[2:]] if len(b) == 4 else sup[b])
     return np.array(out)
-
-
-_SUP_GRID = np.linspace(-60.0, 60.0, 240_001)  # step 5e-4
-
-
-def _moment_sups(sigma: Nonlinearity, g: float) -> dict:
-    """Bounds on ``|E_j|``, ``|Z_j|`` over every ``t``: the sups of what they average.
-
-    Sampled on a grid of step ``h = 5e-4`` over ``[-60, 60]`` (where the built-ins have
-    turned monotone), each raised by ``h`` times its largest sampled slope (twice what a
-    smooth function can rise between nodes); a derivative not provided is bounded
-    through Stein's identity, ``|E h^(m)(t + gZ)| <= sup |h| E|He_m(Z)| / g^m``.
-    """
-    u = _SUP_GRID
-    top = sigma.order
-    d = [sigma.derivative(j)(u) for j in range(top + 1)]
-    sq = [d[0] * d[0], 2 * d[0] * d[1], 2 * (d[1] ** 2 + d[0] * d[2])]
-    if top >= 3:
-        sq.append(2 * (3 * d[1] * d[2] + d[0] * d[3]))
-    if top >= 4:
-        sq.append(2 * (3 * d[2] ** 2 + 4 * d[1] * d[3] + d[0] * d[4]))
-    h = u[1] - u[0]
-    stein = {1: np.sqrt(2.0 / np.pi), 2: 4.0 * np.exp(-0.5) / np.sqrt(2.0 * np.pi)}  # E|He_m|
-
-    def bound(vals):
-        slope = np.max(np.abs(np.diff(vals))) / h
-        return float(np.max(np.abs(vals)) + 0.5 * h * 2.0 * slope)
-
-    out = {}
-    for j in range(5):
-        if j <= top:
-            out[f"E{j}"], out[f"Z{j}"] = bound(d[j]), bound(sq[j])
-        else:
-            m = j - top
-            out[f"E{j}"] = bound(d[top]) * stein[m] / g**m
-            out[f"Z{j}"] = bound(sq[top]) * stein[m] / g**m
-    return out
 
 
 # --- features ---------------------------------------------------------------------------

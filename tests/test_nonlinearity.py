@@ -17,9 +17,9 @@ from slr_theory import (
     risk_hessian,
 )
 from slr_theory.nonlinearity import BUILTIN_NONLINEARITIES, gaussian_moments
-from slr_theory.verify.reference import mp_expect
+from slr_theory.verify.reference import MP_NONLINEARITIES, mp_expect
 
-from .strategies import assert_components_match
+from .strategies import assert_components_match, random_overlaps
 
 NAMES = ("tanh", "algebraic", "arctan", "erf")
 
@@ -83,7 +83,7 @@ def test_builtin_derivatives_match_the_mpmath_formulas(name):
     u = np.array([-30.0, -4.0, -0.7, 0.0, 0.3, 1.9, 6.0, 25.0])
     with mp.workdps(60):  # 1 - tanh^2 at u = 30 cancels 26 digits
         want = [[float(D(mp.mpf(x), j)) for x in u] for j in range(5)]
-        tail = np.array([float(_mp_tail(name, mp.mpf(x))) for x in u])
+        tail = np.array([float(MP_NONLINEARITIES[name][1](mp.mpf(x), 1)) for x in u])
     for j in range(5):
         np.testing.assert_allclose(sig.derivative(j)(u), want[j], rtol=2e-14, atol=1e-300)
     np.testing.assert_allclose(sig.complement(u), tail, rtol=4e-15, atol=0)
@@ -106,8 +106,8 @@ def _reference_moments(name, t, g):
 
     with mp.workdps(30):
 
-        def tau(u):  # 1 - s sigma(u), without cancellation (sigma odd)
-            return 1 - D(s * u, 0) if s * u < 2 else _mp_tail(name, s * u)
+        def tau(u):  # 1 - s sigma(u), without cancellation
+            return MP_NONLINEARITIES[name][1](u, s)
 
         hs = {f"E{j}": (lambda u, j=j: D(u, j)) for j in range(5)}
         hs |= {f"Z{j}": (lambda u, j=j: sq(u, j)) for j in range(5)}
@@ -121,17 +121,6 @@ def _reference_moments(name, t, g):
             scale = mp_expect(lambda u, h=h: abs(h(u)), t, g, 30)
             out[key] = (value, scale)
         return out
-
-
-def _mp_tail(name, x):
-    if name == "tanh":
-        return 2 / (1 + mp.exp(2 * x))
-    if name == "algebraic":
-        q = mp.sqrt(1 + x * x)
-        return 1 / (q * (q + x))
-    if name == "arctan":
-        return 2 / mp.pi * mp.atan2(1, x)
-    return mp.erfc(x)
 
 
 # (t, g): the transition, saturation (sigma within 1e-24 of 1), tiny and large g
@@ -180,11 +169,7 @@ def test_risk_components_match_the_conditioned_mpmath_reference(name, lam, ov):
 
 @st.composite
 def configs(draw):
-    seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
-    x, y = rng.standard_normal((2, 6))
-    k, v = x / np.linalg.norm(x), y / np.linalg.norm(y)
-    ov = np.array([k[0], v[1], v[0], k[1], k @ v])
+    ov = random_overlaps(np.random.default_rng(draw(st.integers(0, 2**32 - 1))), 1)[0]
     p = Params(
         d=int(10 ** draw(st.floats(np.log10(4), 4))),
         L=draw(st.integers(1, 30)),
@@ -228,9 +213,7 @@ def test_risk_matches_monte_carlo_on_explicit_vectors(name):
 def test_gradient_and_hessian_match_finite_differences(name, s):
     rng = np.random.default_rng(3 + s)
     for _ in range(3):
-        x, y = rng.standard_normal((2, 6))
-        k, v = x / np.linalg.norm(x), y / np.linalg.norm(y)
-        ov = 0.9 * np.array([k[0], v[1], v[0], k[1], k @ v])
+        ov = 0.9 * random_overlaps(rng, 1)[0]  # interior: the steps stay feasible
         p = Params(
             d=int(rng.integers(4, 500)),
             L=6,
@@ -395,9 +378,9 @@ def test_the_gauss_hermite_rule_agrees_with_the_panels(name, g, monkeypatch):
 
     sig = BUILTIN_NONLINEARITIES[name]
     t = np.concatenate([np.linspace(-30, 30, 241), [0.0, 1e-3, -1e-3]])
-    assert nl._hermite_rule(sig, t[:1], g) is not None  # the fast path is taken
+    assert nl._hermite_size(sig, g) is not None  # the fast path is taken
     fast = nl.moments(sig, t, g, 2)
-    monkeypatch.setattr(nl, "_hermite_rule", lambda *a: None)
+    monkeypatch.setattr(nl, "_hermite_size", lambda *a: None)
     slow = nl.moments(sig, t, g, 2)
     for key, ref in slow.items():
         floor = 1e-3 * np.max(np.abs(ref))

@@ -154,6 +154,7 @@ NOT_CALLED: dict[str, str] = {
     "errors are tested in test_nonlinearity.py",
     "nonlinearity.nonlinearity_of": "takes a value resolve_nonlinearity returned",
     "nonlinearity.moments": "the engine's unchecked door; gaussian_moments is its checked one",
+    "nonlinearity.moment_sups": "unchecked, for lipschitz_bound (its door); tested there",
     "experiments.experiments": "takes no argument; the table is tested in test_experiments.py",
     "experiments.run": "minutes per valid call; its slots are tested in test_contracts.py",
     "experiments.write": "takes an ExperimentResult the toolkit built; atomic writes are "
