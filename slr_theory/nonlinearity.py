@@ -42,6 +42,7 @@ from .validate import as_array, positive_real
 
 __all__ = [
     "BUILTIN_NONLINEARITIES",
+    "MAX_SCALE",
     "MOMENT_NAMES",
     "Nonlinearity",
     "gaussian_moments",
@@ -372,6 +373,9 @@ def _rule(t: np.ndarray, g: float, s: np.ndarray, mu: np.ndarray):
     return z, weights
 
 
+#: The largest scale ``g`` :func:`gaussian_moments` takes: ``lambda gamma`` within
+#: :data:`slr_theory.params.DOMAIN` (beyond, the panels around ``-t/g`` grow as ``log g``).
+MAX_SCALE = 1e6
 _GH = {n: np.polynomial.hermite_e.hermegauss(n) for n in (16, 24, 32, 48, 64)}
 _SUP_GRID = np.linspace(-60.0, 60.0, 240_001)  # step 5e-4
 _E_ABS_HE = {1: np.sqrt(2.0 / np.pi), 2: 4.0 * np.exp(-0.5) / np.sqrt(2.0 * np.pi)}  # E|He_m(Z)|
@@ -496,7 +500,7 @@ def gaussian_moments(sigma: Nonlinearity | str, t, g: float, order: int = 0) -> 
     t : array_like
         Finite centres (any shape).
     g : float
-        Positive scale.
+        Scale, ``0 < g <= MAX_SCALE`` (``1e6``).
     order : {0, 1, 2}
         The keys of orders ``<= order`` are returned.
 
@@ -517,7 +521,7 @@ def gaussian_moments(sigma: Nonlinearity | str, t, g: float, order: int = 0) -> 
     t = as_array(t, "t", allow_nan=False)
     if not np.all(np.isfinite(t)):
         raise ValueError(f"`t` must be finite, got {t[~np.isfinite(t)].ravel()[0]!r}.")
-    g = positive_real(g, "g")
+    g = positive_real(g, "g", upper=MAX_SCALE)
     if isinstance(order, bool | np.bool_) or order not in (0, 1, 2):
         raise ValueError(f"`order` must be 0, 1 or 2, got {order!r}.")
     flat = moments(sigma, t.reshape(-1), g, order)

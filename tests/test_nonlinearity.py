@@ -302,6 +302,9 @@ def test_nonlinearity_validation_names_what_is_wrong():
         gaussian_moments("tanh", [0.1], True)
     with pytest.raises(ValueError, match="`order`"):
         gaussian_moments("tanh", [0.1], 1.0, order=True)
+    # found by the dev profile too: g = 1e300 overflowed choosing the rule
+    with pytest.raises(ValueError, match="`g` must be <= 1e\\+06"):
+        gaussian_moments("tanh", [0.1], 1e300)
 
 
 def test_default_params_are_the_papers_erf_and_results_save_the_name():
