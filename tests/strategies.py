@@ -88,3 +88,21 @@ def assert_components_match(p, ov, sigma=None) -> None:
         r, v = ref[name], getattr(got, name)
         scale = max(abs(r), abs(ref["total"]) * 1e-3) if name == "interactions" else abs(r)
         assert abs(mp.mpf(float(v)) - r) <= 1e-12 * scale + 1e-300, (name, float(v), r)
+
+
+def assert_derivatives_match_differences(p, ov, rel: float = 1e-8) -> None:
+    """``risk_grad`` and ``risk_hessian`` at `ov` against central differences (step 1e-6) of
+    ``risk`` and ``risk_grad``, each within `rel` of the largest entry."""
+    import numpy as np
+
+    from slr_theory import risk, risk_grad, risk_hessian
+
+    g, H = risk_grad(p, *ov), risk_hessian(p, *ov)
+    h = 1e-6
+    eye = np.eye(5)
+    fd_g = np.array([(risk(p, *(ov + h * e)) - risk(p, *(ov - h * e))) / (2 * h) for e in eye])
+    fd_h = np.array(
+        [(risk_grad(p, *(ov + h * e)) - risk_grad(p, *(ov - h * e))) / (2 * h) for e in eye]
+    )
+    np.testing.assert_allclose(fd_g, g, rtol=0, atol=rel * np.abs(g).max())
+    np.testing.assert_allclose(fd_h, H, rtol=0, atol=rel * np.abs(H).max())
