@@ -25,7 +25,7 @@ exceptions).
 """
 
 from .critical import CriticalPoint, critical_points, lipschitz_bound, pgd_map_spectrum
-from .dynamics import PGDResult, paper_schedule, pgd, sample_initial_overlaps
+from .dynamics import pgd, sample_initial_overlaps
 from .flows import FlowResult, manifold_flow, overlap_flow
 from .gaussian import (
     erf_pair,
@@ -60,6 +60,7 @@ from .risk import (
     risk_grad_at,
     risk_hessian,
 )
+from .trajectory import PGDResult, paper_schedule
 
 __version__ = "0.1.0"
 

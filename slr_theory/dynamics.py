@@ -41,11 +41,11 @@ from .trajectory import (
     MAX_ALPHA,
     MAX_STEPS,
     Group,
-    PaperSchedule,
+    PaperSchedule,  # noqa: F401  (importable here since issue 4; exported by trajectory)
     PGDResult,
     Progress,
     overlap_step,
-    paper_schedule,
+    paper_schedule,  # noqa: F401  (importable here since issue 4; exported by trajectory)
     price_records,
     run_pgd,
     temperatures,
@@ -56,11 +56,10 @@ from .validate import generator, positive_int, positive_real, unit_vectors
 #: Most initial overlaps :func:`sample_initial_overlaps` draws at once (400 MB).
 MAX_DRAWS = 10**7
 
+# PGDResult, PaperSchedule and paper_schedule are importable here too (pgd's signature
+# names them) but exported once, from their home slr_theory.trajectory.
 __all__ = [
     "MAX_DRAWS",
-    "PGDResult",
-    "PaperSchedule",
-    "paper_schedule",
     "pgd",
     "pgd_step",
     "pgd_vectors",

@@ -46,6 +46,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import cache, lru_cache
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 from scipy.special import erf, erfc
@@ -65,25 +66,17 @@ from .gaussian import (
 from .nonlinearity import MOMENT_NAMES, Nonlinearity, moment_sups, moments, nonlinearity_of
 from .params import Params
 
+# The model interface: what every layer above the engine may use (tests/test_house.py
+# checks it). The bases, feature kernels and table classes below are the engine's own:
+# importable, documented in docs/api.md as internal, without a promise.
 __all__ = [
-    "BASES",
     "COMPONENTS",
-    "GAUSSIAN_BASES",
     "HESSIAN_PAIRS",
-    "MOMENT_BASES",
-    "N_CONSTANTS",
-    "PAIR_TERMS",
-    "RISK_TERMS",
-    "EngineTable",
-    "MomentTable",
-    "columns",
+    "RiskTable",
     "components",
     "feature_bounds",
-    "features",
-    "gaussian_columns",
     "gradient",
     "hessian",
-    "manifold_gradient",
     "manifold_nullcline",
     "table",
     "value_and_gradient",
@@ -414,6 +407,65 @@ def _plan(orders: tuple[int, ...], pairs: bool = False, closed: bool = True) -> 
     )
 
 
+@runtime_checkable
+class RiskTable(Protocol):
+    """What a model's table offers the layers above the engine: the model interface.
+
+    :func:`table` returns one for every model ``Params`` describes (the closed forms of
+    ``erf``, or quadrature for any other nonlinearity); the dynamics, the geometry, the
+    locator and the figures use these members only, so a new model is a new table kind
+    and nothing above it changes.
+
+    Attributes
+    ----------
+    order : int or tuple
+        0 (the components :data:`COMPONENTS`), 1 (the five partials), 2 (the Hessian
+        entries of :data:`HESSIAN_PAIRS`), or a tuple stacking several.
+    C : ndarray, shape ``(..., rows, K)``
+        Coefficients; the leading shape is that of the temperatures.
+    constants : ndarray
+        What the features need of each temperature (opaque above the engine).
+
+    Notes
+    -----
+    The methods, each on validated overlaps ``ov5`` of shape ``(5, n)``:
+
+    - ``table(ov5)``: the rows ``(rows, n)`` at one temperature;
+    - ``features(ov5, constants=None)``: ``Phi`` ``(K, n)`` with ``rows = C @ Phi``,
+      so a loop over several temperatures or parameter groups can share one product;
+    - ``at(j)``: the table of the `j`-th temperature of a table built for several;
+    - ``scaled_part(ov5)``: ``(C, Phi)`` of the columns carrying a factor that underflows
+      before its terms do (the locator's plateau test), or ``None`` when there are none;
+    - ``manifold_gradient(kn)``: ``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M;
+    - ``pairs``: whether the rows include the informative pairs of ``s > 1``.
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.engine import RiskTable, table
+    >>> all(isinstance(table(Params.paper().replace(nonlinearity=s), 0.1, 1), RiskTable)
+    ...     for s in ("erf", "tanh"))
+    True
+    """
+
+    order: int | tuple
+    C: np.ndarray
+    constants: np.ndarray
+
+    def __call__(self, ov5: np.ndarray) -> np.ndarray: ...
+
+    def features(self, ov5: np.ndarray, constants: np.ndarray | None = None) -> np.ndarray: ...
+
+    def at(self, j: int) -> RiskTable: ...
+
+    def scaled_part(self, ov5: np.ndarray): ...
+
+    def manifold_gradient(self, kn: np.ndarray) -> np.ndarray: ...
+
+    @property
+    def pairs(self) -> bool: ...
+
+
 @dataclass(frozen=True)
 class EngineTable:
     """The coefficients and constants of one order at one or several temperatures.
@@ -588,7 +640,7 @@ def columns(order, pairs: bool = False) -> tuple:
     return _plan(_orders(order), pairs).columns
 
 
-def table(params: Params, lam, order: int) -> EngineTable | MomentTable:
+def table(params: Params, lam, order: int) -> RiskTable:
     """The table of `order` at temperature(s) `lam` (any shape) for the model `params`.
 
     Parameters
@@ -603,9 +655,10 @@ def table(params: Params, lam, order: int) -> EngineTable | MomentTable:
 
     Returns
     -------
-    EngineTable or MomentTable
+    RiskTable
         :class:`EngineTable` (closed forms) for ``erf``, :class:`MomentTable` (quadrature)
-        for any other nonlinearity; both are called on overlaps the same way.
+        for any other nonlinearity; both are a :class:`RiskTable`, the one interface the
+        layers above use.
 
     Examples
     --------

@@ -31,21 +31,16 @@ MAX_ALPHA = 1e100
 MAX_STEPS = 10**12
 MAX_RECORDS = 10**8
 
+# Public: the trajectories' result and schedule (what pgd and sgd return and take), and
+# the coordinates the dynamics run on. The loop's building blocks (Group, Progress,
+# run_pgd, price_records, the steps, temperatures, validate_run) serve the dynamics
+# modules above and are documented in docs/api.md as internal.
 __all__ = [
-    "Group",
     "PGDResult",
     "PaperSchedule",
-    "Progress",
-    "manifold_step",
-    "overlap_step",
     "paper_schedule",
-    "price_records",
-    "run_pgd",
-    "temperatures",
     "to_overlaps",
     "to_vectors",
-    "validate_run",
-    "vector_step",
 ]
 
 
@@ -61,7 +56,7 @@ class PaperSchedule:
 
     Examples
     --------
-    >>> from slr_theory.dynamics import paper_schedule
+    >>> from slr_theory.trajectory import paper_schedule
     >>> s = paper_schedule(1.0)
     >>> print(s(0), s(10_000))
     1.0 0.5

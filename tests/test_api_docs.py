@@ -63,3 +63,33 @@ def test_every_public_callable_has_numpydoc_parameters_and_returns():
             if lacks:
                 missing.append(f"{module_name}.{name}: {', '.join(lacks)}")
     assert not missing, missing
+
+
+def test_internal_names_stay_importable_and_out_of_the_public_surface():
+    """The building blocks each section lists as internal keep their names (an earlier
+    import keeps working) and are not exported."""
+    found = 0
+    for module_name, body in _sections().items():
+        module = importlib.import_module(module_name)
+        for para in re.findall(r"^Internal \(.*?\n\n", body, flags=re.M | re.S):
+            names = re.findall(r"`([A-Za-z_]\w*)`", para.split(":", 1)[1])
+            found += len(names)
+            assert all(hasattr(module, n) for n in names), (module_name, names)
+            assert not set(names) & set(module.__all__), (module_name, names)
+    assert found >= 20
+
+
+def test_each_name_is_exported_once():
+    """A public name has one home: no two modules export the same object (the top level
+    re-exports from its home)."""
+    homes = {}
+    for module_name in _sections():
+        if module_name == "slr_theory":
+            continue
+        module = importlib.import_module(module_name)
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if callable(obj):
+                homes.setdefault(id(obj), []).append(f"{module_name}.{name}")
+    twice = [v for v in homes.values() if len(v) > 1]
+    assert not twice, twice

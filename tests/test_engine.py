@@ -181,3 +181,20 @@ def test_per_entry_temperatures_equal_one_call_per_temperature():
     for i, li in enumerate(lam):
         one = engine.components(p, tuple(ov[:, i : i + 1]), lam=li)[:, 0]
         np.testing.assert_allclose(got[:, i], one, rtol=1e-15)
+
+
+@pytest.mark.parametrize("sigma", ["erf", "tanh"])
+@pytest.mark.parametrize("s", [1, 2])
+def test_every_table_is_a_risk_table(sigma, s):
+    """Both implementations offer the model interface, at one temperature and several."""
+    from slr_theory.engine import RiskTable, table
+
+    p = Params.paper().replace(nonlinearity=sigma, s=s)
+    ov = np.array([[0.3], [0.2], [0.1], [0.05], [0.02]])
+    for order in (0, 1, 2, (0, 1)):
+        one = table(p, 0.1, order)
+        many = table(p, np.array([0.1, 0.3]), order)
+        assert isinstance(one, RiskTable) and isinstance(many.at(1), RiskTable)
+        assert one.pairs == (s > 1)
+        np.testing.assert_array_equal(many.at(0)(ov), one(ov))
+        np.testing.assert_array_equal(one(ov), one.C @ one.features(ov))

@@ -172,3 +172,24 @@ def test_nothing_above_the_trajectory_loop_names_engine_features_or_bases():
         bad += [f"{path.name}: {k}" for k in kernels if k in text]
         bad += [f"{path.name}: {b!r}" for b in bases if f'"{b}"' in text]
     assert not bad, bad
+
+
+def test_above_the_trajectory_loop_only_the_model_interface_of_the_engine_is_used():
+    """The model interface is ``engine.__all__``: every ``engine.X`` (and every name
+    imported from the engine) in a module above the trajectory loop is one of them."""
+    import re
+
+    from slr_theory import engine
+
+    layer = {name: i for i, names in enumerate(LAYERS) for name in names}
+    bad, seen = [], 0
+    for path, text in _sources():
+        top = path.relative_to(PKG).parts[0].removesuffix(".py")
+        if layer.get(top, 99) <= layer["trajectory"]:
+            continue
+        used = set(re.findall(r"\bengine\.(\w+)", text))
+        for names in re.findall(r"from \.+engine import \(?([\w\s,]+)\)?", text):
+            used |= {n.strip() for n in names.split(",") if n.strip()}
+        seen += len(used)
+        bad += [f"{path.name}: engine.{n}" for n in sorted(used - set(engine.__all__))]
+    assert seen > 5 and not bad, bad
