@@ -223,7 +223,10 @@ MAX_STARTS = 10**6
 
 
 def _tables(params: Params):
-    return engine.table(params, params.lam, 1), engine.table(params, params.lam, 2)
+    return (  # evaluated again and again: prepared
+        engine.table(params, params.lam, 1).prepared(),
+        engine.table(params, params.lam, 2).prepared(),
+    )
 
 
 def _grad_scales(ov: np.ndarray, m: np.ndarray) -> np.ndarray:

@@ -437,7 +437,10 @@ class RiskTable(Protocol):
     - ``scaled_part(ov5)``: ``(C, Phi)`` of the columns carrying a factor that underflows
       before its terms do (the locator's plateau test), or ``None`` when there are none;
     - ``manifold_gradient(kn)``: ``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M;
-    - ``pairs``: whether the rows include the informative pairs of ``s > 1``.
+    - ``pairs``: whether the rows include the informative pairs of ``s > 1``;
+    - ``prepared()``: the same table, readied for a loop that evaluates it again and
+      again (a table by quadrature then serves every batch from its interpolant in
+      ``kappa``; a closed-form table is already ready).
 
     Examples
     --------
@@ -464,6 +467,8 @@ class RiskTable(Protocol):
 
     @property
     def pairs(self) -> bool: ...
+
+    def prepared(self) -> RiskTable: ...
 
 
 @dataclass(frozen=True)
@@ -521,6 +526,10 @@ class EngineTable:
         """Whether the table has the terms of informative pairs (``s > 1``)."""
         return bool(np.ravel(self.constants[..., _PAIRS])[0] != 0.0)
 
+    def prepared(self) -> EngineTable:
+        """Itself: the closed forms need no preparation for a loop."""
+        return self
+
     def column(self, row: int, mono: tuple, power: int, basis: str) -> np.ndarray:
         """The coefficient of one feature in one row (e.g. for a specialised kernel)."""
         plan = _plan(_orders(self.order), self.pairs)
@@ -542,12 +551,16 @@ class MomentTable:
     constants : ndarray, shape ``(..., 3)``
         ``(a, g, pairs)`` of each temperature: ``a = lambda sqrt(d/2)``, ``g = lambda gamma``.
     sigma : Nonlinearity
+    least : int or None
+        The smallest batch of ``kappa`` served from the moments' interpolant (``None``:
+        :data:`slr_theory.nonlinearity.INTERPOLATE_FROM`; 0 after :meth:`prepared`).
     """
 
     order: int | tuple
     C: np.ndarray
     constants: np.ndarray
     sigma: Nonlinearity
+    least: int | None = None
 
     def __call__(self, ov5: np.ndarray) -> np.ndarray:
         """The rows ``(rows, n)`` at overlaps ``(5, n)`` (one temperature; unchecked)."""
@@ -560,7 +573,12 @@ class MomentTable:
 
     def at(self, j: int) -> MomentTable:
         """The table of the `j`-th temperature of a table built for several."""
-        return MomentTable(self.order, self.C[j], self.constants[j], self.sigma)
+        return MomentTable(self.order, self.C[j], self.constants[j], self.sigma, self.least)
+
+    def prepared(self) -> MomentTable:
+        """The table serving every batch from the moments' interpolant (built once per
+        temperature and cached): for loops that evaluate it at every step."""
+        return MomentTable(self.order, self.C, self.constants, self.sigma, 0)
 
     def scaled_part(self, ov5: np.ndarray):
         """None: no feature carries a factor that underflows before its terms do."""
@@ -591,9 +609,12 @@ class MomentTable:
             *(MOMENT_NAMES[2] if top >= 2 else ()),
         ]
         m = {key: np.empty(n) for key in names}
+        a = np.broadcast_to(k[0], t.shape)
         for value in np.unique(g):
-            at = g == value
-            for key, v in moments(self.sigma, t[at], float(value), top).items():
+            at = g == value  # one temperature: |t| <= a, the interpolant's span
+            span = float(np.max(a[at]))
+            got = moments(self.sigma, t[at], float(value), top, span, least=self.least)
+            for key, v in got.items():
                 m[key][at] = v
         basis = np.full((len(MOMENT_BASES), n), np.nan)
         index = {b: i for i, b in enumerate(MOMENT_BASES)}

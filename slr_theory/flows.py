@@ -188,7 +188,10 @@ def _manifold_grad_hess(tables, k: float, n: float):
 
 
 def _manifold_tables(params: Params):
-    return engine.table(params, params.lam, 1), engine.table(params, params.lam, 2)
+    return (  # evaluated again and again: prepared
+        engine.table(params, params.lam, 1).prepared(),
+        engine.table(params, params.lam, 2).prepared(),
+    )
 
 
 def _solve(fun, jac, y0, t_max, method, rtol, atol, event, t_eval, dense_output):
@@ -473,7 +476,10 @@ def overlap_jacobian(params: Params, overlaps: ArrayLike) -> np.ndarray:
 
 
 def _overlap_tables(params: Params):
-    return engine.table(params, params.lam, 1), engine.table(params, params.lam, 2)
+    return (  # evaluated again and again: prepared
+        engine.table(params, params.lam, 1).prepared(),
+        engine.table(params, params.lam, 2).prepared(),
+    )
 
 
 def _jac(tables, o: np.ndarray) -> np.ndarray:

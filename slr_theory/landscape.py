@@ -269,7 +269,7 @@ def manifold_basins(
         path = np.moveaxis(res.overlaps[..., :2], 0, 1)  # (n, n_rec, 2)
         times = res.step * alpha
     else:
-        table = engine.table(params, params.lam, 1)
+        table = engine.table(params, params.lam, 1).prepared()  # at every RK4 stage
         phi_all = np.arccos(kk.ravel())
         psi_all = np.arccos(nn.ravel())
         n_steps, dt = _rk4_steps(t_max, 0.05 if dt is None else dt)
@@ -364,7 +364,7 @@ def separatrix(
     J = manifold_chart_jacobian(params, np.pi / 2, np.pi / 2)
     w, U = np.linalg.eigh(J)  # symmetric: the flow in the angles is a gradient flow
     stable = U[:, int(np.argmin(w))]
-    table = engine.table(params, params.lam, 1)
+    table = engine.table(params, params.lam, 1).prepared()  # at every RK4 stage
 
     def f(z):  # the backward flow's unit tangent (arc length); zero where the flow stops
         v = -_angle_velocity(table, np.array([z[0]]), np.array([z[1]]))[:, 0]

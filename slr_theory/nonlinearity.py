@@ -34,6 +34,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 from scipy.special import erf, erfc
@@ -332,7 +333,9 @@ def _mode(sigma: Nonlinearity, t: np.ndarray, g: np.ndarray, s: np.ndarray) -> n
         u = t + g * z
         with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
             val = -2.0 * g * sigma.df(u) / sigma.tail(u, s) - s * z
-        return np.where(np.isfinite(val), val, np.inf)
+        # sigma'/tau is >= 0; where both underflow (0/0) or tau does (x/0) it is huge, and
+        # the mode lies further out: -inf, never +inf (which stopped the search at 0)
+        return np.where(np.isfinite(val), val, -np.inf)
 
     far = -s * 1.0
     for _ in range(12):  # |mode| <= 2^12 is far beyond anything that matters
@@ -528,7 +531,16 @@ def gaussian_moments(sigma: Nonlinearity | str, t, g: float, order: int = 0) -> 
     return {k: v.reshape(t.shape) for k, v in flat.items()}
 
 
-def moments(sigma: Nonlinearity, t: np.ndarray, g: float, order: int) -> dict:
+def moments(
+    sigma: Nonlinearity,
+    t: np.ndarray,
+    g: float,
+    order: int,
+    span: float | None = None,
+    *,
+    least: int | None = None,
+    absolute: dict | None = None,
+) -> dict:
     """:func:`gaussian_moments` on validated input: `t` 1-D float64 (the engine's door).
 
     Parameters
@@ -539,10 +551,49 @@ def moments(sigma: Nonlinearity, t: np.ndarray, g: float, order: int) -> dict:
     g : float
         Positive (unchecked).
     order : {0, 1, 2}
+    span : float, optional
+        The caller's range ``|t| <= span`` (the engine's ``a = lambda sqrt(d/2)``). With
+        it, a batch of at least :data:`INTERPOLATE_FROM` points is served by a piecewise
+        Chebyshev interpolant of the quadrature over ``[-span, span]``, built once per
+        ``(sigma, g, span, order)`` and checked against the quadrature on every piece
+        (:func:`moment_interpolant`); points beyond `span` are integrated directly.
+    least : int, optional
+        The smallest batch served by the interpolant (default
+        :data:`INTERPOLATE_FROM`; 0 for a loop that asks again and again at one
+        temperature, such as the trajectories).
+    absolute : dict, optional
+        Receives ``E |integrand|`` of each moment (by quadrature: the scale of its
+        rounding error); the moments are then integrated, never interpolated.
 
     Returns
     -------
     dict of str to ndarray, shape ``(n,)``
+    """
+    if absolute is not None:
+        return _quadrature(sigma, t, g, order, absolute)
+    if span is not None and t.size >= (INTERPOLATE_FROM if least is None else least):
+        table = moment_interpolant(sigma, g, span, order)
+        inside = np.abs(t) <= span
+        if np.all(inside):
+            return table(t)
+        out = {k: np.empty(t.size) for k in table.names}
+        for part, values in (
+            (inside, table(t[inside])),
+            (~inside, _quadrature(sigma, t[~inside], g, order)),
+        ):
+            for k, v in values.items():
+                out[k][part] = v
+        return out
+    return _quadrature(sigma, t, g, order)
+
+
+def _quadrature(
+    sigma: Nonlinearity, t: np.ndarray, g: float, order: int, absolute: dict | None = None
+) -> dict:
+    """The moments at each `t` by quadrature (:func:`moments` without a span).
+
+    With `absolute` (a dict), it also receives ``E |integrand|`` of each moment: the scale
+    of the quadrature's rounding error, which the interpolant's check uses.
     """
     if t.size == 0:
         return {k: np.empty(0) for o in range(order + 1) for k in MOMENT_NAMES[o]}
@@ -555,23 +606,195 @@ def moments(sigma: Nonlinearity, t: np.ndarray, g: float, order: int) -> dict:
     d = [sigma.derivative(j)(u) for j in range(top + 1)]
     out: dict = {}
 
-    def expect(values):
-        return np.einsum("nk,nk->n", values, w)
+    def expect(key, values):
+        out[key] = np.einsum("nk,nk->n", values, w)
+        if absolute is not None:
+            absolute[key] = np.einsum("nk,nk->n", np.abs(values), w)
 
     sq = _square_derivatives(d)
     for j in range(3 + order):
         if j <= top:
-            out[f"E{j}"] = expect(d[j])
-            out[f"Z{j}"] = expect(sq[j])
+            expect(f"E{j}", d[j])
+            expect(f"Z{j}", sq[j])
         else:  # Stein from the highest derivative available
             he = _hermite_e(j - top, z) / g ** (j - top)
-            out[f"E{j}"] = expect(d[top] * he)
-            out[f"Z{j}"] = expect(sq[top] * he)
+            expect(f"E{j}", d[top] * he)
+            expect(f"Z{j}", sq[top] * he)
     tau = sigma.tail(u, s[:, None])
-    out["tau2"] = expect(tau * tau)
+    expect("tau2", tau * tau)
     if order >= 1:
-        out["d1tau"] = expect(d[1] * tau)
+        expect("d1tau", d[1] * tau)
     if order >= 2:
-        out["d2tau"] = expect(d[2] * tau)
-        out["d1sq"] = expect(d[1] * d[1])
+        expect("d2tau", d[2] * tau)
+        expect("d1sq", d[1] * d[1])
     return out
+
+
+#: The smallest batch :func:`moments` serves from an interpolant (smaller ones are
+#: integrated directly: building costs about 2000 quadrature points).
+INTERPOLATE_FROM = 4096
+_CHEB_N = 20  # Chebyshev points (first kind) per piece
+_CHEB_X = np.cos(np.pi * (np.arange(_CHEB_N) + 0.5) / _CHEB_N)
+_CHEB_M = (2.0 / _CHEB_N) * np.cos(
+    np.pi * np.outer(np.arange(_CHEB_N), np.arange(_CHEB_N) + 0.5) / _CHEB_N
+)
+_CHEB_M[0] *= 0.5  # values at _CHEB_X -> coefficients c_k of sum c_k T_k
+_PROBES = 0.5 * (_CHEB_X[:-1] + _CHEB_X[1:])  # between the nodes: where the error peaks
+_PROBE_T = np.cos(np.outer(np.arange(_CHEB_N), np.arccos(_PROBES)))  # T_k at the probes
+_INTERP_TOL = 1e-13  # of E |integrand| (the quadrature's own error scale), at the probes
+_MAX_DEPTH = 8  # halvings of a piece before it is left to the quadrature
+
+
+@dataclass(frozen=True)
+class MomentInterpolant:
+    """The moments of one ``(sigma, g, order)`` on ``|t| <= span``, piecewise Chebyshev.
+
+    Built by :func:`moment_interpolant`. Each piece (pieces meet at ``t = 0``, where the
+    tail's sign changes) holds 20 Chebyshev coefficients per moment; a piece is split
+    until, between its nodes, each moment agrees with the quadrature to ``1e-13`` of
+    ``E |integrand|``: relative precision for a moment of one sign (``E tau^2`` in the
+    tail), and the quadrature's own error scale near a zero of one that changes sign.
+
+    Attributes
+    ----------
+    names : tuple of str
+        The moments, as :func:`gaussian_moments` names them.
+    breaks : ndarray, shape ``(P + 1,)``
+        The pieces' ends, increasing, from ``-span`` to ``span``.
+    coefficients : ndarray, shape ``(P, len(names), N)``
+        Chebyshev coefficients of each moment on each piece.
+    direct : ndarray of bool, shape ``(P,)``
+        Pieces where the check failed after 8 halvings: their points are integrated.
+    sigma, g, order
+        What the interpolant is of (for the direct pieces).
+    """
+
+    names: tuple
+    breaks: np.ndarray
+    coefficients: np.ndarray
+    direct: np.ndarray
+    sigma: Nonlinearity
+    g: float
+    order: int
+
+    def __call__(self, t: np.ndarray) -> dict:
+        """The moments at ``t`` ``(n,)`` inside ``[-span, span]`` (unchecked)."""
+        out = np.empty((len(self.names), t.size))
+        last = len(self.breaks) - 2
+        if np.any(self.direct):
+            piece = np.clip(np.searchsorted(self.breaks, t, side="right") - 1, 0, last)
+            slow = self.direct[piece]
+            if np.any(slow):
+                fast = self(t[~slow]) if np.any(~slow) else None
+                m = _quadrature(self.sigma, t[slow], self.g, self.order)
+                for i, k in enumerate(self.names):
+                    out[i, slow] = m[k]
+                    if fast is not None:
+                        out[i, ~slow] = fast[k]
+                return dict(zip(self.names, out, strict=True))
+        for lo in range(0, t.size, _CHUNK):
+            tc = t[lo : lo + _CHUNK]
+            piece = np.clip(np.searchsorted(self.breaks, tc, side="right") - 1, 0, last)
+            a, b = self.breaks[piece], self.breaks[piece + 1]
+            x = (2.0 * tc - a - b) / (b - a)
+            cheb = np.empty((_CHEB_N, tc.size))  # T_k(x), shared by every moment
+            cheb[0] = 1.0
+            cheb[1] = x
+            for k in range(2, _CHEB_N):
+                cheb[k] = 2.0 * x * cheb[k - 1] - cheb[k - 2]
+            out[:, lo : lo + _CHUNK] = np.einsum("nfk,kn->fn", self.coefficients[piece], cheb)
+        return dict(zip(self.names, out, strict=True))
+
+
+_CHUNK = 1 << 13
+
+
+@lru_cache(maxsize=128)
+def moment_interpolant(
+    sigma: Nonlinearity,
+    g: float,
+    span: float,
+    order: int,
+    *,
+    tol: float = _INTERP_TOL,
+    depth: int = _MAX_DEPTH,
+) -> MomentInterpolant:
+    """The moments of ``sigma`` at scale `g` on ``|t| <= span``, as a checked interpolant.
+
+    Pieces start at width ``max(1, g) / 2`` (the moments vary on the scale of ``sigma``
+    or of the smoothing, whichever is wider) and are halved, all failing pieces at once
+    in one quadrature call, until each moment agrees with the quadrature between the
+    nodes to `tol` of ``E |integrand|``. A piece still failing after `depth` halvings is
+    marked ``direct``: its points are integrated (never seen with the built-ins on
+    :data:`slr_theory.params.DOMAIN` below ``lambda = 30``; the moments are entire
+    functions of ``t``). Built once per argument tuple (cached).
+
+    Parameters
+    ----------
+    sigma : Nonlinearity
+    g : float
+        Positive (unchecked).
+    span : float
+        Positive (unchecked).
+    order : {0, 1, 2}
+    tol : float, optional
+        The check's tolerance, relative to ``E |integrand|`` (``1e-13``).
+    depth : int, optional
+        Halvings before a piece is left to the quadrature (8).
+
+    Returns
+    -------
+    MomentInterpolant
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory.nonlinearity import gaussian_moments, moment_interpolant, nonlinearity_of
+    >>> f = moment_interpolant(nonlinearity_of("tanh"), 0.64, 12.7, 1)
+    >>> t = np.linspace(-12.7, 12.7, 6)  # away from 0, where E0 vanishes
+    >>> exact = gaussian_moments("tanh", t, 0.64, 1)
+    >>> bool(all(np.allclose(f(t)[k], exact[k], rtol=1e-13, atol=0) for k in ("E0", "tau2")))
+    True
+    """
+    names = tuple(k for o in range(order + 1) for k in MOMENT_NAMES[o])
+    n0 = max(1, int(np.ceil(span / (0.5 * max(1.0, g)))))
+    edges = np.linspace(0.0, span, n0 + 1)
+    todo = [
+        (lo, hi)
+        for side in (-1.0, 1.0)
+        for lo, hi in zip(side * edges[:-1], side * edges[1:], strict=True)
+    ]
+    todo = [(min(a, b), max(a, b)) for a, b in todo]
+    done: list = []
+    for level in range(depth + 1):
+        if not todo:
+            break
+        ends = np.array(todo)
+        mid, half = ends.mean(axis=1), 0.5 * np.diff(ends, axis=1)[:, 0]
+        nodes = mid[:, None] + half[:, None] * _CHEB_X[None, :]
+        probes = mid[:, None] + half[:, None] * _PROBES[None, :]
+        size = {}
+        m = _quadrature(sigma, np.concatenate([nodes.ravel(), probes.ravel()]), g, order, size)
+        k = nodes.size
+        vals = np.stack([m[nm][:k].reshape(nodes.shape) for nm in names], axis=1)  # (P, F, N)
+        exact = np.stack([m[nm][k:].reshape(probes.shape) for nm in names], axis=1)
+        scale = np.stack([size[nm][k:].reshape(probes.shape) for nm in names], axis=1)
+        coef = vals @ _CHEB_M.T
+        approx = coef @ _PROBE_T
+        ok = np.all(np.abs(approx - exact) <= tol * scale, axis=(1, 2))
+        done += [(lo, hi, c) for (lo, hi), c, good in zip(todo, coef, ok, strict=True) if good]
+        if level == depth:  # the quadrature is not smooth to `tol` here: integrate
+            done += [(lo, hi, None) for (lo, hi), good in zip(todo, ok, strict=True) if not good]
+            break
+        todo = [
+            piece
+            for (lo, hi), good in zip(todo, ok, strict=True)
+            if not good
+            for piece in ((lo, 0.5 * (lo + hi)), (0.5 * (lo + hi), hi))
+        ]
+    done.sort(key=lambda p: p[0])
+    breaks = np.array([p[0] for p in done] + [done[-1][1]])
+    direct = np.array([p[2] is None for p in done])
+    blank = np.zeros((len(names), _CHEB_N))
+    coef = np.stack([blank if p[2] is None else p[2] for p in done])
+    return MomentInterpolant(names, breaks, coef, direct, sigma, g, order)

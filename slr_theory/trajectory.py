@@ -449,7 +449,7 @@ def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int,
     tables = [None] * len(groups)
     for i, grp in enumerate(groups):
         if grp.lam is None:
-            tables[i] = engine.table(grp.params, grp.params.lam, 1)
+            tables[i] = engine.table(grp.params, grp.params.lam, 1).prepared()
     # closed-form tables of one model share their features across groups (mixed batches);
     # tables by quadrature are evaluated group by group
     closed = all(grp.params.nonlinearity == "erf" for grp in groups)

@@ -154,6 +154,77 @@ def test_gaussian_moments_match_mpmath(name, t, g):
         assert err <= 1e-12 * abs(value) or err <= 1e-14 * scale, (key, got[key][0], value)
 
 
+@pytest.mark.parametrize("t", [30.0, 40.0, -42.0, 100.0])
+def test_moments_where_the_tail_underflows_match_the_closed_forms(t):
+    """erf through the panels where ``erfc(t)`` underflows at ``z = 0``: the mode search
+    once stopped there and the window missed the mass (E1 at t = 30 was 1e24 times too
+    small). Checked against the closed forms (themselves checked against mpmath)."""
+    from slr_theory.gaussian import mean_erf_derivative, mean_erfc_sq
+
+    g = 3.0 * 0.5**0.5  # lambda = 3 at the paper's gamma
+    got = gaussian_moments("erf", [t], g, 1)
+    for j in (1, 2, 3):
+        want = float(mean_erf_derivative(t, g, j))
+        assert got[f"E{j}"][0] == pytest.approx(want, rel=1e-12, abs=0.0), j
+    tail = float(mean_erfc_sq(abs(t), g))  # E (1 - sgn(t) erf)^2 = E erfc(|t| + gZ)^2
+    assert got["tau2"][0] == pytest.approx(tail, rel=1e-12, abs=0.0)
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("lam", [0.01, 0.1, 0.9, 3.0])
+def test_the_moments_interpolant_agrees_with_the_quadrature(name, lam):
+    """The interpolant in kappa serves large batches and loops: against the quadrature at
+    2000 points it did not see (and the ends and 0), 1e-12 relative to each moment, or
+    1e-13 of ``E |integrand|`` where a moment changes sign."""
+    from slr_theory.nonlinearity import moment_interpolant, moments, nonlinearity_of
+
+    g, span = lam * 0.5**0.5, lam * 200**0.5
+    t = np.concatenate([np.random.default_rng(7).uniform(-span, span, 2000), [-span, 0.0, span]])
+    sigma = nonlinearity_of(name)
+    f = moment_interpolant(sigma, g, span, 2)
+    size: dict = {}
+    exact = moments(sigma, t, g, 2, absolute=size)
+    got = f(t)
+    for key in f.names:
+        err = np.abs(got[key] - exact[key])
+        ok = (err <= 1e-12 * np.abs(exact[key])) | (err <= 1e-13 * size[key])
+        assert np.all(ok), (key, t[~ok][:3], got[key][~ok][:3], exact[key][~ok][:3])
+
+
+def test_the_interpolant_integrates_the_pieces_it_cannot_check():
+    """A piece that fails its check after the last halving is left to the quadrature:
+    its points get the quadrature's values, bit for bit."""
+    from slr_theory.nonlinearity import moment_interpolant, moments, nonlinearity_of
+
+    sigma = nonlinearity_of("tanh")
+    f = moment_interpolant(sigma, 0.3, 5.0, 1, tol=0.0, depth=1)  # nothing passes
+    assert np.all(f.direct) and len(f.breaks) > 4
+    t = np.random.default_rng(3).uniform(-5.0, 5.0, 300)
+    got, want = f(t), moments(sigma, t, 0.3, 1)
+    for key in f.names:
+        np.testing.assert_array_equal(got[key], want[key])
+
+
+@pytest.mark.parametrize("name, lam, s", [("tanh", 0.9, 1), ("arctan", 0.1, 2), ("erf", 0.5, 1)])
+def test_a_large_batch_through_the_interpolant_agrees_with_the_quadrature(name, lam, s):
+    """The engine's two doors for a quadrature model: a batch of 5000 overlap tuples (the
+    interpolant) against the same tuples 100 at a time (the quadrature), risk and gradient
+    to 1e-12 of the terms' size."""
+    from slr_theory.engine import value_and_gradient
+
+    p = Params.paper(lam=lam).replace(nonlinearity=name, s=s)
+    ov = random_overlaps(np.random.default_rng(11), 5000).T
+    ov[:, :50] = np.array([1.0, 1.0, 0.0, 0.0, 0.0])[:, None]  # the optimum: tiny parts
+    big_v, big_g = value_and_gradient(p, tuple(ov))
+    small = [value_and_gradient(p, tuple(ov[:, i : i + 100])) for i in range(0, 5000, 100)]
+    small_v = np.concatenate([v for v, _ in small], axis=-1)
+    small_g = np.concatenate([g for _, g in small], axis=0)
+    np.testing.assert_allclose(big_v, small_v, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(big_g, small_g, rtol=1e-11, atol=1e-13)
+    opt = slice(0, 50)
+    np.testing.assert_allclose(big_v[0, opt], small_v[0, opt], rtol=1e-12, atol=0.0)
+
+
 @pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan"))
 @pytest.mark.parametrize(
     "lam, ov",
