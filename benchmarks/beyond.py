@@ -8,10 +8,11 @@ largest Hessian eigenvalue of the minima)), each run continued until it is at a 
 (distance and gradient below 1e-3), stops moving, or reaches 200 000 steps. About 15
 minutes on 2 cores.
 
-    python benchmarks/beyond.py [--runs 1000] [--sigma tanh] [--s 1 2 3]
+    python benchmarks/beyond.py [--runs 1000] [--sigma tanh] [--s 1 2 3] [--lam 0.1 0.5 0.9]
+                                [--starts 512]
 
 ``--sigma`` names a built-in nonlinearity (erf by default); ``--runs 0`` skips the PGD
-ensembles (with a quadrature nonlinearity they take about 10 ms a step per 200 runs).
+ensembles; ``--starts`` is the locator's number of random starts.
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=1000, help="PGD runs per cell (0: none)")
     ap.add_argument("--sigma", default="erf", help="the nonlinearity (a built-in's name)")
     ap.add_argument("--s", type=int, nargs="+", default=[1, 2, 3], help="informative tokens")
+    ap.add_argument("--lam", type=float, nargs="+", default=[0.1, 0.5, 0.9], help="temperatures")
+    ap.add_argument("--starts", type=int, default=512, help="the locator's random starts")
     args = ap.parse_args()
     for s in args.s:
-        for lam in (0.1, 0.5, 0.9):
+        for lam in args.lam:
             t0 = time.perf_counter()
             p = Params.paper(lam=lam).replace(s=s, nonlinearity=args.sigma)
-            pts = critical_points(p, rng=0)
+            pts = critical_points(p, starts=args.starts, rng=0)
             mins = [q for q in pts if q.index == 0]
             opt = next(
                 q for q in pts if q.on_manifold and q.overlaps[0] == 1 and q.overlaps[1] == 1
