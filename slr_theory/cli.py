@@ -134,6 +134,7 @@ _STATS_SAMPLES = 100_000  # the default of `stats --samples`
 
 
 def _stats_parser(sub) -> None:
+    from .nonlinearity import BUILTIN_NONLINEARITIES
     from .params import DOMAIN
     from .statistics import MAX_TOKENS
 
@@ -168,6 +169,18 @@ def _stats_parser(sub) -> None:
         help="Monte Carlo draws per row (>= 2: a standard error needs two)",
     )
     st.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    st.add_argument(
+        "--s",
+        type=_in_domain("L", int),
+        default=1,
+        help="informative tokens per sequence, at most every row's L (1: the paper's model)",
+    )
+    st.add_argument(
+        "--nonlinearity",
+        choices=tuple(BUILTIN_NONLINEARITIES),
+        default="erf",
+        help="the attention's sigma (the attention column; Bayes and linear do not use it)",
+    )
     _max_minutes(st)
     st.add_argument("--json", action="store_true", help="print rows as JSON")
     st.set_defaults(run=_cmd_stats)
@@ -569,6 +582,12 @@ def _cmd_stats(args) -> int:
     from .work import statistics_cost
 
     lengths = [args.L or int(np.ceil(np.sqrt(d))) for d in dims]
+    if args.s > min(lengths):
+        which = "--L" if args.L is not None else "the first row's L = ceil(sqrt(100))"
+        raise _UsageError(
+            f"slr-theory stats: error: argument --s: must be at most {which} = {min(lengths)}, "
+            f"got {args.s}"
+        )
     # name --L or --d-max when even the default samples would be too long
     blame = "--samples"
     if statistics_cost(_STATS_SAMPLES, lengths).seconds > 60 * args.max_minutes:
@@ -583,8 +602,14 @@ def _cmd_stats(args) -> int:
             args.samples,
             np.random.default_rng(args.seed),
             progress=bar.update,
+            s=args.s,
+            nonlinearity=args.nonlinearity,
         )
-    _emit(args, rows, lambda: statistics_text(rows, args.gamma, args.eps))
+    _emit(
+        args,
+        rows,
+        lambda: statistics_text(rows, args.gamma, args.eps, s=args.s, sigma=args.nonlinearity),
+    )
     return 0
 
 

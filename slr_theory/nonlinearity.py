@@ -643,6 +643,7 @@ _PROBES = 0.5 * (_CHEB_X[:-1] + _CHEB_X[1:])  # between the nodes: where the err
 _PROBE_T = np.cos(np.outer(np.arange(_CHEB_N), np.arccos(_PROBES)))  # T_k at the probes
 _INTERP_TOL = 1e-13  # of E |integrand| (the quadrature's own error scale), at the probes
 _MAX_DEPTH = 8  # halvings of a piece before it is left to the quadrature
+_CHUNK = 1 << 13  # points per block of an evaluation: (chunk, moments, 20) gathered
 
 
 @dataclass(frozen=True)
@@ -704,9 +705,6 @@ class MomentInterpolant:
                 cheb[k] = 2.0 * x * cheb[k - 1] - cheb[k - 2]
             out[:, lo : lo + _CHUNK] = np.einsum("nfk,kn->fn", self.coefficients[piece], cheb)
         return dict(zip(self.names, out, strict=True))
-
-
-_CHUNK = 1 << 13
 
 
 @lru_cache(maxsize=128)

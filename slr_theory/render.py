@@ -125,20 +125,27 @@ def verification_text(results: Sequence) -> str:
     return "\n".join(lines)
 
 
-def statistics_text(rows: Sequence[dict], gamma: float, eps: float) -> str:
+def statistics_text(
+    rows: Sequence[dict], gamma: float, eps: float, *, s: int = 1, sigma: str = "erf"
+) -> str:
     """The table ``slr-theory stats`` prints (rows of :func:`slr_theory.statistics.statistics_table`).
 
     Parameters
     ----------
     rows : sequence of dict
     gamma, eps : float
+    s : int, optional
+        Informative tokens of the rows' model (named in the title when not 1).
+    sigma : str, optional
+        The attention's nonlinearity (named in the title when not ``"erf"``).
 
     Returns
     -------
     str
     """
+    model = (f", s = {s}" if s != 1 else "") + (f", sigma = {sigma}" if sigma != "erf" else "")
     lines = [
-        f"risk - eps^2 at gamma = {gamma:.4g}, eps = {eps:.4g} "
+        f"risk - eps^2 at gamma = {gamma:.4g}, eps = {eps:.4g}{model} "
         "(attention at k*, v* and its best lambda)",
         f"{'d':>9} {'L':>6} {'lambda*':>10} {'attention':>11} {'Bayes (MC)':>22} {'linear':>9}",
     ]

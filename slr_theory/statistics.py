@@ -31,9 +31,10 @@ import numpy as np
 from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
 
+from .nonlinearity import Nonlinearity
 from .params import DOMAIN, Params, check_params, temperature_range
 from .risk import risk
-from .validate import generator, positive_int
+from .validate import as_array, generator, positive_int
 
 #: Most tokens per sample of :func:`bayes_risk_mc` (a sample is held in memory at once).
 MAX_TOKENS = 10**7
@@ -46,6 +47,7 @@ __all__ = [
     "optimal_lambda",
     "oracle_risk",
     "statistics_table",
+    "subset_posterior",
 ]
 
 
@@ -156,18 +158,77 @@ class BayesRisk:
     n: int
 
 
+def subset_posterior(loglik, values, s: int) -> tuple[np.ndarray, np.ndarray]:
+    """Posterior mean and variance of ``sum_{j in J} values_j``, ``J`` an ``s``-subset.
+
+    With a uniform prior over the ``s``-subsets of the ``L`` tokens and independent
+    tokens, ``P(J | X)`` is proportional to ``exp(sum_{j in J} loglik_j)``. One pass over
+    the tokens carries, for each size ``k <= s``, the log of the subsets' total weight
+    and the mean and variance of their sums; adding a token mixes "without it" and
+    "with it" by their weights, so every step is a convex combination (no cancellation,
+    no overflow whatever the spread of the log-likelihoods).
+
+    Parameters
+    ----------
+    loglik : array_like, shape ``(..., L)``
+        Log-likelihood ratios of "token j is informative", ``|loglik| <= 1e250``.
+    values : array_like, shape ``(..., L)``
+        The token values summed over ``J`` (``X_j . v*``), ``|values| <= 1e150``.
+    s : int
+        Subset size, ``1 <= s <= L``.
+
+    Returns
+    -------
+    mean, variance : ndarray, shape ``(...)``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory.statistics import subset_posterior
+    >>> m, v = subset_posterior([0.0, 0.0, 0.0], [1.0, 2.0, 3.0], 2)  # 3 pairs, equally likely
+    >>> float(m), round(float(v), 12)  # sums 3, 4, 5
+    (4.0, 0.666666666667)
+    """
+    logw = as_array(loglik, "loglik", allow_nan=False, bound=1e250)  # sums stay finite
+    b = as_array(values, "values", allow_nan=False, bound=1e150)  # squares stay finite
+    if logw.shape != b.shape or logw.ndim < 1 or logw.shape[-1] == 0:
+        raise ValueError(
+            "`loglik` and `values` must have one shape (..., L) with L >= 1, got "
+            f"{logw.shape} and {b.shape}."
+        )
+    L = logw.shape[-1]
+    s = positive_int(s, "s", upper=L)
+    shape = logw.shape[:-1]
+    la = np.full((s + 1, *shape), -np.inf)  # log total weight of the k-subsets so far
+    la[0] = 0.0
+    mean = np.zeros((s + 1, *shape))
+    var = np.zeros((s + 1, *shape))
+    for j in range(L):
+        lw, bj = logw[..., j], b[..., j]
+        top = min(j + 1, s)
+        new = la[:top] + lw  # the k-subsets with token j (k = 1..top): finite
+        total = np.logaddexp(la[1 : top + 1], new)  # la[top] may be -inf: p = 1
+        p = np.exp(new - total)  # the weight of "with token j"
+        gap = mean[:top] + bj - mean[1 : top + 1]
+        var[1 : top + 1] = (1.0 - p) * var[1 : top + 1] + p * var[:top] + p * (1.0 - p) * gap * gap
+        mean[1 : top + 1] = mean[1 : top + 1] + p * gap
+        la[1 : top + 1] = total
+    return mean[s], var[s]
+
+
 def bayes_risk_mc(
     params: Params, n: int, rng: np.random.Generator, *, chunk: int = 200_000
 ) -> BayesRisk:
     """Bayes risk ``E (Y - E[Y|X])^2`` by Monte Carlo over sufficient statistics.
 
-    Each sample contributes the posterior variance of ``X_J . v*`` (a
-    Rao-Blackwellised estimator: lower variance than the squared error).
+    Each sample contributes the posterior variance of ``sum_{j in J} X_j . v*`` (a
+    Rao-Blackwellised estimator: lower variance than the squared error); with ``s > 1``
+    the posterior is over the ``s``-subsets ``J`` (:func:`subset_posterior`).
 
     Parameters
     ----------
     params : Params
-        Model parameters, with ``L <= MAX_TOKENS`` (1e7) and ``s = 1``.
+        Model parameters, with ``L <= MAX_TOKENS`` (1e7); any ``s``.
     n : int
         Samples, ``2 <= n <= 1e12`` (a standard error needs two).
     rng : numpy.random.Generator
@@ -188,11 +249,6 @@ def bayes_risk_mc(
     True
     """
     check_params(params)
-    if params.s != 1:
-        raise ValueError(
-            "`params.s` must be 1 for bayes_risk_mc (its posterior is over one informative "
-            f"position; over s-subsets it is not implemented), got {params.s}."
-        )
     n = positive_int(n, "n", upper=10**12)
     if n < 2:
         raise ValueError(f"`n` must be >= 2 (a standard error needs two samples), got {n!r}.")
@@ -209,17 +265,26 @@ def bayes_risk_mc(
     done = 0
     while done < n:
         m = min(chunk, n - done, MAX_TOKENS // L)  # at most 1e7 token statistics (L <= 1e7)
-        j0 = rng.integers(0, L, size=m)
-        informative = np.arange(L)[None, :] == j0[:, None]
+        if params.s == 1:
+            j0 = rng.integers(0, L, size=m)
+            informative = np.arange(L)[None, :] == j0[:, None]
+        else:  # J uniform among the s-subsets: the s smallest of L uniform keys
+            keys = rng.random((m, L))
+            informative = (
+                keys <= np.partition(keys, params.s - 1, axis=1)[:, params.s - 1 : params.s]
+            )
         scale = np.where(informative, g, 1.0)
         a = np.where(informative, mu, 0.0) + scale * rng.standard_normal((m, L))  # X . k*
         b = scale * rng.standard_normal((m, L))  # X . v*
         perp = scale**2 * rng.chisquare(d - 2, size=(m, L)) if d > 2 else np.zeros((m, L))
         norm2 = a * a + b * b + perp
         logw = -d * np.log(g) - (norm2 - 2 * mu * a + mu * mu) / (2 * g * g) + norm2 / 2
-        w = np.exp(logw - logsumexp(logw, axis=1, keepdims=True))
-        mean = np.sum(w * b, axis=1)
-        values = np.sum(w * b * b, axis=1) - mean * mean
+        if params.s == 1:
+            w = np.exp(logw - logsumexp(logw, axis=1, keepdims=True))
+            mean = np.sum(w * b, axis=1)
+            values = np.sum(w * b * b, axis=1) - mean * mean
+        else:
+            values = subset_posterior(logw, b, params.s)[1]
         c_mean, c_m2 = float(values.mean()), float(((values - values.mean()) ** 2).sum())
         delta, total = c_mean - mean_all, count + m
         mean_all += delta * m / total
@@ -238,10 +303,15 @@ def statistics_table(
     samples: int,
     rng: np.random.Generator,
     progress=None,
+    *,
+    s: int = 1,
+    nonlinearity: str | Nonlinearity = "erf",
 ) -> list[dict]:
     """Rows ``d, L, lam*, attention, bayes (+- se), linear`` (risks minus ``eps**2``).
 
     ``L=None`` grows the sequence length with the dimension as ``L = ceil(sqrt(d))``.
+    The attention column is the risk at ``(k*, v*)`` at its best temperature, for the
+    model's nonlinearity; the Bayes and linear columns do not depend on it.
 
     Parameters
     ----------
@@ -256,6 +326,10 @@ def statistics_table(
     rng : numpy.random.Generator
     progress : callable, optional
         Called with 1 after each row.
+    s : int, optional
+        Informative tokens per sequence, ``1 <= s <= L`` (1: the paper's model).
+    nonlinearity : str or Nonlinearity, optional
+        The attention's ``sigma`` (``"erf"``: the paper's).
 
     Returns
     -------
@@ -275,7 +349,7 @@ def statistics_table(
     rows = []
     for d in dims:
         length = int(np.ceil(np.sqrt(d))) if L is None else L
-        p = Params(d=d, L=length, lam=1.0, gamma=gamma, eps=eps)
+        p = Params(d=d, L=length, lam=1.0, gamma=gamma, eps=eps, s=s, nonlinearity=nonlinearity)
         lam = optimal_lambda(p)
         bayes = bayes_risk_mc(p, samples, rng)
         rows.append(

@@ -96,6 +96,21 @@ def test_stats_prints_the_table(capsys):
     assert [line.split()[0] for line in out[3:]] == ["100", "1000"]
 
 
+def test_stats_takes_the_model_flags(capsys):
+    """s informative tokens and another nonlinearity: named in the title; the attention
+    column is the risk at (k*, v*) of that model at its best temperature."""
+    from slr_theory import Params, risk
+
+    argv = ["stats", "--d-max", "100", "--samples", "500", "--s", "2", "--nonlinearity", "tanh"]
+    assert main([*argv, "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    p = Params(d=100, L=10, lam=row["lam_opt"], gamma=0.5**0.5, s=2, nonlinearity="tanh")
+    assert row["attention"] == float(risk(p, 1.0, 1.0))
+    assert row["bayes"] < row["attention"] < row["linear"]
+    assert main(argv) == 0
+    assert "s = 2, sigma = tanh" in capsys.readouterr().out.splitlines()[1]
+
+
 def test_stats_json(capsys):
     assert main(["stats", "--d-max", "100", "--samples", "500", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
@@ -112,6 +127,8 @@ def test_stats_json(capsys):
         (["stats", "--d-max", "10"], "--d-max: must be an integer in [100, 1e+15], got '10'"),
         (["stats", "--d-max", "150"], "--d-max: must be a power of 10 >= 100"),
         (["stats", "--L", "0"], "--L: must be an integer in [1, 1e+07], got '0'"),
+        (["stats", "--L", "5", "--s", "6"], "--s: must be at most --L = 5, got 6"),
+        (["stats", "--s", "11"], "--s: must be at most the first row's L"),
     ],
 )
 def test_stats_usage_errors(capsys, argv, message):

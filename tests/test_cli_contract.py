@@ -191,6 +191,7 @@ PINNED = [
     ("pgd", "--steps", "100000000000000000000"),
     ("stats", "--samples", "1"),  # a standard error needs two
     ("stats", "--d-max", "100000000000000000000"),
+    ("stats", "--s", "6"),  # above --L = 5: was an internal error (exit 3)
     ("portrait", "--out", "/proc/nope.png"),  # writable by access(), not in fact
     ("verify", "--only", "x"),
     ("verify", "--samples", "100000000000000000000"),

@@ -36,13 +36,44 @@ def test_linear_risk_matches_least_squares_on_samples(s):
         assert linear_risk(p) == p.eps**2
 
 
-def test_bayes_risk_refuses_more_than_one_informative_token():
-    with pytest.raises(ValueError, match=r"`params\.s` must be 1"):
-        bayes_risk_mc(Params(d=6, L=4, lam=1.0, gamma=0.7, s=2), 100, np.random.default_rng(0))
+def test_subset_posterior_matches_enumeration_of_the_subsets():
+    """Against the posterior written out over every s-subset (itertools), including
+    log-likelihoods spread over thousands (no overflow, no cancellation)."""
+
+    from slr_theory.statistics import subset_posterior
+
+    rng = np.random.default_rng(5)
+    for L, s, spread in ((5, 1, 1.0), (6, 2, 3.0), (7, 3, 2.0), (6, 2, 3000.0), (4, 4, 1.0)):
+        logw, b = spread * rng.standard_normal((50, L)), rng.standard_normal((50, L))
+        mean, var = subset_posterior(logw, b, s)
+        subsets = [list(c) for c in itertools.combinations(range(L), s)]
+        lw = np.stack([logw[:, c].sum(axis=1) for c in subsets], axis=1)
+        sums = np.stack([b[:, c].sum(axis=1) for c in subsets], axis=1)
+        w = np.exp(lw - logsumexp(lw, axis=1, keepdims=True))
+        m_ref = np.sum(w * sums, axis=1)
+        v_ref = np.sum(w * (sums - m_ref[:, None]) ** 2, axis=1)
+        np.testing.assert_allclose(mean, m_ref, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(var, v_ref, rtol=1e-10, atol=1e-13)
+        assert np.all(var >= 0.0)
 
 
-def test_bayes_risk_matches_the_full_posterior():
-    p = Params(d=6, L=4, lam=1.0, gamma=0.7, eps=0.2)
+def test_subset_posterior_names_bad_input():
+    from slr_theory.statistics import subset_posterior
+
+    with pytest.raises(ValueError, match="`s` must"):
+        subset_posterior(np.zeros(3), np.zeros(3), 4)
+    with pytest.raises(ValueError, match="one shape"):
+        subset_posterior(np.zeros(3), np.zeros(4), 1)
+    with pytest.raises(ValueError, match="`loglik` must not be NaN"):
+        subset_posterior(np.array([0.0, np.nan]), np.zeros(2), 1)
+
+
+@pytest.mark.parametrize("s", [1, 2])
+def test_bayes_risk_matches_the_full_posterior(s):
+    """The Rao-Blackwellised estimate against the plain squared error of the posterior
+    mean on samples of the model, written out over every s-subset."""
+
+    p = Params(d=6, L=4, lam=1.0, gamma=0.7, eps=0.2, s=s)
     rng = np.random.default_rng(1)
     ks, vs = random_targets(p.d, rng)
     X, y, _ = sample(p, 200_000, rng, ks, vs)
@@ -52,8 +83,11 @@ def test_bayes_risk_matches_the_full_posterior():
         - np.sum((X - mu * ks) ** 2, -1) / (2 * p.gamma**2)
         + np.sum(X**2, -1) / 2
     )
-    w = np.exp(logw - logsumexp(logw, axis=1, keepdims=True))
-    err = (y - np.sum(w * (X @ vs), axis=1)) ** 2
+    subsets = [list(c) for c in itertools.combinations(range(p.L), s)]
+    lw = np.stack([logw[:, c].sum(axis=1) for c in subsets], axis=1)
+    sums = np.stack([(X @ vs)[:, c].sum(axis=1) for c in subsets], axis=1)
+    w = np.exp(lw - logsumexp(lw, axis=1, keepdims=True))
+    err = (y - np.sum(w * sums, axis=1)) ** 2
     direct, se_direct = err.mean(), err.std(ddof=1) / np.sqrt(len(err))
     b = bayes_risk_mc(p, 200_000, rng)
     assert abs(direct - b.estimate) < 5 * np.hypot(se_direct, b.stderr)
