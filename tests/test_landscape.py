@@ -85,6 +85,7 @@ def test_separatrix_splits_the_basins():
     assert np.all((labels == 1) == above[far])  # above: to (1, 1); below: to (-1, -1)
 
 
+@pytest.mark.slow  # 10-25 s each: CI keeps its budget of 15 minutes
 def test_pgd_basins_on_m_agree_with_the_flow():
     p = Params.paper(lam=0.1)
     flow = manifold_basins(p, grid=10, t_max=600.0)
@@ -249,6 +250,7 @@ def test_phase_portrait_and_off_manifold_figure_have_the_expected_size(tmp_path)
     assert _png_size(path) == (780, 460)
 
 
+@pytest.mark.slow  # 10-25 s each: CI keeps its budget of 15 minutes
 def test_continuation_counts_a_continuum_of_critical_points_instead_of_following_it():
     """At gamma = 1e-6 the label is almost 0 and the search returns hundreds of degenerate
     representatives of a continuum; following each took minutes and meant nothing."""
@@ -381,6 +383,7 @@ def test_the_bifurcation_legend_explains_every_mark_and_names_the_branches(tmp_p
     assert sorted(seen["labels"]) == ["b0 optimum", "b1"]
 
 
+@pytest.mark.slow  # 10-25 s each: CI keeps its budget of 15 minutes
 def test_runs_continued_round_by_round_are_the_runs_of_one_long_pgd():
     """``max_steps``: each run stops where one uninterrupted PGD of its length ends, and it
     is at a minimum only when its distance and its gradient both say so."""
@@ -416,6 +419,7 @@ def test_runs_continued_round_by_round_are_the_runs_of_one_long_pgd():
         basin_fractions(p, 2, dynamics="flow", t_max=10.0, max_steps=1000)
 
 
+@pytest.mark.slow  # 10-25 s each: CI keeps its budget of 15 minutes
 def test_the_off_m_minimum_born_at_the_optimum_is_located_two_ways():
     """At d = 400, L = 10 the optimum loses stability at a pitchfork near lam = 0.8924 and
     the off-M global minimum is born there. Two grids reach it from different points and
@@ -454,6 +458,7 @@ def test_the_off_m_minimum_born_at_the_optimum_is_located_two_ways():
         np.testing.assert_allclose(overlaps_of(*before, e4[0], e4[1]), [1, 1, 0, 0, 0], atol=1e-6)
 
 
+@pytest.mark.slow  # 10-25 s each: CI keeps its budget of 15 minutes
 def test_a_branch_through_a_hard_stretch_goes_on_in_arc_length():
     """Near lam = 0.8393 (d = 400, L = 10) the corrector in lambda stalls on a branch
     that runs on: it used to be reported as a fold. In arc length the branch goes on to
@@ -471,6 +476,7 @@ def test_a_branch_through_a_hard_stretch_goes_on_in_arc_length():
     assert lo - 1e-12 <= meets[0]["lam"] <= hi + 1e-12
 
 
+@pytest.mark.slow  # 10-25 s each: CI keeps its budget of 15 minutes
 def test_continuation_reaches_the_end_of_the_domain_exactly():
     """The last grid step lands on lam = 1e-6 itself: a rounding below the domain was
     refused (found by the contract fuzz, slow profile)."""
@@ -478,6 +484,7 @@ def test_continuation_reaches_the_end_of_the_domain_exactly():
     assert c.branches and min(float(b.lam[0]) for b in c.branches) >= 1e-6
 
 
+@pytest.mark.slow  # 10-25 s each: CI keeps its budget of 15 minutes
 def test_the_fold_finder_finds_the_extremum_of_lambda_along_a_branch():
     """Along the branch born at the optimum's pitchfork and its mirror image, lambda has its
     extremum at the meeting: the fold finder (Brent on lambda along the arc) must find the
