@@ -90,6 +90,15 @@ def main() -> None:
                 f"{b.none_fraction:.3f}  [{time.perf_counter() - t0:.0f} s]",
                 flush=True,
             )
+            left = b.label < 0
+            if np.any(left):  # where the unconverged runs are: a plateau, or still moving
+                k, n = np.median(np.abs(b.final[left, :2]), axis=0)  # up to the symmetries
+                print(
+                    f"  unconverged runs: median |kappa| {k:.3f}, |nu| {n:.3f}, gradient "
+                    f"{np.median(b.gradient[left]):.2g}, distance to the nearest minimum "
+                    f"{np.median(b.distance[left]):.3f}, stalled {int(b.stalled[left].sum())}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":
