@@ -19,6 +19,7 @@ r"""The global picture: stability of M, basins and separatrices, escape from sad
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -37,7 +38,7 @@ from .critical import (
 )
 from .geometry import velocity_partials
 from .params import Params, check_overlaps, check_params, temperature_range
-from .trajectory import to_overlaps
+from .trajectory import MAX_STEPS, to_overlaps
 from .validate import as_array, positive_int, positive_real, random_generator
 
 #: Most RK4 steps of :func:`separatrix` and :func:`manifold_basins` (flow).
@@ -1888,6 +1889,16 @@ class Basins:
         return int((self.label < 0).sum())
 
 
+def _largest_divisor_at_most(n: int, cap: int) -> int:
+    """The largest divisor of `n` not above `cap` (trial division to sqrt(n), vectorised:
+    n <= MAX_STEPS = 1e12 costs 1e6 remainders; counting down from `cap` could take
+    `cap` of them)."""
+    low = np.arange(1, math.isqrt(n) + 1, dtype=np.int64)
+    low = low[n % low == 0]
+    divisors = np.concatenate([low, n // low])
+    return int(divisors[divisors <= cap].max())
+
+
 def basins(
     params: Params,
     n: int,
@@ -1911,8 +1922,11 @@ def basins(
     n : int
     alpha : float
     steps, max_steps : int
+        Steps per round, ``1 <= steps <= 1e12``, and the most a run may take (a multiple
+        of `steps`).
     records : int
-        Distance-to-M records per round of `steps` (a divisor of `steps` is used).
+        Distance-to-M records per round of `steps` (the largest divisor of `steps` not
+        above ``steps // records`` is the spacing).
     rng : int or numpy.random.Generator
     points : CriticalPoints, optional
 
@@ -1921,11 +1935,9 @@ def basins(
     Basins
     """
 
-    steps = positive_int(steps, "steps")
+    steps = positive_int(steps, "steps", upper=MAX_STEPS)
     records = positive_int(records, "records")
-    every = max(1, steps // records)
-    while steps % every:
-        every -= 1
+    every = _largest_divisor_at_most(steps, max(1, steps // records))
     b = basin_fractions(
         params,
         n,

@@ -523,3 +523,16 @@ def test_flow_basins_accept_end_points_the_integration_left_just_infeasible():
     projected = np.stack(check_overlaps(*b.final.T, d=p.d), axis=1)  # feasible to 1e-12
     np.testing.assert_array_equal(projected, b.final)
     np.testing.assert_array_equal(_gradient_norm(p, b.final), b.gradient)
+
+
+def test_basins_refuses_a_step_count_it_cannot_run_at_once():
+    """The slow contract fuzz found steps = 2.2e16 spinning in the search for a divisor
+    of `steps` (it counted down from steps // records); now the count is bounded and the
+    divisor found by trial division to its square root."""
+    from slr_theory.landscape import basins
+
+    p = Params.paper(lam=0.1)
+    with pytest.raises(ValueError, match="`steps`"):
+        basins(p, 4, alpha=1e-2, steps=22426373079370584, max_steps=100, records=5)
+    b = basins(p, 2, alpha=4e-3, steps=12, max_steps=12, records=5)  # divisors of 12 <= 2
+    assert np.all(np.diff(b.trace_step) == 2) and b.trace_step[-1] == 12
