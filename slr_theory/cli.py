@@ -134,7 +134,6 @@ _STATS_SAMPLES = 100_000  # the default of `stats --samples`
 
 
 def _stats_parser(sub) -> None:
-    from .nonlinearity import BUILTIN_NONLINEARITIES
     from .params import DOMAIN
     from .statistics import MAX_TOKENS
 
@@ -169,17 +168,10 @@ def _stats_parser(sub) -> None:
         help="Monte Carlo draws per row (>= 2: a standard error needs two)",
     )
     st.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
-    st.add_argument(
-        "--s",
-        type=_in_domain("L", int),
-        default=1,
-        help="informative tokens per sequence, at most every row's L (1: the paper's model)",
-    )
-    st.add_argument(
-        "--nonlinearity",
-        choices=tuple(BUILTIN_NONLINEARITIES),
-        default="erf",
-        help="the attention's sigma (the attention column; Bayes and linear do not use it)",
+    _token_options(
+        st,
+        s_help="informative tokens per sequence, at most every row's L (1: the paper's model)",
+        sigma_help="the attention's sigma (the attention column; Bayes and linear do not use it)",
     )
     _max_minutes(st)
     st.add_argument("--json", action="store_true", help="print rows as JSON")
@@ -236,7 +228,6 @@ def _model_options(p, lam: float = 0.1, d_min: int | None = None) -> None:
 
     `d_min` raises the lower bound of ``--d`` where a command needs it (the full-space
     search needs ``d >= 4``)."""
-    from .nonlinearity import BUILTIN_NONLINEARITIES
     from .params import DOMAIN
 
     d_type = _in_domain("d", int) if d_min is None else _between(int, d_min, DOMAIN["d"][1])
@@ -247,17 +238,20 @@ def _model_options(p, lam: float = 0.1, d_min: int | None = None) -> None:
         "--gamma", type=_in_domain("gamma", float), default=0.5**0.5, help="informative spread"
     )
     p.add_argument("--eps", type=_in_domain("eps", float), default=0.0, help="label noise")
-    p.add_argument(
-        "--s",
-        type=_in_domain("L", int),
-        default=1,
-        help="informative tokens per sequence, at most --L (1: the paper's model)",
+    _token_options(
+        p,
+        s_help="informative tokens per sequence, at most --L (1: the paper's model)",
+        sigma_help="the attention's sigma (erf: the paper's, closed forms; others by quadrature)",
     )
+
+
+def _token_options(p, *, s_help: str, sigma_help: str) -> None:
+    """``--s`` and ``--nonlinearity``: the model beyond the paper's, for every command."""
+    from .nonlinearity import BUILTIN_NONLINEARITIES
+
+    p.add_argument("--s", type=_in_domain("L", int), default=1, help=s_help)
     p.add_argument(
-        "--nonlinearity",
-        choices=tuple(BUILTIN_NONLINEARITIES),
-        default="erf",
-        help="the attention's sigma (erf: the paper's, closed forms; others by quadrature)",
+        "--nonlinearity", choices=tuple(BUILTIN_NONLINEARITIES), default="erf", help=sigma_help
     )
 
 
