@@ -57,6 +57,7 @@ __all__ = [
     "FLOW_FEASIBILITY",
     "FOLD_TOL",
     "LOCATE_TOL",
+    "MAX_PORTRAIT_STEPS",
     "MAX_RK4_STEPS",
     "MIN_OFFSET",
     "BasinFractions",
@@ -1746,6 +1747,8 @@ def portrait_data(
     pgd_alpha : float, optional
         Also PGD iterates at this step, from the same starts.
     pgd_steps : int
+        Steps of those iterates, ``1 <= pgd_steps <= 1e7`` (the figure's runs; a longer
+        ensemble is :func:`basins`'s).
     t_max : float
     progress : callable, optional
         Called with 1 after each stage (basins, field, separatrix, trajectories, points).
@@ -1772,7 +1775,7 @@ def portrait_data(
         raise ValueError(f"`grid` must be >= 2, got {grid}.")
     basin_grid = positive_int(basin_grid, "basin_grid", upper=1000, allow_zero=True)
     trajectories = positive_int(trajectories, "trajectories", upper=1000, allow_zero=True)
-    pgd_steps = positive_int(pgd_steps, "pgd_steps")
+    pgd_steps = positive_int(pgd_steps, "pgd_steps", upper=MAX_PORTRAIT_STEPS)
     t_max = positive_real(t_max, "t_max")
     tick = progress or (lambda _n: None)
     edges = label = None
@@ -1887,6 +1890,10 @@ class Basins:
     def unconverged(self) -> int:
         """Runs at no minimum."""
         return int((self.label < 0).sum())
+
+
+#: Most PGD steps :func:`portrait_data` draws (a typo must not start hours of work).
+MAX_PORTRAIT_STEPS = 10**7
 
 
 def _largest_divisor_at_most(n: int, cap: int) -> int:

@@ -536,3 +536,14 @@ def test_basins_refuses_a_step_count_it_cannot_run_at_once():
         basins(p, 4, alpha=1e-2, steps=22426373079370584, max_steps=100, records=5)
     b = basins(p, 2, alpha=4e-3, steps=12, max_steps=12, records=5)  # divisors of 12 <= 2
     assert np.all(np.diff(b.trace_step) == 2) and b.trace_step[-1] == 12
+
+
+def test_portrait_data_bounds_its_pgd_steps():
+    """The slow contract fuzz drew pgd_steps = 1.4e10 (a float the count accepted): hours
+    of PGD for one figure. The figure's runs are bounded; longer ensembles are basins'."""
+    from slr_theory.landscape import MAX_PORTRAIT_STEPS, portrait_data
+
+    with pytest.raises(ValueError, match="`pgd_steps`"):
+        portrait_data(Params.paper(), grid=5, pgd_alpha=1e-3, pgd_steps=MAX_PORTRAIT_STEPS + 1)
+    with pytest.raises(ValueError, match="`pgd_steps`"):
+        portrait_data(Params.paper(), grid=5, pgd_alpha=1e-3, pgd_steps=14174543314.0)
