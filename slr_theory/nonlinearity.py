@@ -525,9 +525,12 @@ def gaussian_moments(sigma: Nonlinearity | str, t, g: float, order: int = 0) -> 
     if not np.all(np.isfinite(t)):
         raise ValueError(f"`t` must be finite, got {t[~np.isfinite(t)].ravel()[0]!r}.")
     g = positive_real(g, "g", upper=MAX_SCALE)
-    if isinstance(order, bool | np.bool_) or order not in (0, 1, 2):
+    # an integer, not a bool, a float or an array (whose `in` is ambiguous)
+    if isinstance(order, bool | np.bool_) or not isinstance(order, int | np.integer):
+        raise ValueError(f"`order` must be the integer 0, 1 or 2, got {order!r}.")
+    if order not in (0, 1, 2):
         raise ValueError(f"`order` must be 0, 1 or 2, got {order!r}.")
-    flat = moments(sigma, t.reshape(-1), g, order)
+    flat = moments(sigma, t.reshape(-1), g, int(order))
     return {k: v.reshape(t.shape) for k, v in flat.items()}
 
 

@@ -449,6 +449,8 @@ PINNED = [
     ("overlap_flow", "rtol", 1e-300),  # solve_ivp's warning
     ("critical.classify", "k", [1.0, 0.0, 0.0, 0.0, 0.0, 0.0]),
     ("landscape.saddle_escape", "r0", 1e-300),  # NaN: the integrator cannot resolve it
+    ("nonlinearity.gaussian_moments", "order", 0.0),  # range(0.0 + 1): a TypeError
+    ("nonlinearity.gaussian_moments", "order", np.zeros((2, 3))),  # ambiguous `in`
 ]
 
 
