@@ -685,17 +685,21 @@ class MomentInterpolant:
         """The moments at ``t`` ``(n,)`` inside ``[-span, span]`` (unchecked)."""
         out = np.empty((len(self.names), t.size))
         last = len(self.breaks) - 2
-        if np.any(self.direct):
+        if np.any(self.direct):  # the unchecked pieces' points are integrated
             piece = np.clip(np.searchsorted(self.breaks, t, side="right") - 1, 0, last)
             slow = self.direct[piece]
             if np.any(slow):
-                fast = self(t[~slow]) if np.any(~slow) else None
                 m = _quadrature(self.sigma, t[slow], self.g, self.order)
-                for i, k in enumerate(self.names):
-                    out[i, slow] = m[k]
-                    if fast is not None:
-                        out[i, ~slow] = fast[k]
+                out[:, slow] = np.stack([m[k] for k in self.names])
+                out[:, ~slow] = self._series(t[~slow])
                 return dict(zip(self.names, out, strict=True))
+        out[:] = self._series(t)
+        return dict(zip(self.names, out, strict=True))
+
+    def _series(self, t: np.ndarray) -> np.ndarray:
+        """The Chebyshev series at ``t`` ``(n,)``, every piece taken as checked."""
+        out = np.empty((len(self.names), t.size))
+        last = len(self.breaks) - 2
         for lo in range(0, t.size, _CHUNK):
             tc = t[lo : lo + _CHUNK]
             piece = np.clip(np.searchsorted(self.breaks, tc, side="right") - 1, 0, last)
@@ -707,7 +711,7 @@ class MomentInterpolant:
             for k in range(2, _CHEB_N):
                 cheb[k] = 2.0 * x * cheb[k - 1] - cheb[k - 2]
             out[:, lo : lo + _CHUNK] = np.einsum("nfk,kn->fn", self.coefficients[piece], cheb)
-        return dict(zip(self.names, out, strict=True))
+        return out
 
 
 @lru_cache(maxsize=128)
