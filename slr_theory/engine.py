@@ -440,7 +440,10 @@ class RiskTable(Protocol):
     - ``pairs``: whether the rows include the informative pairs of ``s > 1``;
     - ``prepared()``: the same table, readied for a loop that evaluates it again and
       again (a table by quadrature then serves every batch from its interpolant in
-      ``kappa``; a closed-form table is already ready).
+      ``kappa``; a closed-form table is already ready);
+    - ``enclosure(lo, hi)``: an :class:`Enclosure` of every feature over the slabs
+      ``lo <= kappa <= hi`` of the feasible set (certified bounds, e.g. on
+      ``sup ||Hess R||``).
 
     Examples
     --------
@@ -469,6 +472,94 @@ class RiskTable(Protocol):
     def pairs(self) -> bool: ...
 
     def prepared(self) -> RiskTable: ...
+
+    def enclosure(self, lo: np.ndarray, hi: np.ndarray) -> Enclosure: ...
+
+
+@dataclass(frozen=True)
+class Enclosure:
+    """Interval enclosures of a table's features over slabs ``lo <= kappa <= hi``.
+
+    Every feature is a monomial in ``(nu, theta, eta, rho)`` times a function of
+    ``kappa`` and ``nu``, affine in ``nu``: ``Phi_c = m_c (f_c(kappa) + nu g_c(kappa))``.
+    Part 0 of each array is ``f`` with the monomial ``m_c``, part 1 is ``g`` with the
+    monomial ``nu m_c``. On slab ``i``, ``f_c(kappa)`` lies in ``mid[0, c, i] +- rad[0, c, i]``
+    for every ``kappa`` of the slab (in exact arithmetic; the values carry the rounding
+    of a few operations, ``~1e-15`` relative), and likewise ``g``.
+
+    Attributes
+    ----------
+    exponents : ndarray of int, shape ``(2, K, 4)``
+        The exponents of ``(nu, theta, eta, rho)`` in the monomial of each part.
+    mid, rad : ndarray, shape ``(2, K, n)``
+        Centre and radius of each part on each slab (``rad >= 0``).
+    """
+
+    exponents: np.ndarray
+    mid: np.ndarray
+    rad: np.ndarray
+
+
+def _part_exponents(cols) -> np.ndarray:
+    e = np.array([m for m, _p, _b in cols], dtype=np.int64).reshape(len(cols), 4)
+    e1 = e.copy()
+    e1[:, 0] += 1
+    return np.stack([e, e1])
+
+
+def _times(a0, a1, b0, b1):
+    """The interval product ``[a0, a1] * [b0, b1]`` (elementwise)."""
+    p = np.stack([a0 * b0, a0 * b1, a1 * b0, a1 * b1])
+    return p.min(axis=0), p.max(axis=0)
+
+
+def _to_mid_rad(lo, hi):
+    return 0.5 * (lo + hi), 0.5 * (hi - lo)
+
+
+def closed_enclosure(cols, k: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Enclosure:
+    """:meth:`EngineTable.enclosure` for the columns `cols` and one temperature's constants `k`.
+
+    Each basis is monotone in ``x`` or in ``|x|`` (``zeta`` and ``1 + zeta`` rise with
+    ``|x|`` by Anderson's inequality; ``e^{-x^2}``, ``e^{-x^2 - y^2}`` fall), so its range
+    over a slab is its values at the ends, or at the smallest and largest ``|x|``; the
+    two products, ``e^{-x^2} erf(y)`` and ``erf(x) e^{-x^2}``, and ``x^p`` times a basis, are
+    interval products. ``W = (1 + zeta) - 2 nu erf(x)`` and ``exD = e^{-x^2} erf(y) - nu e^{-x^2}``
+    are split into their parts.
+    """
+    a = k[_A] * k[_ISQ]
+    x0, x1 = a * lo, a * hi
+    m = np.where((x0 < 0.0) & (x1 > 0.0), 0.0, np.minimum(np.abs(x0), np.abs(x1)))
+    M = np.maximum(np.abs(x0), np.abs(x1))
+    ir2 = k[_IR] * k[_IR]
+    zs = k[_ZS].T
+    zeta_m = zeta_reduced(m, k[_IR], k[_Z0], zs)
+    zeta_M = zeta_reduced(M, k[_IR], k[_Z0], zs)
+    ex = (np.exp(-M * M), np.exp(-m * m))
+    erfx = (erf(x0), erf(x1))
+    one = (np.ones_like(lo), np.ones_like(lo))
+    zero = (np.zeros_like(lo), np.zeros_like(lo))
+    exu = _times(*ex, erf(k[_IR] * x0), erf(k[_IR] * x1))
+    parts = {
+        "1": (one, zero),
+        "erf": (erfx, zero),
+        "ex": (ex, zero),
+        "exey": ((np.exp(-M * M * (1 + ir2)), np.exp(-m * m * (1 + ir2))), zero),
+        "exu": (exu, zero),
+        "exD": (exu, (-ex[1], -ex[0])),
+        "zeta": ((zeta_m, zeta_M), zero),
+        "W": ((1.0 + zeta_m, 1.0 + zeta_M), (-2.0 * erfx[1], -2.0 * erfx[0])),
+        "erf2": ((erf(m) ** 2, erf(M) ** 2), zero),
+        "erfex": (_times(*erfx, *ex), zero),
+        "ex2": ((np.exp(-2 * M * M), np.exp(-2 * m * m)), zero),
+    }
+    mid = np.empty((2, len(cols), lo.size))
+    rad = np.empty_like(mid)
+    for c, (_mono, p, b) in enumerate(cols):
+        xp = (x0**p, x1**p) if p % 2 else (m**p, M**p)
+        for part in (0, 1):
+            mid[part, c], rad[part, c] = _to_mid_rad(*_times(*xp, *parts[b][part]))
+    return Enclosure(_part_exponents(cols), mid, rad)
 
 
 @dataclass(frozen=True)
@@ -530,6 +621,12 @@ class EngineTable:
         """Itself: the closed forms need no preparation for a loop."""
         return self
 
+    def enclosure(self, lo: np.ndarray, hi: np.ndarray) -> Enclosure:
+        """:class:`Enclosure` of the features over the slabs ``lo <= kappa <= hi`` (one temperature)."""
+        cols = _plan(_orders(self.order), self.pairs).columns
+        lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+        return closed_enclosure(cols, self.constants, lo, hi)
+
     def column(self, row: int, mono: tuple, power: int, basis: str) -> np.ndarray:
         """The coefficient of one feature in one row (e.g. for a specialised kernel)."""
         plan = _plan(_orders(self.order), self.pairs)
@@ -583,6 +680,47 @@ class MomentTable:
     def scaled_part(self, ov5: np.ndarray):
         """None: no feature carries a factor that underflows before its terms do."""
         return None
+
+    def enclosure(self, lo: np.ndarray, hi: np.ndarray) -> Enclosure:
+        """:class:`Enclosure` of the features over the slabs ``lo <= kappa <= hi`` (one temperature).
+
+        Each moment at the slab's centre ``t_c = a kappa_c``, plus or minus the half-width
+        in ``t`` times the sup of its derivative (``dE_j/dt = E_{j+1}``,
+        :func:`slr_theory.nonlinearity.moment_sups`) and ``1e-12`` of its own sup for
+        the quadrature; ``W_j = [j = 0] + Z_j - 2 nu E_j``; products of moments as
+        interval products.
+        """
+        orders = _orders(self.order)
+        cols = _plan(orders, self.pairs, False).columns
+        lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+        a, g = float(self.constants[0]), float(self.constants[1])
+        half = 0.5 * a * (hi - lo)
+        got = moments(self.sigma, 0.5 * a * (lo + hi), g, max(orders), a, least=self.least)
+        sup = moment_sups(self.sigma, g)
+        iv = {}
+        for j in range(3 + max(orders)):
+            for f in ("E", "Z"):
+                r = half * sup[f"{f}{j + 1}"] + 1e-12 * sup[f"{f}{j}"]
+                iv[f"{f}{j}"] = (got[f"{f}{j}"] - r, got[f"{f}{j}"] + r)
+        one = (np.ones_like(lo), np.ones_like(lo))
+        zero = (np.zeros_like(lo), np.zeros_like(lo))
+        mid = np.empty((2, len(cols), lo.size))
+        rad = np.empty_like(mid)
+        for c, (_mono, _p, b) in enumerate(cols):
+            if b == "1":
+                pair = (one, zero)
+            elif b[0] == "W":
+                z0, z1 = iv[f"Z{b[1]}"]
+                e0, e1 = iv[f"E{b[1]}"]
+                shift = 1.0 if b == "W0" else 0.0
+                pair = ((z0 + shift, z1 + shift), (-2.0 * e1, -2.0 * e0))
+            elif len(b) == 4:
+                pair = (_times(*iv[b[:2]], *iv[b[2:]]), zero)
+            else:
+                pair = (iv[b], zero)
+            for part in (0, 1):
+                mid[part, c], rad[part, c] = _to_mid_rad(*pair[part])
+        return Enclosure(_part_exponents(cols), mid, rad)
 
     def manifold_gradient(self, kn: np.ndarray) -> np.ndarray:
         """``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M at ``kn = (kappa, nu)`` (order-1 tables)."""

@@ -381,11 +381,15 @@ def _rule(t: np.ndarray, g: float, s: np.ndarray, mu: np.ndarray):
 MAX_SCALE = 1e6
 _GH = {n: np.polynomial.hermite_e.hermegauss(n) for n in (16, 24, 32, 48, 64)}
 _SUP_GRID = np.linspace(-60.0, 60.0, 240_001)  # step 5e-4
-_E_ABS_HE = {1: np.sqrt(2.0 / np.pi), 2: 4.0 * np.exp(-0.5) / np.sqrt(2.0 * np.pi)}  # E|He_m(Z)|
+_E_ABS_HE = {  # E|He_m(Z)|
+    1: np.sqrt(2.0 / np.pi),
+    2: 4.0 * np.exp(-0.5) / np.sqrt(2.0 * np.pi),
+    3: 2.0 * (1.0 + 4.0 * np.exp(-1.5)) / np.sqrt(2.0 * np.pi),
+}
 
 
 def moment_sups(sigma: Nonlinearity, g: float) -> dict:
-    """Bounds on ``|E_j|``, ``|Z_j|`` (``j <= 4``) over every ``t``: the sups of what they average.
+    """Bounds on ``|E_j|``, ``|Z_j|`` (``j <= 5``) over every ``t``: the sups of what they average.
 
     Sampled on a grid of step ``h = 5e-4`` over ``[-60, 60]`` (where the built-ins have
     turned monotone), each raised by ``h`` times its largest sampled slope (twice what a
@@ -401,7 +405,8 @@ def moment_sups(sigma: Nonlinearity, g: float) -> dict:
     Returns
     -------
     dict of str to float
-        Keys ``E0..E4``, ``Z0..Z4`` as in :func:`gaussian_moments`.
+        Keys ``E0..E5``, ``Z0..Z5`` as in :func:`gaussian_moments` (``j = 5``, one past
+        what the tables use, bounds the slopes of ``E_4``, ``Z_4``: ``dE_j/dt = E_{j+1}``).
     """
     u = _SUP_GRID
     top = sigma.order
@@ -414,7 +419,7 @@ def moment_sups(sigma: Nonlinearity, g: float) -> dict:
         return float(np.max(np.abs(vals)) + h * slope)
 
     out = {}
-    for j in range(5):
+    for j in range(6):
         if j <= top:
             out[f"E{j}"], out[f"Z{j}"] = bound(d[j]), bound(sq[j])
         else:

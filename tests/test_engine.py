@@ -198,3 +198,44 @@ def test_every_table_is_a_risk_table(sigma, s):
         assert one.pairs == (s > 1)
         np.testing.assert_array_equal(many.at(0)(ov), one(ov))
         np.testing.assert_array_equal(one(ov), one.C @ one.features(ov))
+
+
+_ENCLOSED = [
+    ("erf", 1, 0.1),
+    ("erf", 1, 0.9),
+    ("erf", 2, 3.0),
+    ("tanh", 1, 0.5),
+    ("arctan", 2, 0.9),
+]
+
+
+@pytest.mark.parametrize("sigma, s, lam", _ENCLOSED)
+@pytest.mark.parametrize("order", [1, 2])
+def test_the_enclosure_holds_every_feature_on_its_slab(sigma, s, lam, order):
+    """``Phi_c = m_c (f_c + nu g_c)`` with ``f_c, g_c`` inside the enclosure, at 64 random
+    points of each of 200 slabs of every width (1e-6 to 2): the features computed by the
+    engine's own route (table.features) land inside, up to rounding (1e-12 of the
+    column's size). And the radii shrink with the slab: to first order in its width."""
+    p = Params(d=400, L=10, lam=lam, gamma=0.7, s=s, nonlinearity=sigma)
+    t = engine.table(p, lam, order)
+    rng = np.random.default_rng(7)
+    width = 10.0 ** rng.uniform(-6, np.log10(2.0), 200)
+    lo = rng.uniform(-1.0, 1.0 - width)
+    hi = lo + width
+    enc = t.enclosure(lo, hi)
+    assert enc.mid.shape == enc.rad.shape == (2, t.C.shape[-1], 200)
+    assert np.all(enc.rad >= 0)
+    for _ in range(64):
+        kappa = lo + rng.uniform(0, 1, 200) * width
+        ov = np.vstack([kappa, rng.uniform(-1, 1, (4, 200))])
+        phi = t.features(ov)
+        ext = np.vstack([np.ones(200), ov[1:]])  # nu, theta, eta, rho
+        mono = np.prod(ext[1:, None, None, :] ** enc.exponents.T[:, :, :, None], axis=0)
+        mono = np.moveaxis(mono, 0, 1)  # (2, K, n)
+        centre = (mono * enc.mid).sum(axis=0)
+        radius = (np.abs(mono) * enc.rad).sum(axis=0)
+        scale = np.abs(mono * enc.mid).sum(axis=0) + radius + 1e-300
+        assert np.all(np.abs(phi - centre) <= radius + 1e-12 * scale)
+    narrow = t.enclosure(np.array([0.3]), np.array([0.3 + 1e-7]))
+    wide = t.enclosure(np.array([0.3]), np.array([0.3 + 1e-4]))
+    assert np.all(narrow.rad <= 1e-2 * wide.rad + 1e-13 * (1 + np.abs(wide.mid)))

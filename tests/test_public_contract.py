@@ -120,6 +120,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "critical.classify": ((P6, KS[:4], VS[:4]), {}),
     "critical.polish": ((P6, K[:4], V[:4]), {"tol": 1e-10, "iterations": 5, "damping": 1e-3}),
     "critical.manifold_certificate": ((P,), {}),
+    "critical.hessian_norm_bound": ((P,), {}),
     "pgd_map_spectrum": ((ORIGIN, 1e-3), {}),
     "lipschitz_bound": ((P,), {"samples": 50}),
     "basin_fractions": ((P, 4), {"alpha": 1e-2, "steps": 50, "tol": 0.05}),
