@@ -35,6 +35,13 @@ def two_prod(a, b):
     return p, ((ah * bh - p) + ah * bl + al * bh) + al * bl
 
 
+def _two_sq(a):
+    """:func:`two_prod` of ``a`` with itself, splitting once (the same expression)."""
+    p = a * a
+    ah, al = _split(a)
+    return p, ((ah * ah - p) + ah * al + al * ah) + al * al
+
+
 def dd_mul(ah, al, bh, bl):
     """Double-double product."""
     p, e = two_prod(ah, bh)
@@ -62,8 +69,10 @@ def sq_over(x, den_hi, den_lo):
     x = np.asarray(x, dtype=np.float64)
     ax = np.abs(x)
     safe = ax < _SAFE
+    if safe.all():  # the common case, without the masks (the same operations, bit for bit)
+        return dd_div(*_two_sq(x), den_hi, den_lo)
     xs = np.where(safe, x, 0.0)
-    p, e = two_prod(xs, xs)
+    p, e = _two_sq(xs)
     hi, lo = dd_div(p, e, den_hi, den_lo)
     with np.errstate(over="ignore"):
         plain = (x / np.sqrt(den_hi)) ** 2
@@ -90,6 +99,8 @@ def mul_exp_neg(factor, hi, lo):
     exponential still gives the right, possibly normal, product.
     """
     hi = np.asarray(hi, dtype=np.float64)
+    if np.all(hi <= _RESCALE_AT):  # no rescaling (k = 0): the same result, bit for bit
+        return factor * (np.exp(-hi) * np.exp(-lo))
     lo = np.where(hi < _EXP_CUT, lo, 0.0)  # beyond, the result is 0 and lo may be huge
     t = np.fmin(np.fmax((hi - _RESCALE_AT) * _INV_LN2, 0.0), _MAX_K)  # NaN -> 0
     k = np.where(hi > _RESCALE_AT, t.astype(np.int64) + _RESCALE_K, 0)

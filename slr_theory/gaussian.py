@@ -913,15 +913,11 @@ def zeta_reduced(x: np.ndarray, ir: np.ndarray, z0: np.ndarray, coefficients: np
     out = np.ones(x.shape)  # |x| >= 6: 1 - zeta < 2 erfc(6) < 2**-54 rounds to 1
     x2 = x * x
     series = x2 < _SERIES_BELOW
+    if series.all():  # every point on the series: no masks, the same sums
+        out[...] = z0 + np.sum(coefficients * _even_powers(x2), axis=-1)
+        return out
     if series.any():
-        xs = x2[series]
-        powers = np.empty((xs.size, ZETA_SERIES_TERMS))
-        powers[:, 0] = xs
-        done = 1
-        while done < ZETA_SERIES_TERMS:  # x^2, x^4, ... by doubling blocks
-            step = min(done, ZETA_SERIES_TERMS - done)
-            powers[:, done : done + step] = powers[:, :step] * powers[:, done - 1 : done]
-            done += step
+        powers = _even_powers(x2[series])
         # one summation order whatever the broadcasting (a scalar call equals an element)
         if shared:
             out[series] = z0 + np.sum(coefficients * powers, axis=-1)
@@ -932,6 +928,18 @@ def zeta_reduced(x: np.ndarray, ir: np.ndarray, z0: np.ndarray, coefficients: np
         out[owen] = 1.0 - 8.0 * owens_t(np.sqrt(2.0) * np.abs(x[owen]), ir if shared else ir[owen])
     out[np.isnan(x)] = np.nan
     return out
+
+
+def _even_powers(xs: np.ndarray) -> np.ndarray:
+    """``(x^2, x^4, ..., x^(2 ZETA_SERIES_TERMS))`` ``(*xs.shape, ZETA_SERIES_TERMS)``, by doubling blocks."""
+    powers = np.empty((*xs.shape, ZETA_SERIES_TERMS))
+    powers[..., 0] = xs
+    done = 1
+    while done < ZETA_SERIES_TERMS:
+        step = min(done, ZETA_SERIES_TERMS - done)
+        powers[..., done : done + step] = powers[..., :step] * powers[..., done - 1 : done]
+        done += step
+    return powers
 
 
 def plackett_rule(r: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
