@@ -667,24 +667,34 @@ def findings(s: Study) -> list[str]:
         f"(an unstable direction), and the map is a local diffeomorphism at "
         f"{sum(q.local_diffeomorphism for q in s.points)} of the {len(s.points)} critical "
         f"points. The theorem's global hypothesis `α < 1/Lip` {lip.condition}: "
-        f"`{lip.lower:.4g} ≤ Lip ≤ {lip.upper:.4g}`, so `α·Lip` is at least "
-        f"{lip.alpha * lip.lower:.3g}. "
+        f"`{lip.lower:.4g} ≤ Lip ≤ {lip.upper:.4g}` (the upper bound certified), so "
+        + (
+            f"`α·Lip ≤ {lip.alpha * lip.upper:.3g}`. "
+            if lip.condition == "holds"
+            else f"`α·Lip` is at least {lip.alpha * lip.lower:.3g}"
+            + (
+                f"; it would hold for `α < 1/{lip.upper:.4g} = {1.0 / lip.upper:.2g}`. "
+                if lip.condition == "fails"
+                else f" and at most {lip.alpha * lip.upper:.3g}. "
+            )
+        )
+    )
+    runs = (
+        f"{b.n - b.unconverged} of {b.n} are at a minimum"
+        + (f", {b.unconverged} did not converge." if b.unconverged else ".")
+        if b.unconverged < b.n
+        else f"none of the {b.n} runs converged."
     )
     if lip.condition == "holds":
         cs += (
             "So PGD from almost every start avoids every strict saddle: whatever it "
-            "converges to is a minimum."
+            "converges to is a minimum (of runs that do not converge it says nothing). "
+            "The runs: " + runs
         )
     else:
         cs += (
             "So the theorem does not guarantee here that PGD avoids the saddles; it only "
-            "says the saddles repel locally. What the runs show instead: "
-            + (
-                f"{b.n - b.unconverged} of {b.n} are at a minimum"
-                + (f", {b.unconverged} did not converge." if b.unconverged else ".")
-                if b.unconverged < b.n
-                else f"none of the {b.n} runs converged."
-            )
+            "says the saddles repel locally. What the runs show instead: " + runs
         )
     if unstable_min:
         q = unstable_min[0]

@@ -99,6 +99,17 @@ def test_every_number_in_the_findings_comes_from_the_study(small_study):
     text3 = "\n".join(findings(s))
     assert f"{s.basins.n} runs are **not converged**" in text3
     assert "no longer move" in text3 and "none of the" in text3
+    # the step condition: each of its three outcomes is said with the bounds' own numbers
+    lip = s.lipschitz
+    for condition, said in (
+        ("holds", f"`α·Lip ≤ {lip.alpha * lip.upper:.3g}`"),
+        ("fails", f"it would hold for `α < 1/{lip.upper:.4g} = {1.0 / lip.upper:.2g}`"),
+        ("undecided", f"and at most {lip.alpha * lip.upper:.3g}"),
+    ):
+        lip.condition = condition
+        text4 = "\n".join(findings(s))
+        assert said in text4 and f"`α < 1/Lip` {condition}" in text4
+        assert ("does not guarantee" in text4) == (condition != "holds")
 
 
 def test_findings_answer_the_questions(small_study):
