@@ -16,8 +16,8 @@ exceptions).
 5. ``risk``: the exact population risk, validated.
 6. ``statistics``, ``sgd``, ``critical``, ``dynamics``: the paper's section 4; online SGD;
    every critical point, classified; projected gradient descent, exactly.
-7. ``landscape``, ``experiments``: stability of M, basins, continuation; the paper's
-   section 5.
+7. ``landscape``, ``experiments``, ``survey``: stability of M, basins, continuation; the
+   paper's section 5; the atlas over parameter space.
 8. ``verify``, ``study``: the registry of checks against mpmath and Monte Carlo; the
    report's computation as one saved result, and its findings.
 9. ``render``, ``plotting``: tables and figures, drawn from results.
@@ -60,12 +60,14 @@ from .risk import (
     risk_grad_at,
     risk_hessian,
 )
+from .survey import Atlas, atlas
 from .trajectory import PGDResult, paper_schedule
 
 __version__ = "0.1.0"
 
 __all__ = [
     "OVERLAP_NAMES",
+    "Atlas",
     "CriticalPoint",
     "FlowResult",
     "Nonlinearity",
@@ -73,6 +75,7 @@ __all__ = [
     "Params",
     "RiskComponents",
     "__version__",
+    "atlas",
     "basin_fractions",
     "check_overlaps",
     "continuation",

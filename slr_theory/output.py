@@ -510,14 +510,36 @@ class Destination:
         committed = False
         try:
             if kind is None:
-                self._commit()
+                self.committed.extend(self._commit())
                 committed = True
         finally:
             self._close(committed)
 
-    def _commit(self) -> None:
+    def commit(self) -> list[Path]:
+        """Commit the files staged so far, now, and go on (the lock stays held).
+
+        For results that are written as they end (the atlas's cells): each is then safe
+        from an interruption of the rest of the run. Same rules as the commit at the end
+        of the block; an exclusive destination commits only at the end.
+
+        Returns
+        -------
+        list of Path
+            The files committed by this call.
+        """
+        if not self.staging.name:
+            raise RuntimeError("Destination.commit is for use inside the `with` block.")
+        if self.exclusive:
+            raise RuntimeError("an exclusive destination commits once, at the end.")
+        done = self._commit()
+        self.committed.extend(done)
+        return done
+
+    def _commit(self) -> list[Path]:
         d = self.directory
         new = sorted(p.name for p in self.staging.iterdir() if p.is_file())
+        if not new and self.committed:  # everything was committed on the way
+            return []
         with deferred_signals():
             self._check_conflicts(new, at_door=False)
             marker = _read_marker(d)
@@ -552,7 +574,8 @@ class Destination:
                         elif not had:
                             (d / name).unlink()
                 raise
-            self.committed = [d / n for n in new]
+            shutil.rmtree(backup, ignore_errors=True)  # the replaced files: the run may go on
+            return [d / n for n in new]
 
     def _close(self, committed: bool) -> None:
         try:

@@ -87,7 +87,7 @@ LAYERS = [
     {"model", "geometry", "flows"},
     {"risk"},
     {"statistics", "sgd", "critical", "dynamics"},
-    {"landscape", "experiments"},
+    {"landscape", "experiments", "survey"},
     {"verify", "study"},
     {"render", "plotting"},
     {"report", "cli", "__main__", "__init__"},
