@@ -443,6 +443,222 @@ def _portrait_parser(sub) -> None:
     pp.set_defaults(run=_cmd_portrait)
 
 
+def _axis_values(name: str, cast, geometric: bool):
+    """An argparse type for one axis of the atlas: ``v``, ``a,b,c`` or ``lo:hi:n``."""
+    import numpy as np
+
+    from .params import DOMAIN
+
+    lo, hi = DOMAIN[name]
+    spacing = "log-spaced" if geometric else "evenly spaced"
+    what = f"a value, a list a,b,c or a range lo:hi:n (n {spacing} values) in [{lo:g}, {hi:g}]"
+
+    def parse(text: str):
+        try:
+            if ":" in text:
+                a, b, n = text.split(":")
+                a, b, n = float(a), float(b), int(n)
+                if (
+                    not (1 <= n <= 10_000 and a > 0 and b > 0)
+                    if geometric
+                    else not 1 <= n <= 10_000
+                ):
+                    raise ValueError
+                grid = np.geomspace(a, b, n) if geometric else np.linspace(a, b, n)
+                values = [cast(round(x)) if cast is int else float(x) for x in grid]
+            else:
+                values = [cast(x) for x in text.split(",")]
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}") from None
+        if not all(lo <= v <= hi for v in values):
+            raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+        if len(set(values)) < len(values):
+            raise argparse.ArgumentTypeError(f"must not repeat a value, got {text!r}")
+        return values
+
+    return parse
+
+
+def _nonlinearities(text: str):
+    from .nonlinearity import BUILTIN_NONLINEARITIES
+
+    names = text.split(",")
+    if not all(n in BUILTIN_NONLINEARITIES for n in names) or len(set(names)) < len(names):
+        raise argparse.ArgumentTypeError(
+            f"must be distinct names among {', '.join(BUILTIN_NONLINEARITIES)}, "
+            f"separated by commas, got {text!r}"
+        )
+    return names
+
+
+def _atlas_parser(sub) -> None:
+    from .trajectory import MAX_ALPHA
+
+    a = sub.add_parser(
+        "atlas",
+        help="the landscape over a grid of parameters: where (k*, v*) is the global minimum",
+        description="One row per cell of the grid of the given axes around the paper's "
+        "parameters: the critical points, whether (k*, v*) is the global minimum, the share "
+        "of uniform starts PGD takes to it, where M attracts. Every finished cell is written "
+        "into --out at once: run the same command again to resume. Local processes, or a "
+        "Dask cluster (--scheduler, or --dask for a local one).",
+        epilog="examples:\n  slr-theory atlas --lam 0.02:2:40 --L 4,10,30 --out atlas\n"
+        "  slr-theory atlas --lam 0.1,0.9 --basin-runs 200 --out atlas --scheduler "
+        "tcp://10.0.0.1:8786",
+        formatter_class=_HelpFormatter,
+    )
+    a.add_argument(
+        "--out", required=True, help="output directory (resumed if it holds this atlas)"
+    )
+    a.add_argument(
+        "--lam",
+        type=_axis_values("lam", float, True),
+        default=[0.1],
+        help="temperatures: v, a,b,c or lo:hi:n (log-spaced)",
+    )
+    a.add_argument(
+        "--L", type=_axis_values("L", int, False), default=[10], help="sequence lengths"
+    )
+    a.add_argument(
+        "--gamma",
+        type=_axis_values("gamma", float, True),
+        default=[0.5**0.5],
+        help="informative spreads",
+    )
+    a.add_argument("--d", type=_axis_values("d", int, False), default=[400], help="dimensions")
+    a.add_argument(
+        "--s", type=_axis_values("L", int, False), default=[1], help="informative tokens"
+    )
+    a.add_argument(
+        "--nonlinearity", type=_nonlinearities, default=["erf"], help="the attention's sigma"
+    )
+    a.add_argument("--eps", type=_in_domain("eps", float), default=0.0, help="label noise")
+    a.add_argument(
+        "--basin-runs",
+        type=_between(int, 1, 10**6),
+        default=1000,
+        help="PGD runs from uniform starts per cell",
+    )
+    a.add_argument(
+        "--alpha",
+        type=_between(float, 1e-300, MAX_ALPHA),
+        default=None,
+        help="PGD step (default: per cell, half the largest step stable at every minimum)",
+    )
+    a.add_argument(
+        "--steps", type=_between(int, 1, 10**12), default=20_000, help="steps per round"
+    )
+    a.add_argument(
+        "--max-steps",
+        type=_between(int, 1, 10**12),
+        default=200_000,
+        help="most steps a run takes",
+    )
+    a.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    a.add_argument(
+        "--jobs", type=_between(int, 1, 4096), default=None, help="workers (default: every core)"
+    )
+    a.add_argument(
+        "--scheduler", default=None, metavar="ADDRESS", help="a Dask scheduler to run the cells on"
+    )
+    a.add_argument("--dask", action="store_true", help="a local Dask cluster of --jobs workers")
+    _max_minutes(a)
+    a.add_argument("--json", action="store_true", help="print the rows as JSON")
+    a.set_defaults(run=_cmd_atlas)
+
+
+def _cmd_atlas(args) -> int:
+    from .output import Refusal
+    from .params import Params
+    from .survey import atlas
+    from .work import WorkEstimate, critical_cost, pgd_cost
+
+    cells = 1
+    for v in (args.lam, args.L, args.gamma, args.d, args.s, args.nonlinearity):
+        cells *= len(v)
+    jobs = args.jobs or (os.cpu_count() or 1)
+    one = critical_cost(512).seconds + pgd_cost(args.max_steps, args.basin_runs).seconds
+    _within(
+        "atlas",
+        WorkEstimate(f"{cells:g} cells of {args.basin_runs:g} runs", cells * one / jobs, "--lam"),
+        args,
+    )
+    client = None
+    if args.scheduler is not None:
+        client = _dask_client(args.scheduler)
+    try:
+        result = atlas(
+            Params(d=args.d[0], L=args.L[0], lam=args.lam[0], gamma=args.gamma[0], eps=args.eps),
+            lam=args.lam,
+            L=args.L,
+            gamma=args.gamma,
+            d=args.d,
+            s=args.s,
+            nonlinearity=args.nonlinearity,
+            basin_runs=args.basin_runs,
+            alpha=args.alpha,
+            steps=args.steps,
+            max_steps=args.max_steps,
+            backend="dask" if (args.dask or client is not None) else "processes",
+            client=client,
+            jobs=jobs,
+            out=args.out,
+            rng=args.seed,
+            progress=not args.json,
+        )
+    except (OSError, ValueError) as exc:
+        if isinstance(exc, Refusal):
+            raise _UsageError(f"slr-theory atlas: error: argument --out: {exc.detail}") from None
+        if isinstance(exc, ValueError) and not isinstance(exc, OSError):
+            import re
+
+            named = re.search(r"`(\w+)`", str(exc))  # the library names its argument
+            flag = f"--{named.group(1).replace('_', '-')}" if named else "--lam"
+            raise _UsageError(f"slr-theory atlas: error: argument {flag}: {exc}") from None
+        raise
+    finally:
+        if client is not None:
+            client.close()
+    _emit(args, lambda: result.rows, lambda: _atlas_text(result, args.out))
+    return 0
+
+
+def _dask_client(address: str):
+    """A client of the scheduler at `address` (``tcp://host:port``); a usage error if not."""
+    import re
+
+    def refuse(why: str):
+        return _UsageError(f"slr-theory atlas: error: argument --scheduler: {why}")
+
+    if not re.fullmatch(r"(tcp|tls|inproc|ucx|ws|wss)://[\w.\-\[\]:]+:\d{1,5}", address):
+        raise refuse(f"must be a scheduler address such as tcp://host:8786, got {address!r}")
+    try:
+        from dask.distributed import Client
+    except ImportError:
+        raise refuse("needs dask.distributed (pip install 'slr-theory[dask]')") from None
+    try:
+        return Client(address, timeout="10s")
+    except (OSError, TimeoutError, ValueError) as exc:
+        raise refuse(f"cannot reach {address} ({type(exc).__name__})") from None
+
+
+def _atlas_text(result, out) -> str:
+    lines = [
+        "cell  lam        L    gamma     d     s  sigma      crit  opt index  global  "
+        "basin of opt      unconv.  M attracts"
+    ]
+    for r in result.rows:
+        lines.append(
+            f"{r['cell']:<5d} {r['lam']:<10.4g} {r['L']:<4d} {r['gamma']:<9.4g} {r['d']:<5d} "
+            f"{r['s']:<2d} {r['nonlinearity']:<10s} {r['n_critical']:<5d} "
+            f"{r['optimum_index']:<10d} {'yes' if r['optimum_is_global'] else 'no':<7s} "
+            f"{r['optimum_basin_fraction']:.3f} ± {r['optimum_basin_se']:.3f}   "
+            f"{r['basin_unconverged_fraction']:<8.3f} {r['m_attracting_fraction']:.3f}"
+        )
+    lines.append(f"wrote {os.path.join(out, 'atlas.csv')} ({len(result.rows)} cells)")
+    return "\n".join(lines)
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(
         prog="slr-theory",
@@ -462,6 +678,7 @@ def _build_parser() -> _Parser:
         _portrait_parser,
         _stats_parser,
         _reproduce_parser,
+        _atlas_parser,
     ):
         build(sub)
     return parser

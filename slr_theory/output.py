@@ -52,6 +52,7 @@ __all__ = [
     "deferred_signals",
     "is_io_error",
     "quiet_workers",
+    "refusal",
     "terminate_raises",
 ]
 
@@ -110,7 +111,23 @@ class _NotWritable(PermissionError, Refusal):
     pass
 
 
-def _refuse(cls, argument: str, detail: str):
+def refusal(cls, argument: str, detail: str):
+    """The error `cls` (a :class:`Refusal`) refusing the destination named by `argument`.
+
+    Parameters
+    ----------
+    cls : type
+        :class:`OutputConflict`, :class:`DestinationBusy` or another :class:`Refusal`.
+    argument : str
+        The argument that named the destination (``"out"``).
+    detail : str
+        The reason, without the argument's name.
+
+    Returns
+    -------
+    Exception
+        Its message ``"`argument`: detail"``; ``argument`` and ``detail`` as attributes.
+    """
     exc = cls(f"`{argument}`: {detail}")
     exc.argument, exc.detail = argument, detail
     return exc
@@ -354,7 +371,7 @@ class Destination:
         from .validate import boolean
 
         if not isinstance(path, (str, os.PathLike)) or not str(os.fspath(path)).strip():
-            raise _refuse(_NotADirectory, argument, f"must name a directory, got {path!r}")
+            raise refusal(_NotADirectory, argument, f"must name a directory, got {path!r}")
         self.directory = Path(path)
         self.force = boolean(force, "force")
         self.exclusive = boolean(exclusive, "exclusive")
@@ -370,7 +387,7 @@ class Destination:
     # -- the door ------------------------------------------------------------------------
 
     def _refuse(self, cls, detail: str):
-        return _refuse(cls, self.argument, detail)
+        return refusal(cls, self.argument, detail)
 
     def _name(self, name: str) -> str:
         if not isinstance(name, str) or not name or "/" in name or name in (".", ".."):

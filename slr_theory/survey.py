@@ -445,7 +445,8 @@ def atlas(
         A directory where every finished cell is written at once (``cell-NNNNNN.json``)
         and, at the end, the table (``atlas.csv``, and ``atlas.parquet`` when pyarrow is
         installed). A run into a directory that holds the same atlas (``atlas.json``)
-        computes only the cells it lacks; a directory holding another atlas is refused.
+        computes only the cells it lacks; a directory holding another atlas is refused
+        (:class:`slr_theory.output.OutputConflict`).
     rng : int
         Cell ``i`` seeds from ``(rng, i)``: the rows do not depend on the backend.
     progress : bool or callable
@@ -506,13 +507,10 @@ def atlas(
     directory = Path(out)
     earlier = _earlier_spec(directory)
     if earlier is not None and earlier != spec:
-        raise ValueError(
-            f"`out`: {directory} holds another atlas (its {_SPEC} differs); "
-            "choose another directory to keep both."
-        )
+        raise _another_atlas(directory)
     with Destination(directory, force=earlier is not None, argument="out") as dest:
         if _earlier_spec(directory) not in (None, spec):  # changed before the lock was ours
-            raise ValueError(f"`out`: {directory} now holds another atlas.")
+            raise _another_atlas(directory)
         if earlier is None:
             dest.file(_SPEC).write_text(json.dumps(spec, indent=1, sort_keys=True))
             dest.commit()
@@ -534,6 +532,17 @@ def atlas(
         else:
             _write_table(result, dest.file(_PARQUET))
     return result
+
+
+def _another_atlas(directory: Path):
+    from .output import OutputConflict, refusal
+
+    return refusal(
+        OutputConflict,
+        "out",
+        f"{directory} holds another atlas (its {_SPEC} differs); choose another directory "
+        "to keep both",
+    )
 
 
 def _earlier_spec(directory: Path):

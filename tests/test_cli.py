@@ -269,3 +269,22 @@ def test_help_shows_every_default(capsys):
                 f"{action.default:.6g}" if isinstance(action.default, float) else action.default
             )
             assert f"(default: {shown})" in text, (name, action.dest)
+
+
+def test_atlas_writes_its_table_and_resumes(capsys, tmp_path):
+    out = tmp_path / "at"
+    argv = ["atlas", "--out", str(out), "--d", "8", "--L", "4", "--lam", "0.1,0.3"]
+    argv += ["--gamma", "0.7", "--basin-runs", "8", "--steps", "200", "--max-steps", "400"]
+    argv += ["--jobs", "1"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("parameters: ") and "lam = [0.1, 0.3]" in text
+    assert f"wrote {out / 'atlas.csv'} (2 cells)" in text
+    assert len([line for line in text.splitlines() if line[:1].isdigit()]) == 2
+    first = (out / "atlas.csv").read_text()
+    assert main([*argv, "--json"]) == 0  # everything is there: nothing is computed again
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [r["lam"] for r in rows] == [0.1, 0.3]
+    assert (out / "atlas.csv").read_text() == first
+    assert main([*argv[:-2], "--jobs", "1", "--lam", "0.2"]) == 2  # another atlas: refused
+    assert "argument --out" in capsys.readouterr().err

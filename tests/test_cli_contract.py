@@ -36,6 +36,8 @@ BASE: dict[str, list[str]] = {
         "stats": "stats --gamma 0.7 --eps 0.1 --L 5 --d-max 100 --samples 2000 --seed 0",
         "reproduce": "reproduce gd_manifold --out figs --seed 0 --repeats 2 "
         "--steps-scale 0.01 --jobs 1",
+        "atlas": "atlas --out at --lam 0.3 --L 4 --gamma 0.7 --d 8 --s 1 --nonlinearity erf "
+        "--basin-runs 4 --steps 10 --max-steps 10 --jobs 1 --seed 0",
     }.items()
 }
 TEXTS = [
@@ -127,6 +129,18 @@ def stubs(monkeypatch, tmp_path):
     monkeypatch.setattr(report, "write_report", write_report)
     monkeypatch.setattr(plotting, "phase_portrait", phase_portrait)
     monkeypatch.setattr(experiments, "run", lambda names, **kw: {})
+    import slr_theory.survey as survey
+
+    def atlas_cell(params, **kw):  # the cell's checks, no search: a row of the right shape
+        from slr_theory.params import check_params
+
+        p = check_params(params)
+        row = dict.fromkeys(survey.COLUMNS[1:], 0)
+        row.update(lam=p.lam, L=p.L, gamma=p.gamma, d=p.d, s=p.s, nonlinearity=p.sigma_name)
+        row.update(eps=p.eps, optimum_is_global=True, global_min_overlaps=[1.0, 1, 0, 0, 0])
+        return row
+
+    monkeypatch.setattr(survey, "atlas_cell", atlas_cell)
     return tmp_path
 
 

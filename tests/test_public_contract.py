@@ -172,6 +172,8 @@ NOT_CALLED: dict[str, str] = {
     "atlas": "writes the directory its `out` names and starts worker processes; its "
     "arguments are tested in test_survey.py (each cell's in the fuzz of atlas_cell)",
     "survey.read_atlas": "reads what atlas wrote; round trips tested in test_survey.py",
+    "output.refusal": "builds the error a destination is refused with; every refusal is "
+    "tested in test_output.py",
     "study.findings": "reads a Study the toolkit built; tested in test_study.py",
     **_whole_module(
         "results",

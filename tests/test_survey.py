@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from slr_theory import Atlas, Params, atlas, critical_points
+from slr_theory.output import OutputConflict
 from slr_theory.survey import COLUMNS, atlas_cell, read_atlas
 
 BASE = Params(d=8, L=4, lam=0.3, gamma=0.7)
@@ -97,7 +98,7 @@ def test_a_directory_of_another_atlas_is_refused(tmp_path):
     out = tmp_path / "a"
     atlas(BASE, lam=[0.1], jobs=1, out=out, **SMALL)
     spec = json.loads((out / "atlas.json").read_text())
-    with pytest.raises(ValueError, match=r"`out`.*another atlas"):
+    with pytest.raises(OutputConflict, match=r"`out`.*another atlas"):
         atlas(BASE, lam=[0.2], jobs=1, out=out, **SMALL)
     assert json.loads((out / "atlas.json").read_text()) == spec
 
