@@ -15,6 +15,8 @@ from . import engine
 
 __all__ = [
     "SETTLED_SPEED",
+    "UNCONVERGED_MARK",
+    "atlas_figure",
     "basins_figure",
     "bifurcation_figure",
     "experiment_figure",
@@ -788,5 +790,142 @@ def off_manifold_figure(
         fontsize=9,
     )
     ax.legend(fontsize=7, loc="lower left")
+    _save(fig, path, dpi)
+    return Path(path)
+
+
+#: Share of a cell's runs left unconverged above which the atlas figure marks the cell.
+UNCONVERGED_MARK = 0.1
+
+
+def atlas_figure(atlas, path: str | Path, *, x: str = "lam", y: str = "L", dpi: int = 120) -> Path:
+    """The phase diagram of an atlas over two of its axes, three panels.
+
+    Left: what ``(k*, v*)`` is in each cell (the global minimum, a minimum that is not
+    global, a saddle, or not found), so the regions' boundaries are the colour changes.
+    Middle: the share of uniform starts that PGD takes to ``(k*, v*)``. Right: the share
+    of M where M attracts transversally. A cross marks a cell where more than
+    :data:`UNCONVERGED_MARK` of the runs did not converge (its share is a lower bound).
+
+    Parameters
+    ----------
+    atlas : Atlas
+        Of :func:`slr_theory.atlas`; every axis but `x` and `y` must hold one value.
+    path : str or Path
+    x, y : str
+        Two different axes of :data:`slr_theory.survey.AXES` (numeric).
+    dpi : int
+
+    Returns
+    -------
+    Path
+    """
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    from matplotlib.lines import Line2D
+    from matplotlib.patches import Patch
+
+    from .survey import AXES
+
+    numeric = [a for a in AXES if a != "nonlinearity"]
+    for name, value in (("x", x), ("y", y)):
+        if value not in numeric:
+            raise ValueError(f"`{name}` must be one of {', '.join(numeric)}, got {value!r}.")
+    if x == y:
+        raise ValueError(f"`y` must differ from `x`, got {y!r} twice.")
+    fixed = {a: v for a, v in atlas.axes.items() if a not in (x, y)}
+    spread = [a for a, v in fixed.items() if len(v) > 1]
+    if spread:
+        raise ValueError(
+            f"`x`, `y`: the atlas also spans {', '.join(spread)}; draw two of its axes "
+            "whose others hold one value."
+        )
+    xs, ys = list(atlas.axes[x]), list(atlas.axes[y])
+    shape = (len(ys), len(xs))
+    status = np.full(shape, np.nan)
+    basin = np.full(shape, np.nan)
+    attract = np.full(shape, np.nan)
+    unconverged = np.zeros(shape, dtype=bool)
+    for r in atlas.rows:
+        i, j = ys.index(r[y]), xs.index(r[x])
+        idx = r["optimum_index"]
+        status[i, j] = 3 if idx < 0 else 0 if r["optimum_is_global"] else 1 if idx == 0 else 2
+        basin[i, j] = r["optimum_basin_fraction"]
+        attract[i, j] = r["m_attracting_fraction"]
+        unconverged[i, j] = r["basin_unconverged_fraction"] > UNCONVERGED_MARK
+    colours = [_OKABE_ITO[2], _OKABE_ITO[1], _OKABE_ITO[3], "0.75"]
+    labels = ["global minimum", "minimum, not global", "saddle", "not found"]
+    fig = _new_figure(figsize=(14.0, 4.4), constrained_layout=True)
+    axes = fig.subplots(1, 3)
+    grid_x, grid_y = np.arange(len(xs)), np.arange(len(ys))
+    cmap = ListedColormap(colours)
+    axes[0].pcolormesh(
+        grid_x,
+        grid_y,
+        status,
+        cmap=cmap,
+        norm=BoundaryNorm([-0.5, 0.5, 1.5, 2.5, 3.5], 4),
+        shading="nearest",
+    )
+    present = sorted({int(v) for v in status[~np.isnan(status)]})
+    handles = [Patch(color=colours[k], label=labels[k]) for k in present]
+    for ax, values, title in (
+        (axes[1], basin, "share of uniform starts PGD takes to (k*, v*)"),
+        (axes[2], attract, "share of M where M attracts"),
+    ):
+        mesh = ax.pcolormesh(
+            grid_x, grid_y, values, cmap="viridis", vmin=0.0, vmax=1.0, shading="nearest"
+        )
+        fig.colorbar(mesh, ax=ax, shrink=0.85)
+        ax.set_title(title)
+    if basin.size <= 150:  # few cells: each share with its standard error, in the cell
+        se = np.full(shape, np.nan)
+        for r in atlas.rows:
+            se[ys.index(r[y]), xs.index(r[x])] = r["optimum_basin_se"]
+        for i, j in zip(*np.nonzero(~np.isnan(basin)), strict=True):
+            axes[1].text(
+                j,
+                i,
+                f"{basin[i, j]:.2f}\n± {se[i, j]:.2f}",
+                ha="center",
+                va="center",
+                fontsize=8,
+                color="w" if basin[i, j] < 0.6 else "k",
+            )
+    axes[0].set_title("(k*, v*) is ...")
+    if unconverged.any():
+        i, j = np.nonzero(unconverged)
+        axes[1].plot(j, i, "x", color="w", markersize=9, markeredgewidth=2)
+        axes[1].legend(
+            handles=[
+                Line2D(
+                    [],
+                    [],
+                    marker="x",
+                    color="k",
+                    linestyle="",
+                    label=f"> {UNCONVERGED_MARK:.0%} of the runs unconverged",
+                )
+            ],
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.16),
+            frameon=False,
+        )
+    axes[0].legend(
+        handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False
+    )
+    names = {"lam": r"$\lambda$", "gamma": r"$\gamma$", "L": "L", "d": "d", "s": "s"}
+    for ax in axes:
+        ax.set_xticks(grid_x, [f"{v:.3g}" if isinstance(v, float) else str(v) for v in xs])
+        ax.set_yticks(grid_y, [f"{v:.3g}" if isinstance(v, float) else str(v) for v in ys])
+        ax.set_xlabel(names[x])
+        ax.set_ylabel(names[y])
+        if len(xs) > 12:
+            for label in ax.get_xticklabels()[1::2]:
+                label.set_visible(False)
+    held = ", ".join(
+        f"{k} = {v[0]:.4g}" if isinstance(v[0], float) else f"{k} = {v[0]}"
+        for k, v in fixed.items()
+    )
+    fig.suptitle(f"The atlas at {held}, {atlas.settings['basin_runs']} runs per cell")
     _save(fig, path, dpi)
     return Path(path)

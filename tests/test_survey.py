@@ -136,3 +136,16 @@ def test_at_the_papers_parameters_the_optimum_is_global_at_small_lambda_only():
     assert small["optimum_is_global"] and small["optimum_index"] == 0
     assert not large["optimum_is_global"] and large["optimum_index"] >= 1
     assert large["global_min_risk"] < large["optimum_risk"]
+
+
+def test_the_phase_diagram_is_drawn_from_the_rows(tmp_path, serial):
+    from slr_theory.plotting import atlas_figure
+
+    path = atlas_figure(serial, tmp_path / "atlas.png", x="lam", y="L")
+    assert path.stat().st_size > 10_000
+    with pytest.raises(ValueError, match="`y` must differ"):
+        atlas_figure(serial, tmp_path / "b.png", x="L", y="L")
+    with pytest.raises(ValueError, match="`x`"):
+        atlas_figure(serial, tmp_path / "b.png", x="nonlinearity")
+    with pytest.raises(ValueError, match="also spans L"):
+        atlas_figure(serial, tmp_path / "b.png", x="lam", y="d")
