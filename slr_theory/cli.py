@@ -332,7 +332,13 @@ def _report_parser(sub) -> None:
         help="write into a non-empty --out, replacing what an earlier report wrote there "
         "(never other files)",
     )
-    computing = ("d", "L", "lam", "gamma", "eps", "alpha", "seed", "full")
+    r.add_argument(
+        "--atlas",
+        metavar="DIR",
+        default=None,
+        help="an atlas (the --out of slr-theory atlas, or its table) to show in a last section",
+    )
+    computing = ("d", "L", "lam", "gamma", "eps", "alpha", "seed", "full", "atlas")
     r.set_defaults(run=_cmd_report, computing_defaults={k: r.get_default(k) for k in computing})
 
 
@@ -890,6 +896,17 @@ def _cmd_report(args) -> int:
         print(f"wrote {path}")
         return 0
     params = _params(args)
+    atlas = None
+    if args.atlas is not None:
+        from .survey import read_atlas
+
+        try:
+            atlas = read_atlas(args.atlas)
+        except (OSError, ValueError, KeyError) as exc:
+            raise _UsageError(
+                f"slr-theory report: error: argument --atlas: cannot read an atlas from "
+                f"{args.atlas!r} ({type(exc).__name__}: {exc})"
+            ) from None
     with _out_flag("report"):
         path = write_report(
             args.out or "slr-report",
@@ -899,6 +916,7 @@ def _cmd_report(args) -> int:
             full=args.full,
             force=args.force,
             progress=True,
+            atlas=atlas,
         )
     print(f"wrote {path}")
     return 0

@@ -25,6 +25,7 @@ import numpy as np
 from .critical import overlaps_text
 from .output import Destination
 from .params import Params, check_params
+from .survey import Atlas, read_atlas
 from .trajectory import MAX_ALPHA
 from .validate import boolean, positive_int, positive_real
 
@@ -57,6 +58,7 @@ def write_report(
     force: bool = False,
     progress: bool = False,
     jobs: int | None = None,
+    atlas=None,
 ) -> Path:
     """Compute everything and write ``report.md``, ``results.json`` and the figures into `out`.
 
@@ -83,6 +85,9 @@ def write_report(
         A progress bar on stderr.
     jobs : int, optional
         Processes (:func:`slr_theory.study.study`; the same report for any value).
+    atlas : Atlas or path, optional
+        An atlas to show in a last section (:func:`slr_theory.atlas`, or the directory
+        or table it wrote); read, not computed.
 
     Returns
     -------
@@ -106,6 +111,8 @@ def write_report(
     full = boolean(full, "full")
     if jobs is not None:
         jobs = positive_int(jobs, "jobs", upper=2)
+    if atlas is not None and not isinstance(atlas, Atlas):  # refused before any computing
+        atlas = read_atlas(atlas)
     with Destination(out, force=force, exclusive=True, expect=["report.md", RESULTS]) as dest:
         with tqdm(total=6, desc="report", unit="part", disable=not progress) as bar:
             result = study(
@@ -115,6 +122,7 @@ def write_report(
                 full=full,
                 jobs=jobs,
                 progress=lambda _label: bar.update(1),
+                atlas=atlas,
             )
         result.save(dest.file(RESULTS))
         _draw(result, dest)
@@ -179,6 +187,7 @@ def _draw(s, dest) -> None:
         _landscape,
         _experiments,
         _statistics,
+        _atlas,
     ):
         lines += section(s, dest)
         lines.append("")
@@ -493,3 +502,76 @@ def _statistics(s, dest) -> list[str]:
         "",
         _seconds(s, "statistics"),
     ]
+
+
+def _atlas(s, dest) -> list[str]:
+    a = s.atlas
+    if a is None:
+        return []
+    from .plotting import atlas_figure
+    from .study import atlas_finding
+
+    lines = [
+        "## 9. The atlas over parameter space",
+        "",
+        "Given with the report, read and not computed here (`slr-theory atlas`). "
+        + atlas_finding(a),
+        "",
+    ]
+    spread = [k for k, v in a.axes.items() if len(v) > 1 and k != "nonlinearity"]
+    flat = [k for k, v in a.axes.items() if len(v) == 1 and k != "nonlinearity"]
+    if len(spread) <= 2 and len(a.axes["nonlinearity"]) == 1 and a.rows:
+        x, y = [*spread, *flat, "L"][:2]
+        if x == y:
+            y = "d"
+        atlas_figure(a, dest.file("atlas.png"), x=x, y=y)
+        lines += [
+            "![The atlas](atlas.png)",
+            "",
+            "Left: what `(k*, v*)` is in each cell. Middle: the share of uniform starts PGD "
+            "takes to it, with its standard error. Right: the share of M where M attracts "
+            "transversally. A cross: more than a tenth of the cell's runs did not converge.",
+            "",
+        ]
+    else:
+        lines += [
+            f"(No figure: the atlas spans {', '.join(spread)}; the table has every cell.)",
+            "",
+        ]
+    table = [
+        (
+            r["cell"],
+            f"{r['lam']:.4g}",
+            r["L"],
+            f"{r['gamma']:.4g}",
+            r["d"],
+            r["s"],
+            r["nonlinearity"],
+            r["n_critical"],
+            r["optimum_index"],
+            "yes" if r["optimum_is_global"] else "no",
+            f"{r['optimum_basin_fraction']:.2f} ± {r['optimum_basin_se']:.2f}",
+            f"{r['basin_unconverged_fraction']:.2f}",
+            f"{r['m_attracting_fraction']:.2f}",
+        )
+        for r in a.rows
+    ]
+    lines += _md_table(
+        (
+            "cell",
+            "λ",
+            "L",
+            "γ",
+            "d",
+            "s",
+            "σ",
+            "critical points",
+            "index of (k*, v*)",
+            "global",
+            "basin of (k*, v*)",
+            "unconverged",
+            "M attracts",
+        ),
+        table,
+    )
+    return lines

@@ -33,6 +33,7 @@ from .landscape import Basins, Continuation, PortraitData, StabilityMap, basins
 from .output import quiet_workers
 from .params import Params, check_params
 from .results import dumps, loads
+from .survey import AXES, Atlas, read_atlas
 from .verify import CheckResult
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "Point",
     "RiskRow",
     "Study",
+    "atlas_finding",
     "findings",
     "study",
 ]
@@ -221,6 +223,8 @@ class Study:
     seconds : dict
         Wall time of each part.
     findings : list of str
+    atlas : Atlas or None
+        The atlas the report shows, when one was given.
     """
 
     schema: int
@@ -248,6 +252,7 @@ class Study:
     statistics: list[dict]
     seconds: dict[str, float] = field(default_factory=dict)
     findings: list[str] = field(default_factory=list)
+    atlas: Atlas | None = None
 
     def save(self, path: str | Path) -> Path:
         """Write the study as JSON to `path` (plain write: use an output Destination).
@@ -357,6 +362,7 @@ def study(
     full: bool = False,
     jobs: int | None = None,
     progress=None,
+    atlas=None,
 ) -> Study:
     """Compute everything the report shows, at `params`.
 
@@ -371,10 +377,13 @@ def study(
         The paper's experiments with all repeats and steps.
     jobs : int, optional
         Processes: 2 (the default when the machine has two cores or more) computes the
-        parts at fixed parameters (checks, the paper's experiments and section 4) beside
-        the rest. The results are the same for any `jobs`.
+        model's checks and the paper's experiments (section 4) beside the rest. The
+        results are the same for any `jobs`.
     progress : callable, optional
         Called with a short label as each part ends.
+    atlas : Atlas or path, optional
+        An atlas (:func:`slr_theory.atlas`, or the directory or table it wrote) that the
+        report shows and its findings read: it is not computed here.
 
     Returns
     -------
@@ -386,6 +395,8 @@ def study(
     from .statistics import optimal_lambda, statistics_table
 
     params = check_params(params if params is not None else Params.paper())
+    if atlas is not None and not isinstance(atlas, Atlas):
+        atlas = read_atlas(atlas)
     tell = progress or (lambda _label: None)
     jobs = (2 if (os.cpu_count() or 1) >= 2 else 1) if jobs is None else jobs
     pool = None
@@ -518,6 +529,7 @@ def study(
         statistics=stats,
         seconds=seconds,
     )
+    out.atlas = atlas
     out.findings = findings(out)
     return out
 
@@ -712,7 +724,89 @@ def findings(s: Study) -> list[str]:
             + "; ".join(_event_clauses(s.events))
             + "."
         )
+    if s.atlas is not None and s.atlas.rows:
+        out.append(atlas_finding(s.atlas))
     return out
+
+
+def atlas_finding(a: Atlas) -> str:
+    """The atlas in one paragraph: where ``(k*, v*)`` is the global minimum, a minimum, a
+    saddle, and how much of the sphere flows to it (every number from the rows).
+
+    Parameters
+    ----------
+    a : Atlas
+
+    Returns
+    -------
+    str
+    """
+    rows = a.rows
+    spans = []
+    for name, values in a.axes.items():
+        if len(values) > 1:
+            shown = (
+                f"{min(values):.3g} to {max(values):.3g} ({len(values)} values)"
+                if name in ("lam", "gamma")
+                else "{" + ", ".join(map(str, values)) + "}"
+            )
+            spans.append(f"{'λ' if name == 'lam' else 'γ' if name == 'gamma' else name} {shown}")
+    fixed = ", ".join(
+        f"{'λ' if k == 'lam' else 'γ' if k == 'gamma' else k} = "
+        + (f"{v[0]:.4g}" if isinstance(v[0], float) else str(v[0]))
+        for k, v in a.axes.items()
+        if len(v) == 1
+    )
+    glob = [r for r in rows if r["optimum_is_global"]]
+    local = [r for r in rows if r["optimum_index"] == 0 and not r["optimum_is_global"]]
+    saddle = [r for r in rows if r["optimum_index"] > 0]
+    text = (
+        f"**Over parameter space** (an atlas of {len(rows)} cells: "
+        + ("; ".join(spans) or "one cell")
+        + (f"; at {fixed}" if fixed else "")
+        + "): `(k*, v*)` is "
+        + ", ".join(
+            f"{what} in {len(cells) if cells else 'none'}"
+            for what, cells in (
+                ("the global minimum", glob),
+                ("a minimum that is not global", local),
+                ("a saddle", saddle),
+            )
+        )
+        + (
+            f" (not found in {len(rows) - len(glob) - len(local) - len(saddle)})"
+            if len(glob) + len(local) + len(saddle) < len(rows)
+            else ""
+        )
+        + "."
+    )
+    if "lam" in a.axes and len(a.axes["lam"]) > 1:
+        others = [k for k in AXES if k != "lam" and len(a.axes[k]) > 1]
+        groups: dict[tuple, list[dict]] = {}
+        for r in rows:
+            groups.setdefault(tuple(r[k] for k in others), []).append(r)
+        clauses = []
+        for key, group in groups.items():
+            at = ", ".join(f"{k} = {v}" for k, v in zip(others, key, strict=True))
+            best = [r["lam"] for r in group if r["optimum_is_global"]]
+            clauses.append(
+                (f"at {at}, " if at else "")
+                + (
+                    f"it is global up to λ = {max(best):.3g}"
+                    if best
+                    else "it is global at none of the λ"
+                )
+            )
+        text += " By λ: " + "; ".join(clauses) + "."
+    share = [r["optimum_basin_fraction"] for r in rows]
+    unconv = max(r["basin_unconverged_fraction"] for r in rows)
+    text += (
+        f" PGD from uniform starts reaches `(k*, v*)` in {min(share):.2f} to {max(share):.2f} "
+        f"of the runs ({rows[0]['basin_runs']} per cell"
+        + (f"; up to {unconv:.2f} of a cell's runs did not converge" if unconv else "")
+        + ")."
+    )
+    return text
 
 
 def _short(name: str) -> str:

@@ -360,7 +360,7 @@ def _spec(a: Atlas) -> dict:
 def _from_spec(spec: dict, rows: list[dict]) -> Atlas:
     return Atlas(
         base=Params(**spec["base"]),
-        axes={k: list(v) for k, v in spec["axes"].items()},
+        axes={k: list(spec["axes"][k]) for k in AXES},  # in cell order (JSON sorts keys)
         settings=dict(spec["settings"]),
         rows=sorted(rows, key=lambda r: r["cell"]),
     )

@@ -175,6 +175,7 @@ NOT_CALLED: dict[str, str] = {
     "output.refusal": "builds the error a destination is refused with; every refusal is "
     "tested in test_output.py",
     "study.findings": "reads a Study the toolkit built; tested in test_study.py",
+    "study.atlas_finding": "reads an Atlas the toolkit built; tested in test_study.py",
     **_whole_module(
         "results",
         "the codec of saved results: round trips of every result type in test_results.py",

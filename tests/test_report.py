@@ -175,3 +175,55 @@ def test_at_a_large_temperature_the_report_says_the_optimum_is_not_the_global_mi
     path = rep.write_report(tmp_path / "r", Params.paper(lam=0.9))
     first = path.read_text().split("## 2.")[0]
     assert "**not the global minimum**" in first and "a saddle of index 1" in first
+
+
+@pytest.fixture(scope="module")
+def tiny_atlas():
+    from slr_theory import atlas
+
+    return atlas(
+        Params(d=8, L=4, lam=0.3, gamma=0.7),
+        lam=[0.1, 0.3],
+        L=[4, 6],
+        basin_runs=8,
+        steps=200,
+        max_steps=400,
+        stability_grid=9,
+        jobs=1,
+    )
+
+
+def test_an_atlas_given_is_shown_saved_and_redrawn(tmp_path, monkeypatch, small_study, tiny_atlas):
+    from slr_theory.study import Study, findings
+
+    def with_atlas(*a, **k):
+        s = copy.deepcopy(small_study)
+        s.atlas = k["atlas"]
+        s.findings = findings(s)
+        return s
+
+    monkeypatch.setattr(study_module, "study", with_atlas)
+    out = tmp_path / "r"
+    tiny_atlas.write(tmp_path / "atlas.csv")
+    rep.write_report(out, atlas=tmp_path / "atlas.csv")  # read from the table it wrote
+    text = (out / "report.md").read_text()
+    assert "## 9. The atlas over parameter space" in text and "![The atlas](atlas.png)" in text
+    assert "**Over parameter space** (an atlas of 4 cells" in text  # in the findings too
+    n_global = sum(r["optimum_is_global"] for r in tiny_atlas.rows)
+    assert f"`(k*, v*)` is the global minimum in {n_global or 'none'}," in text
+    assert "an atlas of 4 cells: λ 0.1 to 0.3 (2 values); L {4, 6}; at γ = 0.7, d = 8" in text
+    assert (out / "atlas.png").stat().st_size > 10_000
+    saved = Study.load(out / rep.RESULTS)
+    assert saved.atlas.rows == tiny_atlas.rows and saved.atlas.axes == tiny_atlas.axes
+    (out / "report.md").unlink()
+    (out / "atlas.png").unlink()
+    monkeypatch.setattr(study_module, "study", lambda *a, **k: pytest.fail("computed"))
+    assert main(["report", "--from", str(out)]) == 0
+    assert (out / "report.md").read_text() == text and (out / "atlas.png").exists()
+
+
+def test_report_refuses_an_atlas_it_cannot_read(tmp_path, capsys, no_computing):
+    assert main(["report", "--out", str(tmp_path / "r"), "--atlas", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "argument --atlas" in err
+    assert not (tmp_path / "r").exists()
