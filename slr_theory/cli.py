@@ -549,7 +549,7 @@ def _atlas_parser(sub) -> None:
         "--alpha",
         type=_between(float, 1e-300, MAX_ALPHA),
         default=None,
-        help="PGD step (default: per cell, half the largest step stable at every minimum)",
+        help="PGD step (default: per cell, 95%% of the largest step stable at every minimum)",
     )
     a.add_argument(
         "--steps", type=_between(int, 1, 10**12), default=20_000, help="steps per round"
