@@ -852,9 +852,9 @@ def atlas_figure(atlas, path: str | Path, *, x: str = "lam", y: str = "L", dpi: 
         basin[i, j] = r["optimum_basin_fraction"]
         attract[i, j] = r["m_attracting_fraction"]
         unconverged[i, j] = r["basin_unconverged_fraction"] > UNCONVERGED_MARK
-    colours = [_OKABE_ITO[2], _OKABE_ITO[1], _OKABE_ITO[3], "0.75"]
+    colours = [_OKABE_ITO[2], _OKABE_ITO[1], _OKABE_ITO[4], "0.75"]
     labels = ["global minimum", "minimum, not global", "saddle", "not found"]
-    fig = _new_figure(figsize=(14.0, 4.4), constrained_layout=True)
+    fig = _new_figure(figsize=(14.0, 5.0), constrained_layout=True)
     axes = fig.subplots(1, 3)
     grid_x, grid_y = np.arange(len(xs)), np.arange(len(ys))
     cmap = ListedColormap(colours)
@@ -877,22 +877,38 @@ def atlas_figure(atlas, path: str | Path, *, x: str = "lam", y: str = "L", dpi: 
         )
         fig.colorbar(mesh, ax=ax, shrink=0.85)
         ax.set_title(title)
-    if basin.size <= 150:  # few cells: each share with its standard error, in the cell
+    annotate = basin.size <= 150
+    if annotate:  # few cells: each share with its standard error, and what did not converge
         se = np.full(shape, np.nan)
+        left = np.zeros(shape)
         for r in atlas.rows:
             se[ys.index(r[y]), xs.index(r[x])] = r["optimum_basin_se"]
+            left[ys.index(r[y]), xs.index(r[x])] = r["basin_unconverged_fraction"]
         for i, j in zip(*np.nonzero(~np.isnan(basin)), strict=True):
+            text = f"{basin[i, j]:.2f}\n± {se[i, j]:.2f}"
+            if unconverged[i, j]:
+                text = f"≥{basin[i, j]:.2f}\n({left[i, j]:.0%})"
             axes[1].text(
                 j,
                 i,
-                f"{basin[i, j]:.2f}\n± {se[i, j]:.2f}",
+                text,
                 ha="center",
                 va="center",
-                fontsize=8,
+                fontsize=7,
                 color="w" if basin[i, j] < 0.6 else "k",
             )
     axes[0].set_title("(k*, v*) is ...")
-    if unconverged.any():
+    if unconverged.any() and annotate:
+        axes[1].text(
+            0.5,
+            -0.3,
+            f"≥ p (n%): n% of the runs, more than {UNCONVERGED_MARK:.0%}, had not converged\n"
+            f"after {atlas.settings['max_steps']} steps: the share p is a lower bound",
+            transform=axes[1].transAxes,
+            ha="center",
+            va="top",
+        )
+    elif unconverged.any():
         i, j = np.nonzero(unconverged)
         axes[1].plot(j, i, "x", color="w", markersize=9, markeredgewidth=2)
         axes[1].legend(
@@ -907,23 +923,28 @@ def atlas_figure(atlas, path: str | Path, *, x: str = "lam", y: str = "L", dpi: 
                 )
             ],
             loc="upper center",
-            bbox_to_anchor=(0.5, -0.16),
+            bbox_to_anchor=(0.5, -0.3),
             frameon=False,
         )
     axes[0].legend(
-        handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.16), ncol=2, frameon=False
+        handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=2, frameon=False
     )
     names = {"lam": r"$\lambda$", "gamma": r"$\gamma$", "L": "L", "d": "d", "s": "s"}
     for ax in axes:
-        ax.set_xticks(grid_x, [f"{v:.3g}" if isinstance(v, float) else str(v) for v in xs])
-        ax.set_yticks(grid_y, [f"{v:.3g}" if isinstance(v, float) else str(v) for v in ys])
+        ax.set_xticks(
+            grid_x,
+            [f"{v:.2g}" if isinstance(v, float) else str(v) for v in xs],
+            rotation=45 if len(xs) > 6 else 0,
+        )
+        ax.set_yticks(grid_y, [f"{v:.2g}" if isinstance(v, float) else str(v) for v in ys])
         ax.set_xlabel(names[x])
         ax.set_ylabel(names[y])
         if len(xs) > 12:
             for label in ax.get_xticklabels()[1::2]:
                 label.set_visible(False)
+    shown = {"lam": "λ", "gamma": "γ", "nonlinearity": "σ"}
     held = ", ".join(
-        f"{k} = {v[0]:.4g}" if isinstance(v[0], float) else f"{k} = {v[0]}"
+        f"{shown.get(k, k)} = " + (f"{v[0]:.4g}" if isinstance(v[0], float) else str(v[0]))
         for k, v in fixed.items()
     )
     fig.suptitle(f"The atlas at {held}, {atlas.settings['basin_runs']} runs per cell")
