@@ -247,6 +247,14 @@ class Atlas:
         from .output import Destination
 
         path = Path(path)
+        if path.suffix == ".parquet":
+            try:
+                import pyarrow  # noqa: F401
+            except ImportError:
+                raise ValueError(
+                    f"`path` {str(path)!r}: Parquet needs pyarrow "
+                    "(pip install 'slr-theory[parquet]'); a .csv path needs nothing."
+                ) from None
         with Destination(path.parent, force=force, expect=[path.name], argument="path") as dest:
             _write_table(self, dest.file(path.name))
         return path
