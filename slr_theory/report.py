@@ -260,7 +260,7 @@ def _verification(s, dest) -> list[str]:
         "",
         *_md_table(("check", "at", "closed form", "rel. error", "z", ""), rows),
         "",
-        _seconds(s, "verification"),
+        _seconds(s, "identities", "verification"),
     ]
 
 
