@@ -53,6 +53,7 @@ def small_study():
         mpatch.setattr(
             ex, "run", lambda names, **kw: run(names, **{**kw, "repeats": 2, "steps_scale": 2e-3})
         )
+
         def few_checks(names=None, **kw):  # two checks, within the names asked for
             keep = [
                 n
