@@ -531,13 +531,15 @@ def basin_fractions(
 
     Examples
     --------
-    >>> from slr_theory import Params
+    >>> from slr_theory import Params, critical_points
     >>> from slr_theory.landscape import basin_fractions
-    >>> b = basin_fractions(Params.paper(lam=0.1), 16, alpha=4e-3, steps=2000)
+    >>> p = Params.paper(lam=0.1)
+    >>> pts = critical_points(p)  # the minima to classify against, found once
+    >>> b = basin_fractions(p, 16, alpha=4e-3, steps=2000, points=pts)
     >>> len(b.attractors), bool(abs(b.fractions.sum() + b.none_fraction - 1) < 1e-12)
     (2, True)
-    >>> b = basin_fractions(Params.paper(lam=0.1), 8, alpha=4e-3, steps=20_000, tol=1e-3,
-    ...                     grad_tol=1e-3, max_steps=200_000)
+    >>> b = basin_fractions(p, 8, alpha=4e-3, steps=20_000, tol=1e-3, grad_tol=1e-3,
+    ...                     max_steps=200_000, points=pts)
     >>> float(b.none_fraction), bool(b.gradient.max() < 1e-3)
     (0.0, True)
     """

@@ -140,9 +140,9 @@ def test_basin_fractions_with_the_flow():
 
 def test_continuation_branches_stay_critical_and_end_where_the_search_finds_points():
     p = Params.paper(lam=0.1)
-    c = continuation(p, (0.1, 0.3), steps=8)
+    c = continuation(p, (0.1, 0.2), steps=4, seeds=2)
     assert all(b.end == "range" for b in c.branches)
-    end = critical_points(p.replace(lam=0.3), rng=0)
+    end = critical_points(p.replace(lam=0.2), rng=0)
     for b in c.branches:
         assert np.all(np.diff(b.lam) > 0)
         assert any(same_point(b.overlaps[-1], q.overlaps, tol=1e-6) for q in end)
