@@ -4,8 +4,9 @@ Any value of any flag gives exit 0 (with output) or 1 (a check failed), or exit 
 one line on stderr that names the flag; never a traceback, never exit 3 (an internal
 error). Each command has a cheap valid invocation in :data:`BASE`; its flags are
 replaced one at a time. The commands that take minutes (``report``, ``reproduce``,
-``portrait``) run with their computation replaced by a stub that checks what it receives:
-their flags are validated before any computing, which is what is fuzzed here.
+``portrait``, ``atlas``) run with their computation replaced by a stub that checks what it
+receives, and ``critical --alpha`` with a stub Lipschitz bound: their flags are validated
+before any computing, which is what is fuzzed here.
 """
 
 from __future__ import annotations
@@ -141,6 +142,14 @@ def stubs(monkeypatch, tmp_path):
         return row
 
     monkeypatch.setattr(survey, "atlas_cell", atlas_cell)
+    import numpy as np
+
+    import slr_theory.critical as critical
+
+    def lipschitz_bound(params, **kw):  # seconds of climbing per valid --alpha; tested elsewhere
+        return critical.LipschitzBound(2.0e4, 1.0e3, np.zeros(5), 1)
+
+    monkeypatch.setattr(critical, "lipschitz_bound", lipschitz_bound)
     return tmp_path
 
 
