@@ -800,15 +800,19 @@ def atlas_finding(a: Atlas) -> str:
         clauses = []
         for key, group in groups.items():
             at = ", ".join(f"{k} = {v}" for k, v in zip(others, key, strict=True))
-            best = [r["lam"] for r in group if r["optimum_is_global"]]
-            clauses.append(
-                (f"at {at}, " if at else "")
-                + (
-                    f"it is global up to λ = {max(best):.3g}"
-                    if best
-                    else "it is global at none of the λ"
-                )
-            )
+            lams = sorted(r["lam"] for r in group)
+            best = [
+                i
+                for i, lam in enumerate(lams)
+                if any(r["optimum_is_global"] for r in group if r["lam"] == lam)
+            ]
+            if not best:
+                said = "it is global at none of the λ"
+            elif best == list(range(best[0], best[-1] + 1)):  # one window of the grid
+                said = f"it is global for λ from {lams[best[0]]:.3g} to {lams[best[-1]]:.3g}"
+            else:
+                said = "it is global at λ = " + ", ".join(f"{lams[i]:.3g}" for i in best)
+            clauses.append((f"at {at}, " if at else "") + said)
         text += " By λ: " + "; ".join(clauses) + "."
     share = [r["optimum_basin_fraction"] for r in rows]
     unconv = max(r["basin_unconverged_fraction"] for r in rows)

@@ -200,3 +200,30 @@ def test_a_pitchfork_is_told_once_from_its_two_locations(small_study):
     ]
     [apart] = [f for f in findings(s) if "How λ changes" in f]
     assert "is born there" not in apart and "is born at (k*, v*)" in apart
+
+
+def test_the_atlas_finding_names_the_window_where_the_optimum_is_global():
+    """On the shipped atlas (docs/figures/atlas.csv), the sentence gives the window of the
+    grid where (k*, v*) is global, from the rows, and the counts of each regime."""
+    import pathlib
+
+    from slr_theory.study import atlas_finding
+    from slr_theory.survey import read_atlas
+
+    a = read_atlas(pathlib.Path(__file__).parents[1] / "docs" / "figures" / "atlas.csv")
+    text = atlas_finding(a)
+    glob = sorted({r["lam"] for r in a.rows if r["optimum_is_global"]})
+    assert f"global for λ from {glob[0]:.3g} to {glob[-1]:.3g}" in text
+    counts = [
+        sum(r["optimum_is_global"] for r in a.rows),
+        sum(r["optimum_index"] == 0 and not r["optimum_is_global"] for r in a.rows),
+        sum(r["optimum_index"] > 0 for r in a.rows),
+    ]
+    assert (
+        f"the global minimum in {counts[0]}, a minimum that is not global in {counts[1]}, "
+        f"a saddle in {counts[2]}." in text
+    )
+    # a grid where it is global at two separate temperatures lists them
+    for r in a.rows:
+        r["optimum_is_global"] = r["lam"] in (a.axes["lam"][0], a.axes["lam"][2])
+    assert "global at λ = 0.02, 0.0632" in atlas_finding(a)
