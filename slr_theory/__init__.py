@@ -24,94 +24,100 @@ exceptions).
 10. ``report``, ``cli``: the report and the command line.
 """
 
-from .critical import CriticalPoint, critical_points, lipschitz_bound, pgd_map_spectrum
-from .dynamics import pgd, sample_initial_overlaps
-from .flows import FlowResult, manifold_flow, overlap_flow
-from .gaussian import (
-    erf_pair,
-    mean_erf,
-    mean_erf_derivative,
-    mean_erf_prime,
-    mean_erf_second,
-    mean_erf_third,
-    mean_x2_erf,
-    mean_x_erf,
-    mean_x_erf_prime,
-    zeta,
-    zeta_c,
-    zeta_derivative,
-    zeta_t,
-    zeta_tt,
-    zeta_ttt,
-)
-from .landscape import basin_fractions, continuation, manifold_stability
-from .nonlinearity import Nonlinearity
-from .params import OVERLAP_NAMES, Params, check_overlaps, overlap_tolerance
-from .risk import (
-    RiskComponents,
-    manifold_risk,
-    manifold_risk_grad,
-    manifold_risk_hessian,
-    risk,
-    risk_and_grad,
-    risk_at,
-    risk_components,
-    risk_grad,
-    risk_grad_at,
-    risk_hessian,
-)
-from .survey import Atlas, atlas
-from .trajectory import PGDResult, paper_schedule
+import importlib
 
 __version__ = "0.1.0"
 
-__all__ = [
-    "OVERLAP_NAMES",
-    "Atlas",
-    "CriticalPoint",
-    "FlowResult",
-    "Nonlinearity",
-    "PGDResult",
-    "Params",
-    "RiskComponents",
-    "__version__",
-    "atlas",
-    "basin_fractions",
-    "check_overlaps",
-    "continuation",
-    "critical_points",
-    "erf_pair",
-    "lipschitz_bound",
-    "manifold_flow",
-    "manifold_risk",
-    "manifold_risk_grad",
-    "manifold_risk_hessian",
-    "manifold_stability",
-    "mean_erf",
-    "mean_erf_derivative",
-    "mean_erf_prime",
-    "mean_erf_second",
-    "mean_erf_third",
-    "mean_x2_erf",
-    "mean_x_erf",
-    "mean_x_erf_prime",
-    "overlap_flow",
-    "overlap_tolerance",
-    "paper_schedule",
-    "pgd",
-    "pgd_map_spectrum",
-    "risk",
-    "risk_and_grad",
-    "risk_at",
-    "risk_components",
-    "risk_grad",
-    "risk_grad_at",
-    "risk_hessian",
-    "sample_initial_overlaps",
-    "zeta",
-    "zeta_c",
-    "zeta_derivative",
-    "zeta_t",
-    "zeta_tt",
-    "zeta_ttt",
-]
+_EXPORTS = {  # module -> the names it lends the package (imported on first use)
+    "critical": (
+        "CriticalPoint",
+        "critical_points",
+        "lipschitz_bound",
+        "pgd_map_spectrum",
+    ),
+    "dynamics": (
+        "pgd",
+        "sample_initial_overlaps",
+    ),
+    "flows": (
+        "FlowResult",
+        "manifold_flow",
+        "overlap_flow",
+    ),
+    "gaussian": (
+        "erf_pair",
+        "mean_erf",
+        "mean_erf_derivative",
+        "mean_erf_prime",
+        "mean_erf_second",
+        "mean_erf_third",
+        "mean_x2_erf",
+        "mean_x_erf",
+        "mean_x_erf_prime",
+        "zeta",
+        "zeta_c",
+        "zeta_derivative",
+        "zeta_t",
+        "zeta_tt",
+        "zeta_ttt",
+    ),
+    "landscape": (
+        "basin_fractions",
+        "continuation",
+        "manifold_stability",
+    ),
+    "nonlinearity": ("Nonlinearity",),
+    "params": (
+        "OVERLAP_NAMES",
+        "Params",
+        "check_overlaps",
+        "overlap_tolerance",
+    ),
+    "risk": (
+        "RiskComponents",
+        "manifold_risk",
+        "manifold_risk_grad",
+        "manifold_risk_hessian",
+        "risk",
+        "risk_and_grad",
+        "risk_at",
+        "risk_components",
+        "risk_grad",
+        "risk_grad_at",
+        "risk_hessian",
+    ),
+    "survey": (
+        "Atlas",
+        "atlas",
+    ),
+    "trajectory": (
+        "PGDResult",
+        "paper_schedule",
+    ),
+}
+
+_HOME = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = sorted([*_HOME, "__version__"])
+
+# `risk` names both a module and the function it lends the package. Importing the module
+# binds the module to the name, so the function is bound now, once and for all.
+from .risk import risk as risk  # noqa: E402
+
+
+def __getattr__(name: str):
+    """Import the public name `name` from its module on first use (PEP 562).
+
+    ``import slr_theory`` then costs what NumPy costs, and a script that needs only the
+    experiments does not pay for SciPy's optimisers.
+    """
+    module = _HOME.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

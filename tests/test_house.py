@@ -1,11 +1,15 @@
 """The structure of the package: one home per shared name, presentation apart."""
 
+import importlib
 import pathlib
 import re
 import subprocess
 import sys
 
 import numpy as np
+import pytest
+
+import slr_theory
 
 PKG = pathlib.Path(__file__).resolve().parents[1] / "slr_theory"
 MODULES = {p.stem for p in PKG.glob("*.py")} | {"verify"}
@@ -37,6 +41,28 @@ def test_importing_the_package_does_not_import_matplotlib():
     code = "import sys, slr_theory, slr_theory.experiments; print('matplotlib' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_the_package_imports_a_public_name_only_when_it_is_used():
+    code = (
+        "import sys, slr_theory, slr_theory.experiments\n"
+        "m = sys.modules['slr_theory.risk']\n"
+        "heavy = [n for n in ('scipy.optimize', 'slr_theory.critical') if n in sys.modules]\n"
+        "print(heavy, callable(slr_theory.risk), m is not slr_theory.risk)\n"
+        "print(slr_theory.critical_points.__module__, 'critical_points' in dir(slr_theory))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split("\n")[:2] == ["[] True True", "slr_theory.critical True"]
+    with pytest.raises(AttributeError, match="has no attribute 'nothing'"):
+        slr_theory.nothing  # noqa: B018
+
+
+def test_every_public_name_resolves_to_the_object_of_its_module():
+    for name in slr_theory.__all__:
+        if name != "__version__":
+            obj = getattr(slr_theory, name)
+            home = importlib.import_module(f"slr_theory.{slr_theory._HOME[name]}")
+            assert obj is getattr(home, name), name
 
 
 def test_experiment_figure_keeps_the_users_backend(tmp_path):
