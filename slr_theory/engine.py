@@ -954,6 +954,10 @@ def _moment_bounds(params: Params, order: int) -> np.ndarray:
 
 # --- features ---------------------------------------------------------------------------
 
+# Columns per block of features: the temporaries of a block (a few ``(K, 4096)`` arrays,
+# about 1 MB each) stay in cache. 32768 cost 20-30 % more time per value (benchmarks/engine.py).
+_CHUNK = 1 << 12
+
 
 def _reduced(kappa, k: np.ndarray):
     """``x``, ``x^2`` in double-double and ``s = sgn kappa`` (``k`` the constants, by row)."""
@@ -1082,6 +1086,13 @@ def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = Fa
     plan = _plan(_orders(order), bool(np.ravel(k[_PAIRS])[0] != 0.0))
     kappa, nu = ov5[0], ov5[1]
     n = kappa.shape[-1]
+    if n > _CHUNK:  # blocks that stay in cache: the same values, fewer trips to memory
+        out = np.empty((len(plan.columns), n))
+        per_column = np.ndim(k) == 2
+        for start in range(0, n, _CHUNK):
+            sl = slice(start, start + _CHUNK)
+            out[:, sl] = features(ov5[:, sl], k[:, sl] if per_column else k, order, scaled=scaled)
+        return out
     x, eh, el, s = _reduced(kappa, k)
     need = plan.bases
     basis = np.empty((len(BASES), n))
@@ -1124,9 +1135,6 @@ def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = Fa
     for p in range(1, plan.max_power + 1):
         xp[p] = xp[p - 1] * x
     return ext[plan.i1] * ext[plan.i2] * xp[plan.ip] * basis[plan.ib]
-
-
-_CHUNK = 1 << 15  # columns per block: bounded memory and cache-friendly features
 
 
 def _evaluate(params: Params, ov5: np.ndarray, lam, order) -> np.ndarray:

@@ -978,6 +978,19 @@ _LAG_TIERS = tuple((lo, *roots_laguerre(n)) for lo, n in ((3.0, 16), (4.0, 12), 
 _PLACKETT_BELOW = 3.0
 
 
+def _all_near(x, eh) -> bool:
+    """Whether `x` and `eh` are float arrays of one shape, every ``x`` below Plackett's bound."""
+    return (
+        isinstance(x, np.ndarray)
+        and isinstance(eh, np.ndarray)
+        and x.dtype == np.float64
+        and eh.dtype == np.float64
+        and x.ndim > 0
+        and x.shape == eh.shape
+        and bool((x < _PLACKETT_BELOW).all())
+    )
+
+
 def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights):
     r"""``E erfc(t + s Z)**2`` for ``t >= 0`` from reduced quantities; unchecked.
 
@@ -1020,6 +1033,9 @@ def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights):
     True
     """
     shared = np.ndim(nodes) == 1 and np.ndim(weights) == 1  # one rule for every element
+    if shared and _all_near(x, eh):  # the loops' common case: no masks, the same sums
+        ec = erfc(x)
+        return ec * ec + np.sum(weights * np.exp(-((2.0 * eh)[..., None] * nodes)), axis=-1)
     x, eh, el, rh, rl = np.broadcast_arrays(*(np.asarray(v, float) for v in (x, eh, el, rh, rl)))
     if not shared:
         nodes = np.broadcast_to(nodes, (*x.shape, PLACKETT_NODES))
