@@ -351,6 +351,8 @@ class _Plan:
     ib: np.ndarray
     bases: frozenset
     max_power: int
+    q: np.ndarray  # (3, Q): the distinct (i1, i2, ip) of the columns, each product formed once
+    iq: np.ndarray  # the column's row of q
 
 
 def _mono_rows(mono) -> list[int]:
@@ -395,15 +397,21 @@ def _plan(orders: tuple[int, ...], pairs: bool = False, closed: bool = True) -> 
     for _row, key, _c in _stacked_entries(probe, orders):
         cols.setdefault(key, len(cols))
     keys = tuple(cols)
+    i1 = np.array([_mono_rows(m)[0] for m, _p, _b in keys])
+    i2 = np.array([_mono_rows(m)[1] for m, _p, _b in keys])
+    ip = np.array([p for _m, p, _b in keys])
+    q, iq = np.unique(np.stack([i1, i2, ip]), axis=1, return_inverse=True)
     return _Plan(
         rows=sum(_ROWS[o] for o in orders),
         columns=keys,
-        i1=np.array([_mono_rows(m)[0] for m, _p, _b in keys]),
-        i2=np.array([_mono_rows(m)[1] for m, _p, _b in keys]),
-        ip=np.array([p for _m, p, _b in keys]),
+        i1=i1,
+        i2=i2,
+        ip=ip,
         ib=np.array([bases.index(b) for _m, _p, b in keys]),
         bases=frozenset(b for _m, _p, b in keys),
         max_power=max(p for _m, p, _b in keys),
+        q=q,
+        iq=iq.reshape(-1),
     )
 
 
@@ -1134,7 +1142,8 @@ def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = Fa
     xp[0] = 1.0
     for p in range(1, plan.max_power + 1):
         xp[p] = xp[p - 1] * x
-    return ext[plan.i1] * ext[plan.i2] * xp[plan.ip] * basis[plan.ib]
+    mono = ext[plan.q[0]] * ext[plan.q[1]] * xp[plan.q[2]]  # each distinct monomial once
+    return mono[plan.iq] * basis[plan.ib]
 
 
 def _evaluate(params: Params, ov5: np.ndarray, lam, order) -> np.ndarray:
