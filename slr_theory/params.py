@@ -334,8 +334,11 @@ def check_overlaps(
                 f"{na}={a.flat[i].item()!r}, {nb}={b.flat[i].item()!r} "
                 f"(by {val.flat[i] - 1:.2g}, {hint})."
             )
-        f = np.where(val > 1, 1.0 / np.sqrt(np.maximum(val, 1.0)), 1.0)  # onto the unit disc
-        scaled.append((a * f, b * f))
+        over = val > 1
+        if over.any():  # onto the unit disc (elsewhere the factor is 1: nothing to do)
+            f = np.where(over, 1.0 / np.sqrt(np.maximum(val, 1.0)), 1.0)
+            a, b = a * f, b * f
+        scaled.append((a, b))
     (k, e), (t, n) = scaled
     # k*, v* are orthonormal, so the Gram matrix is PSD iff the Schur complement of
     # its identity block, the 2x2 matrix [[s11, s12], [s12, s22]] below, is PSD.
@@ -357,7 +360,9 @@ def check_overlaps(
             f"at {vals} ({hint})."
         )
     limit = np.sqrt(s11 * s22)  # |s12| <= sqrt(s11 s22): move rho onto the feasible set
-    r = np.where(np.abs(s12) > limit, k * t + e * n + np.sign(s12) * limit, r)
+    outside = np.abs(s12) > limit
+    if outside.any():
+        r = np.where(outside, k * t + e * n + np.sign(s12) * limit, r)
     if d is not None and positive_int(d, "d") < 4:
         tol = max(atol, 1e-9)
         lam_max = half_tr + np.hypot(0.5 * (s11 - s22), s12)

@@ -118,12 +118,19 @@ def as_array(
     if raw is None or raw.dtype == object or raw.dtype.kind not in "iuf":
         raise ValueError(f"`{name}` must be real numbers, got {_brief(value)}.")
     arr = raw.astype(np.float64, copy=False)
-    if np.isinf(arr).any():
-        raise ValueError(f"`{name}` must be finite, got {_first(arr, np.isinf(arr))!r}.")
-    big = np.abs(arr) > bound
-    if big.any():
-        raise ValueError(f"`{name}` must satisfy |{name}| <= {bound:g}, got {_first(arr, big)!r}.")
-    if not allow_nan and np.isnan(arr).any():
+    # one pass over the values in the common case; the errors in the same order as ever
+    has_nan = False
+    if allow_nan or not np.isfinite(arr).all():
+        if np.isinf(arr).any():
+            raise ValueError(f"`{name}` must be finite, got {_first(arr, np.isinf(arr))!r}.")
+        has_nan = not allow_nan
+    if bound != np.inf:
+        big = np.abs(arr) > bound
+        if big.any():
+            raise ValueError(
+                f"`{name}` must satisfy |{name}| <= {bound:g}, got {_first(arr, big)!r}."
+            )
+    if has_nan:
         raise ValueError(f"`{name}` must not be NaN, got {_show(value)}.")
     return arr
 
