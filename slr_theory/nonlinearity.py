@@ -408,9 +408,28 @@ def moment_sups(sigma: Nonlinearity, g: float) -> dict:
         Keys ``E0..E5``, ``Z0..Z5`` as in :func:`gaussian_moments` (``j = 5``, one past
         what the tables use, bounds the slopes of ``E_4``, ``Z_4``: ``dE_j/dt = E_{j+1}``).
     """
-    u = _SUP_GRID
+    e, z = _sampled_sups(sigma)
     top = sigma.order
-    d = [sigma.derivative(j)(u) for j in range(top + 1)]
+    out = {}
+    for j in range(6):
+        if j <= top:
+            out[f"E{j}"], out[f"Z{j}"] = e[j], z[j]
+        else:
+            m = j - top
+            out[f"E{j}"] = e[top] * _E_ABS_HE[m] / g**m
+            out[f"Z{j}"] = z[top] * _E_ABS_HE[m] / g**m
+    return out
+
+
+@lru_cache(maxsize=32)
+def _sampled_sups(sigma: Nonlinearity) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """The sampled bounds of ``|sigma^(j)|`` and ``|(sigma^2)^(j)|``, ``j <= sigma.order``.
+
+    They do not depend on ``g``; sampling them costs a 240 001-point grid per derivative,
+    and the certified Lipschitz bound asks for them once per chunk of slabs.
+    """
+    u = _SUP_GRID
+    d = [sigma.derivative(j)(u) for j in range(sigma.order + 1)]
     sq = _square_derivatives(d)
     h = u[1] - u[0]
 
@@ -418,15 +437,7 @@ def moment_sups(sigma: Nonlinearity, g: float) -> dict:
         slope = np.max(np.abs(np.diff(vals))) / h
         return float(np.max(np.abs(vals)) + h * slope)
 
-    out = {}
-    for j in range(6):
-        if j <= top:
-            out[f"E{j}"], out[f"Z{j}"] = bound(d[j]), bound(sq[j])
-        else:
-            m = j - top
-            out[f"E{j}"] = bound(d[top]) * _E_ABS_HE[m] / g**m
-            out[f"Z{j}"] = bound(sq[top]) * _E_ABS_HE[m] / g**m
-    return out
+    return tuple(bound(v) for v in d), tuple(bound(v) for v in sq)
 
 
 def _hermite_size(sigma: Nonlinearity, g: float) -> int | None:
