@@ -1036,7 +1036,14 @@ def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights):
     if shared and _all_near(x, eh):  # the loops' common case: no masks, the same sums
         ec = erfc(x)
         return ec * ec + np.sum(weights * np.exp(-((2.0 * eh)[..., None] * nodes)), axis=-1)
-    x, eh, el, rh, rl = np.broadcast_arrays(*(np.asarray(v, float) for v in (x, eh, el, rh, rl)))
+    one_r = shared and np.ndim(rh) == 0 and np.ndim(rl) == 0  # one temperature: r a scalar
+    if one_r:
+        x, eh, el = np.broadcast_arrays(*(np.asarray(v, float) for v in (x, eh, el)))
+        rh, rl = float(rh), float(rl)
+    else:
+        x, eh, el, rh, rl = np.broadcast_arrays(
+            *(np.asarray(v, float) for v in (x, eh, el, rh, rl))
+        )
     if not shared:
         nodes = np.broadcast_to(nodes, (*x.shape, PLACKETT_NODES))
         weights = np.broadcast_to(weights, (*x.shape, PLACKETT_NODES))
@@ -1053,12 +1060,12 @@ def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights):
         tier = (x >= lo) & (x < hi)
         if not tier.any():
             continue
-        rt = rh[tier]
-        beta = 1.0 + 1.0 / rt
+        rt, rlt = (rh, rl) if one_r else (rh[tier], rl[tier])  # the same operations either way
+        beta = np.asarray(1.0 + 1.0 / rt)
         r1h, r1l = _dd.two_sum(rt, 1.0)
-        r1l = r1l + rl[tier]
+        r1l = r1l + rlt
         nh, nl = _dd.dd_mul(eh[tier], el[tier], r1h, r1l)
-        bh, bl = _dd.dd_div(nh, nl, rt, rl[tier])  # beta x^2
+        bh, bl = _dd.dd_div(nh, nl, rt, rlt)  # beta x^2
         p = np.sqrt(eh[tier][..., None] + lag_x / beta[..., None])
         integral = np.sum(lag_w * (erfcx(p / np.sqrt(rt)[..., None]) / p), axis=-1)
         out[tier] = _dd.mul_exp_neg(_TWO_OVER_SQRT_PI / beta * integral, bh, bl)
