@@ -871,6 +871,9 @@ def zeta_series_coefficients(r: ArrayLike) -> np.ndarray:
     return powers @ _SERIES.T
 
 
+_BOTH_BRANCHES_UP_TO = 64  # points: below, both branches of zeta cost less than masking them
+
+
 def zeta_reduced(x: np.ndarray, ir: np.ndarray, z0: np.ndarray, coefficients: np.ndarray):
     r"""``zeta(t, s)`` from the reduced argument ``x = t / sqrt(1 + 2 s**2)``; unchecked.
 
@@ -915,6 +918,14 @@ def zeta_reduced(x: np.ndarray, ir: np.ndarray, z0: np.ndarray, coefficients: np
     series = x2 < _SERIES_BELOW
     if series.all():  # every point on the series: no masks, the same sums
         out[...] = z0 + np.sum(coefficients * _even_powers(x2), axis=-1)
+        return out
+    if shared and x.size <= _BOTH_BRANCHES_UP_TO:  # few points: both branches, one select
+        # (the same per-point operations as the masks below, in fewer calls; the series is
+        # summed at x^2 <= 36 only, where it is finite, and kept only where it applies)
+        summed = z0 + np.sum(coefficients * _even_powers(np.minimum(x2, 36.0)), axis=-1)
+        owen = 1.0 - 8.0 * owens_t(np.sqrt(2.0) * np.abs(x), ir)
+        out[...] = np.where(series, summed, np.where(x2 < 36.0, owen, 1.0))
+        out[np.isnan(x)] = np.nan
         return out
     if series.any():
         powers = _even_powers(x2[series])
