@@ -311,6 +311,30 @@ def check_overlaps(
         name: as_array(x, name, allow_nan=False)
         for name, x in zip(OVERLAP_NAMES, (kappa, nu, theta, eta, rho), strict=True)
     }
+    shapes = [a.shape for a in arrays.values()]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        shape = None  # the checks below name the arrays that do not broadcast
+    if shape is not None and len(shape) == 1 and shape[0] > _CHECK_BLOCK:
+        out = [np.empty(shape) for _ in OVERLAP_NAMES]
+        try:  # in blocks that stay in cache: the same operations on each value
+            for start in range(0, shape[0], _CHECK_BLOCK):
+                sl = slice(start, start + _CHECK_BLOCK)
+                part = {nm: a[sl] if a.shape == shape else a for nm, a in arrays.items()}
+                for o, got in zip(out, _feasible(part, d, atol, hint), strict=True):
+                    o[sl] = got
+            return tuple(out)
+        except ValueError:
+            pass  # the whole arrays raise the error they always raised, at its first value
+    return _feasible(arrays, d, atol, hint)
+
+
+_CHECK_BLOCK = 1 << 12  # values per block of a long check (its ~40 temporaries stay in cache)
+
+
+def _feasible(arrays: dict, d: int | None, atol: float, hint: str) -> tuple[np.ndarray, ...]:
+    """The checks and projections of :func:`check_overlaps` on converted arrays."""
     for name, x in arrays.items():
         big = np.abs(x) > 1 + atol
         if big.any():

@@ -108,3 +108,30 @@ def test_gram_matrix_is_the_gram_of_the_vectors():
     vecs = np.stack(vectors_from_overlaps(ov, 6))
     np.testing.assert_allclose(gram_matrix(*overlaps_of(*vecs).T), vecs @ vecs.T, atol=1e-14)
     assert gram_matrix(np.zeros(3), np.zeros(3)).shape == (3, 4, 4)
+
+
+def test_a_long_check_gives_the_values_and_the_errors_of_short_ones():
+    """Long inputs are checked in blocks: each value as alone, each error as ever."""
+    from slr_theory.model import overlaps_of
+
+    rng = np.random.default_rng(7)
+    k, v = rng.standard_normal((2, 9000, 6))
+    k /= np.linalg.norm(k, axis=-1, keepdims=True)
+    v /= np.linalg.norm(v, axis=-1, keepdims=True)
+    e = np.eye(6)
+    ov = overlaps_of(k, v, e[0], e[1]).T.copy()
+    ov[4] += 1e-13  # some rho just outside the feasible set, projected back
+    long = check_overlaps(*ov)
+    for i in (0, 4095, 4096, 8999):
+        one = check_overlaps(*ov[:, i])
+        assert [float(x[i]) for x in long] == [float(x) for x in one]
+    long_m = check_overlaps(ov[0], ov[1])  # scalars broadcast in every block
+    assert all(x.shape == (9000,) for x in long_m) and not long_m[4].any()
+    bad = ov.copy()
+    bad[0, 8000], bad[3, 8000] = 0.9, 0.9  # a pair fails in the last block ...
+    bad[1, 100] = 1.5  # ... and a range in the first: the range is reported, as ever
+    with pytest.raises(ValueError, match=r"`nu` must lie in \[-1, 1\], got 1.5"):
+        check_overlaps(*bad)
+    bad[1, 100] = 0.0
+    with pytest.raises(ValueError, match=re.escape("kappa=0.9, eta=0.9")):
+        check_overlaps(*bad)
