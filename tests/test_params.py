@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 
 from slr_theory import OVERLAP_NAMES, Params, check_overlaps
 
+from .strategies import random_overlaps
+
 
 def test_params_is_frozen_and_replace_revalidates():
     p = Params(d=400, L=10, lam=0.1, gamma=0.5**0.5)
@@ -112,14 +114,7 @@ def test_gram_matrix_is_the_gram_of_the_vectors():
 
 def test_a_long_check_gives_the_values_and_the_errors_of_short_ones():
     """Long inputs are checked in blocks: each value as alone, each error as ever."""
-    from slr_theory.model import overlaps_of
-
-    rng = np.random.default_rng(7)
-    k, v = rng.standard_normal((2, 9000, 6))
-    k /= np.linalg.norm(k, axis=-1, keepdims=True)
-    v /= np.linalg.norm(v, axis=-1, keepdims=True)
-    e = np.eye(6)
-    ov = overlaps_of(k, v, e[0], e[1]).T.copy()
+    ov = random_overlaps(np.random.default_rng(7), 9000).T.copy()
     ov[4] += 1e-13  # some rho just outside the feasible set, projected back
     long = check_overlaps(*ov)
     for i in (0, 4095, 4096, 8999):
