@@ -917,28 +917,36 @@ def zeta_reduced(x: np.ndarray, ir: np.ndarray, z0: np.ndarray, coefficients: np
     x2 = x * x
     series = x2 < _SERIES_BELOW
     if series.all():  # every point on the series: no masks, the same sums
-        out[...] = z0 + np.sum(coefficients * _even_powers(x2), axis=-1)
+        out[...] = _zeta_series(x2, z0, coefficients)
         return out
     if shared and x.size <= _BOTH_BRANCHES_UP_TO:  # few points: both branches, one select
         # (the same per-point operations as the masks below, in fewer calls; the series is
         # summed at x^2 <= 36 only, where it is finite, and kept only where it applies)
-        summed = z0 + np.sum(coefficients * _even_powers(np.minimum(x2, 36.0)), axis=-1)
-        owen = 1.0 - 8.0 * owens_t(np.sqrt(2.0) * np.abs(x), ir)
-        out[...] = np.where(series, summed, np.where(x2 < 36.0, owen, 1.0))
+        summed = _zeta_series(np.minimum(x2, 36.0), z0, coefficients)
+        out[...] = np.where(series, summed, np.where(x2 < 36.0, _zeta_owen(x, ir), 1.0))
         out[np.isnan(x)] = np.nan
         return out
     if series.any():
-        powers = _even_powers(x2[series])
         # one summation order whatever the broadcasting (a scalar call equals an element)
         if shared:
-            out[series] = z0 + np.sum(coefficients * powers, axis=-1)
+            out[series] = _zeta_series(x2[series], z0, coefficients)
         else:
-            out[series] = z0[series] + np.sum(coefficients[series] * powers, axis=-1)
+            out[series] = _zeta_series(x2[series], z0[series], coefficients[series])
     owen = ~series & (x2 < 36.0)
     if owen.any():
-        out[owen] = 1.0 - 8.0 * owens_t(np.sqrt(2.0) * np.abs(x[owen]), ir if shared else ir[owen])
+        out[owen] = _zeta_owen(x[owen], ir if shared else ir[owen])
     out[np.isnan(x)] = np.nan
     return out
+
+
+def _zeta_series(x2, z0, coefficients):
+    """``z0 + sum_K c_K x^(2K)``, the branch of :func:`zeta_reduced` for ``x^2 < 1/2``."""
+    return z0 + np.sum(coefficients * _even_powers(x2), axis=-1)
+
+
+def _zeta_owen(x, ir):
+    """``1 - 8 T(sqrt(2) |x|, ir)``, the branch of :func:`zeta_reduced` for ``1/2 <= x^2 < 36``."""
+    return 1.0 - 8.0 * owens_t(np.sqrt(2.0) * np.abs(x), ir)
 
 
 def _even_powers(xs: np.ndarray) -> np.ndarray:
@@ -987,6 +995,12 @@ def plackett_rule(r: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 # (<= 7 ulp against 150 nodes, measured over 1 <= r <= 1e8).
 _LAG_TIERS = tuple((lo, *roots_laguerre(n)) for lo, n in ((3.0, 16), (4.0, 12), (6.0, 8)))
 _PLACKETT_BELOW = 3.0
+
+
+def _plackett(x, eh, nodes, weights):
+    """Plackett's branch of :func:`erfc_sq_reduced` (``x < 3``): ``erfc(x)^2`` plus its rule."""
+    ec = erfc(x)
+    return ec * ec + np.sum(weights * np.exp(-((2.0 * eh)[..., None] * nodes)), axis=-1)
 
 
 def _all_near(x, eh) -> bool:
@@ -1045,8 +1059,7 @@ def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights):
     """
     shared = np.ndim(nodes) == 1 and np.ndim(weights) == 1  # one rule for every element
     if shared and _all_near(x, eh):  # the loops' common case: no masks, the same sums
-        ec = erfc(x)
-        return ec * ec + np.sum(weights * np.exp(-((2.0 * eh)[..., None] * nodes)), axis=-1)
+        return _plackett(x, eh, nodes, weights)
     one_r = shared and np.ndim(rh) == 0 and np.ndim(rl) == 0  # one temperature: r a scalar
     if one_r:
         x, eh, el = np.broadcast_arrays(*(np.asarray(v, float) for v in (x, eh, el)))
@@ -1061,11 +1074,12 @@ def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights):
     out = np.full(x.shape, np.nan)  # NaN input stays NaN
     near = x < _PLACKETT_BELOW
     if near.any():
-        xn = x[near]
-        ec = erfc(xn)
-        expo = (2.0 * eh[near])[..., None] * (nodes if shared else nodes[near])
-        integral = np.sum((weights if shared else weights[near]) * np.exp(-expo), axis=-1)
-        out[near] = ec * ec + integral
+        out[near] = _plackett(
+            x[near],
+            eh[near],
+            nodes if shared else nodes[near],
+            weights if shared else weights[near],
+        )
     for i, (lo, lag_x, lag_w) in enumerate(_LAG_TIERS):
         hi = _LAG_TIERS[i + 1][0] if i + 1 < len(_LAG_TIERS) else np.inf
         tier = (x >= lo) & (x < hi)
