@@ -419,6 +419,12 @@ def manifold_certificate(params: Params) -> list[str]:
     import mpmath as mp
 
     params = check_params(params)
+    if params.attention == "softmax":
+        raise ValueError(
+            "the five critical points of M are proved for pointwise attention; with softmax "
+            "attention R_nu = -2 s gamma^2 E p_1 < 0 on all of M, the origin is not critical: "
+            "use where='sphere' (the search)."
+        )
     if params.nonlinearity != "erf":
         return _moment_certificate(params)
     iv = mp.iv

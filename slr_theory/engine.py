@@ -44,6 +44,7 @@ checked front door.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Protocol, runtime_checkable
@@ -65,6 +66,7 @@ from .gaussian import (
 )
 from .nonlinearity import MOMENT_NAMES, Nonlinearity, moment_sups, moments, nonlinearity_of
 from .params import Params
+from .softmax import d_mu, risk_expression, term_integrals
 
 # The model interface: what every layer above the engine may use (tests/test_house.py
 # checks it). The bases, feature kernels and table classes below are the engine's own:
@@ -784,6 +786,209 @@ class MomentTable:
         return ext[plan.i1] * ext[plan.i2] * basis[plan.ib]
 
 
+# --- softmax attention: the same rows, features of Laplace-transform terms ----------------
+_OVERLAP_VARS = 5
+
+
+def _softmax_expressions(d: int, L: int, gamma: float, S: int, orders: tuple) -> list[dict]:
+    """Per row: ``{(monomial of (nu, theta, eta, rho), term): coefficient}`` (:mod:`.softmax`).
+
+    Order 0 has the three :data:`COMPONENTS`; order 1 the five partials; order 2 the
+    entries of :data:`HESSIAN_PAIRS`. A partial in ``kappa`` is ``sqrt(d/2)`` times one in
+    the informative mean (:func:`slr_theory.softmax.d_mu`); the others act on monomials.
+    """
+    rows0: list[dict] = [{}, {}, {}]
+    for comp, c, mono, term in risk_expression(d, L, gamma, S):
+        key = (mono, term)
+        rows0[comp][key] = rows0[comp].get(key, 0.0) + c
+    total: dict = {}
+    for row in rows0:
+        for key, c in row.items():
+            total[key] = total.get(key, 0.0) + c
+    B = math.sqrt(d / 2.0)
+
+    def diff(expr: dict, var: int) -> dict:
+        out: dict = {}
+        for (mono, term), c in expr.items():
+            if var == 0:
+                if term is None:
+                    continue
+                for t2, c2 in d_mu(term, S, gamma).items():
+                    out[(mono, t2)] = out.get((mono, t2), 0.0) + B * c * c2
+            elif mono[var - 1]:
+                m2 = list(mono)
+                m2[var - 1] -= 1
+                out[(tuple(m2), term)] = out.get((tuple(m2), term), 0.0) + c * mono[var - 1]
+        return {k: v for k, v in out.items() if v != 0.0}
+
+    rows: list[dict] = []
+    for o in orders:
+        if o == 0:
+            rows.extend(rows0)
+        elif o == 1:
+            rows.extend(diff(total, v) for v in range(_OVERLAP_VARS))
+        else:
+            first = [diff(total, v) for v in range(_OVERLAP_VARS)]
+            rows.extend(diff(first[i], j) for i, j in HESSIAN_PAIRS)
+    return rows
+
+
+@lru_cache(maxsize=64)
+def _softmax_plan(d: int, L: int, gamma: float, S: int, orders: tuple) -> tuple[tuple, np.ndarray]:
+    """The columns ``(monomial, term)`` and the coefficients ``(rows, K)`` of a softmax table."""
+    rows = _softmax_expressions(d, L, gamma, S, orders)
+    cols = sorted({key for row in rows for key in row}, key=repr)
+    index = {key: i for i, key in enumerate(cols)}
+    C = np.zeros((len(rows), len(cols)))
+    for r, row in enumerate(rows):
+        for key, c in row.items():
+            C[r, index[key]] = c
+    C.flags.writeable = False
+    return tuple(cols), C
+
+
+def _softmax_abs_moment(i: int, sd: float) -> float:
+    """``E |D|^i`` for ``D ~ N(0, sd^2)``."""
+    return sd**i * 2 ** (i / 2) * math.gamma((i + 1) / 2) / math.sqrt(math.pi)
+
+
+def _softmax_term_bound(term, gamma: float) -> float:
+    """``sup |term|``: ``prod_l e_l^{j_l} / S^p <= 1``, so ``|term| <= prod E |D_l|^{i_l}``."""
+    if term is None:
+        return 1.0
+    _p, info, distr = term
+    out = 1.0
+    for _j, i in info:
+        out *= _softmax_abs_moment(i, gamma)
+    for _j, i in distr:
+        out *= _softmax_abs_moment(i, 1.0)
+    return out
+
+
+@dataclass(frozen=True)
+class SoftmaxTable:
+    """The table of softmax attention: the same rows, features ``monomial x term``.
+
+    The risk is a polynomial in ``(nu, theta, eta, rho)`` whose coefficients are the
+    Laplace-transform terms of :mod:`slr_theory.softmax`, functions of ``kappa``
+    (:func:`slr_theory.softmax.risk_expression`); each column is one monomial times one
+    term, evaluated by :func:`slr_theory.softmax.term_integrals` (relative error
+    ``~1e-14`` of the term's scale).
+
+    Attributes
+    ----------
+    order : int or tuple
+    C : ndarray, shape ``(..., rows, K)``
+    constants : ndarray, shape ``(..., 1)``
+        The temperature.
+    params : Params
+        The model (``d, L, gamma, s``; its ``lam`` is not used).
+    """
+
+    order: int | tuple
+    C: np.ndarray
+    constants: np.ndarray
+    params: Params
+
+    @property
+    def columns(self) -> tuple:
+        """The columns ``(monomial, term)`` in the order of ``C``'s last axis."""
+        p = self.params
+        return _softmax_plan(p.d, p.L, p.gamma, p.s, _orders(self.order))[0]
+
+    def __call__(self, ov5: np.ndarray) -> np.ndarray:
+        """The rows ``(rows, n)`` at overlaps ``(5, n)`` (one temperature; unchecked)."""
+        return self.C @ self.features(ov5)
+
+    @property
+    def pairs(self) -> bool:
+        """Whether the model has informative pairs (``s > 1``)."""
+        return self.params.s > 1
+
+    def at(self, j: int) -> SoftmaxTable:
+        """The table of the `j`-th temperature of a table built for several."""
+        return SoftmaxTable(self.order, self.C[j], self.constants[j], self.params)
+
+    def prepared(self) -> SoftmaxTable:
+        """Itself: the terms are computed afresh at every call."""
+        return self
+
+    def scaled_part(self, ov5: np.ndarray):
+        """None: no feature carries a factor that underflows before its terms do."""
+        return None
+
+    def manifold_gradient(self, kn: np.ndarray) -> np.ndarray:
+        """``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M at ``kn = (kappa, nu)`` (order-1 tables)."""
+        ov5 = np.zeros((5, kn.shape[1]))
+        ov5[:2] = kn
+        return self(ov5)[:2]
+
+    def features(self, ov5: np.ndarray, constants: np.ndarray | None = None) -> np.ndarray:
+        """``Phi`` ``(K, n)`` at overlaps ``(5, n)``; `constants` default: the table's own.
+
+        `constants` may be transposed, ``(1, n)``: one temperature per column.
+        """
+        k = self.constants if constants is None else constants
+        cols = self.columns
+        terms = sorted({t for _m, t in cols if t is not None}, key=repr)
+        where = {t: r for r, t in enumerate(terms)}
+        n = ov5.shape[1]
+        lam = np.broadcast_to(np.asarray(k, dtype=np.float64)[0], (n,))
+        T = np.empty((len(terms), n))
+        p = self.params
+        for value in np.unique(lam):
+            at = lam == value
+            T[:, at] = term_integrals(
+                terms, ov5[0, at], lam=float(value), gamma=p.gamma, d=p.d, L=p.L, s=p.s
+            )
+        out = np.empty((len(cols), n))
+        for c, (mono, term) in enumerate(cols):
+            v = T[where[term]].copy() if term is not None else np.ones(n)
+            for var, e in enumerate(mono):
+                if e:
+                    v *= ov5[var + 1] ** e
+            out[c] = v
+        return out
+
+    def enclosure(self, lo: np.ndarray, hi: np.ndarray) -> Enclosure:
+        """:class:`Enclosure` of the features over the slabs ``lo <= kappa <= hi`` (one temperature).
+
+        Each term at the slab's centre, plus or minus the half-width times ``sqrt(d/2)``
+        times a bound of its derivative in ``mu`` (:func:`slr_theory.softmax.d_mu`, each
+        term bounded by ``prod E |D|^i``), plus ``1e-12`` of its own bound for the
+        quadrature.
+        """
+        cols = self.columns
+        p = self.params
+        lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+        ov5 = np.zeros((5, lo.size))
+        ov5[0] = 0.5 * (lo + hi)
+        ov5[1:] = 1.0
+        mid0 = self.features(ov5)
+        half = 0.5 * (hi - lo) * float(np.sqrt(p.d / 2.0))
+        exps = np.zeros((2, len(cols), 4), dtype=int)
+        mid = np.zeros((2, len(cols), lo.size))
+        rad = np.zeros_like(mid)
+        for c, (mono, term) in enumerate(cols):
+            exps[0, c] = mono
+            exps[1, c] = mono
+            exps[1, c, 0] += 1
+            mid[0, c] = mid0[c]
+            if term is not None:
+                slope = sum(
+                    abs(c2) * _softmax_term_bound(t2, p.gamma)
+                    for t2, c2 in d_mu(term, p.s, p.gamma).items()
+                )
+                rad[0, c] = half * slope + 1e-12 * _softmax_term_bound(term, p.gamma)
+        return Enclosure(exps, mid, rad)
+
+
+def _softmax_table(params: Params, lam: np.ndarray, orders: tuple, order) -> SoftmaxTable:
+    _cols, C = _softmax_plan(params.d, params.L, params.gamma, params.s, orders)
+    C = np.broadcast_to(C, (*lam.shape, *C.shape))
+    return SoftmaxTable(order, C, lam[..., None].astype(np.float64), params)
+
+
 def columns(order, pairs: bool = False) -> tuple:
     """The feature columns ``(monomial, power of x, basis)`` of the table of `order`.
 
@@ -837,6 +1042,8 @@ def table(params: Params, lam, order: int) -> RiskTable:
     """
     orders = _orders(order)
     lam = np.asarray(lam, dtype=np.float64)
+    if params.attention == "softmax":
+        return _softmax_table(params, lam, orders, order)
     if lam.ndim == 0:  # one temperature: the Newton loops ask for the same few, again and again
         return _one_table(params, float(lam), order if np.ndim(order) == 0 else tuple(order))
     return _build_table(params, lam, orders, order)
@@ -908,6 +1115,9 @@ def feature_bounds(params: Params, order: int) -> np.ndarray:
     >>> feature_bounds(p, 1).shape == table(p, p.lam, 1).C.shape[-1:]
     True
     """
+    if params.attention == "softmax":
+        cols = _softmax_plan(params.d, params.L, params.gamma, params.s, _orders(order))[0]
+        return np.array([_softmax_term_bound(term, params.gamma) for _mono, term in cols])
     if params.nonlinearity != "erf":
         return _moment_bounds(params, order)
     plan_cols = columns(order, params.s > 1)
@@ -1015,7 +1225,8 @@ def manifold_nullcline(params: Params, kappa: np.ndarray) -> np.ndarray:
     ``R_kappa`` on M is proportional to ``E[sigma'(U) (sigma(U) - nu)]``, so the nullcline
     is ``nu = E[sigma' sigma] / E sigma'``: ``erf(a kappa / s)`` with
     ``s = sqrt((1 + 2 g^2)(1 + 4 g^2))`` for ``erf``; otherwise ``sgn(t) (1 - E[sigma' tau] / E sigma')``
-    by quadrature (``tau = 1 - sgn(t) sigma``), exact where ``sigma`` saturates.
+    by quadrature (``tau = 1 - sgn(t) sigma``), exact where ``sigma`` saturates. For
+    softmax attention ``R_kappa`` is affine in ``nu`` on M, and the nullcline is its root.
 
     Parameters
     ----------
@@ -1037,6 +1248,14 @@ def manifold_nullcline(params: Params, kappa: np.ndarray) -> np.ndarray:
     0.0
     """
     kappa = np.asarray(kappa, dtype=np.float64)
+    if params.attention == "softmax":  # R_kappa is affine in nu on M: its root in nu
+        k = kappa.reshape(-1)
+        ov5 = np.zeros((5, 2 * k.size))
+        ov5[0] = np.concatenate([k, k])
+        ov5[1, k.size :] = 1.0
+        r = table(params, params.lam, 1)(ov5)[0]
+        at0, slope = r[: k.size], r[k.size :] - r[: k.size]
+        return (-at0 / np.where(slope != 0.0, slope, np.inf)).reshape(kappa.shape)
     a = params.lam * np.sqrt(params.d / 2)
     g = params.lam * params.gamma
     if params.nonlinearity == "erf":

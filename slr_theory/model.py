@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .nonlinearity import Nonlinearity, nonlinearity_of, resolve_nonlinearity
-from .params import Params
+from .params import ATTENTIONS, Params
 from .validate import (
     as_array,
     finite_real,
@@ -117,9 +117,17 @@ def sample(
 
 
 def predict(
-    X: np.ndarray, k: np.ndarray, v: np.ndarray, lam: float, sigma: str | Nonlinearity = "erf"
+    X: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    lam: float,
+    sigma: str | Nonlinearity = "erf",
+    attention: str = "pointwise",
 ) -> np.ndarray:
-    """The attention predictor ``T(X) = sum_l sigma(lam X_l.k) X_l.v``; ``X`` has shape (..., L, d).
+    """The attention predictor ``T(X) = sum_l w_l X_l.v``; ``X`` has shape (..., L, d).
+
+    The weights are ``w_l = sigma(lam X_l.k)`` (pointwise attention, the paper's) or
+    ``w = softmax(lam X k)`` over the ``L`` tokens.
 
     Parameters
     ----------
@@ -130,13 +138,27 @@ def predict(
     lam : float
         Finite temperature.
     sigma : str or Nonlinearity, default ``"erf"``
-        The nonlinearity (:attr:`slr_theory.Params.nonlinearity`).
+        The nonlinearity (:attr:`slr_theory.Params.nonlinearity`) of pointwise attention.
+    attention : {"pointwise", "softmax"}
+        :attr:`slr_theory.Params.attention`.
 
     Returns
     -------
     ndarray, shape ``(...)``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory.model import predict
+    >>> X = np.array([[1.0, 0.0], [0.0, 1.0]])
+    >>> float(predict(X, np.array([1.0, 0.0]), np.array([1.0, 1.0]), 0.0, attention="softmax"))
+    1.0
     """
     f = nonlinearity_of(resolve_nonlinearity(sigma, "sigma")).f
+    if attention not in ATTENTIONS:
+        raise ValueError(
+            f"`attention` must be one of {', '.join(map(repr, ATTENTIONS))}, got {attention!r}."
+        )
     X, k, v = _vectors_of(X=X, k=k, v=v)
     if X.ndim < 2 or k.ndim != 1 or v.ndim != 1:
         raise ValueError(
@@ -144,7 +166,13 @@ def predict(
             f"{k.shape}, {v.shape}."
         )
     lam = finite_real(lam, "lam")
-    return np.sum(f(lam * (X @ k)) * (X @ v), axis=-1)
+    logits = lam * (X @ k)
+    if attention == "softmax":
+        w = np.exp(logits - np.max(logits, axis=-1, keepdims=True))
+        w /= np.sum(w, axis=-1, keepdims=True)
+    else:
+        w = f(logits)
+    return np.sum(w * (X @ v), axis=-1)
 
 
 def _vectors_of(**named) -> list[np.ndarray]:
@@ -265,7 +293,7 @@ def monte_carlo_risk(
         while done < n:
             m = min(per, n - done)
             X, y, _ = sample(params, m, rng, k_star, v_star)
-            err = (y - predict(X, k, v, params.lam, params.nonlinearity)) ** 2
+            err = (y - predict(X, k, v, params.lam, params.nonlinearity, params.attention)) ** 2
             total += float(err.sum())
             total_sq += float((err * err).sum())
             done += m

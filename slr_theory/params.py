@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .nonlinearity import Nonlinearity, resolve_nonlinearity
+from .softmax import SOFTMAX_DOMAIN
 from .validate import (
     as_array,
     broadcast,
@@ -21,6 +22,7 @@ from .validate import (
 )
 
 __all__ = [
+    "ATTENTIONS",
     "DOMAIN",
     "OVERLAP_NAMES",
     "Params",
@@ -85,6 +87,9 @@ DOMAIN: dict[str, tuple[float, float]] = {
     "eps": (0.0, 1e50),
 }
 
+#: The attentions :class:`Params` describes.
+ATTENTIONS: tuple[str, ...] = ("pointwise", "softmax")
+
 #: Package-wide order of the overlaps ``k.k*, v.v*, v.k*, k.v*, k.v``.
 OVERLAP_NAMES: tuple[str, ...] = ("kappa", "nu", "theta", "eta", "rho")
 
@@ -114,6 +119,12 @@ class Params:
         ``"algebraic"`` (``x / sqrt(1 + x^2)``), ``"arctan"`` (``(2/pi) arctan x``), or a
         user's :class:`slr_theory.Nonlinearity`. Other than ``"erf"``, the risk's Gaussian
         expectations come from quadrature (:func:`slr_theory.nonlinearity.gaussian_moments`).
+    attention : {"pointwise", "softmax"}, default ``"pointwise"``
+        ``"pointwise"``: the paper's ``T(X) = sum_l sigma(lam X_l.k) X_l.v``.
+        ``"softmax"``: ``T(X) = sum_l softmax(lam X k)_l X_l.v``, the weights coupled
+        through their normalisation (:mod:`slr_theory.softmax`); it has no `nonlinearity`
+        (leave the default), and its numerics need ``lam sqrt(d/2) <= 1e3`` and
+        ``lam max(1, gamma) <= 10`` (:data:`slr_theory.softmax.SOFTMAX_DOMAIN`).
 
     The bounds are :data:`DOMAIN`: inside it every risk, gradient and Hessian is finite
     and computed without a floating-point warning; outside, a ``ValueError`` names the
@@ -138,6 +149,7 @@ class Params:
     eps: float = 0.0
     s: int = 1
     nonlinearity: str | Nonlinearity = "erf"
+    attention: str = "pointwise"
 
     def __post_init__(self) -> None:
         d = positive_int(self.d, "d")
@@ -160,6 +172,30 @@ class Params:
             value = getattr(self, name)
             if not lo <= value <= hi:
                 raise ValueError(f"`{name}` must lie in [{lo:g}, {hi:g}], got {value!r}.")
+        if not (isinstance(self.attention, str) and self.attention in ATTENTIONS):
+            raise ValueError(
+                f"`attention` must be one of {', '.join(map(repr, ATTENTIONS))}, "
+                f"got {self.attention!r}."
+            )
+        if self.attention == "softmax":
+            if self.nonlinearity != "erf":
+                raise ValueError(
+                    "`nonlinearity` applies to pointwise attention; softmax attention has "
+                    f"none (leave the default), got {self.sigma_name!r}."
+                )
+            mean, spread = self.lam * np.sqrt(self.d / 2.0), self.lam * max(1.0, self.gamma)
+            if mean > SOFTMAX_DOMAIN["mean_logit"] or spread > SOFTMAX_DOMAIN["spread"]:
+                raise ValueError(
+                    "softmax attention needs `lam` * sqrt(`d`/2) <= "
+                    f"{SOFTMAX_DOMAIN['mean_logit']:g} and `lam` * max(1, `gamma`) <= "
+                    f"{SOFTMAX_DOMAIN['spread']:g}, got lam={self.lam!r}, d={self.d!r}, "
+                    f"gamma={self.gamma!r}."
+                )
+
+    @property
+    def closed_form(self) -> bool:
+        """Whether the risk has the closed forms of ``erf`` (pointwise attention)."""
+        return self.attention == "pointwise" and self.nonlinearity == "erf"
 
     @property
     def sigma_name(self) -> str:

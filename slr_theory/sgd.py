@@ -50,12 +50,21 @@ _K2 = 2.0 / np.sqrt(np.pi)
 _CHUNK_FLOATS = 4_000_000
 
 
-def _coefficients(U, V, Y, lam: float, batch: int, sigma: Nonlinearity | None = None):
+def _coefficients(U, V, Y, lam: float, batch: int, sigma: Nonlinearity | str | None = None):
     """``(c, beta)`` of the module docstring from ``U = X.k``, ``V = X.v`` (..., b, L), ``Y`` (..., b).
 
     ``erf`` (`sigma` None) and ``erf'`` in closed form; any other ``sigma`` through its
-    :class:`slr_theory.Nonlinearity`.
+    :class:`slr_theory.Nonlinearity`; ``"softmax"``: the weights ``p = softmax(lam U)``,
+    whose derivative ``dp_l / dU_m = lam p_l (delta_lm - p_m)`` gives
+    ``c_m = w lam p_m (V_m - T)``.
     """
+    if isinstance(sigma, str):  # softmax attention
+        z = lam * U
+        p = np.exp(z - np.max(z, axis=-1, keepdims=True))
+        p /= np.sum(p, axis=-1, keepdims=True)
+        T = np.sum(p * V, axis=-1, keepdims=True)
+        w = (-2.0 / batch) * (Y[..., None] - T)
+        return w * lam * p * (V - T), w * p
     E = erf(lam * U) if sigma is None else sigma.f(lam * U)
     res = Y - np.sum(E * V, axis=-1)
     w = (-2.0 / batch) * res[..., None]
@@ -64,8 +73,11 @@ def _coefficients(U, V, Y, lam: float, batch: int, sigma: Nonlinearity | None = 
     return w * lam * sigma.df(lam * U) * V, w * E
 
 
-def _sigma(params: Params) -> Nonlinearity | None:
-    """None for ``erf`` (closed forms), the :class:`slr_theory.Nonlinearity` otherwise."""
+def _sigma(params: Params) -> Nonlinearity | str | None:
+    """None for ``erf`` (closed forms), ``"softmax"`` for softmax attention, the
+    :class:`slr_theory.Nonlinearity` otherwise."""
+    if params.attention == "softmax":
+        return "softmax"
     return None if params.nonlinearity == "erf" else nonlinearity_of(params.nonlinearity)
 
 

@@ -452,7 +452,7 @@ def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int,
             tables[i] = engine.table(grp.params, grp.params.lam, 1).prepared()
     # closed-form tables of one model share their features across groups (mixed batches);
     # tables by quadrature are evaluated group by group
-    closed = all(grp.params.nonlinearity == "erf" for grp in groups)
+    closed = all(grp.params.closed_form for grp in groups)
     if closed:
         const_cols = np.empty((engine.N_CONSTANTS, n))  # per-column constants
         for i, grp in enumerate(groups):

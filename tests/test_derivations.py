@@ -256,3 +256,23 @@ def test_engine_term_table_with_s_informative_tokens_is_the_derived_risk():
     )
     assert sp.expand(risk_expr - mod.eps**2 - table) == 0
     assert set(engine.PAIR_TERMS) == {"SSB2", "2SSBh", "SSGg2"}
+
+
+def test_softmax_risk_expression_is_the_derived_risk():
+    """derivations/softmax.py expands E[(Y - T)^2 | U] over the weights; the engine's table
+    is built from slr_theory.softmax.risk_expression: the two agree term by term."""
+    from slr_theory.softmax import risk_expression
+
+    mod = _load("softmax")
+    derived = mod.derive()
+    d, gamma = 12, 0.7
+    for (L, s), terms in derived.items():
+        subs = {mod.B: sp.sqrt(sp.Rational(d, 2)), mod.G: sp.Rational(49, 100)}
+        want = {k: float(v.subs(subs)) for k, v in terms.items()}
+        got: dict = {}
+        for _comp, c, mono, term in risk_expression(d, L, gamma, s):
+            got[(mono, term)] = got.get((mono, term), 0.0) + c
+        got = {k: v for k, v in got.items() if v != 0.0}
+        assert set(got) == set(want), (L, s, set(got) ^ set(want))
+        for k in want:
+            assert abs(got[k] - want[k]) <= 1e-12 * max(1.0, abs(want[k])), (L, s, k)

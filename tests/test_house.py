@@ -107,7 +107,7 @@ def test_trajectory_csv_round_trips(tmp_path):
 # functions count too).
 LAYERS = [
     {"validate", "doubledouble", "results"},
-    {"gaussian", "nonlinearity", "params", "work", "output"},
+    {"gaussian", "nonlinearity", "softmax", "params", "work", "output"},
     {"engine"},
     {"trajectory"},
     {"model", "geometry", "flows"},

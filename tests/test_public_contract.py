@@ -161,6 +161,12 @@ NOT_CALLED: dict[str, str] = {
     "nonlinearity.nonlinearity_of": "takes a value resolve_nonlinearity returned",
     "nonlinearity.moments": "the engine's unchecked door; gaussian_moments is its checked one",
     "nonlinearity.moment_sups": "unchecked, for lipschitz_bound (its door); tested there",
+    "softmax.term_integrals": "the engine's unchecked door; risk(Params(attention='softmax')) "
+    "is its checked one, tested in test_softmax.py",
+    "softmax.d_mu": "the algebra of the softmax table: takes the terms it builds; tested in "
+    "test_softmax.py",
+    "softmax.risk_expression": "the algebra of the softmax table: takes a Params' validated "
+    "fields; tested in test_softmax.py and derivations/softmax.py",
     "experiments.experiments": "takes no argument; the table is tested in test_experiments.py",
     "experiments.run": "minutes per valid call; its slots are tested in test_contracts.py",
     "experiments.write": "takes an ExperimentResult the toolkit built; atomic writes are "

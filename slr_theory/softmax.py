@@ -1,0 +1,365 @@
+r"""Softmax attention: Gaussian expectations of products of softmax weights.
+
+With softmax attention the predictor is ``T(X) = sum_l p_l X_l^T v``,
+``p = softmax(lambda U)``, ``U_l = X_l^T k``. Conditioning ``V_l = X_l^T v`` and
+``W_l = X_l^T v*`` on ``U = (U_1, ..., U_L)`` (docs/theory.md, "Softmax attention")
+leaves expectations of the form
+
+.. math::
+
+    \mathbb E\Big[\prod_{l \in I} h_l(U_l)\, e_l^{j_l} \Big/ S^p\Big], \qquad
+    e_l = e^{\lambda U_l},\; S = \sum_l e_l,\; p = \sum_l j_l \in \{1, 2\},
+
+with ``h_l`` a monomial in the token's centred key and ``I`` at most two or three tokens.
+The Laplace transform ``S^{-p} = \Gamma(p)^{-1} \int_0^\infty t^{p-1} e^{-tS} dt`` splits
+``e^{-tS}`` over the independent tokens; with ``t = e^\sigma`` every term becomes
+
+.. math::
+
+    \frac{1}{\Gamma(p)} \int_{-\infty}^{\infty} \prod_{l \in I} \mathbb E\big[h_l\,
+    g_{j_l}(\sigma + \lambda U_l)\big]\; \Phi_I(\sigma)^{n_I}\, \Phi_D(\sigma)^{n_D}\, d\sigma,
+    \qquad g_j(w) = e^{jw - e^w},
+
+where ``Phi = E g_0`` is the transform of a token not in ``I`` (informative or
+distractor) and ``n_I``, ``n_D`` count them. Every factor is bounded (``g_j <= (j/e)^j``),
+so nothing overflows at any temperature, and the cost does not depend on ``d``.
+
+The rule
+--------
+Both integrals are trapezoid rules on the real line, which converge geometrically for
+integrands analytic in a strip: ``g_j(w)`` is analytic and bounded for
+``|Im w| < pi/2``, so a step of ``0.2`` in ``sigma`` (and in ``lambda U``) leaves an
+error ``~ e^{-2 pi (pi/2 - 0.1) / 0.2} ~ 1e-20`` of the term's scale, and the Gaussian
+weight a step of at most ``0.5`` in the standardised variable (``e^{-2 pi^2 / 0.25}``).
+The standardised variable runs over ``[-10, 10 + 2 g]`` (``g`` the scale of ``lambda U``:
+the weight ``e_l^2`` tilts the Gaussian by ``2g``); ``sigma`` over the window outside
+which every term is below ``e^{-38}`` of its scale. ``Phi^n`` is ``exp(n log Phi)`` with
+``log Phi = log1p(-E[1 - g_0])``, so ``L`` up to ``1e12`` keeps its relative precision.
+
+Terms
+-----
+A term is ``(p, info, distr)``: ``info`` and ``distr`` are sorted tuples of factors
+``(j, i)``, each ``E[D^i g_j(sigma + lambda U)]`` of one informative token
+(``D = U - sqrt(d/2) kappa``, ``N(0, gamma^2)``) or of one distractor (``D = U``,
+``N(0, 1)``); a token absent from the tuples contributes ``Phi``. The risk of softmax
+attention and its derivatives are polynomials in ``(nu, theta, eta, rho)`` with such terms
+as coefficients (:func:`risk_expression`); a derivative in ``kappa`` is ``sqrt(d/2)`` times
+one in the informative tokens' mean ``mu``, which by Stein's identity raises and lowers
+the powers of ``D``: ``d/dmu E[D^i g] = E[D^{i+1} g] / gamma^2 - i E[D^{i-1} g]``
+(:func:`d_mu`).
+"""
+
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import numpy as np
+
+__all__ = [
+    "SOFTMAX_DOMAIN",
+    "d_mu",
+    "risk_expression",
+    "term_integrals",
+]
+
+#: Bounds of softmax attention's numerics: ``lam * sqrt(d / 2)`` (the informative token's
+#: mean logit) and ``lam * max(1, gamma)`` (the logits' spread).
+SOFTMAX_DOMAIN = {"mean_logit": 1e3, "spread": 10.0}
+
+#: The step in ``sigma = log t`` and in ``lambda U``.
+_H = 0.2
+#: Largest step of the standardised Gaussian variable.
+_HX = 0.5
+#: Terms are dropped where below ``e^{-_TAIL}`` of their scale.
+_TAIL = 38.0
+
+# A factor (j, i) is E[D^i g_j]; the free factor (0, 0) is left out of the tuples.
+Factor = tuple[int, int]
+Term = tuple[int, tuple[Factor, ...], tuple[Factor, ...]]
+
+
+def _norm(factors) -> tuple[Factor, ...]:
+    return tuple(sorted(f for f in factors if f != (0, 0)))
+
+
+def d_mu(term: Term, s: int, gamma: float) -> dict[Term, float]:
+    """The derivative of `term` in the informative tokens' mean ``mu``, as a sum of terms.
+
+    Parameters
+    ----------
+    term : tuple
+        ``(p, info, distr)`` (module docstring).
+    s : int
+        Informative tokens (those absent from ``info`` contribute ``Phi_I``).
+    gamma : float
+        Their spread.
+
+    Returns
+    -------
+    dict
+        Term to coefficient.
+
+    Examples
+    --------
+    >>> from slr_theory.softmax import d_mu
+    >>> d_mu((1, ((1, 0),), ()), 1, 1.0)
+    {(1, ((1, 1),), ()): 1.0}
+    """
+    p, info, distr = term
+    out: dict[Term, float] = {}
+
+    def add(new, c):
+        key = (p, _norm(new), distr)
+        out[key] = out.get(key, 0.0) + c
+
+    g2 = gamma * gamma
+    for idx, (j, i) in enumerate(info):
+        rest = info[:idx] + info[idx + 1 :]
+        add((*rest, (j, i + 1)), 1.0 / g2)
+        if i:
+            add((*rest, (j, i - 1)), -float(i))
+    free = s - len(info)
+    if free > 0:
+        add((*info, (0, 1)), free / g2)
+    return {k: v for k, v in out.items() if v != 0.0}
+
+
+def risk_expression(d: int, L: int, gamma: float, s: int) -> list[tuple[int, float, tuple, Term]]:
+    """The risk of softmax attention minus ``eps^2``, term by term.
+
+    ``R = eps^2 + sum c * nu^a theta^b eta^c rho^e * T`` over the returned
+    ``(component, c, (a, b, c, e), T)``, with ``T`` a term (module docstring) or ``None``
+    for the constant 1, and ``component`` an index into ``(informative, distractors,
+    interactions)``: each informative token alone (``E (W_i - p_i V_i)^2``), each
+    distractor alone (``E p_m^2 V_m^2``), and every product of two different tokens.
+
+    Parameters
+    ----------
+    d, L : int
+    gamma : float
+    s : int
+        Informative tokens, ``1 <= s <= L``.
+
+    Returns
+    -------
+    list of (int, float, tuple, term or None)
+
+    Examples
+    --------
+    >>> from slr_theory.softmax import risk_expression
+    >>> rows = risk_expression(400, 10, 0.5, 1)
+    >>> rows[0]  # s gamma^2, the informative token's variance
+    (0, 0.25, (0, 0, 0, 0), None)
+    """
+    B = math.sqrt(d / 2.0)
+    G = gamma * gamma
+    D = L - s
+    ss = s * (s - 1)
+    NU, TH, ET, RH = (1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0, 0, 0, 1)
+
+    def m(*monos):
+        return tuple(map(sum, zip((0, 0, 0, 0), *monos, strict=True)))
+
+    t1 = (1, ((1, 0),), ())
+    t1x = (1, ((1, 1),), ())
+    t1xx = (1, ((1, 2),), ())
+    t2 = (2, ((2, 0),), ())
+    t2x = (2, ((2, 1),), ())
+    t2xx = (2, ((2, 2),), ())
+    d2 = (2, (), ((2, 0),))
+    d2zz = (2, (), ((2, 2),))
+    rows = [
+        # informative: s E (W - p V)^2
+        (0, s * G, m(), None),
+        (0, -2 * s * G, m(NU), t1),
+        (0, 2 * s * G, m(ET, RH), t1),
+        (0, -2 * s * B, m(TH, ET), t1x),
+        (0, -2 * s, m(ET, RH), t1xx),
+        (0, s * B * B, m(TH, TH), t2),
+        (0, s * G, m(), t2),
+        (0, -s * G, m(RH, RH), t2),
+        (0, 2 * s * B, m(TH, RH), t2x),
+        (0, s, m(RH, RH), t2xx),
+        # distractors: (L - s) E p_m^2 V_m^2
+        (1, D, m(), d2),
+        (1, -D, m(RH, RH), d2),
+        (1, D, m(RH, RH), d2zz),
+        # interactions: products of two different tokens
+        (2, -2 * ss * B, m(TH, ET), (1, ((0, 1), (1, 0)), ())),
+        (2, -2 * ss, m(ET, RH), (1, ((0, 1), (1, 1)), ())),
+        (2, -2 * s * D, m(ET, RH), (1, ((0, 1),), ((1, 1),))),
+        (2, ss * B * B, m(TH, TH), (2, ((1, 0), (1, 0)), ())),
+        (2, 2 * ss * B, m(TH, RH), (2, ((1, 0), (1, 1)), ())),
+        (2, ss, m(RH, RH), (2, ((1, 1), (1, 1)), ())),
+        (2, 2 * s * D * B, m(TH, RH), (2, ((1, 0),), ((1, 1),))),
+        (2, 2 * s * D, m(RH, RH), (2, ((1, 1),), ((1, 1),))),
+        (2, D * (D - 1), m(RH, RH), (2, (), ((1, 1), (1, 1)))),
+    ]
+    return [r for r in rows if r[1] != 0]
+
+
+#: Largest ratio of the ``sigma`` step to the ``lambda U`` step for the shared grid.
+_MAX_RATIO = 16
+
+
+def _nodes(scale: float) -> tuple[np.ndarray, float, int]:
+    """Trapezoid nodes of the standardised Gaussian variable for logits of spread `scale`.
+
+    Returns the nodes, their step and ``q``: when ``q > 0`` the step of ``scale x`` is
+    ``_H / q``, so the nodes of every ``sigma`` lie on one grid of ``w = sigma + scale x``.
+    """
+    q = math.ceil(_H / (_HX * scale) - 1e-12)
+    if q <= _MAX_RATIO:
+        h = _H / (q * scale)
+    else:
+        q, h = 0, min(_HX, _H / scale)
+    lo, hi = -10.0, 10.0 + 2.0 * scale
+    return np.arange(math.floor(lo / h), math.ceil(hi / h) + 1) * h, h, q
+
+
+def _kernels(w: np.ndarray) -> np.ndarray:
+    """``(1 - g_0, g_0, g_1, g_2)`` at `w`: shape ``(4, *w.shape)``."""
+    np.minimum(w, 700.0, out=w)
+    ew = np.exp(w)
+    G = np.empty((4, *w.shape))
+    np.expm1(-ew, out=G[0])
+    np.negative(G[0], out=G[0])
+    np.exp(-ew, out=G[1])
+    np.exp(w - ew, out=G[2])
+    np.exp(2.0 * w - ew, out=G[3])
+    return G
+
+
+def _moments(sig: np.ndarray, shift: np.ndarray, scale: float, imax: int) -> np.ndarray:
+    """``E[x^i g_j(sig + shift + scale x)]``, ``x ~ N(0, 1)``: shape ``(4, imax+1, n, N)``.
+
+    Index 0 of the first axis is ``E[x^i (1 - g_0)]`` (the complement, exact in the tail
+    where ``g_0 -> 1``), then ``j = 0, 1, 2``. `sig` is a uniform grid of step ``_H``.
+    When the nodes share one grid in ``w`` (:func:`_nodes`), the kernels are evaluated once
+    per point on that grid and every ``sigma`` reads a window of it.
+    """
+    x, h, q = _nodes(scale)
+    wts = h * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+    W = np.stack([wts * x**i for i in range(imax + 1)], axis=-1)  # (N_x, I)
+    n, N, nx = shift.size, sig.size, x.size
+    out = np.empty((4, imax + 1, n, N))
+    if q:
+        delta = _H / q
+        r = np.arange((N - 1) * q + nx) * delta + (sig[0] + scale * x[0])
+        per = max(1, 2_000_000 // (N * nx))
+        for a in range(0, n, per):
+            b = min(a + per, n)
+            G = _kernels(shift[a:b, None] + r)  # (4, m, R)
+            win = np.lib.stride_tricks.sliding_window_view(G, nx, axis=-1)[:, :, ::q]
+            out[:, :, a:b] = np.moveaxis(win @ W, -1, 1)
+        return out
+    per = max(1, 2_000_000 // (N * nx))
+    for a in range(0, n, per):
+        b = min(a + per, n)
+        G = _kernels((sig[None, :, None] + shift[a:b, None, None]) + scale * x)
+        out[:, :, a:b] = np.moveaxis(G @ W, -1, 1)
+    return out
+
+
+@lru_cache(maxsize=64)
+def _distractor_moments(lam: float, lo: int, hi: int, imax: int) -> np.ndarray:
+    """:func:`_moments` of a distractor (``lambda U = lam Z``) on ``sigma = k * _H``, ``lo <= k < hi``."""
+    sig = np.arange(lo, hi) * _H
+    out = _moments(sig, np.zeros(1), lam, imax)[:, :, 0]
+    out.flags.writeable = False
+    return out
+
+
+def _window(lam: float, g: float, ak: np.ndarray, L: int) -> tuple[int, int]:
+    """Grid indices ``[lo, hi)`` of ``sigma = k * _H`` covering every term at these ``a kappa``."""
+    top = max(float(np.max(ak)) + g * (8.0 + 2.0 * g), lam * (8.0 + 2.0 * lam))
+    bottom = min(float(np.min(ak)) - 9.0 * g, -9.0 * lam)
+    lo = math.floor((-_TAIL - math.log(L) - top) / _H)
+    hi = math.ceil((4.0 - bottom) / _H) + 1
+    return lo, hi
+
+
+def term_integrals(
+    terms: list[Term],
+    kappa: np.ndarray,
+    *,
+    lam: float,
+    gamma: float,
+    d: int,
+    L: int,
+    s: int,
+) -> np.ndarray:
+    """Every term (module docstring) at each ``kappa``: shape ``(len(terms), n)``.
+
+    Parameters
+    ----------
+    terms : list of tuple
+        ``(p, info, distr)``; ``len(info) <= s``, ``len(distr) <= L - s``.
+    kappa : ndarray, shape ``(n,)``
+        ``k . k*`` in ``[-1, 1]``.
+    lam, gamma : float
+        Temperature and the informative tokens' spread.
+    d, L, s : int
+        Dimension, tokens and informative tokens.
+
+    Returns
+    -------
+    ndarray, shape ``(len(terms), n)``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory.softmax import term_integrals
+    >>> # E p_1 for L = 2 i.i.d. tokens is 1/2 by symmetry (kappa = 0, gamma = 1)
+    >>> got = term_integrals([(1, ((1, 0),), ())], np.array([0.0]),
+    ...                      lam=0.7, gamma=1.0, d=400, L=2, s=1)
+    >>> abs(float(got[0, 0]) - 0.5) < 1e-15
+    True
+    """
+    kappa = np.asarray(kappa, dtype=np.float64).reshape(-1)
+    n = kappa.size
+    a = lam * math.sqrt(d / 2.0)
+    g = lam * gamma
+    ak = a * kappa
+    imax_i = max([i for _p, info, _d in terms for _j, i in info] + [1])
+    imax_d = max([i for _p, _i, distr in terms for _j, i in distr] + [1])
+    if n == 0:
+        return np.empty((len(terms), 0))
+    lo, hi = _window(lam, g, ak, L)
+    glo, ghi = _window(lam, g, np.array([-a, a]), L)
+    sig = np.arange(lo, hi) * _H
+    mi = _moments(sig, ak, g, imax_i)  # (4, I, n, N)
+    md = _distractor_moments(lam, glo, ghi, imax_d)[:, :, lo - glo : hi - glo]  # (4, I, N)
+    powers_i = gamma ** np.arange(imax_i + 1)
+
+    def log_phi(m):
+        c0, g0 = m[0, 0], m[1, 0]
+        out = np.empty_like(c0)
+        small = c0 < 0.5
+        out[small] = np.log1p(-c0[small])
+        out[~small] = np.log(np.maximum(g0[~small], 1e-300))
+        return out
+
+    lpi, lpd = log_phi(mi), log_phi(md)
+    cache: dict = {}
+    out = np.empty((len(terms), n))
+    for r, (p, info, distr) in enumerate(terms):
+        ni, nd = s - len(info), (L - s) - len(distr)
+        if ni < 0 or nd < 0:
+            raise ValueError(f"term {(p, info, distr)!r} needs more tokens than L={L}, s={s}.")
+        key = (ni, nd)
+        if key not in cache:
+            e = np.zeros((n, sig.size))
+            if ni:
+                e += ni * lpi
+            if nd:
+                e += nd * lpd
+            cache[key] = np.exp(e)
+        f = cache[key].copy()
+        for j, i in info:
+            f *= powers_i[i] * mi[j + 1, i]
+        for j, i in distr:
+            f *= md[j + 1, i]
+        out[r] = _H * f.sum(axis=1) / math.gamma(p)
+    return out
