@@ -4,8 +4,8 @@ The modules, layer by layer: a module imports modules of its own layer or of low
 never of a higher one (``tests/test_house.py`` checks it, with its few documented
 exceptions).
 
-0. ``validate``, ``doubledouble``, ``results``: input checks; double-double exponents;
-   typed results as JSON and back.
+0. ``validate``, ``doubledouble``, ``results``, ``chebyshev``: input checks; double-double
+   exponents; typed results as JSON and back; checked piecewise Chebyshev interpolants.
 1. ``gaussian``, ``nonlinearity``, ``softmax``, ``params``, ``work``, ``output``: Gaussian
    expectations of ``erf`` (closed forms), of any nonlinearity (quadrature) and of softmax
    weights (Laplace transform); ``Params`` and overlap feasibility; cost estimates; the

@@ -243,6 +243,15 @@ def _model_options(p, lam: float = 0.1, d_min: int | None = None) -> None:
         s_help="informative tokens per sequence, at most --L (1: the paper's model)",
         sigma_help="the attention's sigma (erf: the paper's, closed forms; others by quadrature)",
     )
+    from .params import ATTENTIONS
+
+    p.add_argument(
+        "--attention",
+        choices=ATTENTIONS,
+        default="pointwise",
+        help="pointwise: the paper's sigma(lam X_l.k) weights; softmax: softmax(lam X k), "
+        "without --nonlinearity",
+    )
 
 
 def _token_options(p, *, s_help: str, sigma_help: str) -> None:
@@ -931,15 +940,19 @@ def _params(args):
             f"slr-theory {args.command}: error: argument --s: must be at most --L = {args.L}, "
             f"got {args.s}"
         )
-    return Params(
-        d=args.d,
-        L=args.L,
-        lam=args.lam,
-        gamma=args.gamma,
-        eps=args.eps,
-        s=args.s,
-        nonlinearity=args.nonlinearity,
-    )
+    try:
+        return Params(
+            d=args.d,
+            L=args.L,
+            lam=args.lam,
+            gamma=args.gamma,
+            eps=args.eps,
+            s=args.s,
+            nonlinearity=args.nonlinearity,
+            attention=args.attention,
+        )
+    except ValueError as e:  # a combination of flags no model has (e.g. softmax with tanh)
+        raise _UsageError(f"slr-theory {args.command}: error: {e}") from None
 
 
 def _overlaps(args, suffix: str = ""):

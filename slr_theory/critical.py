@@ -73,6 +73,7 @@ __all__ = [
     "hessian_norm_bound",
     "lipschitz_bound",
     "manifold_certificate",
+    "manifold_critical_overlaps",
     "overlaps_text",
     "pgd_map_spectrum",
     "polish",
@@ -420,11 +421,7 @@ def manifold_certificate(params: Params) -> list[str]:
 
     params = check_params(params)
     if params.attention == "softmax":
-        raise ValueError(
-            "the five critical points of M are proved for pointwise attention; with softmax "
-            "attention R_nu = -2 s gamma^2 E p_1 < 0 on all of M, the origin is not critical: "
-            "use where='sphere' (the search)."
-        )
+        return _softmax_certificate(params)
     if params.nonlinearity != "erf":
         return _moment_certificate(params)
     iv = mp.iv
@@ -522,6 +519,89 @@ def _moment_certificate(params: Params) -> list[str]:
         "never zero): no critical point.",
         "Corners (+-1, +-1): both factors 1 - kappa^2 and 1 - nu^2 vanish: four critical points.",
         "Hence exactly five critical points on the closed square: the origin and the four corners.",
+    ]
+
+
+#: Points of the scan of ``R_kappa`` on the edge ``nu = 1`` (softmax attention).
+EDGE_SCAN = 2001
+
+
+def _softmax_edge_roots(params: Params) -> np.ndarray:
+    """The roots of ``R_kappa(kappa, 1)`` in ``(-1, 1)`` on M: a scan of :data:`EDGE_SCAN`
+    points, each sign change refined by Brent's method."""
+    from scipy.optimize import brentq
+
+    tab = engine.table(params, params.lam, 1)
+
+    def r_kappa(k):
+        kn = np.stack([np.atleast_1d(np.asarray(k, dtype=float)), np.ones(np.size(k))])
+        return tab.manifold_gradient(kn)[0]
+
+    k = np.linspace(-1.0, 1.0, EDGE_SCAN)[1:-1]
+    r = r_kappa(k)
+    flips = np.nonzero(np.sign(r[:-1]) * np.sign(r[1:]) < 0)[0]
+    roots = [k[i] for i in np.nonzero(r == 0.0)[0]]
+    roots += [
+        brentq(lambda x: float(r_kappa(x)[0]), k[i], k[i + 1], xtol=1e-15, rtol=4e-16)
+        for i in flips
+    ]
+    return np.array(sorted(roots))
+
+
+def manifold_critical_overlaps(params: Params) -> np.ndarray:
+    """Every critical point of the flow on M, as rows ``(kappa, nu)``, symmetric copies included.
+
+    Pointwise attention (an odd, increasing ``sigma``): the origin and the four corners
+    (:func:`manifold_certificate`). Softmax attention: ``R_nu < 0`` on all of M, so the
+    critical points lie on the edges ``nu = +-1``: the four corners and the roots of
+    ``R_kappa(kappa, 1)`` in ``(-1, 1)`` (with their images ``(-kappa, -1)``).
+
+    Parameters
+    ----------
+    params : Params
+
+    Returns
+    -------
+    ndarray, shape ``(m, 2)``
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.critical import manifold_critical_overlaps
+    >>> manifold_critical_overlaps(Params.paper()).tolist()
+    [[0.0, 0.0], [1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]]
+    """
+    params = check_params(params)
+    if params.attention != "softmax":
+        return _on_m_points()[:, :2].copy()
+    roots = _softmax_edge_roots(params)
+    edge = np.stack([roots, np.ones_like(roots)], axis=1)
+    corners = _on_m_points()[1:, :2]
+    return np.concatenate([corners, edge, -edge])
+
+
+def _softmax_certificate(params: Params) -> list[str]:
+    """What is proved about the critical points of M under softmax attention, with numbers."""
+    S, L = params.s, params.L
+    sg = "gamma^2" if S == 1 else "S gamma^2"
+    low = float(
+        engine.table(params, params.lam, 1).manifold_gradient(np.array([[-1.0], [0.0]]))[1, 0]
+    )
+    roots = _softmax_edge_roots(params)
+    where = ", ".join(f"{r:.6g}" for r in roots) if roots.size else "none"
+    return [
+        "On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with "
+        f"R_nu = -2 {sg} E p_1(kappa) under softmax attention (p_1 = softmax(lam U)_1)"
+        + ("." if S == 1 else f", with S = {S} informative tokens."),
+        "E p_1 > 0 and increases with kappa (p_1 increases with the informative key, whose "
+        f"mean is sqrt(d/2) kappa), so R_nu <= R_nu(kappa = -1) = {low:.6g} < 0 on all of M "
+        "(the quadrature's value, relative error ~1e-13).",
+        "Hence no critical point with |nu| < 1: unlike pointwise attention the origin is not "
+        "critical, because the softmax weights are positive and sum to one, so the predictor "
+        "cannot switch the value off.",
+        "On the edge nu = 1, (1 - kappa^2) R_kappa vanishes at the corners and at the roots "
+        f"of R_kappa(kappa, 1) in (-1, 1): {where} (a scan of {EDGE_SCAN} points and Brent's "
+        f"method, L = {L}); the edge nu = -1 is their image under (k, v) -> (-k, -v).",
     ]
 
 
@@ -787,7 +867,11 @@ def critical_points(
     tables = _tables(params)
     if where == "manifold":
         pts = []
-        for o in _on_m_points()[[0, 1, 3]]:  # one of each pair (k, v) -> (-k, -v)
+        kn = manifold_critical_overlaps(params)
+        reps = kn[(kn[:, 0] > 0) | ((kn[:, 0] == 0) & (kn[:, 1] >= 0))]  # (k, v) -> (-k, -v)
+        for row in reps:
+            o = np.zeros(5)
+            o[:2] = row
             kv = to_vectors(o.reshape(5, 1))[:, 0]
             pts.append(_classify(params, tables, kv[:4], kv[4:]))
         pts.sort(key=lambda p: p.risk)

@@ -66,7 +66,7 @@ from .gaussian import (
 )
 from .nonlinearity import MOMENT_NAMES, Nonlinearity, moment_sups, moments, nonlinearity_of
 from .params import Params
-from .softmax import d_mu, risk_expression, term_integrals
+from .softmax import d_mu, risk_expression, term_bound, term_integrals, term_interpolant
 
 # The model interface: what every layer above the engine may use (tests/test_house.py
 # checks it). The bases, feature kernels and table classes below are the engine's own:
@@ -847,24 +847,6 @@ def _softmax_plan(d: int, L: int, gamma: float, S: int, orders: tuple) -> tuple[
     return tuple(cols), C
 
 
-def _softmax_abs_moment(i: int, sd: float) -> float:
-    """``E |D|^i`` for ``D ~ N(0, sd^2)``."""
-    return sd**i * 2 ** (i / 2) * math.gamma((i + 1) / 2) / math.sqrt(math.pi)
-
-
-def _softmax_term_bound(term, gamma: float) -> float:
-    """``sup |term|``: ``prod_l e_l^{j_l} / S^p <= 1``, so ``|term| <= prod E |D_l|^{i_l}``."""
-    if term is None:
-        return 1.0
-    _p, info, distr = term
-    out = 1.0
-    for _j, i in info:
-        out *= _softmax_abs_moment(i, gamma)
-    for _j, i in distr:
-        out *= _softmax_abs_moment(i, 1.0)
-    return out
-
-
 @dataclass(frozen=True)
 class SoftmaxTable:
     """The table of softmax attention: the same rows, features ``monomial x term``.
@@ -873,7 +855,8 @@ class SoftmaxTable:
     Laplace-transform terms of :mod:`slr_theory.softmax`, functions of ``kappa``
     (:func:`slr_theory.softmax.risk_expression`); each column is one monomial times one
     term, evaluated by :func:`slr_theory.softmax.term_integrals` (relative error
-    ``~1e-14`` of the term's scale).
+    ``~1e-14`` of the term's scale), or after :meth:`prepared` by their interpolant in
+    ``kappa`` (``1e-14`` of each term's bound).
 
     Attributes
     ----------
@@ -889,6 +872,7 @@ class SoftmaxTable:
     C: np.ndarray
     constants: np.ndarray
     params: Params
+    interpolated: bool = False
 
     @property
     def columns(self) -> tuple:
@@ -907,11 +891,14 @@ class SoftmaxTable:
 
     def at(self, j: int) -> SoftmaxTable:
         """The table of the `j`-th temperature of a table built for several."""
-        return SoftmaxTable(self.order, self.C[j], self.constants[j], self.params)
+        return SoftmaxTable(
+            self.order, self.C[j], self.constants[j], self.params, self.interpolated
+        )
 
     def prepared(self) -> SoftmaxTable:
-        """Itself: the terms are computed afresh at every call."""
-        return self
+        """The table serving every batch from the terms' interpolant in ``kappa``
+        (:func:`slr_theory.softmax.term_interpolant`, built once per temperature)."""
+        return SoftmaxTable(self.order, self.C, self.constants, self.params, True)
 
     def scaled_part(self, ov5: np.ndarray):
         """None: no feature carries a factor that underflows before its terms do."""
@@ -938,8 +925,20 @@ class SoftmaxTable:
         p = self.params
         for value in np.unique(lam):
             at = lam == value
+            kappa = ov5[0, at]
+            if self.interpolated:
+                args = (float(value), p.gamma, p.d, p.L, p.s)
+                pieces, a = term_interpolant(tuple(terms), *args)
+                t = np.clip(a * kappa, -a, a)
+                T[:, at] = pieces.series(t)
+                slow = pieces.direct[pieces.piece(t)]
+                if np.any(slow):
+                    T[:, np.flatnonzero(at)[slow]] = term_integrals(
+                        terms, kappa[slow], lam=args[0], gamma=p.gamma, d=p.d, L=p.L, s=p.s
+                    )
+                continue
             T[:, at] = term_integrals(
-                terms, ov5[0, at], lam=float(value), gamma=p.gamma, d=p.d, L=p.L, s=p.s
+                terms, kappa, lam=float(value), gamma=p.gamma, d=p.d, L=p.L, s=p.s
             )
         out = np.empty((len(cols), n))
         for c, (mono, term) in enumerate(cols):
@@ -976,10 +975,10 @@ class SoftmaxTable:
             mid[0, c] = mid0[c]
             if term is not None:
                 slope = sum(
-                    abs(c2) * _softmax_term_bound(t2, p.gamma)
+                    abs(c2) * term_bound(t2, p.gamma)
                     for t2, c2 in d_mu(term, p.s, p.gamma).items()
                 )
-                rad[0, c] = half * slope + 1e-12 * _softmax_term_bound(term, p.gamma)
+                rad[0, c] = half * slope + 1e-12 * term_bound(term, p.gamma)
         return Enclosure(exps, mid, rad)
 
 
@@ -1117,7 +1116,7 @@ def feature_bounds(params: Params, order: int) -> np.ndarray:
     """
     if params.attention == "softmax":
         cols = _softmax_plan(params.d, params.L, params.gamma, params.s, _orders(order))[0]
-        return np.array([_softmax_term_bound(term, params.gamma) for _mono, term in cols])
+        return np.array([term_bound(term, params.gamma) for _mono, term in cols])
     if params.nonlinearity != "erf":
         return _moment_bounds(params, order)
     plan_cols = columns(order, params.s > 1)

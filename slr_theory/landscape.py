@@ -33,6 +33,7 @@ from .critical import (
     classify,
     critical_points,
     describe,
+    manifold_critical_overlaps,
     polish,
     same_point,
 )
@@ -155,10 +156,6 @@ def _angle_velocity(table, phi: np.ndarray, psi: np.ndarray) -> np.ndarray:
     return np.stack([np.sin(phi) * gr[0], np.sin(psi) * gr[1]])
 
 
-def _m_critical() -> np.ndarray:
-    return np.array([[0.0, 0.0], [1, 1], [-1, -1], [1, -1], [-1, 1]])
-
-
 def _m_points_in_target_order(params: Params, targets: np.ndarray) -> list:
     """The critical points of M (with their eigenvalues on M), in the order of `targets`."""
     points = critical_points(params, "manifold")
@@ -251,7 +248,7 @@ def manifold_basins(
         raise ValueError(f"`dynamics` must be 'flow' or 'pgd', got {dynamics!r}.")
     t = np.linspace(-1, 1, grid + 2)[1:-1]
     kk, nn = np.meshgrid(t, t)
-    targets = _m_critical()
+    targets = manifold_critical_overlaps(params)
     if dynamics == "pgd":
         if alpha is None:
             raise ValueError("`alpha` is required for dynamics='pgd'.")

@@ -39,6 +39,7 @@ from functools import lru_cache
 import numpy as np
 from scipy.special import erf, erfc
 
+from .chebyshev import Pieces, build_pieces
 from .validate import as_array, positive_real
 
 __all__ = [
@@ -652,17 +653,8 @@ def _quadrature(
 #: The smallest batch :func:`moments` serves from an interpolant (smaller ones are
 #: integrated directly: building costs about 2000 quadrature points).
 INTERPOLATE_FROM = 4096
-_CHEB_N = 20  # Chebyshev points (first kind) per piece
-_CHEB_X = np.cos(np.pi * (np.arange(_CHEB_N) + 0.5) / _CHEB_N)
-_CHEB_M = (2.0 / _CHEB_N) * np.cos(
-    np.pi * np.outer(np.arange(_CHEB_N), np.arange(_CHEB_N) + 0.5) / _CHEB_N
-)
-_CHEB_M[0] *= 0.5  # values at _CHEB_X -> coefficients c_k of sum c_k T_k
-_PROBES = 0.5 * (_CHEB_X[:-1] + _CHEB_X[1:])  # between the nodes: where the error peaks
-_PROBE_T = np.cos(np.outer(np.arange(_CHEB_N), np.arccos(_PROBES)))  # T_k at the probes
 _INTERP_TOL = 1e-13  # of E |integrand| (the quadrature's own error scale), at the probes
 _MAX_DEPTH = 8  # halvings of a piece before it is left to the quadrature
-_CHUNK = 1 << 13  # points per block of an evaluation: (chunk, moments, 20) gathered
 
 
 @dataclass(frozen=True)
@@ -679,55 +671,36 @@ class MomentInterpolant:
     ----------
     names : tuple of str
         The moments, as :func:`gaussian_moments` names them.
-    breaks : ndarray, shape ``(P + 1,)``
-        The pieces' ends, increasing, from ``-span`` to ``span``.
-    coefficients : ndarray, shape ``(P, len(names), N)``
-        Chebyshev coefficients of each moment on each piece.
-    direct : ndarray of bool, shape ``(P,)``
-        Pieces where the check failed after 8 halvings: their points are integrated.
+    pieces : slr_theory.chebyshev.Pieces
+        The series of each moment on each piece (``breaks`` from ``-span`` to ``span``);
+        its ``direct`` pieces, where the check failed after 8 halvings, are integrated.
     sigma, g, order
         What the interpolant is of (for the direct pieces).
     """
 
     names: tuple
-    breaks: np.ndarray
-    coefficients: np.ndarray
-    direct: np.ndarray
+    pieces: Pieces
     sigma: Nonlinearity
     g: float
     order: int
 
+    @property
+    def breaks(self) -> np.ndarray:
+        """The pieces' ends, increasing, from ``-span`` to ``span``."""
+        return self.pieces.breaks
+
     def __call__(self, t: np.ndarray) -> dict:
         """The moments at ``t`` ``(n,)`` inside ``[-span, span]`` (unchecked)."""
         out = np.empty((len(self.names), t.size))
-        last = len(self.breaks) - 2
-        if np.any(self.direct):  # the unchecked pieces' points are integrated
-            piece = np.clip(np.searchsorted(self.breaks, t, side="right") - 1, 0, last)
-            slow = self.direct[piece]
+        if np.any(self.pieces.direct):  # the unchecked pieces' points are integrated
+            slow = self.pieces.direct[self.pieces.piece(t)]
             if np.any(slow):
                 m = _quadrature(self.sigma, t[slow], self.g, self.order)
                 out[:, slow] = np.stack([m[k] for k in self.names])
-                out[:, ~slow] = self._series(t[~slow])
+                out[:, ~slow] = self.pieces.series(t[~slow])
                 return dict(zip(self.names, out, strict=True))
-        out[:] = self._series(t)
+        out[:] = self.pieces.series(t)
         return dict(zip(self.names, out, strict=True))
-
-    def _series(self, t: np.ndarray) -> np.ndarray:
-        """The Chebyshev series at ``t`` ``(n,)``, every piece taken as checked."""
-        out = np.empty((len(self.names), t.size))
-        last = len(self.breaks) - 2
-        for lo in range(0, t.size, _CHUNK):
-            tc = t[lo : lo + _CHUNK]
-            piece = np.clip(np.searchsorted(self.breaks, tc, side="right") - 1, 0, last)
-            a, b = self.breaks[piece], self.breaks[piece + 1]
-            x = (2.0 * tc - a - b) / (b - a)
-            cheb = np.empty((_CHEB_N, tc.size))  # T_k(x), shared by every moment
-            cheb[0] = 1.0
-            cheb[1] = x
-            for k in range(2, _CHEB_N):
-                cheb[k] = 2.0 * x * cheb[k - 1] - cheb[k - 2]
-            out[:, lo : lo + _CHUNK] = np.einsum("nfk,kn->fn", self.coefficients[piece], cheb)
-        return out
 
 
 @lru_cache(maxsize=128)
@@ -786,36 +759,11 @@ def moment_interpolant(
         for lo, hi in zip(side * edges[:-1], side * edges[1:], strict=True)
     ]
     todo = [(min(a, b), max(a, b)) for a, b in todo]
-    done: list = []
-    for level in range(depth + 1):
-        if not todo:
-            break
-        ends = np.array(todo)
-        mid, half = ends.mean(axis=1), 0.5 * np.diff(ends, axis=1)[:, 0]
-        nodes = mid[:, None] + half[:, None] * _CHEB_X[None, :]
-        probes = mid[:, None] + half[:, None] * _PROBES[None, :]
-        size = {}
-        m = _quadrature(sigma, np.concatenate([nodes.ravel(), probes.ravel()]), g, order, size)
-        k = nodes.size
-        vals = np.stack([m[nm][:k].reshape(nodes.shape) for nm in names], axis=1)  # (P, F, N)
-        exact = np.stack([m[nm][k:].reshape(probes.shape) for nm in names], axis=1)
-        scale = np.stack([size[nm][k:].reshape(probes.shape) for nm in names], axis=1)
-        coef = vals @ _CHEB_M.T
-        approx = coef @ _PROBE_T
-        ok = np.all(np.abs(approx - exact) <= tol * scale, axis=(1, 2))
-        done += [(lo, hi, c) for (lo, hi), c, good in zip(todo, coef, ok, strict=True) if good]
-        if level == depth:  # the quadrature is not smooth to `tol` here: integrate
-            done += [(lo, hi, None) for (lo, hi), good in zip(todo, ok, strict=True) if not good]
-            break
-        todo = [
-            piece
-            for (lo, hi), good in zip(todo, ok, strict=True)
-            if not good
-            for piece in ((lo, 0.5 * (lo + hi)), (0.5 * (lo + hi), hi))
-        ]
-    done.sort(key=lambda p: p[0])
-    breaks = np.array([p[0] for p in done] + [done[-1][1]])
-    direct = np.array([p[2] is None for p in done])
-    blank = np.zeros((len(names), _CHEB_N))
-    coef = np.stack([blank if p[2] is None else p[2] for p in done])
-    return MomentInterpolant(names, breaks, coef, direct, sigma, g, order)
+
+    def evaluate(t):
+        size: dict = {}
+        m = _quadrature(sigma, t, g, order, size)
+        return np.stack([m[nm] for nm in names]), np.stack([size[nm] for nm in names])
+
+    pieces = build_pieces(evaluate, todo, tol=tol, depth=depth)
+    return MomentInterpolant(names, pieces, sigma, g, order)

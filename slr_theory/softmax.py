@@ -51,16 +51,21 @@ the powers of ``D``: ``d/dmu E[D^i g] = E[D^{i+1} g] / gamma^2 - i E[D^{i-1} g]`
 
 from __future__ import annotations
 
+import itertools
 import math
 from functools import lru_cache
 
 import numpy as np
 
+from .chebyshev import Pieces, build_pieces
+
 __all__ = [
     "SOFTMAX_DOMAIN",
     "d_mu",
     "risk_expression",
+    "term_bound",
     "term_integrals",
+    "term_interpolant",
 ]
 
 #: Bounds of softmax attention's numerics: ``lam * sqrt(d / 2)`` (the informative token's
@@ -363,3 +368,86 @@ def term_integrals(
             f *= md[j + 1, i]
         out[r] = _H * f.sum(axis=1) / math.gamma(p)
     return out
+
+
+def _abs_moment(i: int, sd: float) -> float:
+    """``E |D|^i`` for ``D ~ N(0, sd^2)``."""
+    return sd**i * 2 ** (i / 2) * math.gamma((i + 1) / 2) / math.sqrt(math.pi)
+
+
+def term_bound(term: Term | None, gamma: float) -> float:
+    """``sup |term|`` over every ``kappa`` and temperature (``None``: the constant 1).
+
+    ``prod_l e_l^{j_l} / S^p <= 1`` (``sum j_l = p`` and every ``e_l <= S``), so
+    ``|term| <= prod_l E |D_l|^{i_l}``, the tokens being independent.
+
+    Parameters
+    ----------
+    term : tuple or None
+    gamma : float
+        The informative tokens' spread.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from slr_theory.softmax import term_bound
+    >>> round(term_bound((2, ((1, 2),), ((1, 0),)), 0.5), 15)  # E D^2 = gamma^2
+    0.25
+    """
+    if term is None:
+        return 1.0
+    _p, info, distr = term
+    out = 1.0
+    for _j, i in info:
+        out *= _abs_moment(i, gamma)
+    for _j, i in distr:
+        out *= _abs_moment(i, 1.0)
+    return out
+
+
+#: The interpolant's check: ``1e-14`` of each term's bound (:func:`term_bound`).
+_INTERP_TOL = 1e-14
+_MAX_DEPTH = 8
+
+
+@lru_cache(maxsize=64)
+def term_interpolant(
+    terms: tuple, lam: float, gamma: float, d: int, L: int, s: int
+) -> tuple[Pieces, float]:
+    """The terms as functions of ``t = lam sqrt(d/2) kappa`` on ``[-a, a]``, piecewise Chebyshev.
+
+    For loops that ask at every step (PGD, the flows): pieces start at width
+    ``max(1, lam gamma) / 2`` in ``t`` and are halved until, between the nodes, every
+    term agrees with :func:`term_integrals` to ``1e-14`` of its bound. Cached per
+    argument tuple.
+
+    Parameters
+    ----------
+    terms : tuple of terms
+    lam, gamma : float
+    d, L, s : int
+
+    Returns
+    -------
+    pieces : slr_theory.chebyshev.Pieces
+        Its ``direct`` pieces (never seen in :data:`SOFTMAX_DOMAIN`) are left to
+        :func:`term_integrals`.
+    a : float
+        ``lam sqrt(d/2)``.
+    """
+    a = lam * math.sqrt(d / 2.0)
+    bound = np.array([term_bound(t, gamma) for t in terms])[:, None]
+    width = 0.5 * max(1.0, lam * gamma)
+    n0 = max(1, math.ceil(a / width))
+    edges = np.linspace(0.0, a, n0 + 1)
+    start = [(-hi, -lo) for lo, hi in itertools.pairwise(edges)][::-1]
+    start += list(itertools.pairwise(edges))
+
+    def evaluate(t):
+        values = term_integrals(list(terms), t / a, lam=lam, gamma=gamma, d=d, L=L, s=s)
+        return values, np.broadcast_to(bound, values.shape)
+
+    return build_pieces(evaluate, start, tol=_INTERP_TOL, depth=_MAX_DEPTH), a

@@ -198,7 +198,7 @@ def test_the_interpolant_integrates_the_pieces_it_cannot_check():
 
     sigma = nonlinearity_of("tanh")
     f = moment_interpolant(sigma, 0.3, 5.0, 1, tol=0.0, depth=1)  # nothing passes
-    assert np.all(f.direct) and len(f.breaks) > 4
+    assert np.all(f.pieces.direct) and len(f.breaks) > 4
     t = np.random.default_rng(3).uniform(-5.0, 5.0, 300)
     got, want = f(t), moments(sigma, t, 0.3, 1)
     for key in f.names:

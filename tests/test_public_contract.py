@@ -120,6 +120,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "critical.classify": ((P6, KS[:4], VS[:4]), {}),
     "critical.polish": ((P6, K[:4], V[:4]), {"tol": 1e-10, "iterations": 5, "damping": 1e-3}),
     "critical.manifold_certificate": ((P,), {}),
+    "critical.manifold_critical_overlaps": ((P,), {}),
     "critical.hessian_norm_bound": ((P,), {}),
     "pgd_map_spectrum": ((ORIGIN, 1e-3), {}),
     "lipschitz_bound": ((P,), {"samples": 50}),
@@ -165,6 +166,8 @@ NOT_CALLED: dict[str, str] = {
     "is its checked one, tested in test_softmax.py",
     "softmax.d_mu": "the algebra of the softmax table: takes the terms it builds; tested in "
     "test_softmax.py",
+    "softmax.term_bound": "takes a term the engine builds; its bound is checked against every "
+    "term in test_softmax.py",
     "softmax.risk_expression": "the algebra of the softmax table: takes a Params' validated "
     "fields; tested in test_softmax.py and derivations/softmax.py",
     "experiments.experiments": "takes no argument; the table is tested in test_experiments.py",
@@ -231,6 +234,8 @@ NOT_CALLED: dict[str, str] = {
         "validate",
         "a validator: tested in test_contracts.py by what it refuses",
     ),
+    "chebyshev.build_pieces": "takes a function the engine's interpolants evaluate; tested "
+    "through moment_interpolant (test_nonlinearity.py) and term_interpolant (test_softmax.py)",
     "verify.register": "registers a check object (a decorator for check authors)",
     **_whole_module(
         "output",

@@ -277,3 +277,58 @@ def test_sgd_follows_the_exact_gradient_in_expectation():
     want = -np.array([gk @ ks, gv @ vs, gv @ ks, gk @ vs, gk @ v + k @ gv])
     se = step.std(axis=0) / np.sqrt(R)
     assert np.all(np.abs(step.mean(axis=0) - want) <= 4 * se + 1e-3 * np.abs(want))
+
+
+@pytest.mark.parametrize("lam", [0.1, 0.9, 2.0])
+def test_the_prepared_table_serves_the_terms_from_a_checked_interpolant(lam):
+    from slr_theory import engine
+
+    p = Params.paper(lam=lam).replace(attention="softmax", s=2)
+    tab = engine.table(p, lam, (0, 1, 2))
+    rng = np.random.default_rng(4)
+    ov = np.zeros((5, 400))
+    ov[0] = np.concatenate([rng.uniform(-1, 1, 398), [-1.0, 1.0]])
+    ov[1:] = rng.uniform(-0.5, 0.5, (4, 400))
+    direct, fast = tab(ov), tab.prepared()(ov)
+    # 1e-14 of each term's bound, times the coefficients: 1e-13 of the rows' scale
+    assert np.abs(fast - direct).max() <= 1e-13 * (1 + np.abs(direct).max())
+
+
+def test_manifold_critical_points_lie_on_the_edges():
+    from slr_theory import critical_points
+    from slr_theory.critical import manifold_certificate, manifold_critical_overlaps
+
+    p = Params.paper(lam=0.5).replace(attention="softmax")
+    kn = manifold_critical_overlaps(p)
+    assert np.all(np.abs(kn[:, 1]) == 1.0)  # R_nu < 0: no critical point with |nu| < 1
+    g = risk_grad(p, np.linspace(-1, 1, 41), 0.2, 0.0, 0.0, 0.0)
+    assert np.all(g[:, 1] < 0)
+    pts = critical_points(p, "manifold")
+    assert [q.kind for q in pts][:1] == ["minimum"] and pts[0].overlaps[:2].tolist() == [1, 1]
+    text = manifold_certificate(p)
+    assert "not critical" in text[2] and "R_nu <=" in text[1]
+
+
+def test_pgd_steps_follow_the_gradient_flow():
+    """Exact PGD with a small step tracks the gradient flow in the overlaps (t = 2)."""
+    from slr_theory import overlap_flow, pgd
+
+    p = Params(d=20, L=4, lam=0.9, gamma=0.7, attention="softmax")
+    ov0 = (0.3, 0.4, 0.1, -0.2, 0.25)
+    flow = overlap_flow(p, ov0, 2.0)
+    for alpha, tol in ((2e-3, 4e-3), (1e-3, 2e-3)):
+        run = pgd(p, ov0, alpha, round(2.0 / alpha))
+        err = np.abs(run.overlaps[-1] - flow.overlaps[-1]).max()
+        assert err <= tol  # first order in alpha
+
+
+def test_every_term_is_within_its_bound():
+    from slr_theory import engine
+    from slr_theory.softmax import term_bound
+
+    p = Params(d=30, L=5, lam=1.5, gamma=1.2, s=2, attention="softmax")
+    terms = sorted({t for _m, t in engine.table(p, p.lam, (0, 1, 2)).columns if t}, key=repr)
+    kappa = np.linspace(-1, 1, 41)
+    T = term_integrals(terms, kappa, lam=p.lam, gamma=p.gamma, d=p.d, L=p.L, s=p.s)
+    bound = np.array([term_bound(t, p.gamma) for t in terms])
+    assert np.all(np.abs(T) <= bound[:, None])

@@ -25,8 +25,18 @@ def test_save_and_load_give_the_same_study(small_study, tmp_path):
 def test_the_schema_holds_what_the_report_promises(small_study, tmp_path):
     data = json.loads(small_study.save(tmp_path / "r.json").read_text())
     assert data["schema"] == SCHEMA
-    assert set(data["params"]) == {"d", "L", "lam", "gamma", "eps", "s", "nonlinearity"}
+    assert set(data["params"]) == {
+        "d",
+        "L",
+        "lam",
+        "gamma",
+        "eps",
+        "s",
+        "nonlinearity",
+        "attention",
+    }
     assert data["params"]["nonlinearity"] == "erf"
+    assert data["params"]["attention"] == "pointwise"
     for q in data["points"]:
         assert {"overlaps", "risk", "index", "kind", "global_minimum"} <= set(q)
         assert len(q["overlaps"]) == 5
@@ -34,10 +44,11 @@ def test_the_schema_holds_what_the_report_promises(small_study, tmp_path):
     assert all({"lam", "type", "branch"} <= set(e) for e in data["events"])
     assert {"fractions", "stderr", "label", "distance", "gradient"} <= set(data["basins"])
     assert data["findings"] == small_study.findings and len(data["findings"]) >= 4
-    # a file written before s and nonlinearity existed (no "s", events without "other")
-    # still loads: the paper's model
+    # a file written before s, nonlinearity and attention existed (no "s", events without
+    # "other") still loads: the paper's model
     del data["params"]["s"]
     del data["params"]["nonlinearity"]
+    del data["params"]["attention"]
     for e in data["events"]:
         e.pop("other", None)
     old = tmp_path / "old.json"
