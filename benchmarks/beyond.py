@@ -9,10 +9,13 @@ largest Hessian eigenvalue of the minima)), each run continued until it is at a 
 minutes on 2 cores.
 
     python benchmarks/beyond.py [--runs 1000] [--sigma tanh] [--s 1 2 3] [--lam 0.1 0.5 0.9]
-                                [--starts 512]
+                                [--starts 512] [--attention softmax]
 
-``--sigma`` names a built-in nonlinearity (erf by default); ``--runs 0`` skips the PGD
-ensembles; ``--starts`` is the locator's number of random starts.
+``--sigma`` names a built-in nonlinearity (erf by default); ``--attention softmax``
+replaces the pointwise weights by softmax ones (no ``--sigma`` then); ``--runs 0`` skips
+the PGD ensembles; ``--starts`` is the locator's number of random starts. Each cell
+first prints the largest partial of the risk across M on M (0 when M is invariant) and
+the critical points of the flow on M with their kinds.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ import time
 
 import numpy as np
 
-from slr_theory import Params, critical_points
+from slr_theory import Params, critical_points, risk_grad
 from slr_theory.critical import describe, overlaps_text
 from slr_theory.landscape import AT_DISTANCE, AT_GRADIENT, basin_fractions
 
@@ -34,11 +37,25 @@ def main() -> None:
     ap.add_argument("--s", type=int, nargs="+", default=[1, 2, 3], help="informative tokens")
     ap.add_argument("--lam", type=float, nargs="+", default=[0.1, 0.5, 0.9], help="temperatures")
     ap.add_argument("--starts", type=int, default=512, help="the locator's random starts")
+    ap.add_argument("--attention", default="pointwise", help="pointwise or softmax")
     args = ap.parse_args()
     for s in args.s:
         for lam in args.lam:
             t0 = time.perf_counter()
-            p = Params.paper(lam=lam).replace(s=s, nonlinearity=args.sigma)
+            p = Params.paper(lam=lam).replace(
+                s=s, nonlinearity=args.sigma, attention=args.attention
+            )
+            grid = np.linspace(-1.0, 1.0, 21)
+            kk, nn = np.meshgrid(grid, grid)
+            across = np.max(np.abs(risk_grad(p, kk, nn, 0.0, 0.0, 0.0)[..., 2:]))
+            on_m = ", ".join(
+                f"{overlaps_text(q.overlaps)} {q.kind} (index {q.index}, risk {q.risk:.6g})"
+                for q in critical_points(p, "manifold")
+            )
+            print(
+                f"{args.attention} attention, sigma = {args.sigma}, s = {s}, lam = {lam}: "
+                f"largest |dR/d(theta, eta, rho)| on M {across:.3g}; on M: {on_m}"
+            )
             pts = critical_points(p, starts=args.starts, rng=0)
             mins = [q for q in pts if q.index == 0]
             opt = next(

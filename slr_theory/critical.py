@@ -78,6 +78,7 @@ __all__ = [
     "pgd_map_spectrum",
     "polish",
     "same_point",
+    "symmetries",
 ]
 
 EPS = np.finfo(float).eps
@@ -261,16 +262,66 @@ SYMMETRIES = np.array(
 )
 
 
-def _images(ov: np.ndarray) -> np.ndarray:
-    return SYMMETRIES * np.asarray(ov, dtype=float)
+def symmetries(params: Params) -> np.ndarray:
+    """The rows of :data:`SYMMETRIES` that leave the model's risk unchanged.
+
+    All four for pointwise attention with an odd ``sigma``; for softmax attention the
+    weights are not odd (``softmax(-z) != -softmax(z)``), so ``(k, v) -> (-k, -v)`` is
+    not a symmetry, and only ``(k, v) -> (S k, -S v)`` remains (with the identity).
+
+    Parameters
+    ----------
+    params : Params
+
+    Returns
+    -------
+    ndarray, shape ``(m, 5)``
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.critical import symmetries
+    >>> symmetries(Params.paper().replace(attention="softmax")).tolist()
+    [[1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, -1.0, -1.0, -1.0]]
+    """
+    return SYMMETRIES[[0, 2]] if check_params(params).attention == "softmax" else SYMMETRIES
 
 
-def canonical(ov) -> np.ndarray:
-    """The representative of the orbit of ``ov`` under :data:`SYMMETRIES` (the largest, rounded).
+def _images(ov: np.ndarray, group: np.ndarray = SYMMETRIES) -> np.ndarray:
+    return group * np.asarray(ov, dtype=float)
+
+
+def _group(group) -> np.ndarray:
+    """`group` checked: rows of :data:`SYMMETRIES`, the identity first (None: all of them)."""
+    if group is None:
+        return SYMMETRIES
+    try:
+        g = np.asarray(group, dtype=float)
+    except (TypeError, ValueError):
+        g = None
+    if (
+        g is None
+        or g.ndim != 2
+        or g.shape[1:] != (5,)
+        or not len(g)
+        or not np.array_equal(g[0], SYMMETRIES[0])
+        or not all(any(np.array_equal(r, q) for q in SYMMETRIES) for r in g)
+    ):
+        raise ValueError(
+            "`group` must be rows of SYMMETRIES with the identity first "
+            f"(slr_theory.critical.symmetries), got {group!r}."
+        )
+    return g
+
+
+def canonical(ov, group: np.ndarray | None = None) -> np.ndarray:
+    """The representative of the orbit of ``ov`` under `group` (the largest, rounded).
 
     Parameters
     ----------
     ov : array_like, shape (5,)
+    group : ndarray, optional
+        Rows of sign patterns (:func:`symmetries`); default :data:`SYMMETRIES`.
 
     Returns
     -------
@@ -282,13 +333,13 @@ def canonical(ov) -> np.ndarray:
     >>> canonical([-0.3, 0.2, 0.1, -0.4, 0.5]).tolist()
     [0.3, -0.2, 0.1, -0.4, -0.5]
     """
-    images = _images(_five(ov, "ov"))
+    images = _images(_five(ov, "ov"), _group(group))
     keys = [tuple(np.round(x, 8) + 0.0) for x in images]
     return images[max(range(len(images)), key=lambda i: keys[i])]
 
 
-def same_point(a, b, tol: float = 1e-6) -> bool:
-    """Whether two overlap tuples are the same point up to :data:`SYMMETRIES`.
+def same_point(a, b, tol: float = 1e-6, group: np.ndarray | None = None) -> bool:
+    """Whether two overlap tuples are the same point up to `group` (default :data:`SYMMETRIES`).
 
     Parameters
     ----------
@@ -296,6 +347,8 @@ def same_point(a, b, tol: float = 1e-6) -> bool:
         Finite overlaps.
     tol : float
         Largest coordinate difference of the canonical representatives, ``>= 0``.
+    group : ndarray, optional
+        Rows of sign patterns (:func:`symmetries`); default :data:`SYMMETRIES`.
 
     Returns
     -------
@@ -303,7 +356,8 @@ def same_point(a, b, tol: float = 1e-6) -> bool:
     """
     a, b = _five(a, "a"), _five(b, "b")
     tol = positive_real(tol, "tol", allow_zero=True)
-    return bool(np.max(np.abs(canonical(a) - canonical(b))) <= tol)
+    g = _group(group)
+    return bool(np.max(np.abs(canonical(a, g) - canonical(b, g))) <= tol)
 
 
 def _gaussian_part_vanishes(params: Params, table, K, V, tol: float) -> np.ndarray:
@@ -526,15 +580,15 @@ def _moment_certificate(params: Params) -> list[str]:
 EDGE_SCAN = 2001
 
 
-def _softmax_edge_roots(params: Params) -> np.ndarray:
-    """The roots of ``R_kappa(kappa, 1)`` in ``(-1, 1)`` on M: a scan of :data:`EDGE_SCAN`
+def _softmax_edge_roots(params: Params, nu: float) -> np.ndarray:
+    """The roots of ``R_kappa(kappa, nu)`` in ``(-1, 1)`` on M: a scan of :data:`EDGE_SCAN`
     points, each sign change refined by Brent's method."""
     from scipy.optimize import brentq
 
     tab = engine.table(params, params.lam, 1)
 
     def r_kappa(k):
-        kn = np.stack([np.atleast_1d(np.asarray(k, dtype=float)), np.ones(np.size(k))])
+        kn = np.stack([np.atleast_1d(np.asarray(k, dtype=float)), np.full(np.size(k), nu)])
         return tab.manifold_gradient(kn)[0]
 
     k = np.linspace(-1.0, 1.0, EDGE_SCAN)[1:-1]
@@ -554,7 +608,7 @@ def manifold_critical_overlaps(params: Params) -> np.ndarray:
     Pointwise attention (an odd, increasing ``sigma``): the origin and the four corners
     (:func:`manifold_certificate`). Softmax attention: ``R_nu < 0`` on all of M, so the
     critical points lie on the edges ``nu = +-1``: the four corners and the roots of
-    ``R_kappa(kappa, 1)`` in ``(-1, 1)`` (with their images ``(-kappa, -1)``).
+    ``R_kappa(kappa, +-1)`` in ``(-1, 1)``.
 
     Parameters
     ----------
@@ -574,10 +628,12 @@ def manifold_critical_overlaps(params: Params) -> np.ndarray:
     params = check_params(params)
     if params.attention != "softmax":
         return _on_m_points()[:, :2].copy()
-    roots = _softmax_edge_roots(params)
-    edge = np.stack([roots, np.ones_like(roots)], axis=1)
-    corners = _on_m_points()[1:, :2]
-    return np.concatenate([corners, edge, -edge])
+    edges = [
+        np.stack([r, np.full_like(r, nu)], axis=1)
+        for nu in (1.0, -1.0)
+        for r in [_softmax_edge_roots(params, nu)]
+    ]
+    return np.concatenate([_on_m_points()[1:, :2], *edges])
 
 
 def _softmax_certificate(params: Params) -> list[str]:
@@ -587,8 +643,11 @@ def _softmax_certificate(params: Params) -> list[str]:
     low = float(
         engine.table(params, params.lam, 1).manifold_gradient(np.array([[-1.0], [0.0]]))[1, 0]
     )
-    roots = _softmax_edge_roots(params)
-    where = ", ".join(f"{r:.6g}" for r in roots) if roots.size else "none"
+    where = {
+        nu: ", ".join(f"{r:.6g}" for r in roots) if roots.size else "none"
+        for nu in (1.0, -1.0)
+        for roots in [_softmax_edge_roots(params, nu)]
+    }
     return [
         "On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with "
         f"R_nu = -2 {sg} E p_1(kappa) under softmax attention (p_1 = softmax(lam U)_1)"
@@ -599,9 +658,10 @@ def _softmax_certificate(params: Params) -> list[str]:
         "Hence no critical point with |nu| < 1: unlike pointwise attention the origin is not "
         "critical, because the softmax weights are positive and sum to one, so the predictor "
         "cannot switch the value off.",
-        "On the edge nu = 1, (1 - kappa^2) R_kappa vanishes at the corners and at the roots "
-        f"of R_kappa(kappa, 1) in (-1, 1): {where} (a scan of {EDGE_SCAN} points and Brent's "
-        f"method, L = {L}); the edge nu = -1 is their image under (k, v) -> (-k, -v).",
+        "On the edges nu = +-1, (1 - kappa^2) R_kappa vanishes at the corners and at the roots "
+        f"of R_kappa(kappa, +-1) in (-1, 1): {where[1.0]} on nu = 1, {where[-1.0]} on "
+        f"nu = -1 (a scan of {EDGE_SCAN} points and Brent's method, L = {L}). Softmax "
+        "weights are not odd, so (k, v) -> (-k, -v) is no symmetry: each edge is its own.",
     ]
 
 
@@ -646,7 +706,7 @@ def _classify(
         kind += f" (critical manifold of dimension {orbit})"
     o = ov[0]
     copies = []
-    for image in _images(o)[1:]:
+    for image in _images(o, symmetries(params))[1:]:
         if not any(np.allclose(image, c, atol=1e-12) for c in [o, *copies]):
             copies.append(image)
     on_m = bool(np.all(np.abs(o[2:]) <= 1e-12))
@@ -867,11 +927,14 @@ def critical_points(
     tables = _tables(params)
     if where == "manifold":
         pts = []
-        kn = manifold_critical_overlaps(params)
-        reps = kn[(kn[:, 0] > 0) | ((kn[:, 0] == 0) & (kn[:, 1] >= 0))]  # (k, v) -> (-k, -v)
-        for row in reps:
+        group, seen = symmetries(params), []
+        for row in manifold_critical_overlaps(params):
             o = np.zeros(5)
             o[:2] = row
+            o = canonical(o, group)  # one per orbit: (1, -1) stands for (-1, 1)
+            if any(np.array_equal(o, q) for q in seen):
+                continue
+            seen.append(o)
             kv = to_vectors(o.reshape(5, 1))[:, 0]
             pts.append(_classify(params, tables, kv[:4], kv[4:]))
         pts.sort(key=lambda p: p.risk)
@@ -897,8 +960,9 @@ def critical_points(
     reps: list[np.ndarray] = []
     members: list[list[int]] = []
     reached = np.full(len(K), -1)
+    group = symmetries(params)
     for i in np.flatnonzero(critical):
-        c = canonical(ov[i])
+        c = canonical(ov[i], group)
         for j, r in enumerate(reps):
             if np.max(np.abs(r - c)) <= 1e-6:
                 members[j].append(i)
@@ -913,8 +977,8 @@ def critical_points(
     for idx in members:
         best = min(idx, key=lambda i: rel[i])
         k, v = K[best], V[best]
-        target = canonical(ov[best])
-        sign = SYMMETRIES[int(np.argmin(np.abs(_images(ov[best]) - target).max(axis=1)))]
+        target = canonical(ov[best], group)
+        sign = group[int(np.argmin(np.abs(_images(ov[best], group) - target).max(axis=1)))]
         if sign[0] < 0:
             k, v = -k, -v
         if sign[2] * sign[0] < 0:  # (k, v) -> (S k, -S v), S = diag(1, -1, 1, 1)

@@ -793,18 +793,18 @@ _OVERLAP_VARS = 5
 def _softmax_expressions(d: int, L: int, gamma: float, S: int, orders: tuple) -> list[dict]:
     """Per row: ``{(monomial of (nu, theta, eta, rho), term): coefficient}`` (:mod:`.softmax`).
 
-    Order 0 has the three :data:`COMPONENTS`; order 1 the five partials; order 2 the
+    Order 0 has the three :data:`COMPONENTS`, in the cancellation-free form of
+    :func:`slr_theory.softmax.risk_expression`; order 1 the five partials; order 2 the
     entries of :data:`HESSIAN_PAIRS`. A partial in ``kappa`` is ``sqrt(d/2)`` times one in
     the informative mean (:func:`slr_theory.softmax.d_mu`); the others act on monomials.
     """
     rows0: list[dict] = [{}, {}, {}]
-    for comp, c, mono, term in risk_expression(d, L, gamma, S):
+    for comp, c, mono, term in risk_expression(d, L, gamma, S, stable=True):
         key = (mono, term)
         rows0[comp][key] = rows0[comp].get(key, 0.0) + c
-    total: dict = {}
-    for row in rows0:
-        for key, c in row.items():
-            total[key] = total.get(key, 0.0) + c
+    total: dict = {}  # the expanded form: the derivatives act on it term by term
+    for _comp, c, mono, term in risk_expression(d, L, gamma, S):
+        total[(mono, term)] = total.get((mono, term), 0.0) + c
     B = math.sqrt(d / 2.0)
 
     def diff(expr: dict, var: int) -> dict:
@@ -910,39 +910,49 @@ class SoftmaxTable:
         ov5[:2] = kn
         return self(ov5)[:2]
 
+    def _bases(self) -> list:
+        """The terms the columns need (a column ``("1-nu", T)`` needs ``T``)."""
+        return sorted({_unwrap(t) for _m, t in self.columns if t is not None}, key=repr)
+
+    def _terms(self, kappa: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        """:meth:`_bases` at each ``kappa`` with its temperature: ``(len(bases), n)``."""
+        terms = self._bases()
+        T = np.empty((len(terms), kappa.size))
+        p = self.params
+        for value in np.unique(lam):
+            at = lam == value
+            kap = kappa[at]
+            if self.interpolated:
+                args = (float(value), p.gamma, p.d, p.L, p.s)
+                pieces, a = term_interpolant(tuple(terms), *args)
+                t = np.clip(a * kap, -a, a)
+                T[:, at] = pieces.series(t)
+                slow = pieces.direct[pieces.piece(t)]
+                if np.any(slow):
+                    T[:, np.flatnonzero(at)[slow]] = term_integrals(
+                        terms, kap[slow], lam=args[0], gamma=p.gamma, d=p.d, L=p.L, s=p.s
+                    )
+                continue
+            T[:, at] = term_integrals(
+                terms, kap, lam=float(value), gamma=p.gamma, d=p.d, L=p.L, s=p.s
+            )
+        return T
+
     def features(self, ov5: np.ndarray, constants: np.ndarray | None = None) -> np.ndarray:
         """``Phi`` ``(K, n)`` at overlaps ``(5, n)``; `constants` default: the table's own.
 
         `constants` may be transposed, ``(1, n)``: one temperature per column.
         """
         k = self.constants if constants is None else constants
-        cols = self.columns
-        terms = sorted({t for _m, t in cols if t is not None}, key=repr)
-        where = {t: r for r, t in enumerate(terms)}
         n = ov5.shape[1]
         lam = np.broadcast_to(np.asarray(k, dtype=np.float64)[0], (n,))
-        T = np.empty((len(terms), n))
-        p = self.params
-        for value in np.unique(lam):
-            at = lam == value
-            kappa = ov5[0, at]
-            if self.interpolated:
-                args = (float(value), p.gamma, p.d, p.L, p.s)
-                pieces, a = term_interpolant(tuple(terms), *args)
-                t = np.clip(a * kappa, -a, a)
-                T[:, at] = pieces.series(t)
-                slow = pieces.direct[pieces.piece(t)]
-                if np.any(slow):
-                    T[:, np.flatnonzero(at)[slow]] = term_integrals(
-                        terms, kappa[slow], lam=args[0], gamma=p.gamma, d=p.d, L=p.L, s=p.s
-                    )
-                continue
-            T[:, at] = term_integrals(
-                terms, kappa, lam=float(value), gamma=p.gamma, d=p.d, L=p.L, s=p.s
-            )
-        out = np.empty((len(cols), n))
-        for c, (mono, term) in enumerate(cols):
-            v = T[where[term]].copy() if term is not None else np.ones(n)
+        where = {t: r for r, t in enumerate(self._bases())}
+        T = self._terms(ov5[0], lam)
+        out = np.empty((len(self.columns), n))
+        for c, (mono, term) in enumerate(self.columns):
+            v = T[where[_unwrap(term)]].copy() if term is not None else np.ones(n)
+            if term is not None and term[0] == "1-nu":
+                v *= 1.0 - ov5[1]
             for var, e in enumerate(mono):
                 if e:
                     v *= ov5[var + 1] ** e
@@ -960,10 +970,9 @@ class SoftmaxTable:
         cols = self.columns
         p = self.params
         lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
-        ov5 = np.zeros((5, lo.size))
-        ov5[0] = 0.5 * (lo + hi)
-        ov5[1:] = 1.0
-        mid0 = self.features(ov5)
+        lam = np.full(lo.size, float(np.ravel(self.constants)[0]))
+        where = {t: r for r, t in enumerate(self._bases())}
+        T = self._terms(0.5 * (lo + hi), lam)
         half = 0.5 * (hi - lo) * float(np.sqrt(p.d / 2.0))
         exps = np.zeros((2, len(cols), 4), dtype=int)
         mid = np.zeros((2, len(cols), lo.size))
@@ -972,14 +981,23 @@ class SoftmaxTable:
             exps[0, c] = mono
             exps[1, c] = mono
             exps[1, c, 0] += 1
-            mid[0, c] = mid0[c]
-            if term is not None:
-                slope = sum(
-                    abs(c2) * term_bound(t2, p.gamma)
-                    for t2, c2 in d_mu(term, p.s, p.gamma).items()
-                )
-                rad[0, c] = half * slope + 1e-12 * term_bound(term, p.gamma)
+            if term is None:
+                mid[0, c] = 1.0
+                continue
+            base = _unwrap(term)
+            slope = sum(
+                abs(c2) * term_bound(t2, p.gamma) for t2, c2 in d_mu(base, p.s, p.gamma).items()
+            )
+            r = half * slope + 1e-12 * term_bound(base, p.gamma)
+            mid[0, c], rad[0, c] = T[where[base]], r
+            if term[0] == "1-nu":  # (1 - nu) T: T, and -T times nu
+                mid[1, c], rad[1, c] = -T[where[base]], r
         return Enclosure(exps, mid, rad)
+
+
+def _unwrap(term):
+    """The term behind a column's ``("1-nu", T)`` (``(1 - nu) T``), or the term itself."""
+    return term[1] if term is not None and term[0] == "1-nu" else term
 
 
 def _softmax_table(params: Params, lam: np.ndarray, orders: tuple, order) -> SoftmaxTable:
@@ -1116,7 +1134,13 @@ def feature_bounds(params: Params, order: int) -> np.ndarray:
     """
     if params.attention == "softmax":
         cols = _softmax_plan(params.d, params.L, params.gamma, params.s, _orders(order))[0]
-        return np.array([term_bound(term, params.gamma) for _mono, term in cols])
+        return np.array(
+            [
+                (2.0 if t is not None and t[0] == "1-nu" else 1.0)
+                * term_bound(_unwrap(t), params.gamma)
+                for _mono, t in cols
+            ]
+        )
     if params.nonlinearity != "erf":
         return _moment_bounds(params, order)
     plan_cols = columns(order, params.s > 1)

@@ -287,7 +287,9 @@ def _planned(names, repeats, steps_scale) -> list[Experiment]:
 
     if repeats is not None:
         repeats = positive_int(repeats, "repeats")
-    if not (isinstance(steps_scale, int | float) and 0 < steps_scale <= 1):
+    if isinstance(steps_scale, bool) or not (
+        isinstance(steps_scale, int | float) and 0 < steps_scale <= 1
+    ):
         raise ValueError(f"`steps_scale` must be a number in (0, 1], got {steps_scale!r}.")
     return [
         replace(

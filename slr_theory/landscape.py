@@ -27,7 +27,6 @@ from scipy.optimize import OptimizeResult
 
 from . import engine
 from .critical import (
-    SYMMETRIES,
     CriticalPoint,
     CriticalPoints,
     classify,
@@ -36,6 +35,7 @@ from .critical import (
     manifold_critical_overlaps,
     polish,
     same_point,
+    symmetries,
 )
 from .geometry import velocity_partials
 from .params import Params, check_overlaps, check_params, temperature_range
@@ -457,7 +457,7 @@ def _nearest_attractor(final: np.ndarray, attractors: list):
     nearest = np.full(final.shape[0], -1)
     best = np.full(final.shape[0], np.inf)
     for j, q in enumerate(attractors):
-        images = SYMMETRIES * q.overlaps
+        images = np.array([q.overlaps, *q.symmetry_copies])
         dist = np.min(np.linalg.norm(final[:, None, :] - images[None], axis=-1), axis=1)
         closer = dist < best
         nearest[closer] = j
@@ -1057,7 +1057,7 @@ def _arc_system(params: Params, y: np.ndarray):
     return G, np.concatenate([Hr, dG[:, None]], axis=1)
 
 
-def _frozen_rows(y: np.ndarray) -> np.ndarray:
+def _frozen_rows(y: np.ndarray, group: np.ndarray) -> np.ndarray:
     """Directions in ``(k, v, lambda)`` the branch through ``y`` cannot move in.
 
     A symmetry that fixes ``y`` fixes its branch: in ``span{k*, v*}`` (``r = 2``) the
@@ -1073,8 +1073,8 @@ def _frozen_rows(y: np.ndarray) -> np.ndarray:
     u, sv, wt = np.linalg.svd(perp)
     rows = []
     ov = to_overlaps(y[:8, None])[:, 0]
-    for i in _fixing(ov, 1e-9):  # a sign change of overlaps that fixes y fixes its branch
-        rows += [_overlap_coordinate(int(c))(y)[1] for c in np.flatnonzero(SYMMETRIES[i] < 0)]
+    for i in _fixing(ov, 1e-9, group):  # a sign change of overlaps fixing y fixes its branch
+        rows += [_overlap_coordinate(int(c))(y)[1] for c in np.flatnonzero(group[i] < 0)]
     if sv[0] <= 1e-10:
         for i in (2, 3, 6, 7):
             rows.append(np.eye(9)[i])
@@ -1101,7 +1101,7 @@ def _arc_rows(y: np.ndarray, J: np.ndarray, frozen: np.ndarray) -> np.ndarray:
 def _arc_tangent(params: Params, y: np.ndarray, orient: np.ndarray) -> np.ndarray:
     """The unit tangent of the branch at ``y`` in ``(k, v, lambda)``, along `orient`."""
     _G, J = _arc_system(params, y)
-    t = np.linalg.svd(_arc_rows(y, J, _frozen_rows(y)))[2][-1]
+    t = np.linalg.svd(_arc_rows(y, J, _frozen_rows(y, symmetries(params))))[2][-1]
     return t if t @ orient >= 0 else -t
 
 
@@ -1110,7 +1110,7 @@ def _arc_correct(params: Params, pred: np.ndarray, row: np.ndarray, value: float
     `row` that is a function, where ``row(y) = value``); None if it does not converge to
     a critical point or leaves the neighbourhood of `pred`."""
     y = pred.copy()
-    frozen = _frozen_rows(pred)
+    frozen = _frozen_rows(pred, symmetries(params))
     reach = 0.0
     last = np.inf
     for _ in range(12):
@@ -1207,7 +1207,7 @@ def _perp_coordinate(c: int, w: np.ndarray):
     return perp
 
 
-def _mirror(y: np.ndarray, q: np.ndarray):
+def _mirror(y: np.ndarray, q: np.ndarray, group: np.ndarray):
     """Whether ``q`` is across a mirror from ``y``: the coordinates a symmetry flips all
     change sign between them. Returns ``(coordinate, flipped overlaps)`` for the
     coordinate that changes most (:func:`_overlap_coordinate`, :func:`_perp_coordinate`),
@@ -1220,7 +1220,7 @@ def _mirror(y: np.ndarray, q: np.ndarray):
     """
 
     ov_y, ov_q = to_overlaps(np.stack([y[:8], q[:8]], axis=1)).T
-    for g in SYMMETRIES[1:]:
+    for g in group[1:]:
         flipped = g < 0
         big = flipped & (np.maximum(np.abs(ov_y), np.abs(ov_q)) > 1e-9)
         if big.any() and np.all(ov_y[big] * ov_q[big] < 0):
@@ -1309,7 +1309,7 @@ def _arc_through(
             continue
         tq = _arc_tangent(params, q, t)
         if sign * tq[8] < 0:  # lambda turns back between y and q
-            mirror = _mirror(y, q)
+            mirror = _mirror(y, q, symmetries(params))
             if mirror is not None:
                 got = _arc_meeting(params, y, q, *mirror)
                 return ("lost", y) if got is None else ("meets", y, *got)
@@ -1328,19 +1328,19 @@ def _arc_through(
     return ("lost", y)
 
 
-def _isotropy(k: np.ndarray, v: np.ndarray, tol: float = 1e-6) -> tuple:
+def _isotropy(k: np.ndarray, v: np.ndarray, group: np.ndarray, tol: float = 1e-6) -> tuple:
     """The symmetry type of ``(k, v)``: ``dim span{k, v, k*, v*}`` and the overlap sign
     changes (rows of ``SYMMETRIES``) that fix its overlaps, within `tol`."""
 
     ov = to_overlaps(np.concatenate([k, v])[:, None])[:, 0]
     sv = np.linalg.svd(np.array([[k[2], k[3]], [v[2], v[3]]]), compute_uv=False)
-    return 2 + int(np.sum(sv > tol)), _fixing(ov, tol)
+    return 2 + int(np.sum(sv > tol)), _fixing(ov, tol, group)
 
 
-def _fixing(ov: np.ndarray, tol: float) -> frozenset:
+def _fixing(ov: np.ndarray, tol: float, group: np.ndarray) -> frozenset:
     """The rows of ``SYMMETRIES`` (the identity included) whose sign changes fix ``ov``:
     the overlaps they flip are zero within `tol`."""
-    return frozenset(i for i, g in enumerate(SYMMETRIES) if np.all(np.abs(ov[g < 0]) <= tol))
+    return frozenset(i for i, g in enumerate(group) if np.all(np.abs(ov[g < 0]) <= tol))
 
 
 def _more_symmetric(now: tuple, before: tuple) -> bool:
@@ -1376,7 +1376,10 @@ def _follow(params: Params, k, v, grid: np.ndarray, min_step: float):
                 # the whole step lands on the grid point itself, not on a rounding of it
                 lam_try = target if h == target - lam_now else lam_now + h
                 res = _corrector(params, k, v, prev, lam_try, h)
-                if res is not None and _more_symmetric(_isotropy(*res), _isotropy(k, v)):
+                group = symmetries(params)
+                if res is not None and _more_symmetric(
+                    _isotropy(*res, group), _isotropy(k, v, group)
+                ):
                     # the step landed on a more symmetric branch: a pitchfork in between?
                     out = _arc_through(
                         params, k, v, float(lam_now), prev, float(lam_try), float(grid[-1])
@@ -1486,6 +1489,7 @@ def continuation(
     seeds = max(2, positive_int(seeds, "seeds", upper=100))
     grid = np.geomspace(lo, hi, steps + 1)
     seed_at = sorted({round(float(x)) for x in np.linspace(0, steps, seeds)})
+    group = symmetries(params)  # the model's: softmax's weights are not odd
     branches: list[Branch] = []
     events: list[dict] = []
     not_followed: list[dict] = []
@@ -1502,7 +1506,9 @@ def continuation(
         for q in isolated:
             covered = any(
                 b.lam[0] <= lam_s <= b.lam[-1]
-                and same_point(b.overlaps[int(np.argmin(np.abs(b.lam - lam_s)))], q.overlaps)
+                and same_point(
+                    b.overlaps[int(np.argmin(np.abs(b.lam - lam_s)))], q.overlaps, group=group
+                )
                 for b in branches
             )
             if covered:
@@ -1561,7 +1567,7 @@ def continuation(
             for lam_c in common:
                 oi = bi.overlaps[int(np.argmin(np.abs(bi.lam - lam_c)))]
                 oj = bj.overlaps[int(np.argmin(np.abs(bj.lam - lam_c)))]
-                if same_point(oi, oj):
+                if same_point(oi, oj, group=group):
                     events.append({"lam": float(lam_c), "branch": i, "type": "meets", "other": j})
                     break
     # a branch that meets another where lambda turns back: which branch holds that point
@@ -1574,7 +1580,10 @@ def continuation(
                     if j != e["branch"]
                     and bj.lam[0] - 1e-9 <= e["lam"] <= bj.lam[-1] + 1e-9
                     and same_point(
-                        bj.overlaps[int(np.argmin(np.abs(bj.lam - e["lam"])))], e["at"], 1e-2
+                        bj.overlaps[int(np.argmin(np.abs(bj.lam - e["lam"])))],
+                        e["at"],
+                        1e-2,
+                        group,
                     )
                 ),
                 None,

@@ -47,14 +47,14 @@ def _save(fig, path, dpi: int) -> None:
         )
 
 
-def _end_groups(final: np.ndarray, tol: float = 0.05) -> list[np.ndarray]:
-    """Runs grouped by their end point, up to the risk's symmetries (largest group first)."""
+def _end_groups(final: np.ndarray, group: np.ndarray, tol: float = 0.05) -> list[np.ndarray]:
+    """Runs grouped by their end point, up to the risk's symmetries `group` (largest first)."""
     from .critical import same_point
 
     groups: list[list[int]] = []
     for i, o in enumerate(final):
         for g in groups:
-            if same_point(final[g[0]], o, tol=tol):
+            if same_point(final[g[0]], o, tol=tol, group=group):
                 g.append(i)
                 break
         else:
@@ -62,18 +62,18 @@ def _end_groups(final: np.ndarray, tol: float = 0.05) -> list[np.ndarray]:
     return [np.array(g) for g in sorted(groups, key=len, reverse=True)]
 
 
-def _fmt(o, canonical_form: bool = True) -> str:
-    """An end point as text to 2 decimals (its symmetric representative by default)."""
+def _fmt(o, group: np.ndarray | None = None) -> str:
+    """An end point as text to 2 decimals (its representative under `group`, if given)."""
     from .critical import canonical, overlaps_text
 
-    return overlaps_text(canonical(o) if canonical_form else o, 2)
+    return overlaps_text(o if group is None else canonical(o, group), 2)
 
 
 #: A run still moving more than this per step at its last record has not settled.
 SETTLED_SPEED = 1e-9
 
 
-def _group_label(ov: np.ndarray, g: np.ndarray, steps: np.ndarray) -> str:
+def _group_label(ov: np.ndarray, g: np.ndarray, steps: np.ndarray, group: np.ndarray) -> str:
     """A group's label: its size, whether its runs settled, where, and any folding.
 
     A run has settled when its overlaps moved less than :data:`SETTLED_SPEED` per step
@@ -86,7 +86,7 @@ def _group_label(ov: np.ndarray, g: np.ndarray, steps: np.ndarray) -> str:
     still = int(np.sum(speed >= SETTLED_SPEED))
     images = len({tuple(np.round(o, 2) + 0.0) for o in end})
     # one end point: shown as it is; several images of one point: their representative
-    where = _fmt(end[0]) if images > 1 else _fmt(end[0], canonical_form=False)
+    where = _fmt(end[0], group) if images > 1 else _fmt(end[0])
     n, R = len(g), ov.shape[1]
     notes = []
     if still:
@@ -125,7 +125,10 @@ def experiment_figure(result, path: str | Path, *, dpi: int = 110) -> Path:
     ov = tr.overlaps  # (n_rec, R, 5)
     steps = tr.step
     R = ov.shape[1]
-    groups = _end_groups(ov[-1])
+    from .critical import symmetries
+
+    group = symmetries(e.params)
+    groups = _end_groups(ov[-1], group)
     fig = _new_figure(figsize=(11.5, 8.4), constrained_layout=True)
     (a_risk, a_abs), (a_path, a_dist) = fig.subplots(2, 2)
     excess = tr.risk - e.eps**2
@@ -137,7 +140,7 @@ def experiment_figure(result, path: str | Path, *, dpi: int = 110) -> Path:
     dist = np.sqrt(np.sum(ov[..., 2:] ** 2, axis=-1))
     for j, g in enumerate(groups):
         colour = _OKABE_ITO[j % len(_OKABE_ITO)]
-        label = _group_label(ov, g, steps)
+        label = _group_label(ov, g, steps, group)
         for ax, y in ((a_risk, excess[:, g]), (a_dist, dist[:, g])):
             if len(g) == 1:
                 ax.plot(steps, y[:, 0], color=colour, lw=1.2, label=label)
@@ -154,7 +157,7 @@ def experiment_figure(result, path: str | Path, *, dpi: int = 110) -> Path:
                 color=colour,
                 ls=ls,
                 lw=1.3,
-                label=f"{name}, {len(g)} runs, end {_fmt(ov[-1, g[0]])}",
+                label=f"{name}, {len(g)} runs, end {_fmt(ov[-1, g[0]], group)}",
             )
             if len(g) > 1:
                 a_abs.fill_between(
@@ -765,7 +768,7 @@ def off_manifold_figure(
                 f"{near.min():.2g} to {near.max():.2g})"
             )
         else:
-            label = f"{members.size} of {b.n} runs at {_fmt(b.minima[j])}: {b.names[j]}"
+            label = f"{members.size} of {b.n} runs at {_fmt(b.minima[j])}: {b.names[j]}"  # one per orbit
         for r, i in enumerate(members):
             ax.plot(
                 b.trace_step,

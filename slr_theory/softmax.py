@@ -130,7 +130,9 @@ def d_mu(term: Term, s: int, gamma: float) -> dict[Term, float]:
     return {k: v for k, v in out.items() if v != 0.0}
 
 
-def risk_expression(d: int, L: int, gamma: float, s: int) -> list[tuple[int, float, tuple, Term]]:
+def risk_expression(
+    d: int, L: int, gamma: float, s: int, *, stable: bool = False
+) -> list[tuple[int, float, tuple, Term]]:
     """The risk of softmax attention minus ``eps^2``, term by term.
 
     ``R = eps^2 + sum c * nu^a theta^b eta^c rho^e * T`` over the returned
@@ -139,12 +141,20 @@ def risk_expression(d: int, L: int, gamma: float, s: int) -> list[tuple[int, flo
     interactions)``: each informative token alone (``E (W_i - p_i V_i)^2``), each
     distractor alone (``E p_m^2 V_m^2``), and every product of two different tokens.
 
+    With ``stable=True`` the informative token's part on M, ``s gamma^2 (1 - 2 nu E p_1 +
+    E p_1^2)``, a difference of numbers of order one near the optimum, is written as
+    ``s gamma^2 (E (1 - p_1)^2 + 2 (1 - nu) E p_1)`` with ``1 - p_1`` the other tokens'
+    weights: a sum of non-negative terms, so the risk keeps its relative precision where
+    it is small. Its term ``("1-nu", T)`` stands for ``(1 - nu) T``.
+
     Parameters
     ----------
     d, L : int
     gamma : float
     s : int
         Informative tokens, ``1 <= s <= L``.
+    stable : bool
+        The cancellation-free form of the value (not for differentiation).
 
     Returns
     -------
@@ -201,6 +211,17 @@ def risk_expression(d: int, L: int, gamma: float, s: int) -> list[tuple[int, flo
         (2, 2 * s * D, m(RH, RH), (2, ((1, 1),), ((1, 1),))),
         (2, D * (D - 1), m(RH, RH), (2, (), ((1, 1), (1, 1)))),
     ]
+    if stable:  # 1 - 2 nu E p_1 + E p_1^2 = E (1 - p_1)^2 + 2 (1 - nu) E p_1
+        on_m = {(s * G, m(), None), (-2 * s * G, m(NU), t1), (s * G, m(), t2)}
+        rows = [r for r in rows if (r[0], *r[1:]) not in {(0, *x) for x in on_m}]
+        rows[:0] = [
+            (0, 2 * s * G, m(), ("1-nu", t1)),
+            (0, s * G * (s - 1), m(), t2),
+            (0, s * G * D, m(), d2),
+            (0, s * G * (s - 1) * (s - 2), m(), (2, ((1, 0), (1, 0)), ())),
+            (0, 2 * s * G * (s - 1) * D, m(), (2, ((1, 0),), ((1, 0),))),
+            (0, s * G * D * (D - 1), m(), (2, (), ((1, 0), (1, 0)))),
+        ]
     return [r for r in rows if r[1] != 0]
 
 

@@ -27,6 +27,7 @@ from .critical import (
     overlaps_text,
     pgd_map_spectrum,
     same_point,
+    symmetries,
 )
 from .experiments import ExperimentResult
 from .landscape import Basins, Continuation, PortraitData, StabilityMap, basins
@@ -654,7 +655,10 @@ def findings(s: Study) -> list[str]:
     if off:
         q = off[0]
         gap = q.risk - (optimum.risk if optimum is not None else best.risk)
-        j = next((j for j, m in enumerate(b.minima) if same_point(m, q.overlaps, tol=1e-6)), None)
+        group = symmetries(p)
+        j = next(
+            (j for j, m in enumerate(b.minima) if same_point(m, q.overlaps, 1e-6, group)), None
+        )
         reached = j is not None and at[j] > 0
         sentence += (
             (" Runs end off M because the" if reached else " The")

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .critical import canonical, critical_points, same_point
+from .critical import canonical, critical_points, same_point, symmetries
 from .landscape import basins, stability_map
 from .params import Params, check_params
 from .validate import boolean, positive_int, positive_real
@@ -135,7 +135,8 @@ def atlas_cell(
     search_seed, basin_seed = (int(x) for x in ss.generate_state(2))
     found = critical_points(params, rng=search_seed)
     minima = [q for q in found if q.index == 0]
-    optimum = next((q for q in found if same_point(q.overlaps, _OPTIMUM)), None)
+    group = symmetries(params)
+    optimum = next((q for q in found if same_point(q.overlaps, _OPTIMUM, group=group)), None)
     if alpha is None:
         top = max(float(np.max(q.hessian_eigenvalues)) for q in minima)
         alpha = STEP_SHARE * 2.0 / top
@@ -150,7 +151,7 @@ def atlas_cell(
         rng=basin_seed,
         points=found,
     )
-    at_opt = [i for i, m in enumerate(b.minima) if same_point(m, _OPTIMUM)]
+    at_opt = [i for i, m in enumerate(b.minima) if same_point(m, _OPTIMUM, group=group)]
     share = stability_map(params, stability_grid).attracting_share
     return {
         "lam": float(params.lam),
@@ -167,7 +168,7 @@ def atlas_cell(
             and optimum.index == 0
             and optimum.risk <= glob.risk + 1e-12 * abs(glob.risk)
         ),
-        "global_min_overlaps": [float(x) for x in canonical(glob.overlaps)],
+        "global_min_overlaps": [float(x) for x in canonical(glob.overlaps, group)],
         "global_min_risk": float(glob.risk),
         "optimum_risk": float(optimum.risk) if optimum is not None else float("nan"),
         "m_attracting_fraction": float(share),

@@ -121,6 +121,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "critical.polish": ((P6, K[:4], V[:4]), {"tol": 1e-10, "iterations": 5, "damping": 1e-3}),
     "critical.manifold_certificate": ((P,), {}),
     "critical.manifold_critical_overlaps": ((P,), {}),
+    "critical.symmetries": ((P,), {}),
     "critical.hessian_norm_bound": ((P,), {}),
     "pgd_map_spectrum": ((ORIGIN, 1e-3), {}),
     "lipschitz_bound": ((P,), {"samples": 50}),
@@ -474,6 +475,7 @@ PINNED = [
     ("landscape.saddle_escape", "r0", 1e-300),  # NaN: the integrator cannot resolve it
     ("nonlinearity.gaussian_moments", "order", 0.0),  # range(0.0 + 1): a TypeError
     ("nonlinearity.gaussian_moments", "order", np.zeros((2, 3))),  # ambiguous `in`
+    ("experiments.cost", "steps_scale", True),  # a bool taken for the number 1
 ]
 
 
