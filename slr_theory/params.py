@@ -193,6 +193,19 @@ class Params:
                 )
 
     @property
+    def lam_max(self) -> float:
+        """The largest temperature this model takes: ``DOMAIN["lam"]``'s, and for softmax
+        attention the bounds of :data:`slr_theory.softmax.SOFTMAX_DOMAIN`."""
+        hi = DOMAIN["lam"][1]
+        if self.attention == "softmax":
+            hi = min(
+                hi,
+                SOFTMAX_DOMAIN["mean_logit"] / float(np.sqrt(self.d / 2.0)),
+                SOFTMAX_DOMAIN["spread"] / max(1.0, self.gamma),
+            )
+        return float(hi)
+
+    @property
     def closed_form(self) -> bool:
         """Whether the risk has the closed forms of ``erf`` (pointwise attention)."""
         return self.attention == "pointwise" and self.nonlinearity == "erf"

@@ -78,7 +78,9 @@ def oracle_risk(params: Params) -> float:
 def optimal_lambda(params: Params, lam_range: tuple[float, float] = (1e-6, 1e3)) -> float:
     """The temperature minimising :func:`oracle_risk` for ``(d, L, gamma, eps)``.
 
-    Minimised over ``log(lam)`` by bounded Brent; ``params.lam`` is ignored.
+    Minimised over ``log(lam)`` by bounded Brent; ``params.lam`` is ignored. The
+    interval is cut at the model's :attr:`slr_theory.Params.lam_max` (softmax attention's
+    risk at the optimum falls as ``lam`` grows: its minimum is then that edge).
     The risk trades the distractor floor ``(L - 1) zeta(0, lam)`` (small ``lam``)
     against the informative error ``gamma^2 E erfc(...)^2`` (large ``lam sqrt(d)``).
 
@@ -103,7 +105,9 @@ def optimal_lambda(params: Params, lam_range: tuple[float, float] = (1e-6, 1e3))
     >>> bool(oracle_risk(p.replace(lam=lam)) <= oracle_risk(p.replace(lam=2 * lam)))
     True
     """
-    lo, hi = np.log(temperature_range(lam_range))
+    lo, hi = temperature_range(lam_range)
+    hi = min(hi, params.lam_max)
+    lo, hi = np.log(min(lo, hi)), np.log(hi)
     res = minimize_scalar(
         lambda u: oracle_risk(params.replace(lam=float(np.exp(u)))),
         bounds=(lo, hi),

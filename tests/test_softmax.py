@@ -382,3 +382,26 @@ def test_the_stable_value_is_the_expanded_one():
         np.testing.assert_allclose(
             _value(p, kappa, ov4, True), _value(p, kappa, ov4, False), rtol=1e-13
         )
+
+
+@pytest.mark.parametrize("s_", [1, 2])
+@pytest.mark.parametrize(
+    "ov", [(0.3, 0.4, 0.1, -0.2, 0.25), (-0.6, 0.5, 0.3, 0.4, -0.1), (0.95, 0.97, 0.05, 0.1, 0.14)]
+)
+def test_risk_off_m_at_two_tokens_matches_mpmath(s_, ov):
+    """Off M: against 1-D mpmath quadrature over the keys' difference (no Laplace transform)."""
+    from slr_theory.verify.risk_checks import mp_softmax_risk_two_tokens
+
+    for lam in (0.3, 1.7):
+        p = Params(d=24, L=2, lam=lam, gamma=0.8, s=s_, eps=0.05, attention="softmax")
+        ref = float(mp_softmax_risk_two_tokens(p, ov, dps=30))
+        assert abs(risk(p, *ov) - ref) <= 1e-12 * ref
+
+
+def test_the_oracle_temperature_stays_in_the_models_domain():
+    from slr_theory.statistics import optimal_lambda
+
+    p = Params.paper().replace(attention="softmax")
+    assert p.lam_max == pytest.approx(10 / 1.0)
+    assert optimal_lambda(p) == pytest.approx(p.lam_max, rel=1e-6)  # R(k*, v*) falls with lam
+    assert Params.paper().lam_max == 1e3

@@ -16,7 +16,7 @@ from ..risk import risk_components
 from .reference import MP_NONLINEARITIES, mp_expect
 from .registry import Check, register
 
-__all__ = ["mp_risk_components"]
+__all__ = ["mp_risk_components", "mp_softmax_risk_two_tokens"]
 
 
 def mp_risk_components(
@@ -89,6 +89,80 @@ def mp_risk_components(
         return out
 
 
+def mp_softmax_risk_two_tokens(params: Params, overlaps, dps: int = 30) -> mp.mpf:
+    """The risk of softmax attention on ``L = 2`` tokens by 1-D quadrature, without Laplace.
+
+    With two tokens the weights are ``p_1 = 1 / (1 + e^{-lambda Delta})``, a function of
+    the keys' difference ``Delta = U_1 - U_2`` only. Conditioned on the keys, the risk is
+    a polynomial of degree two in the centred keys ``D_1, D_2`` (docs/theory.md, softmax
+    attention); given ``Delta`` they are Gaussian with known moments, which leaves one
+    integral over ``Delta`` for mpmath. Nothing is shared with the engine's terms.
+
+    Parameters
+    ----------
+    params : Params
+        ``L = 2``, ``attention = "softmax"``, ``s`` 1 or 2.
+    overlaps : sequence of five numbers
+    dps : int
+
+    Returns
+    -------
+    mpmath.mpf
+        The total risk.
+    """
+    if params.L != 2 or params.attention != "softmax":
+        raise ValueError(f"`params` must be softmax attention on L = 2 tokens, got {params!r}.")
+    kappa, nu, theta, eta, rho = (mp.mpf(float(x)) for x in overlaps)
+    with mp.workdps(dps):
+        lam, G = mp.mpf(params.lam), mp.mpf(params.gamma) ** 2
+        B = mp.sqrt(mp.mpf(params.d) / 2)
+        inf = [True, params.s == 2]  # token 1 is informative; token 2 if s = 2
+        mean = [B * kappa, B * kappa if inf[1] else mp.mpf(0)]
+        var = [G, G if inf[1] else mp.mpf(1)]
+        tot = var[0] + var[1]
+        c = var[0] * var[1] / tot  # Var(D_i | Delta) = Cov(D_1, D_2 | Delta)
+
+        def given(delta):  # E[(Y - T)^2 | Delta]
+            z = delta - (mean[0] - mean[1])
+            m = [var[0] * z / tot, -var[1] * z / tot]  # E[D_i | Delta]
+            p = [1 / (1 + mp.exp(-lam * delta)), 1 / (1 + mp.exp(lam * delta))]
+            # E[(Y - T) | U] = sum_i in J eta D_i - sum_l p_l (a_l + rho D_l), linear in D
+            lin = [
+                (eta if inf[i] else 0) - p[i] * rho for i in range(2)
+            ]  # coefficients of D_1, D_2
+            const = -sum(p[i] * (B * theta if inf[i] else 0) for i in range(2))
+            e_lin = const + lin[0] * m[0] + lin[1] * m[1]
+            var_lin = c * (lin[0] ** 2 + lin[1] ** 2 + 2 * lin[0] * lin[1])
+            cond_var = 0
+            for i in range(2):  # Var(W_i - p_i V_i | U) or p_m^2 Var(V_m | U)
+                if inf[i]:
+                    cond_var += G * ((1 - eta**2) - 2 * p[i] * (nu - rho * eta))
+                    cond_var += G * p[i] ** 2 * (1 - rho**2)
+                else:
+                    cond_var += p[i] ** 2 * (1 - rho**2)
+            return cond_var + e_lin**2 + var_lin
+
+        sd = mp.sqrt(tot)
+        mu = mean[0] - mean[1]
+        value = mp_expect(given, mu, sd, dps, max_extra_digits=0)
+        return mp.mpf(params.eps) ** 2 + value
+
+
+def _draw_softmax(rng: np.random.Generator) -> dict:
+    x, y = rng.standard_normal(6), rng.standard_normal(6)
+    k, v = x / np.linalg.norm(x), y / np.linalg.norm(y)
+    ov = (k[0], v[1], v[0], k[1], k @ v)
+    p = {
+        "d": int(rng.integers(4, 60)),
+        "L": 2,
+        "s": int(rng.integers(1, 3)),
+        "lam": float(10 ** rng.uniform(-1, 0.3)),
+        "gamma": float(rng.uniform(0.3, 1.5)),
+        "eps": float(rng.uniform(0, 0.3)),
+    }
+    return {**p, **dict(zip(OVERLAP_NAMES, map(float, ov), strict=True))}
+
+
 def _draw(rng: np.random.Generator) -> dict:
     x, y = rng.standard_normal(6), rng.standard_normal(6)
     k, v = x / np.linalg.norm(x), y / np.linalg.norm(y)
@@ -104,10 +178,11 @@ def _draw(rng: np.random.Generator) -> dict:
 
 
 def _split(p, sigma: str = "erf"):
+    """The model and the overlaps of a check's point; `sigma` ``"softmax"`` names the attention."""
     params = Params(
         **{k: p[k] for k in ("d", "L", "lam", "gamma", "eps")},
         s=int(p.get("s", 1)),
-        nonlinearity=sigma,
+        **({"attention": "softmax"} if sigma == "softmax" else {"nonlinearity": sigma}),
     )
     return params, [p[n] for n in OVERLAP_NAMES]
 
@@ -125,7 +200,8 @@ def _mc(rng, n, sigma: str = "erf", **p):
     for start in range(0, n, per):
         m = min(per, n - start)
         X, y, _ = sample(params, m, rng, ks, vs)
-        out[start : start + m] = (y - predict(X, k, v, params.lam, params.nonlinearity)) ** 2
+        T = predict(X, k, v, params.lam, params.nonlinearity, params.attention)
+        out[start : start + m] = (y - T) ** 2
     return out
 
 
@@ -170,6 +246,21 @@ for _sigma in ("tanh", "algebraic", "arctan"):  # the quadrature backend, same r
             rtol=1e-12,
         )
     )
+
+
+register(
+    Check(
+        name="risk.total_softmax",
+        description="softmax attention's risk (Laplace-transform terms) vs 1-D quadrature "
+        "over the keys' difference at L = 2 (mpmath) vs the data model",
+        closed_form=lambda **p: _closed(p, "softmax").total,
+        reference=lambda **p: mp_softmax_risk_two_tokens(*_split(p, "softmax")),
+        monte_carlo=lambda rng, n, **p: _mc(rng, n, "softmax", **p),
+        params={**_DEFAULT, "L": 2},
+        draw=_draw_softmax,
+        rtol=1e-11,
+    )
+)
 
 
 def _mc_informative(rng, n, **p):
