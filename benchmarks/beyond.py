@@ -116,6 +116,26 @@ def main() -> None:
                     f"{np.median(b.distance[left]):.3f}, stalled {int(b.stalled[left].sum())}",
                     flush=True,
                 )
+                near = [  # the minimum each unconverged run is nearest to, up to symmetry
+                    min(
+                        range(len(b.attractors)),
+                        key=lambda j, f=f: min(
+                            np.linalg.norm(f - o)
+                            for o in [b.attractors[j].overlaps, *b.attractors[j].symmetry_copies]
+                        ),
+                    )
+                    for f in b.final[left]
+                ]
+                counts = ", ".join(
+                    f"{describe(q.overlaps)} {near.count(j)}"
+                    for j, q in enumerate(b.attractors)
+                    if near.count(j)
+                )
+                print(
+                    f"  nearest minimum of the unconverged runs: {counts}; distance at most "
+                    f"{b.distance[left].max():.3f}",
+                    flush=True,
+                )
 
 
 if __name__ == "__main__":

@@ -506,6 +506,18 @@ def _nonlinearities(text: str):
     return names
 
 
+def _attentions(text: str):
+    from .params import ATTENTIONS
+
+    names = text.split(",")
+    if not all(n in ATTENTIONS for n in names) or len(set(names)) < len(names):
+        raise argparse.ArgumentTypeError(
+            f"must be distinct names among {', '.join(ATTENTIONS)}, separated by commas, "
+            f"got {text!r}"
+        )
+    return names
+
+
 def _atlas_parser(sub) -> None:
     from .trajectory import MAX_ALPHA
 
@@ -546,6 +558,12 @@ def _atlas_parser(sub) -> None:
     )
     a.add_argument(
         "--nonlinearity", type=_nonlinearities, default=["erf"], help="the attention's sigma"
+    )
+    a.add_argument(
+        "--attention",
+        type=_attentions,
+        default=["pointwise"],
+        help="pointwise and/or softmax (softmax cells need --nonlinearity erf)",
     )
     a.add_argument("--eps", type=_in_domain("eps", float), default=0.0, help="label noise")
     a.add_argument(
@@ -589,8 +607,13 @@ def _cmd_atlas(args) -> int:
     from .work import WorkEstimate, critical_cost, pgd_cost
 
     cells = 1
-    for v in (args.lam, args.L, args.gamma, args.d, args.s, args.nonlinearity):
+    for v in (args.lam, args.L, args.gamma, args.d, args.s, args.nonlinearity, args.attention):
         cells *= len(v)
+    if "softmax" in args.attention and args.nonlinearity != ["erf"]:
+        raise _UsageError(
+            "slr-theory atlas: error: argument --attention: softmax cells have no "
+            f"nonlinearity: give --nonlinearity erf with it, got {','.join(args.nonlinearity)}"
+        )
     jobs = args.jobs or (os.cpu_count() or 1)
     one = critical_cost(512).seconds + pgd_cost(args.max_steps, args.basin_runs).seconds
     _within(
@@ -610,6 +633,7 @@ def _cmd_atlas(args) -> int:
             d=args.d,
             s=args.s,
             nonlinearity=args.nonlinearity,
+            attention=args.attention,
             basin_runs=args.basin_runs,
             alpha=args.alpha,
             steps=args.steps,
@@ -659,13 +683,13 @@ def _dask_client(address: str):
 
 def _atlas_text(result, out) -> str:
     lines = [
-        "cell  lam        L    gamma     d     s  sigma      crit  opt index  global  "
+        "cell  lam        L    gamma     d     s  sigma      attention  crit  opt index  global  "
         "basin of opt      unconv.  M attracts"
     ]
     for r in result.rows:
         lines.append(
             f"{r['cell']:<5d} {r['lam']:<10.4g} {r['L']:<4d} {r['gamma']:<9.4g} {r['d']:<5d} "
-            f"{r['s']:<2d} {r['nonlinearity']:<10s} {r['n_critical']:<5d} "
+            f"{r['s']:<2d} {r['nonlinearity']:<10s} {r['attention']:<10s} {r['n_critical']:<5d} "
             f"{r['optimum_index']:<10d} {'yes' if r['optimum_is_global'] else 'no':<7s} "
             f"{r['optimum_basin_fraction']:.3f} ± {r['optimum_basin_se']:.3f}   "
             f"{r['basin_unconverged_fraction']:<8.3f} {r['m_attracting_fraction']:.3f}"

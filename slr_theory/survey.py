@@ -42,7 +42,9 @@ __all__ = [
 ]
 
 #: The axes a grid may span, in the order the cells are numbered (the last varies fastest).
-AXES = ("lam", "L", "gamma", "d", "s", "nonlinearity")
+AXES = ("lam", "L", "gamma", "d", "s", "nonlinearity", "attention")
+#: The axes whose values are names.
+_TEXT_AXES = ("nonlinearity", "attention")
 #: The columns of :attr:`Atlas.rows`, in the order of the table.
 COLUMNS = (
     "cell",
@@ -160,6 +162,7 @@ def atlas_cell(
         "d": int(params.d),
         "s": int(params.s),
         "nonlinearity": params.sigma_name,
+        "attention": params.attention,
         "eps": float(params.eps),
         "n_critical": len(found),
         "optimum_index": int(optimum.index) if optimum is not None else -1,
@@ -271,8 +274,9 @@ def _row_from_table(raw: dict) -> dict:
     ints = ("cell", "L", "d", "s", "n_critical", "optimum_index", "basin_runs")
     row = {}
     for name in COLUMNS:
-        value = raw[name]
-        if name == "nonlinearity":
+        # a table written before the attention axis: the paper's pointwise attention
+        value = raw.get(name, "pointwise") if name == "attention" else raw[name]
+        if name in _TEXT_AXES:
             row[name] = str(value)
         elif name == "global_min_overlaps":
             row[name] = [float(x) for x in str(value).split()]
@@ -306,6 +310,7 @@ def _write_table(a: Atlas, path: Path) -> None:
 def _arrow_schema(pa):
     kinds = {
         "nonlinearity": pa.string(),
+        "attention": pa.string(),
         "global_min_overlaps": pa.string(),
         "optimum_is_global": pa.bool_(),
     }
@@ -361,6 +366,7 @@ def _params_dict(p: Params) -> dict:
         "eps": p.eps,
         "s": p.s,
         "nonlinearity": p.sigma_name,
+        "attention": p.attention,
     }
 
 
@@ -373,9 +379,11 @@ def _spec(a: Atlas) -> dict:
 
 
 def _from_spec(spec: dict, rows: list[dict]) -> Atlas:
+    # a table written before the attention axis: the paper's pointwise attention
+    axes = {"attention": ["pointwise"], **spec["axes"]}
     return Atlas(
         base=Params(**spec["base"]),
-        axes={k: list(spec["axes"][k]) for k in AXES},  # in cell order (JSON sorts keys)
+        axes={k: list(axes[k]) for k in AXES},  # in cell order (JSON sorts keys)
         settings=dict(spec["settings"]),
         rows=sorted(rows, key=lambda r: r["cell"]),
     )
@@ -411,7 +419,7 @@ def _axis(name: str, values, base: Params) -> list:
     if len(set(map(str, values))) < len(values):
         raise ValueError(f"`{name}` must not repeat a value, got {values!r}.")
     return [
-        v if name == "nonlinearity" else float(v) if name in ("lam", "gamma") else int(v)
+        v if name in _TEXT_AXES else float(v) if name in ("lam", "gamma") else int(v)
         for v in values
     ]
 
@@ -425,6 +433,7 @@ def atlas(
     d=None,
     s=None,
     nonlinearity=None,
+    attention=None,
     basin_runs: int = 1000,
     alpha: float | None = None,
     steps: int = 20_000,
@@ -443,7 +452,7 @@ def atlas(
     ----------
     base : Params
         Every axis not given keeps its value here.
-    lam, L, gamma, d, s, nonlinearity : value or sequence, optional
+    lam, L, gamma, d, s, nonlinearity, attention : value or sequence, optional
         The values of each axis (each checked as :class:`~slr_theory.Params` checks it).
         Cells are numbered in the order of :data:`AXES`, the last varying fastest.
     basin_runs, alpha, steps, max_steps, stability_grid :
@@ -482,7 +491,8 @@ def atlas(
     [(0.1, 0, False), (0.3, 0, False)]
     """
     base = check_params(base)
-    given = {"lam": lam, "L": L, "gamma": gamma, "d": d, "s": s, "nonlinearity": nonlinearity}
+    given = {"lam": lam, "L": L, "gamma": gamma, "d": d, "s": s}
+    given |= {"nonlinearity": nonlinearity, "attention": attention}
     axes = {name: _axis(name, given[name], base) for name in AXES}
     cells = list(itertools.product(*axes.values()))
     if len(cells) > MAX_CELLS:

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from slr_theory import OVERLAP_NAMES, cli
 
-MODEL = "--d 400 --L 10 --lam 0.1 --gamma 0.7 --eps 0.0"
+MODEL = "--d 400 --L 10 --lam 0.1 --gamma 0.7 --eps 0.0 --attention pointwise"
 BASE: dict[str, list[str]] = {
     name: argv.split()
     for name, argv in {
@@ -38,7 +38,7 @@ BASE: dict[str, list[str]] = {
         "reproduce": "reproduce gd_manifold --out figs --seed 0 --repeats 2 "
         "--steps-scale 0.01 --jobs 1",
         "atlas": "atlas --out at --lam 0.3 --L 4 --gamma 0.7 --d 8 --s 1 --nonlinearity erf "
-        "--basin-runs 4 --steps 10 --max-steps 10 --jobs 1 --seed 0",
+        "--attention pointwise --basin-runs 4 --steps 10 --max-steps 10 --jobs 1 --seed 0",
     }.items()
 }
 TEXTS = [
@@ -138,6 +138,7 @@ def stubs(monkeypatch, tmp_path):
         p = check_params(params)
         row = dict.fromkeys(survey.COLUMNS[1:], 0)
         row.update(lam=p.lam, L=p.L, gamma=p.gamma, d=p.d, s=p.s, nonlinearity=p.sigma_name)
+        row.update(attention=p.attention)
         row.update(eps=p.eps, optimum_is_global=True, global_min_overlaps=[1.0, 1, 0, 0, 0])
         return row
 

@@ -149,3 +149,25 @@ def test_the_phase_diagram_is_drawn_from_the_rows(tmp_path, serial):
         atlas_figure(serial, tmp_path / "b.png", x="nonlinearity")
     with pytest.raises(ValueError, match="also spans L"):
         atlas_figure(serial, tmp_path / "b.png", x="lam", y="d")
+
+
+def test_attention_is_an_axis_recorded_in_every_row_and_table(tmp_path):
+    a = atlas(BASE, attention=["pointwise", "softmax"], jobs=1, **SMALL)
+    assert [r["attention"] for r in a.rows] == ["pointwise", "softmax"]
+    assert a.rows[1]["optimum_risk"] != a.rows[0]["optimum_risk"]  # a different model
+    path = a.write(tmp_path / "a.csv")
+    back = read_atlas(path)
+    assert [r["attention"] for r in back.rows] == ["pointwise", "softmax"]
+    assert back.axes["attention"] == ["pointwise", "softmax"]
+    # a table written before the axis existed reads as the paper's pointwise attention
+    lines = path.read_text().splitlines()
+    spec = json.loads(lines[0][len("# slr-theory atlas ") :])
+    del spec["base"]["attention"], spec["axes"]["attention"]
+    head = lines[1].split(",")
+    drop = head.index("attention")
+    old = [",".join(x for i, x in enumerate(line.split(",")) if i != drop) for line in lines[1:2]]
+    old_path = tmp_path / "old.csv"
+    old_path.write_text("\n".join([f"# slr-theory atlas {json.dumps(spec)}", *old]) + "\n")
+    assert read_atlas(old_path).axes["attention"] == ["pointwise"]
+    with pytest.raises(ValueError, match="nonlinearity"):
+        atlas(BASE.replace(nonlinearity="tanh"), attention=["softmax"], jobs=1, **SMALL)
