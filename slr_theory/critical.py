@@ -596,7 +596,7 @@ def _softmax_edge_roots(params: Params, nu: float) -> np.ndarray:
     flips = np.nonzero(np.sign(r[:-1]) * np.sign(r[1:]) < 0)[0]
     roots = [k[i] for i in np.nonzero(r == 0.0)[0]]
     roots += [
-        brentq(lambda x: float(r_kappa(x)[0]), k[i], k[i + 1], xtol=1e-15, rtol=4e-16)
+        brentq(lambda x: float(r_kappa(x)[0]), k[i], k[i + 1], xtol=1e-15, rtol=1e-15)
         for i in flips
     ]
     return np.array(sorted(roots))

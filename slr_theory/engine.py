@@ -794,31 +794,42 @@ def _softmax_expressions(d: int, L: int, gamma: float, S: int, orders: tuple) ->
     """Per row: ``{(monomial of (nu, theta, eta, rho), term): coefficient}`` (:mod:`.softmax`).
 
     Order 0 has the three :data:`COMPONENTS`, in the cancellation-free form of
-    :func:`slr_theory.softmax.risk_expression`; order 1 the five partials; order 2 the
-    entries of :data:`HESSIAN_PAIRS`. A partial in ``kappa`` is ``sqrt(d/2)`` times one in
+    :func:`slr_theory.softmax.risk_expression` (the derivatives differentiate that form:
+    near the optimum its terms are small where the risk is, so the gradient keeps its
+    relative precision too); order 1 the five partials; order 2 the entries of
+    :data:`HESSIAN_PAIRS`. A partial in ``kappa`` is ``sqrt(d/2)`` times one in
     the informative mean (:func:`slr_theory.softmax.d_mu`); the others act on monomials.
     """
     rows0: list[dict] = [{}, {}, {}]
     for comp, c, mono, term in risk_expression(d, L, gamma, S, stable=True):
         key = (mono, term)
         rows0[comp][key] = rows0[comp].get(key, 0.0) + c
-    total: dict = {}  # the expanded form: the derivatives act on it term by term
-    for _comp, c, mono, term in risk_expression(d, L, gamma, S):
-        total[(mono, term)] = total.get((mono, term), 0.0) + c
+    total: dict = {}
+    for row in rows0:
+        for key, c in row.items():
+            total[key] = total.get(key, 0.0) + c
     B = math.sqrt(d / 2.0)
 
+    def add(out: dict, key, c) -> None:
+        out[key] = out.get(key, 0.0) + c
+
     def diff(expr: dict, var: int) -> dict:
+        """The partial in overlap `var`; ``("1-nu", T)`` is ``(1 - nu) T``."""
         out: dict = {}
         for (mono, term), c in expr.items():
+            wrapped = term is not None and term[0] == "1-nu"
             if var == 0:
                 if term is None:
                     continue
-                for t2, c2 in d_mu(term, S, gamma).items():
-                    out[(mono, t2)] = out.get((mono, t2), 0.0) + B * c * c2
-            elif mono[var - 1]:
+                for t2, c2 in d_mu(_unwrap(term), S, gamma).items():
+                    add(out, (mono, ("1-nu", t2) if wrapped else t2), B * c * c2)
+                continue
+            if mono[var - 1]:
                 m2 = list(mono)
                 m2[var - 1] -= 1
-                out[(tuple(m2), term)] = out.get((tuple(m2), term), 0.0) + c * mono[var - 1]
+                add(out, (tuple(m2), term), c * mono[var - 1])
+            if wrapped and var == 1:  # d(1 - nu)/dnu
+                add(out, (mono, term[1]), -c)
         return {k: v for k, v in out.items() if v != 0.0}
 
     rows: list[dict] = []

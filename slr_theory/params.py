@@ -193,6 +193,21 @@ class Params:
                 )
 
     @property
+    def predictor(self) -> str:
+        """The predictor as text, e.g. ``T(X) = Σ_ℓ erf(λ X_ℓ·k) X_ℓ·v``."""
+        if self.attention == "softmax":
+            return "T(X) = Σ_ℓ softmax(λ X k)_ℓ X_ℓ·v"
+        return f"T(X) = Σ_ℓ {self.sigma_name}(λ X_ℓ·k) X_ℓ·v"
+
+    @property
+    def attention_tag(self) -> str:
+        """How the attention differs from the paper's, for titles: ``""``,
+        ``", σ = tanh"`` or ``", softmax attention"``."""
+        if self.attention == "softmax":
+            return ", softmax attention"
+        return f", σ = {self.sigma_name}" if self.sigma_name != "erf" else ""
+
+    @property
     def lam_max(self) -> float:
         """The largest temperature this model takes: ``DOMAIN["lam"]``'s, and for softmax
         attention the bounds of :data:`slr_theory.softmax.SOFTMAX_DOMAIN`."""

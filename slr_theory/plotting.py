@@ -698,7 +698,7 @@ def _draw_portrait(data, path, dpi: int) -> Path:
     ax.set_title(
         f"gradient flow on M (d = {params.d}, L = {params.L}, λ = {params.lam:g}"
         + (f", s = {params.s}" if params.s > 1 else "")
-        + (f", σ = {params.sigma_name}" if params.sigma_name != "erf" else "")
+        + params.attention_tag
         + "); streamlines "
         f"drawn at any speed,\nthe fastest on the grid |(κ′, ν′)| = {data.max_speed:.2g}",
         fontsize=10,

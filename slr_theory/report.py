@@ -207,7 +207,7 @@ def _header(s, dest) -> list[str]:
         f"slr-theory {s.version}. Parameters: `d = {p.d}`, `L = {p.L}`, `λ = {p.lam:g}`, "
         f"`γ = {p.gamma:.6g}` (`γ² = {p.gamma**2:.4g}`), `ε = {p.eps:g}`"
         + (f", `s = {p.s}` informative tokens" if p.s > 1 else "")
-        + (f", `σ = {p.sigma_name}`" if p.sigma_name != "erf" else "")
+        + (f", `{p.attention_tag[2:]}`" if p.attention_tag else "")
         + "; PGD step "
         f"`α = {s.alpha:g}`; seed {s.seed}. Every number below is at these parameters, "
         "except in sections 7 and 8, which say which they use. All numbers are in "
@@ -221,7 +221,7 @@ def _header(s, dest) -> list[str]:
             "γ² I)`, at a uniform subset `J` of the positions), the label "
             "`Y = Σ_{j∈J} X_j·v* + ξ`"
         )
-        + f", the predictor `T(X) = Σ_ℓ {p.sigma_name}(λ X_ℓ·k) X_ℓ·v` with unit "
+        + f", the predictor `{p.predictor}` with unit "
         "`k, v`; its risk depends on five overlaps `(κ, ν, θ, η, ρ) = (k·k*, v·v*, v·k*, "
         "k·v*, k·v)`. See `docs/theory.md`.",
         "",

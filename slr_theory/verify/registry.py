@@ -54,6 +54,9 @@ class Check:
         error is measured relative to ``max(|reference|, error_scale)``.
     z_max : float
         Largest accepted ``|z|`` of the Monte Carlo estimate.
+    fixed : mapping
+        Parameters the check keeps when it runs at a model's (``run_checks(at=...)``):
+        those its reference needs (e.g. ``L = 2``).
     """
 
     name: str
@@ -66,6 +69,7 @@ class Check:
     rtol: float = 1e-13
     error_scale: Callable[..., float] | None = None
     z_max: float = 5.0
+    fixed: Params = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -261,5 +265,7 @@ def run_checks(
             params.update({k: getattr(at, k) for k in MODEL_KEYS})
             if at.s != 1:  # s informative tokens: the model checks read it
                 params["s"] = at.s
+            params.update(check.fixed)
+            params["s"] = min(params.get("s", 1), params["L"])  # a fixed L bounds s
         results.append(evaluate(check, params, samples, rng))
     return results

@@ -252,13 +252,15 @@ register(
     Check(
         name="risk.total_softmax",
         description="softmax attention's risk (Laplace-transform terms) vs 1-D quadrature "
-        "over the keys' difference at L = 2 (mpmath) vs the data model",
+        "over the keys' difference at L = 2 (mpmath) vs the data model (at a model's "
+        "parameters: L = 2, at most 2 informative tokens)",
         closed_form=lambda **p: _closed(p, "softmax").total,
         reference=lambda **p: mp_softmax_risk_two_tokens(*_split(p, "softmax")),
         monte_carlo=lambda rng, n, **p: _mc(rng, n, "softmax", **p),
         params={**_DEFAULT, "L": 2},
         draw=_draw_softmax,
         rtol=1e-11,
+        fixed={"L": 2},
     )
 )
 
