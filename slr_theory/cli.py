@@ -494,28 +494,31 @@ def _axis_values(name: str, cast, geometric: bool):
     return parse
 
 
+def _names_among(choices: tuple):
+    """An argparse type: distinct names among `choices`, separated by commas."""
+
+    def parse(text: str):
+        names = text.split(",")
+        if not all(n in choices for n in names) or len(set(names)) < len(names):
+            raise argparse.ArgumentTypeError(
+                f"must be distinct names among {', '.join(choices)}, separated by commas, "
+                f"got {text!r}"
+            )
+        return names
+
+    return parse
+
+
 def _nonlinearities(text: str):
     from .nonlinearity import BUILTIN_NONLINEARITIES
 
-    names = text.split(",")
-    if not all(n in BUILTIN_NONLINEARITIES for n in names) or len(set(names)) < len(names):
-        raise argparse.ArgumentTypeError(
-            f"must be distinct names among {', '.join(BUILTIN_NONLINEARITIES)}, "
-            f"separated by commas, got {text!r}"
-        )
-    return names
+    return _names_among(tuple(BUILTIN_NONLINEARITIES))(text)
 
 
 def _attentions(text: str):
     from .params import ATTENTIONS
 
-    names = text.split(",")
-    if not all(n in ATTENTIONS for n in names) or len(set(names)) < len(names):
-        raise argparse.ArgumentTypeError(
-            f"must be distinct names among {', '.join(ATTENTIONS)}, separated by commas, "
-            f"got {text!r}"
-        )
-    return names
+    return _names_among(ATTENTIONS)(text)
 
 
 def _atlas_parser(sub) -> None:

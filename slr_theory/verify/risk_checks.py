@@ -148,21 +148,6 @@ def mp_softmax_risk_two_tokens(params: Params, overlaps, dps: int = 30) -> mp.mp
         return mp.mpf(params.eps) ** 2 + value
 
 
-def _draw_softmax(rng: np.random.Generator) -> dict:
-    x, y = rng.standard_normal(6), rng.standard_normal(6)
-    k, v = x / np.linalg.norm(x), y / np.linalg.norm(y)
-    ov = (k[0], v[1], v[0], k[1], k @ v)
-    p = {
-        "d": int(rng.integers(4, 60)),
-        "L": 2,
-        "s": int(rng.integers(1, 3)),
-        "lam": float(10 ** rng.uniform(-1, 0.3)),
-        "gamma": float(rng.uniform(0.3, 1.5)),
-        "eps": float(rng.uniform(0, 0.3)),
-    }
-    return {**p, **dict(zip(OVERLAP_NAMES, map(float, ov), strict=True))}
-
-
 def _draw(rng: np.random.Generator) -> dict:
     x, y = rng.standard_normal(6), rng.standard_normal(6)
     k, v = x / np.linalg.norm(x), y / np.linalg.norm(y)
@@ -175,6 +160,11 @@ def _draw(rng: np.random.Generator) -> dict:
         "eps": float(rng.uniform(0, 0.3)),
     }
     return {**p, **dict(zip(OVERLAP_NAMES, map(float, ov), strict=True))}
+
+
+def _draw_softmax(rng: np.random.Generator) -> dict:
+    """A random point of the softmax check: L = 2 tokens, one or both informative."""
+    return {**_draw(rng), "L": 2, "s": int(rng.integers(1, 3))}
 
 
 def _split(p, sigma: str = "erf"):
