@@ -791,7 +791,7 @@ _OVERLAP_VARS = 5
 
 
 def _softmax_expressions(d: int, L: int, gamma: float, S: int, orders: tuple) -> list[dict]:
-    """Per row: ``{(monomial of (nu, theta, eta, rho), term): coefficient}`` (:mod:`.softmax`).
+    """Per row: ``{(monomial of (nu, theta, eta, rho, 1 - nu, eta - rho), term): coefficient}``.
 
     Order 0 has the three :data:`COMPONENTS`, in the cancellation-free form of
     :func:`slr_theory.softmax.risk_expression` (the derivatives differentiate that form:
@@ -813,23 +813,26 @@ def _softmax_expressions(d: int, L: int, gamma: float, S: int, orders: tuple) ->
     def add(out: dict, key, c) -> None:
         out[key] = out.get(key, 0.0) + c
 
+    # d/d(overlap) of the monomial's variables (nu, theta, eta, rho, u = 1 - nu,
+    # w = eta - rho): the variable's index and the chain factor
+    chain = {1: ((0, 1.0), (4, -1.0)), 2: ((1, 1.0),), 3: ((2, 1.0), (5, 1.0))}
+    chain[4] = ((3, 1.0), (5, -1.0))
+
     def diff(expr: dict, var: int) -> dict:
-        """The partial in overlap `var`; ``("1-nu", T)`` is ``(1 - nu) T``."""
+        """The partial in overlap `var` (0 kappa, 1 nu, 2 theta, 3 eta, 4 rho)."""
         out: dict = {}
         for (mono, term), c in expr.items():
-            wrapped = term is not None and term[0] == "1-nu"
             if var == 0:
                 if term is None:
                     continue
-                for t2, c2 in d_mu(_unwrap(term), S, gamma).items():
-                    add(out, (mono, ("1-nu", t2) if wrapped else t2), B * c * c2)
+                for t2, c2 in d_mu(term, S, gamma).items():
+                    add(out, (mono, t2), B * c * c2)
                 continue
-            if mono[var - 1]:
-                m2 = list(mono)
-                m2[var - 1] -= 1
-                add(out, (tuple(m2), term), c * mono[var - 1])
-            if wrapped and var == 1:  # d(1 - nu)/dnu
-                add(out, (mono, term[1]), -c)
+            for k, f in chain[var]:
+                if mono[k]:
+                    m2 = list(mono)
+                    m2[k] -= 1
+                    add(out, (tuple(m2), term), c * f * mono[k])
         return {k: v for k, v in out.items() if v != 0.0}
 
     rows: list[dict] = []
@@ -922,8 +925,8 @@ class SoftmaxTable:
         return self(ov5)[:2]
 
     def _bases(self) -> list:
-        """The terms the columns need (a column ``("1-nu", T)`` needs ``T``)."""
-        return sorted({_unwrap(t) for _m, t in self.columns if t is not None}, key=repr)
+        """The terms the columns need."""
+        return sorted({t for _m, t in self.columns if t is not None}, key=repr)
 
     def _terms(self, kappa: np.ndarray, lam: np.ndarray) -> np.ndarray:
         """:meth:`_bases` at each ``kappa`` with its temperature: ``(len(bases), n)``."""
@@ -959,14 +962,14 @@ class SoftmaxTable:
         lam = np.broadcast_to(np.asarray(k, dtype=np.float64)[0], (n,))
         where = {t: r for r, t in enumerate(self._bases())}
         T = self._terms(ov5[0], lam)
+        # the monomials' variables: nu, theta, eta, rho, and 1 - nu, eta - rho, exact
+        x = np.concatenate([ov5[1:], [1.0 - ov5[1], ov5[3] - ov5[4]]])
         out = np.empty((len(self.columns), n))
         for c, (mono, term) in enumerate(self.columns):
-            v = T[where[_unwrap(term)]].copy() if term is not None else np.ones(n)
-            if term is not None and term[0] == "1-nu":
-                v *= 1.0 - ov5[1]
+            v = T[where[term]].copy() if term is not None else np.ones(n)
             for var, e in enumerate(mono):
                 if e:
-                    v *= ov5[var + 1] ** e
+                    v *= x[var] ** e
             out[c] = v
         return out
 
@@ -989,26 +992,22 @@ class SoftmaxTable:
         mid = np.zeros((2, len(cols), lo.size))
         rad = np.zeros_like(mid)
         for c, (mono, term) in enumerate(cols):
-            exps[0, c] = mono
-            exps[1, c] = mono
+            exps[0, c] = mono[:4]
+            exps[1, c] = mono[:4]
             exps[1, c, 0] += 1
             if term is None:
-                mid[0, c] = 1.0
-                continue
-            base = _unwrap(term)
-            slope = sum(
-                abs(c2) * term_bound(t2, p.gamma) for t2, c2 in d_mu(base, p.s, p.gamma).items()
-            )
-            r = half * slope + 1e-12 * term_bound(base, p.gamma)
-            mid[0, c], rad[0, c] = T[where[base]], r
-            if term[0] == "1-nu":  # (1 - nu) T: T, and -T times nu
-                mid[1, c], rad[1, c] = -T[where[base]], r
+                f, r = np.ones(lo.size), np.zeros(lo.size)
+            else:
+                slope = sum(
+                    abs(c2) * term_bound(t2, p.gamma)
+                    for t2, c2 in d_mu(term, p.s, p.gamma).items()
+                )
+                f, r = T[where[term]], half * slope + 1e-12 * term_bound(term, p.gamma)
+            if mono[4] or mono[5]:  # |1 - nu|, |eta - rho| <= 2: an interval about 0
+                mid[0, c], rad[0, c] = 0.0, 2.0 ** (mono[4] + mono[5]) * (np.abs(f) + r)
+            else:
+                mid[0, c], rad[0, c] = f, r
         return Enclosure(exps, mid, rad)
-
-
-def _unwrap(term):
-    """The term behind a column's ``("1-nu", T)`` (``(1 - nu) T``), or the term itself."""
-    return term[1] if term is not None and term[0] == "1-nu" else term
 
 
 def _softmax_table(params: Params, lam: np.ndarray, orders: tuple, order) -> SoftmaxTable:
@@ -1145,13 +1144,7 @@ def feature_bounds(params: Params, order: int) -> np.ndarray:
     """
     if params.attention == "softmax":
         cols = _softmax_plan(params.d, params.L, params.gamma, params.s, _orders(order))[0]
-        return np.array(
-            [
-                (2.0 if t is not None and t[0] == "1-nu" else 1.0)
-                * term_bound(_unwrap(t), params.gamma)
-                for _mono, t in cols
-            ]
-        )
+        return np.array([2.0 ** (m[4] + m[5]) * term_bound(t, params.gamma) for m, t in cols])
     if params.nonlinearity != "erf":
         return _moment_bounds(params, order)
     plan_cols = columns(order, params.s > 1)

@@ -141,11 +141,12 @@ def risk_expression(
     interactions)``: each informative token alone (``E (W_i - p_i V_i)^2``), each
     distractor alone (``E p_m^2 V_m^2``), and every product of two different tokens.
 
-    With ``stable=True`` the informative token's part on M, ``s gamma^2 (1 - 2 nu E p_1 +
-    E p_1^2)``, a difference of numbers of order one near the optimum, is written as
-    ``s gamma^2 (E (1 - p_1)^2 + 2 (1 - nu) E p_1)`` with ``1 - p_1`` the other tokens'
-    weights: a sum of non-negative terms, so the risk keeps its relative precision where
-    it is small. Its term ``("1-nu", T)`` stands for ``(1 - nu) T``.
+    With ``stable=True`` the same risk in a form without cancellation near the optimum,
+    where the expanded one is a difference of numbers of order one: monomials have six
+    exponents, of ``(nu, theta, eta, rho, u, w)`` with ``u = 1 - nu`` and
+    ``w = eta - rho``, and every weight of a token that should carry the attention appears
+    as ``1 - p_i = sum_{l != i} p_l`` (:func:`_stable_expression`). Its terms are small
+    where the risk is, so the risk and its derivatives keep their relative precision.
 
     Parameters
     ----------
@@ -154,7 +155,7 @@ def risk_expression(
     s : int
         Informative tokens, ``1 <= s <= L``.
     stable : bool
-        The cancellation-free form of the value (not for differentiation).
+        The cancellation-free form (six exponents per monomial).
 
     Returns
     -------
@@ -211,22 +212,150 @@ def risk_expression(
         (2, 2 * s * D, m(RH, RH), (2, ((1, 1),), ((1, 1),))),
         (2, D * (D - 1), m(RH, RH), (2, (), ((1, 1), (1, 1)))),
     ]
-    if stable:  # 1 - 2 nu E p_1 + E p_1^2 = E (1 - p_1)^2 + 2 (1 - nu) E p_1
-        on_m = {(s * G, m(), None), (-2 * s * G, m(NU), t1), (s * G, m(), t2)}
-        rows = [r for r in rows if (r[0], *r[1:]) not in {(0, *x) for x in on_m}]
-        rows[:0] = [
-            (0, 2 * s * G, m(), ("1-nu", t1)),
-            (0, s * G * (s - 1), m(), t2),
-            (0, s * G * D, m(), d2),
-            (0, s * G * (s - 1) * (s - 2), m(), (2, ((1, 0), (1, 0)), ())),
-            (0, 2 * s * G * (s - 1) * D, m(), (2, ((1, 0),), ((1, 0),))),
-            (0, s * G * D * (D - 1), m(), (2, (), ((1, 0), (1, 0)))),
-        ]
+    if stable:
+        return _stable_expression(B, G, L, s)
     return [r for r in rows if r[1] != 0]
 
 
 #: Largest ratio of the ``sigma`` step to the ``lambda U`` step for the shared grid.
 _MAX_RATIO = 16
+
+
+def _falling(n: int, k: int) -> int:
+    out = 1
+    for i in range(k):
+        out *= n - i
+    return out
+
+
+def _gauss_moment(i: int, var: float) -> float:
+    """``E D^i`` for ``D ~ N(0, var)``."""
+    return 0.0 if i % 2 else var ** (i // 2) * float(math.prod(range(i - 1, 0, -2)))
+
+
+def _expect(anchors, qslots, s: int, L: int, G: float) -> dict:
+    """``E[prod_a p_a^{j_a} D_a^{i_a} prod_k p_{t_k}]`` summed over ``t_k != anchor e_k``.
+
+    `anchors` are distinct tokens ``(informative?, j, i)``; each q-slot ``e_k`` is the
+    index of the anchor its token must differ from (the weight ``1 - p_{e_k}``). Every
+    way the q-slots' tokens fall on the anchors or on new tokens (informative or
+    distractor, coinciding among themselves or not) is a term with its count.
+
+    Returns ``{term or None: count}`` (``None``: a Gaussian moment, no weight).
+    """
+    n_inf = sum(1 for a in anchors if a[0])
+    n_dis = len(anchors) - n_inf
+    out: dict = {}
+
+    def assign(k, labels, n_new):
+        if k == len(qslots):
+            for roles in itertools.product((True, False), repeat=n_new):
+                ki, kd = sum(roles), n_new - sum(roles)
+                count = _falling(s - n_inf, ki) * _falling(L - s - n_dis, kd)
+                if count == 0:
+                    continue
+                j = [a[1] for a in anchors] + [0] * n_new
+                for lab in labels:
+                    j[lab] += 1
+                info = [(j[x], anchors[x][2]) for x in range(len(anchors)) if anchors[x][0]]
+                dis = [(j[x], anchors[x][2]) for x in range(len(anchors)) if not anchors[x][0]]
+                for y, r in enumerate(roles):
+                    (info if r else dis).append((j[len(anchors) + y], 0))
+                if sum(j) == 0:
+                    value = 1.0
+                    for _jj, ii in info:
+                        value *= _gauss_moment(ii, G)
+                    for _jj, ii in dis:
+                        value *= _gauss_moment(ii, 1.0)
+                    out[None] = out.get(None, 0.0) + count * value
+                    continue
+                key = (sum(j), _norm(info), _norm(dis))
+                out[key] = out.get(key, 0.0) + count
+            return
+        for x in range(len(anchors)):  # the token is an anchor other than the excluded one
+            if x != qslots[k]:
+                assign(k + 1, [*labels, x], n_new)
+        for y in range(n_new + 1):  # an earlier new token, or a new one
+            assign(k + 1, [*labels, len(anchors) + y], max(n_new, y + 1))
+
+    assign(0, [], 0)
+    return out
+
+
+def _stable_expression(B: float, G: float, L: int, s: int) -> list:
+    """The risk minus ``eps^2`` without cancellation near the optimum (:func:`risk_expression`).
+
+    Given the keys, ``Y - T = sum_l X_l`` over independent tokens with
+    ``X_i = W_i - p_i V_i`` (informative) and ``X_m = -p_m V_m``, so
+    ``E (Y - T)^2 = sum_l E X_l^2 + sum_{l != l'} E[m_l m_l']``, ``m_l = E[X_l | U]``:
+
+    - ``E[X_i^2 | U] = gamma^2 (2u - w^2 - 2 (u + rho w) q_i + (1 - rho^2) q_i^2) + m_i^2``,
+      ``m_i = (w + rho q_i) D_i - B theta p_i``, ``q_i = 1 - p_i = sum_{l != i} p_l``;
+    - ``E[X_m^2 | U] = p_m^2 (1 - rho^2 + rho^2 D_m^2)``, ``m_m = -rho p_m D_m``;
+
+    the three components (informative, distractors, interactions) of
+    :class:`slr_theory.RiskComponents`. Monomials are in ``(nu, theta, eta, rho, u, w)``.
+    """
+    D = L - s
+    TH, RH, U, W = 1, 3, 4, 5
+    rows: list = []
+
+    def mono(*idx):
+        e = [0] * 6
+        for k in idx:
+            e[k] += 1
+        return tuple(e)
+
+    def emit(comp, coef, m, anchors, qslots):
+        if coef == 0:
+            return
+        for term, count in _expect(anchors, qslots, s, L, G).items():
+            if count:
+                rows.append((comp, coef * count, m, term))
+
+    # a token's conditional mean, as (coefficient, monomial, j, i, q-slots on itself)
+    def piece(inf):
+        if inf:  # (w + rho q) D - B theta p
+            return [(1.0, mono(W), 0, 1, 0), (1.0, mono(RH), 0, 1, 1), (-B, mono(TH), 1, 0, 0)]
+        return [(-1.0, mono(RH), 1, 1, 0)]  # - rho p D
+
+    if s:  # informative: s E X_1^2
+        var = [
+            (2 * G, mono(U), 0),
+            (-G, mono(W, W), 0),
+            (-2 * G, mono(U), 1),
+            (-2 * G, mono(RH, W), 1),
+            (G, mono(), 2),
+            (-G, mono(RH, RH), 2),
+        ]
+        for c, m, nq in var:
+            emit(0, s * c, m, [(True, 0, 0)], [0] * nq)
+        for c1, m1, j1, i1, q1 in piece(True):
+            for c2, m2, j2, i2, q2 in piece(True):
+                m = tuple(x + y for x, y in zip(m1, m2, strict=True))
+                emit(0, s * c1 * c2, m, [(True, j1 + j2, i1 + i2)], [0] * (q1 + q2))
+    if D:  # distractors: (L - s) E p_m^2 (1 - rho^2 + rho^2 D_m^2)
+        emit(1, D, mono(), [(False, 2, 0)], [])
+        emit(1, -D, mono(RH, RH), [(False, 2, 0)], [])
+        emit(1, D, mono(RH, RH), [(False, 2, 2)], [])
+    # interactions: every ordered pair of different tokens, E[m_l m_l']
+    for inf_a, inf_b, count in (
+        (True, True, s * (s - 1)),
+        (True, False, 2 * s * D),
+        (False, False, D * (D - 1)),
+    ):
+        if count == 0:
+            continue
+        for c1, m1, j1, i1, q1 in piece(inf_a):
+            for c2, m2, j2, i2, q2 in piece(inf_b):
+                m = tuple(x + y for x, y in zip(m1, m2, strict=True))
+                emit(
+                    2, count * c1 * c2, m, [(inf_a, j1, i1), (inf_b, j2, i2)], [0] * q1 + [1] * q2
+                )
+    merged: dict = {}
+    for comp, c, m, t in rows:
+        merged[(comp, m, t)] = merged.get((comp, m, t), 0.0) + c
+    return [(comp, c, m, t) for (comp, m, t), c in merged.items() if c != 0.0]
 
 
 def _nodes(scale: float) -> tuple[np.ndarray, float, int]:

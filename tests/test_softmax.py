@@ -338,7 +338,7 @@ def test_every_term_is_within_its_bound():
 
     p = Params(d=30, L=5, lam=1.5, gamma=1.2, s=2, attention="softmax")
     cols = engine.table(p, p.lam, (0, 1, 2)).columns
-    terms = sorted({t[1] if t[0] == "1-nu" else t for _m, t in cols if t}, key=repr)
+    terms = sorted({t for _m, t in cols if t}, key=repr)
     kappa = np.linspace(-1, 1, 41)
     T = term_integrals(terms, kappa, lam=p.lam, gamma=p.gamma, d=p.d, L=p.L, s=p.s)
     bound = np.array([term_bound(t, p.gamma) for t in terms])
@@ -359,29 +359,28 @@ def test_the_symmetry_group_is_the_models():
 
 
 def _value(p, kappa, ov4, stable):
-    """The risk minus eps^2 from risk_expression, term by term, at overlaps (nu, theta, eta, rho)."""
-    out = np.zeros(kappa.size)
-    for _c, c, mono, t in risk_expression(p.d, p.L, p.gamma, p.s, stable=stable):
-        m = np.prod(np.asarray(ov4) ** np.array(mono))
+    """The components from risk_expression, term by term, at overlaps (nu, theta, eta, rho)."""
+    nu, theta, eta, rho = ov4
+    x = np.array([nu, theta, eta, rho, 1.0 - nu, eta - rho])  # the stable form's variables
+    out = np.zeros((3, kappa.size))
+    for comp, c, mono, t in risk_expression(p.d, p.L, p.gamma, p.s, stable=stable):
+        m = np.prod(x[: len(mono)] ** np.array(mono))
         if t is None:
-            out += c * m
+            out[comp] += c * m
             continue
-        wrapped = t[0] == "1-nu"
-        base = t[1] if wrapped else t
-        T = term_integrals([base], kappa, lam=p.lam, gamma=p.gamma, d=p.d, L=p.L, s=p.s)[0]
-        out += c * m * (1.0 - ov4[0] if wrapped else 1.0) * T
+        T = term_integrals([t], kappa, lam=p.lam, gamma=p.gamma, d=p.d, L=p.L, s=p.s)[0]
+        out[comp] += c * m * T
     return out
 
 
 def test_the_stable_value_is_the_expanded_one():
-    """E (1 - p_1)^2 + 2 (1 - nu) E p_1 = 1 - 2 nu E p_1 + E p_1^2, away from cancellation."""
+    """The cancellation-free form has the same components as the expanded one."""
     for s_ in (1, 2, 3):
         p = Params(d=12, L=5, lam=0.7, gamma=0.9, s=s_, attention="softmax")
         kappa = np.random.default_rng(s_).uniform(-1, 1, 7)
         ov4 = (0.3, 0.2, -0.1, 0.15)
-        np.testing.assert_allclose(
-            _value(p, kappa, ov4, True), _value(p, kappa, ov4, False), rtol=1e-13
-        )
+        stable, expanded = _value(p, kappa, ov4, True), _value(p, kappa, ov4, False)
+        np.testing.assert_allclose(stable, expanded, rtol=0, atol=1e-14 * np.abs(expanded).max())
 
 
 @pytest.mark.parametrize("s_", [1, 2])
@@ -405,3 +404,11 @@ def test_the_oracle_temperature_stays_in_the_models_domain():
     assert p.lam_max == pytest.approx(10 / 1.0)
     assert optimal_lambda(p) == pytest.approx(p.lam_max, rel=1e-6)  # R(k*, v*) falls with lam
     assert Params.paper().lam_max == 1e3
+
+
+def test_the_model_names_its_predictor():
+    p = Params.paper()
+    assert p.predictor == "T(X) = Σ_ℓ erf(λ X_ℓ·k) X_ℓ·v" and p.attention_tag == ""
+    assert p.replace(nonlinearity="tanh").attention_tag == ", σ = tanh"
+    soft = p.replace(attention="softmax")
+    assert "softmax(λ X k)_ℓ" in soft.predictor and soft.attention_tag == ", softmax attention"
