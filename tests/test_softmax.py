@@ -412,3 +412,16 @@ def test_the_model_names_its_predictor():
     assert p.replace(nonlinearity="tanh").attention_tag == ", σ = tanh"
     soft = p.replace(attention="softmax")
     assert "softmax(λ X k)_ℓ" in soft.predictor and soft.attention_tag == ", softmax attention"
+
+
+def test_risk_keeps_its_relative_precision_off_m_near_the_optimum():
+    """v = v*, k tilted towards v* (eta = rho): the risk is ~1e-20 at lam = 2, and every term
+    of the expanded form is of order one; the stable form agrees with 60-digit mpmath."""
+    from slr_theory.verify.risk_checks import mp_softmax_risk_two_tokens
+
+    p = Params(d=400, L=2, lam=2.0, gamma=0.8, attention="softmax")
+    eta = 0.0998
+    ov = (np.sqrt(1 - eta**2) - 1e-9, 1.0, 0.0, eta, eta)
+    ref = float(mp_softmax_risk_two_tokens(p, ov, dps=60))
+    got = risk(p, *ov)
+    assert ref < 1e-12 and abs(got - ref) <= 1e-10 * ref
