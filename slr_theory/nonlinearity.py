@@ -44,6 +44,7 @@ from .validate import as_array, positive_real
 
 __all__ = [
     "BUILTIN_NONLINEARITIES",
+    "MAX_CENTRE",
     "MAX_SCALE",
     "MOMENT_NAMES",
     "Nonlinearity",
@@ -380,6 +381,8 @@ def _rule(t: np.ndarray, g: float, s: np.ndarray, mu: np.ndarray):
 #: The largest scale ``g`` :func:`gaussian_moments` takes: ``lambda gamma`` within
 #: :data:`slr_theory.params.DOMAIN` (beyond, the panels around ``-t/g`` grow as ``log g``).
 MAX_SCALE = 1e6
+#: The largest ``|t|`` :func:`gaussian_moments` takes (beyond, ``2 (t + g z)`` overflows).
+MAX_CENTRE = 1e300
 _GH = {n: np.polynomial.hermite_e.hermegauss(n) for n in (16, 24, 32, 48, 64)}
 _SUP_GRID = np.linspace(-60.0, 60.0, 240_001)  # step 5e-4
 _E_ABS_HE = {  # E|He_m(Z)|
@@ -518,7 +521,8 @@ def gaussian_moments(sigma: Nonlinearity | str, t, g: float, order: int = 0) -> 
     sigma : Nonlinearity or str
         A :class:`Nonlinearity` or a built-in's name.
     t : array_like
-        Finite centres (any shape).
+        Centres (any shape), ``|t| <= MAX_CENTRE`` (``1e300``: the nonlinearities'
+        arguments ``t + g z`` and their doubles stay finite).
     g : float
         Scale, ``0 < g <= MAX_SCALE`` (``1e6``).
     order : {0, 1, 2}
@@ -541,6 +545,9 @@ def gaussian_moments(sigma: Nonlinearity | str, t, g: float, order: int = 0) -> 
     t = as_array(t, "t", allow_nan=False)
     if not np.all(np.isfinite(t)):
         raise ValueError(f"`t` must be finite, got {t[~np.isfinite(t)].ravel()[0]!r}.")
+    if t.size and np.max(np.abs(t)) > MAX_CENTRE:
+        bad = t[np.abs(t) > MAX_CENTRE].ravel()[0]
+        raise ValueError(f"`t` must lie in [-{MAX_CENTRE:g}, {MAX_CENTRE:g}], got {bad!r}.")
     g = positive_real(g, "g", upper=MAX_SCALE)
     # an integer, not a bool, a float or an array (whose `in` is ambiguous)
     if isinstance(order, bool | np.bool_) or not isinstance(order, int | np.integer):

@@ -477,6 +477,7 @@ PINNED = [
     ("nonlinearity.gaussian_moments", "order", 0.0),  # range(0.0 + 1): a TypeError
     ("nonlinearity.gaussian_moments", "order", np.zeros((2, 3))),  # ambiguous `in`
     ("experiments.cost", "steps_scale", True),  # a bool taken for the number 1
+    ("nonlinearity.gaussian_moments", "t", 8.98846567431158e307),  # tanh's 2|u| overflowed
 ]
 
 
