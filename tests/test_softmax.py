@@ -425,3 +425,19 @@ def test_risk_keeps_its_relative_precision_off_m_near_the_optimum():
     ref = float(mp_softmax_risk_two_tokens(p, ov, dps=60))
     got = risk(p, *ov)
     assert ref < 1e-12 and abs(got - ref) <= 1e-10 * ref
+
+
+def test_sgd_in_law_on_the_overlaps_matches_sgd_on_vectors():
+    """The overlap-space SGD (exact in law) and SGD on explicit vectors: the same mean step."""
+    from slr_theory.sgd import sgd
+
+    p = Params(d=6, L=4, lam=0.8, gamma=0.7, attention="softmax")
+    ov = np.array([0.3, 0.4, 0.1, -0.2, 0.25])
+    R, alpha = 400, 1e-4
+    law = sgd(p, np.tile(ov, (R, 1)), alpha, 1, batch=500, rng=np.random.default_rng(12))
+    step = (law.overlaps[1] - law.overlaps[0]) / alpha
+    k, v, ks, vs = vectors_from_overlaps(ov, p.d)
+    gk, gv = risk_grad_at(p, k, v, ks, vs, riemannian=True)
+    want = -np.array([gk @ ks, gv @ vs, gv @ ks, gk @ vs, gk @ v + k @ gv])
+    se = step.std(axis=0) / np.sqrt(R)
+    assert np.all(np.abs(step.mean(axis=0) - want) <= 4 * se + 1e-3 * np.abs(want))
