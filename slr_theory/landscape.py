@@ -358,6 +358,12 @@ def separatrix(
     from .geometry import manifold_chart_jacobian
 
     params = check_params(params)
+    if params.attention == "softmax":
+        raise ValueError(
+            "`params`: under softmax attention R_nu < 0 on all of M, so the origin is not a "
+            "saddle and has no separatrix (critical.manifold_critical_overlaps gives M's "
+            "critical points)."
+        )
     delta = positive_real(delta, "delta", upper=0.5)
     steps, dt = _rk4_steps(t_max, dt)
     J = manifold_chart_jacobian(params, np.pi / 2, np.pi / 2)
@@ -1671,7 +1677,8 @@ class PortraitData:
     nullcline : ndarray, shape ``(m, 2)``
         The ``kappa``-nullcline on M (``nu = erf(a kappa / s)`` for ``erf``).
     separatrix : ndarray, shape ``(m, 2)``
-        The stable manifold of the saddle at the origin (:func:`separatrix`).
+        The stable manifold of the saddle at the origin (:func:`separatrix`); empty
+        (``m = 0``) under softmax attention, where the origin is not critical.
     flows : list of ndarray
         Each flow trajectory's ``(kappa, nu)``, shape ``(m_i, 2)``.
     pgd_alpha : float or None
@@ -1799,7 +1806,8 @@ def portrait_data(
     F = manifold_field(params, K, N)
     tick(1)
     kk = np.linspace(-1, 1, 400)
-    sep = separatrix(params)
+    # softmax attention: R_nu < 0 on M, the origin is no saddle and has no separatrix
+    sep = separatrix(params) if params.attention == "pointwise" else np.empty((0, 2))
     tick(1)
     ang = np.linspace(0, 2 * np.pi, trajectories, endpoint=False) + 0.4
     starts = 0.6 * np.stack([np.cos(ang), np.sin(ang)], axis=1)

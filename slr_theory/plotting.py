@@ -531,10 +531,11 @@ def phase_portrait(
 ) -> Path:
     """The flow on M over the closed square: everything at a glance.
 
-    Streamlines of ``(kappa', nu')``, the nullclines (``kappa = 0`` for ``nu``;
-    ``nu = erf(a kappa / s)`` for ``kappa``; and the edges), the critical points marked by
-    their kind on M, the separatrix, sample trajectories, the basins shaded and risk
-    contours; with `pgd_alpha`, the iterates of PGD at that step from the same starts.
+    Streamlines of ``(kappa', nu')``, the nullclines (``kappa = 0`` for ``nu``, pointwise
+    attention only; ``nu = erf(a kappa / s)`` for ``kappa``; and the edges), the critical
+    points marked by their kind on M, the separatrix (when the origin is a saddle), sample
+    trajectories, the basins shaded and risk contours; with `pgd_alpha`, the iterates of
+    PGD at that step from the same starts.
 
     Parameters
     ----------
@@ -650,9 +651,11 @@ def _draw_portrait(data, path, dpi: int) -> Path:
         label=r"$\kappa$-nullcline",
         zorder=3,
     )
-    ax.axvline(0.0, color=_OKABE_ITO[1], lw=1.4, label=r"$\nu$-nullcline", zorder=3)
+    if data.params.attention == "pointwise":  # R_nu ~ -E sigma(a kappa + gZ): zero at 0
+        ax.axvline(0.0, color=_OKABE_ITO[1], lw=1.4, label=r"$\nu$-nullcline", zorder=3)
     sep = data.separatrix
-    ax.plot(sep[:, 0], sep[:, 1], "k-", lw=2.0, label="separatrix", zorder=4)
+    if len(sep):  # the origin's stable manifold, when the origin is a saddle
+        ax.plot(sep[:, 0], sep[:, 1], "k-", lw=2.0, label="separatrix", zorder=4)
     for i, f in enumerate(data.flows):
         ax.plot(
             f[:, 0],
@@ -699,8 +702,8 @@ def _draw_portrait(data, path, dpi: int) -> Path:
         f"gradient flow on M (d = {params.d}, L = {params.L}, λ = {params.lam:g}"
         + (f", s = {params.s}" if params.s > 1 else "")
         + params.attention_tag
-        + "); streamlines "
-        f"drawn at any speed,\nthe fastest on the grid |(κ′, ν′)| = {data.max_speed:.2g}",
+        + ");\nstreamlines "
+        f"drawn at any speed, the fastest on the grid |(κ′, ν′)| = {data.max_speed:.2g}",
         fontsize=10,
     )
     fig.legend(fontsize=8, loc="outside right upper")

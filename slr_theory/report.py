@@ -306,7 +306,9 @@ def _critical(s, dest) -> list[str]:
     return [
         "## 4. Critical points",
         "",
-        "### On M: complete by proof",
+        "### On M: complete by proof"
+        if s.params.attention == "pointwise"
+        else "### On M: the edges, scanned",
         "",
         *[f"- {line}" for line in s.manifold_certificate],
         "",
@@ -352,9 +354,13 @@ def _portrait(s, dest) -> list[str]:
         "![phase portrait](portrait.png)",
         "",
         "Streamlines of the flow on M (drawn at every speed: the title gives the largest), "
-        "its nullclines, the critical points by their kind on M, the separatrix (the "
-        "saddle's stable manifold), flow trajectories and PGD iterates, the basins and the "
-        "risk contours.",
+        "its nullclines, the critical points by their kind on M, "
+        + (
+            "the separatrix (the saddle's stable manifold), "
+            if len(s.portrait.separatrix)
+            else "no separatrix (the origin is not a saddle: `R_ν < 0` on all of M), "
+        )
+        + "flow trajectories and PGD iterates, the basins and the risk contours.",
         "",
         _seconds(s, "portrait"),
     ]

@@ -614,9 +614,16 @@ def findings(s: Study) -> list[str]:
     plural = {"minimum": "minima", "saddle": "saddles", "maximum": "maxima"}
     counts = ", ".join(f"{n} {plural.get(k, k) if n > 1 else k}" for k, n in kinds.items())
     n_m = len([q for q in s.points if q.on_manifold])
+    on_m = (
+        "On M there are exactly five critical points (a proof, below): the origin and the "
+        "four corners `(±1, ±1)`."
+        if p.attention == "pointwise"
+        else "On M `R_ν < 0` everywhere (softmax weights are positive), so the origin is not "
+        "critical and every critical point of M lies on the edges `ν = ±1` (the argument, "
+        "below)."
+    )
     out.append(
-        f"**Critical points.** On M there are exactly five critical points (a proof, "
-        f"below): the origin and the four corners `(±1, ±1)`. In the full space the search "
+        f"**Critical points.** {on_m} In the full space the search "
         f"finds {len(s.points)} up to symmetry ({counts}), {n_m} of them on M."
     )
     optimum = next((q for q in s.points if q.on_manifold and q.name.startswith("(k*, v*)")), None)
