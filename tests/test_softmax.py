@@ -441,3 +441,17 @@ def test_sgd_in_law_on_the_overlaps_matches_sgd_on_vectors():
     want = -np.array([gk @ ks, gv @ vs, gv @ ks, gk @ vs, gk @ v + k @ gv])
     se = step.std(axis=0) / np.sqrt(R)
     assert np.all(np.abs(step.mean(axis=0) - want) <= 4 * se + 1e-3 * np.abs(want))
+
+
+def test_risk_matches_monte_carlo_at_random_feasible_points():
+    """Random (k, v) uniform on the spheres, random s and lam: z-tests at 4 standard errors."""
+    from .strategies import random_overlaps
+
+    rng = np.random.default_rng(2026)
+    for ov, s_, lam in zip(
+        random_overlaps(rng, 4, 8), (1, 2, 1, 3), (0.3, 0.9, 1.6, 0.6), strict=True
+    ):
+        p = Params(d=8, L=5, lam=lam, gamma=0.8, s=s_, eps=0.1, attention="softmax")
+        k, v, ks, vs = vectors_from_overlaps(ov, p.d)
+        mc = monte_carlo_risk(p, k, v, ks, vs, 100_000, rng)
+        assert abs(risk(p, *ov) - mc.estimate) <= 4 * mc.stderr
