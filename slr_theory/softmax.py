@@ -170,6 +170,8 @@ def risk_expression(
     """
     B = math.sqrt(d / 2.0)
     G = gamma * gamma
+    if stable:
+        return _stable_expression(B, G, L, s)
     D = L - s
     ss = s * (s - 1)
     NU, TH, ET, RH = (1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0, 0, 0, 1)
@@ -212,8 +214,6 @@ def risk_expression(
         (2, 2 * s * D, m(RH, RH), (2, ((1, 1),), ((1, 1),))),
         (2, D * (D - 1), m(RH, RH), (2, (), ((1, 1), (1, 1)))),
     ]
-    if stable:
-        return _stable_expression(B, G, L, s)
     return [r for r in rows if r[1] != 0]
 
 
