@@ -73,13 +73,20 @@ def _fmt(o, group: np.ndarray | None = None) -> str:
 SETTLED_SPEED = 1e-9
 
 
-def _group_label(ov: np.ndarray, g: np.ndarray, steps: np.ndarray, group: np.ndarray) -> str:
+def _group_label(
+    ov: np.ndarray, g: np.ndarray, steps: np.ndarray, group: np.ndarray | None = None
+) -> str:
     """A group's label: its size, whether its runs settled, where, and any folding.
 
     A run has settled when its overlaps moved less than :data:`SETTLED_SPEED` per step
     over the last recorded interval; runs whose end points differ but are images of one
-    another under the risk's symmetries are drawn as one group, and the label says so.
+    another under the risk's symmetries `group` (default: pointwise attention's,
+    :data:`slr_theory.critical.SYMMETRIES`) are drawn as one group, and the label says so.
     """
+    if group is None:
+        from .critical import SYMMETRIES
+
+        group = SYMMETRIES
     end = ov[-1, g]
     gap = float(steps[-1] - steps[-2]) if len(steps) > 1 else 1.0
     speed = np.max(np.abs(ov[-1, g] - ov[-2, g]), axis=-1) / gap if len(steps) > 1 else 0 * g
