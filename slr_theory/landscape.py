@@ -1689,6 +1689,10 @@ class PortraitData:
         The critical points of M with their symmetric images.
     point_kinds : list of str
         ``"minimum"``, ``"saddle"`` or ``"maximum"`` of the flow on M, for each point.
+    basin_targets : ndarray, shape ``(m, 2)``, or None
+        The critical points of M that ``basin_label`` indexes
+        (:attr:`ManifoldBasins.targets`); None in results saved before it was kept (then
+        pointwise attention's five: the origin and the corners).
     """
 
     params: Params
@@ -1705,6 +1709,7 @@ class PortraitData:
     pgd: np.ndarray | None
     points: np.ndarray
     point_kinds: list[str]
+    basin_targets: np.ndarray | None = None
 
     @property
     def max_speed(self) -> float:
@@ -1793,9 +1798,10 @@ def portrait_data(
     pgd_steps = positive_int(pgd_steps, "pgd_steps", upper=MAX_PORTRAIT_STEPS)
     t_max = positive_real(t_max, "t_max")
     tick = progress or (lambda _n: None)
-    edges = label = None
+    edges = label = targets = None
     if basin_grid:
         b = manifold_basins(params, grid=basin_grid, t_max=t_max)
+        targets = b.targets
         c = b.kappa[0]  # cells tile the closed square: the starts are interior
         edges = np.concatenate([[-1.0], 0.5 * (c[:-1] + c[1:]), [1.0]])
         label = b.label
@@ -1846,6 +1852,7 @@ def portrait_data(
         pgd=iterates,
         points=np.array(where),
         point_kinds=kinds,
+        basin_targets=targets,
     )
 
 

@@ -523,6 +523,27 @@ _KIND_MARKERS = {
 }
 
 
+def _basin_names(data) -> dict[int, tuple[str, str]]:
+    """Colour and legend of each basin label + 1 of a portrait: 0 for no critical point
+    reached, then one per target, named by its kind on M (from the portrait's points)."""
+    targets = data.basin_targets
+    if targets is None:  # saved before the targets were kept: pointwise attention's five
+        targets = np.array([[0.0, 0.0], [1, 1], [-1, -1], [1, -1], [-1, 1]])
+    names = {0: ("#F2F2F2", f"no critical point reached by t = {data.t_max:g}")}
+    minima = iter(["#CFE8F7", "#FBE3C2", "#D5EDD9", "#F4D6E4"])
+    for j, t in enumerate(targets, start=1):
+        near = int(np.argmin(np.linalg.norm(np.asarray(data.points) - t, axis=1)))
+        kind = data.point_kinds[near]
+        where = "(" + ", ".join(f"{x:.3g}".replace("-", "−") for x in t) + ")"
+        if kind == "minimum":
+            names[j] = (next(minima, "#E8E8E8"), f"basin of {where}")
+        elif kind == "saddle":
+            names[j] = ("#DDDDDD", f"ends at the saddle {where}")
+        else:
+            names[j] = ("#F0F0F0", f"ends at {where}")
+    return names
+
+
 def phase_portrait(
     params,
     path: str | Path,
@@ -603,22 +624,15 @@ def _draw_portrait(data, path, dpi: int) -> Path:
     fig = _new_figure(figsize=(8.9, 6.6), constrained_layout=True)
     ax = fig.subplots()
     if data.basin_label is not None:
-        names = {
-            0: ("#F2F2F2", f"no critical point reached by t = {data.t_max:g}"),
-            1: ("#DDDDDD", "ends at the saddle (0, 0)"),
-            2: ("#CFE8F7", "basin of (1, 1)"),
-            3: ("#FBE3C2", "basin of (−1, −1)"),
-            4: ("#F0F0F0", "ends at (1, −1)"),
-            5: ("#F0F0F0", "ends at (−1, 1)"),
-        }
-        colours = [names[i][0] for i in range(6)]
+        names = _basin_names(data)
+        colours = [names[i][0] for i in range(len(names))]
         ax.pcolormesh(
             data.basin_edges,
             data.basin_edges,
             data.basin_label + 1,
             cmap=ListedColormap(colours),
             vmin=-0.5,
-            vmax=5.5,
+            vmax=len(names) - 0.5,
             shading="flat",
             zorder=0,
         )

@@ -455,3 +455,19 @@ def test_risk_matches_monte_carlo_at_random_feasible_points():
         k, v, ks, vs = vectors_from_overlaps(ov, p.d)
         mc = monte_carlo_risk(p, k, v, ks, vs, 100_000, rng)
         assert abs(risk(p, *ov) - mc.estimate) <= 4 * mc.stderr
+
+
+def test_the_portrait_names_the_basins_of_the_models_own_critical_points():
+    """Softmax at lam = 0.1: every start on M ends at (k*, v*), and the legend says so
+    (the basin labels index the model's M points, not pointwise attention's five)."""
+    from slr_theory.landscape import portrait_data
+    from slr_theory.plotting import _basin_names
+
+    p = Params.paper(lam=0.1).replace(attention="softmax")
+    data = portrait_data(p, grid=5, basin_grid=4, trajectories=0, t_max=600.0)
+    assert data.basin_targets.tolist() == [[1, 1], [-1, -1], [1, -1], [-1, 1]]
+    assert len(data.separatrix) == 0
+    names = _basin_names(data)
+    assert set(np.unique(data.basin_label).tolist()) == {0}  # all at the first target
+    assert names[1][1] == "basin of (1, 1)"
+    assert names[2][1] == "ends at the saddle (−1, −1)"
