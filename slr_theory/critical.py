@@ -39,6 +39,7 @@ pair under ``O(d - 2)``). A point with more zero modes than that is *degenerate*
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import OptimizeResult
@@ -580,9 +581,11 @@ def _moment_certificate(params: Params) -> list[str]:
 EDGE_SCAN = 2001
 
 
+@lru_cache(maxsize=64)
 def _softmax_edge_roots(params: Params, nu: float) -> np.ndarray:
     """The roots of ``R_kappa(kappa, nu)`` in ``(-1, 1)`` on M: a scan of :data:`EDGE_SCAN`
-    points, each sign change refined by Brent's method."""
+    points, each sign change refined by Brent's method (once per model and edge: the
+    points of M and their certificate both ask; the array is read-only)."""
     from scipy.optimize import brentq
 
     tab = engine.table(params, params.lam, 1)
@@ -599,7 +602,9 @@ def _softmax_edge_roots(params: Params, nu: float) -> np.ndarray:
         brentq(lambda x: float(r_kappa(x)[0]), k[i], k[i + 1], xtol=1e-15, rtol=1e-15)
         for i in flips
     ]
-    return np.array(sorted(roots))
+    out = np.array(sorted(roots))
+    out.flags.writeable = False
+    return out
 
 
 def manifold_critical_overlaps(params: Params) -> np.ndarray:

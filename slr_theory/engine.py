@@ -734,9 +734,7 @@ class MomentTable:
 
     def manifold_gradient(self, kn: np.ndarray) -> np.ndarray:
         """``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M at ``kn = (kappa, nu)`` (order-1 tables)."""
-        ov5 = np.zeros((5, kn.shape[1]))
-        ov5[:2] = kn
-        return self(ov5)[:2]
+        return _rows_on_m(self, kn)[:2]
 
     def features(self, ov5: np.ndarray, constants: np.ndarray | None = None) -> np.ndarray:
         """``Phi`` ``(K, n)`` at overlaps ``(5, n)``; `constants` default: the table's own.
@@ -786,6 +784,13 @@ class MomentTable:
         return ext[plan.i1] * ext[plan.i2] * basis[plan.ib]
 
 
+def _rows_on_m(table, kn: np.ndarray) -> np.ndarray:
+    """A table's rows on M at ``kn = (kappa, nu)`` ``(2, n)`` (``theta = eta = rho = 0``)."""
+    ov5 = np.zeros((5, kn.shape[1]))
+    ov5[:2] = kn
+    return table(ov5)
+
+
 # --- softmax attention: the same rows, features of Laplace-transform terms ----------------
 _OVERLAP_VARS = 5
 
@@ -801,22 +806,19 @@ def _softmax_expressions(d: int, L: int, gamma: float, S: int, orders: tuple) ->
     the informative mean (:func:`slr_theory.softmax.d_mu`); the others act on monomials.
     """
     rows0: list[dict] = [{}, {}, {}]
-    for comp, c, mono, term in risk_expression(d, L, gamma, S, stable=True):
-        key = (mono, term)
-        rows0[comp][key] = rows0[comp].get(key, 0.0) + c
     total: dict = {}
-    for row in rows0:
-        for key, c in row.items():
-            total[key] = total.get(key, 0.0) + c
+    for comp, c, mono, term in risk_expression(d, L, gamma, S, stable=True):
+        _add(rows0[comp], (mono, term), c)
+        _add(total, (mono, term), c)
     B = math.sqrt(d / 2.0)
-
-    def add(out: dict, key, c) -> None:
-        out[key] = out.get(key, 0.0) + c
-
     # d/d(overlap) of the monomial's variables (nu, theta, eta, rho, u = 1 - nu,
     # w = eta - rho): the variable's index and the chain factor
-    chain = {1: ((0, 1.0), (4, -1.0)), 2: ((1, 1.0),), 3: ((2, 1.0), (5, 1.0))}
-    chain[4] = ((3, 1.0), (5, -1.0))
+    chain = {
+        1: ((0, 1.0), (4, -1.0)),
+        2: ((1, 1.0),),
+        3: ((2, 1.0), (5, 1.0)),
+        4: ((3, 1.0), (5, -1.0)),
+    }
 
     def diff(expr: dict, var: int) -> dict:
         """The partial in overlap `var` (0 kappa, 1 nu, 2 theta, 3 eta, 4 rho)."""
@@ -826,13 +828,13 @@ def _softmax_expressions(d: int, L: int, gamma: float, S: int, orders: tuple) ->
                 if term is None:
                     continue
                 for t2, c2 in d_mu(term, S, gamma).items():
-                    add(out, (mono, t2), B * c * c2)
+                    _add(out, (mono, t2), B * c * c2)
                 continue
             for k, f in chain[var]:
                 if mono[k]:
                     m2 = list(mono)
                     m2[k] -= 1
-                    add(out, (tuple(m2), term), c * f * mono[k])
+                    _add(out, (tuple(m2), term), c * f * mono[k])
         return {k: v for k, v in out.items() if v != 0.0}
 
     rows: list[dict] = []
@@ -920,9 +922,7 @@ class SoftmaxTable:
 
     def manifold_gradient(self, kn: np.ndarray) -> np.ndarray:
         """``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M at ``kn = (kappa, nu)`` (order-1 tables)."""
-        ov5 = np.zeros((5, kn.shape[1]))
-        ov5[:2] = kn
-        return self(ov5)[:2]
+        return _rows_on_m(self, kn)[:2]
 
     def _bases(self) -> list:
         """The terms the columns need."""
