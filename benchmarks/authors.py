@@ -19,6 +19,7 @@ constant); the ratio is the number the project tracks (goal: >= 30 on every conf
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 import tempfile
@@ -52,9 +53,18 @@ run([{name!r}], steps_scale={scale!r})
 """
 
 
-def _wall(cmd: list[str], cwd: str) -> float:
+WARM_THEIRS = """
+import sys
+sys.path.insert(0, {dir!r})
+import jax, config, run
+"""
+
+WARM_OURS = "import slr_theory.experiments"
+
+
+def _wall(cmd: list[str], cwd: str, env: dict) -> float:
     t = time.perf_counter()
-    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(cmd, cwd=cwd, check=True, stdout=subprocess.DEVNULL, env=env)
     return time.perf_counter() - t
 
 
@@ -82,11 +92,15 @@ def main() -> None:
     print(f"theirs on jax {jax_version}; steps scale {args.steps_scale:g}")
     print(f"{'configuration':<24} {'theirs s':>9} {'ours s':>8} {'ratio':>7}")
     with tempfile.TemporaryDirectory() as scratch:
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        env["PYTHONPYCACHEPREFIX"] = str(Path(scratch) / "pycache")
+        _wall([args.jax_python, "-c", WARM_THEIRS.format(dir=authors)], scratch, env)
+        _wall([sys.executable, "-c", WARM_OURS], scratch, env)
         for name in names:
             theirs = THEIRS.format(dir=authors, config=NAMES[name], scale=args.steps_scale)
-            t_theirs = _wall([args.jax_python, "-c", theirs], scratch)
+            t_theirs = _wall([args.jax_python, "-c", theirs], scratch, env)
             ours = OURS.format(name=name, scale=args.steps_scale)
-            t_ours = _wall([sys.executable, "-c", ours], scratch)
+            t_ours = _wall([sys.executable, "-c", ours], scratch, env)
             print(f"{name:<24} {t_theirs:>9.2f} {t_ours:>8.2f} {t_theirs / t_ours:>7.1f}")
 
 

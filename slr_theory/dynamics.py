@@ -129,9 +129,11 @@ def pgd(
     Notes
     -----
     The overlaps are validated once; every step then evaluates the gradient with
-    the risk engine (:mod:`slr_theory.engine`, the same code as
-    :func:`slr_theory.risk_grad`, unchecked) and steps the coordinates of
-    :mod:`slr_theory.trajectory`. A batch that starts exactly on the invariant
+    the risk engine (:mod:`slr_theory.engine`, the same tables as
+    :func:`slr_theory.risk_grad`, unchecked; at a fixed temperature of ``erf``, the
+    table's loop kernel, its features as polynomials in ``kappa``, which agree with
+    it to a few tens of ulp of the size of their terms: :mod:`slr_theory.trajectory`) and steps the
+    coordinates of :mod:`slr_theory.trajectory`. A batch that starts exactly on the invariant
     manifold stays there exactly (the off-M partials are exact zeros), and is run
     with the two-dimensional map on ``(kappa, nu)``.
 

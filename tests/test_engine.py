@@ -239,3 +239,80 @@ def test_the_enclosure_holds_every_feature_on_its_slab(sigma, s, lam, order):
     narrow = t.enclosure(np.array([0.3]), np.array([0.3 + 1e-7]))
     wide = t.enclosure(np.array([0.3]), np.array([0.3 + 1e-4]))
     assert np.all(narrow.rad <= 1e-2 * wide.rad + 1e-13 * (1 + np.abs(wide.mid)))
+
+
+# --- the loop kernel ----------------------------------------------------------------------
+
+
+def _split_sizes(tab, ov):
+    """``|C| (|f| + |nu| |g|)`` per row: the sizes of the terms with ``erf(y) - nu`` as two."""
+    o0 = ov.copy()
+    o0[1] = 0.0
+    o1 = ov.copy()
+    o1[1] = 1.0
+    f0 = tab.features(o0)
+    return np.abs(tab.C) @ (np.abs(f0) + np.abs(ov[1]) * np.abs(tab.features(o1) - f0))
+
+
+def _ext(ov):
+    """``(1, kappa, eta, theta, nu, rho)`` ``(n, 6)`` of overlaps ``(5, n)``."""
+    ext = np.ones((ov.shape[1], 6))
+    ext[:, 1:] = ov[[0, 3, 2, 1, 4]].T
+    return ext
+
+
+@pytest.mark.parametrize("lam", [0.003, 0.1, 0.9, 5.0])
+@pytest.mark.parametrize("s", [1, 3])
+def test_loop_kernel_agrees_with_the_engine_to_its_stated_ulps(lam, s):
+    """Against the engine on a dense grid of kappa (both ends and 0 included) at random
+    (nu, theta, eta, rho): within KERNEL_ULPS + 16 + 2 x^2 ulp of the size of the terms on
+    each piece (the engine's own bound is 16 + 2 x^2; x^2 <= kernel.x2)."""
+    p = Params(d=400, L=10, lam=lam, gamma=0.5**0.5, s=s)
+    tab = engine.table(p, lam, 1)
+    kern = engine.loop_kernel(tab)
+    rng = np.random.default_rng(11)
+    kappa = np.concatenate([[-1.0, 1.0, 0.0, -0.0, 1e-300], rng.uniform(-1, 1, 3000)])
+    piece = np.minimum(((kappa + 1) * kern.pieces / 2).astype(int), kern.pieces - 1)
+    tol = (engine.KERNEL_ULPS + 16 + 2 * kern.x2) * EPS
+    for _ in range(8):
+        ov = np.empty((5, kappa.size))
+        ov[0] = kappa
+        ov[1:] = rng.uniform(-1, 1, (4, 1))
+        size = _split_sizes(tab, ov)
+        local = np.zeros((5, kern.pieces))
+        np.maximum.at(local.T, piece, size.T)
+        err = np.abs(kern(_ext(ov)).T - tab(ov))
+        assert np.all(err <= tol * local[:, piece]), np.max(err / local[:, piece]) / EPS
+
+
+def test_loop_kernel_on_m_is_the_kernel_at_theta_eta_rho_zero():
+    tab = engine.table(Params.paper(lam=0.5), 0.5, 1)
+    kern = engine.loop_kernel(tab)
+    ov = np.zeros((5, 500))
+    ov[:2] = np.random.default_rng(2).uniform(-1, 1, (2, 500))
+    full, on_m = kern(_ext(ov)), kern.on_manifold()(_ext(ov))
+    assert on_m.shape == (500, 2) and kern.on_manifold().coefficients.shape[1] < 6
+    # the same components (a product of another length may round its sum differently)
+    np.testing.assert_allclose(on_m, full[:, :2], rtol=0, atol=4 * EPS * np.abs(full).max())
+    np.testing.assert_array_equal(full[:, 2:], 0.0)  # M is invariant: exact zeros off it
+    np.testing.assert_allclose(on_m.T, tab.manifold_gradient(ov[:2]), rtol=1e-12, atol=1e-15)
+
+
+def test_loop_kernel_keeps_a_plateau_gradient_to_relative_precision():
+    """Where e^{-x^2} is far below an ulp of the other terms, the kappa-partial (all its
+    terms carry the factor) keeps its relative precision: the factor is computed."""
+    lam = 2.0
+    tab = engine.table(Params.paper(lam=lam), lam, 1)
+    kern = engine.loop_kernel(tab)
+    ov = np.array([[0.9, 0.95], [0.3, -0.2], [0.1, 0.2], [0.05, -0.1], [0.2, 0.1]])
+    exact = tab(ov)[0]
+    assert np.all(np.abs(exact) < 1e-50)
+    np.testing.assert_allclose(kern(_ext(ov))[:, 0], exact, rtol=1e-10)
+
+
+def test_loop_kernel_refuses_other_tables():
+    p = Params.paper()
+    with pytest.raises(ValueError, match="order-1 table of one temperature"):
+        engine.loop_kernel(engine.table(p, 0.1, 0))
+    with pytest.raises(ValueError, match="order-1 table of one temperature"):
+        engine.loop_kernel(engine.table(p, [0.1, 0.2], 1))
