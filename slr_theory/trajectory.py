@@ -345,7 +345,8 @@ def to_overlaps(kv: np.ndarray) -> np.ndarray:
 def vector_step(kv: np.ndarray, gr: np.ndarray, alpha) -> np.ndarray:
     """One PGD step on the coordinates ``(8, n)``, given the overlap partials ``(5, n)``.
 
-    Agrees with :func:`overlap_step` to rounding and costs fewer array operations.
+    :func:`coordinate_step` on these arrays; agrees with :func:`overlap_step` to
+    rounding and costs fewer array operations.
 
     Parameters
     ----------
@@ -357,20 +358,45 @@ def vector_step(kv: np.ndarray, gr: np.ndarray, alpha) -> np.ndarray:
     -------
     ndarray, shape ``(8, n)``
     """
-    k, v = kv[:4], kv[4:]
-    rk, rn, rt, re, rr = gr
-    gk = rr * v
-    gk[0] += rk
-    gk[1] += re
-    gv = rr * k
-    gv[0] += rt
-    gv[1] += rn
-    nk = k - alpha * (gk - (gk * k).sum(axis=0) * k)
-    nv = v - alpha * (gv - (gv * v).sum(axis=0) * v)
-    out = np.empty_like(kv)
-    out[:4] = nk / np.sqrt((nk * nk).sum(axis=0))
-    out[4:] = nv / np.sqrt((nv * nv).sum(axis=0))
-    return out
+    n = kv.shape[1]
+    S = np.ascontiguousarray(kv.T).reshape(n, 2, 4)
+    a = np.array(alpha) if np.ndim(alpha) == 0 else np.asarray(alpha)[:, None, None]
+    return coordinate_step(S, np.ascontiguousarray(gr[_STEP].T), a).reshape(n, 8).T
+
+
+#: The partials' order a :func:`coordinate_step` takes, as indices of
+#: ``(kappa, nu, theta, eta, rho)``: ``(rk, re)`` act on ``k``'s coordinates along
+#: ``(k*, v*)``, ``(rt, rn)`` on ``v``'s, ``rr`` on both.
+STEP_ROWS = (0, 3, 2, 1, 4)
+_STEP = np.array(STEP_ROWS)
+
+
+def coordinate_step(S: np.ndarray, G: np.ndarray, a) -> np.ndarray:
+    """One PGD step on coordinates held run by run: the loop's step, in ten NumPy calls.
+
+    ``grad_k R = rk k* + re v* + rr v`` and ``grad_v R = rt k* + rn v* + rr k``: the
+    projection on the tangent space, the step and the normalisation of
+    :func:`vector_step`, on ``S`` ``(n, 2, 4)`` (``k`` then ``v``, :func:`to_vectors`).
+
+    Parameters
+    ----------
+    S : ndarray, shape ``(n, 2, 4)``
+    G : ndarray, shape ``(n, 5)``
+        ``(rk, re, rt, rn, rr)`` (:data:`STEP_ROWS`); ``G[:, :4]`` reshapes to ``(n, 2, 2)``.
+    a : ndarray
+        The step size, 0-d or ``(n, 1, 1)``.
+
+    Returns
+    -------
+    ndarray, shape ``(n, 2, 4)``
+    """
+    n = S.shape[0]
+    g = G[:, 4, None, None] * S[:, ::-1]
+    g[:, :, :2] += G[:, :4].reshape(n, 2, 2)
+    g -= np.vecdot(g, S)[:, :, None] * S
+    S = S - a * g
+    S /= np.sqrt(np.vecdot(S, S))[:, :, None]
+    return S
 
 
 def manifold_step(kn: np.ndarray, gr: np.ndarray, alpha) -> np.ndarray:
@@ -442,124 +468,115 @@ def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int,
     rec = sorted(set(range(0, steps + 1, record_every)) | {steps})
     out = np.empty((len(rec), 5, n))
     out[0] = ov5
-    nxt = 1
     single = len(groups) == 1
-    on_m = single and not np.any(ov5[2:])
-    if single and groups[0].lam is None and groups[0].params.closed_form:
-        tab = engine.table(groups[0].params, groups[0].params.lam, 1)
-        run = _kernel_run_m if on_m else _kernel_run
-        run(ov5, engine.loop_kernel(tab), groups[0].alpha, rec, out, progress)
-        return np.array(rec), out
+    on_m = single and not np.any(ov5[2:])  # a batch on M stays there: the 2-D map
+    if single:
+        chunks = _manifold_source(groups[0]) if on_m else _coordinate_source(groups[0])
+    else:
+        chunks = _grouped_source(groups, n)
     alpha = (
         groups[0].alpha
         if single
         else np.concatenate([np.full(grp.cols.stop - grp.cols.start, grp.alpha) for grp in groups])
     )
-    tables = [None] * len(groups)
-    for i, grp in enumerate(groups):
-        if grp.lam is None:
-            tables[i] = engine.table(grp.params, grp.params.lam, 1).prepared()
-    # closed-form tables of one model share their features across groups (mixed batches);
-    # tables by quadrature are evaluated group by group
-    closed = all(grp.params.closed_form for grp in groups)
-    if closed:
-        const_cols = np.empty((engine.N_CONSTANTS, n))  # per-column constants
-        for i, grp in enumerate(groups):
-            if tables[i] is not None:
-                const_cols[:, grp.cols] = tables[i].constants[:, None]
-    # on M: (kappa, nu); otherwise the coordinates of k and v in R^4 (to_vectors)
-    state = ov5[:2].copy() if on_m else to_vectors(ov5)
-    for start in range(0, steps, _CHUNK):
-        stop = min(start + _CHUNK, steps)
-        chunk = [
-            None if grp.lam is None else engine.table(grp.params, grp.lam[start:stop], 1)
-            for grp in groups
-        ]
-        if on_m and closed:
-            tab = tables[0] if chunk[0] is None else chunk[0]
-            c_kappa, c_nu = tab.manifold_columns()
-        for t in range(start, stop):
-            j = t - start
-            if not closed:
-                ov = None if on_m else to_overlaps(state)
-                if single:
-                    tab = tables[0] if chunk[0] is None else chunk[0].at(j)
-                    if on_m:
-                        state = manifold_step(state, tab.manifold_gradient(state), alpha)
-                    else:
-                        state = vector_step(state, tab(ov), alpha)
-                else:
-                    gr = np.empty((5, n))
-                    for i, grp in enumerate(groups):
-                        tab = tables[i] if chunk[i] is None else chunk[i].at(j)
-                        gr[:, grp.cols] = tab(ov[:, grp.cols])
-                    state = vector_step(state, gr, alpha)
-            elif single:
-                if chunk[0] is None:
-                    C, k = tables[0].C, tables[0].constants
-                    ck, cn = (c_kappa, c_nu) if on_m else (None, None)
-                else:
-                    C, k = chunk[0].C[j], chunk[0].constants[j]
-                    ck, cn = (c_kappa[j], c_nu[j]) if on_m else (None, None)
-                if on_m:
-                    gr = engine.manifold_gradient(state, k, ck, cn)
-                    state = manifold_step(state, gr, alpha)
-                else:
-                    ov = to_overlaps(state)
-                    state = vector_step(state, C @ engine.features(ov, k, 1), alpha)
-            else:
-                for i, grp in enumerate(groups):
-                    if chunk[i] is not None:
-                        const_cols[:, grp.cols] = chunk[i].constants[j][:, None]
-                ov = to_overlaps(state)
-                phi = engine.features(ov, const_cols, 1)
-                gr = np.empty((5, n))
-                for i, grp in enumerate(groups):
-                    C = tables[i].C if chunk[i] is None else chunk[i].C[j]
-                    gr[:, grp.cols] = C @ phi[:, grp.cols]
-                state = vector_step(state, gr, alpha)
-            if t + 1 == rec[nxt]:
-                if on_m:
-                    out[nxt, :2], out[nxt, 2:] = state, 0.0
-                else:
-                    out[nxt] = to_overlaps(state)
-                nxt += 1
-        if progress is not None:
-            progress(stop - start)
+    run = _manifold_run if on_m else _coordinate_run
+    run(ov5, chunks, alpha, rec, out, progress)
     return np.array(rec), out
 
 
-# the kernel's rows in the order the coordinate step takes them: (rk, re) act on k's
-# coordinates along (k*, v*), (rt, rn) on v's, rr on both
-_STEP_ROWS = (0, 3, 2, 1, 4)
+# (kappa, nu, theta, eta, rho) among ext = (1, kappa, eta, theta, nu, rho)
+_EXT_OVERLAPS = np.array([1, 4, 3, 2, 5])
 
 
-def _kernel_run(ov5, kernel, alpha, rec, out, progress) -> None:
-    """:func:`run_pgd` of one fixed-temperature group off M, on a :class:`~slr_theory.engine.LoopKernel`.
+def _coordinate_source(grp: Group):
+    """The gradient source of one group off M: ``chunks(start, stop)`` gives, for each step
+    ``j`` of the chunk, ``(j, ext) -> (n, 5)`` in ``STEP_ROWS`` order.
 
-    The coordinates are held run by run, ``S`` of shape ``(n, 2, 4)`` (``k`` then ``v``);
-    the step is :func:`vector_step`'s, in about ten NumPy calls on ``S``.
+    At one temperature of a closed-form model, the table's loop kernel; otherwise the
+    table (its interpolant for a model by quadrature), one per chunk under a schedule.
     """
-    kernel = kernel.permuted(_STEP_ROWS)
+    if grp.lam is None:
+        tab = engine.table(grp.params, grp.params.lam, 1)
+        if grp.params.closed_form:
+            kernel = engine.loop_kernel(tab).permuted(STEP_ROWS)
+
+            def fixed(j, ext):
+                return kernel(ext)
+
+            return lambda start, stop: fixed
+        tab = tab.prepared()
+        return lambda start, stop: lambda j, ext: tab(ext[:, _EXT_OVERLAPS].T)[_STEP].T
+
+    def chunk(start, stop):
+        tabs = engine.table(grp.params, grp.lam[start:stop], 1)
+        return lambda j, ext: tabs.at(j)(ext[:, _EXT_OVERLAPS].T)[_STEP].T
+
+    return chunk
+
+
+def _manifold_source(grp: Group):
+    """As :func:`_coordinate_source` on M: ``(j, ext) -> (n, 2)``, ``(dR/dkappa, dR/dnu)``."""
+    if grp.lam is None:
+        tab = engine.table(grp.params, grp.params.lam, 1)
+        if grp.params.closed_form:
+            kernel = engine.loop_kernel(tab).on_manifold()
+
+            def fixed(j, ext):
+                return kernel(ext)
+
+            return lambda start, stop: fixed
+        tab = tab.prepared()
+        return lambda start, stop: lambda j, ext: tab.manifold_gradient(ext[:, 1::3].T).T
+
+    def chunk(start, stop):
+        tabs = engine.table(grp.params, grp.lam[start:stop], 1)
+        return lambda j, ext: tabs.at(j).manifold_gradient(ext[:, 1::3].T).T
+
+    return chunk
+
+
+def _grouped_source(groups: list[Group], n: int):
+    """As :func:`_coordinate_source` for a batch of groups, each with its own source."""
+    sources = [_coordinate_source(grp) for grp in groups]
+
+    def chunk(start, stop):
+        gradients = [
+            (grp.cols, src(start, stop)) for grp, src in zip(groups, sources, strict=True)
+        ]
+
+        def gradient(j, ext):
+            G = np.empty((n, 5))
+            for cols, grad in gradients:
+                G[cols] = grad(j, ext[cols])
+            return G
+
+        return gradient
+
+    return chunk
+
+
+def _coordinate_run(ov5, chunks, alpha, rec, out, progress) -> None:
+    """:func:`run_pgd` of one group off M: :func:`vector_step` on coordinates held run by run.
+
+    ``S`` ``(n, 2, 4)`` holds ``k`` then ``v`` (:func:`to_vectors`); ``chunks(start, stop)``
+    returns the gradient of each step of the chunk, ``(j, ext) -> (n, 5)``, rows in
+    ``STEP_ROWS`` order, at ``ext = (1, kappa, eta, theta, nu, rho)`` ``(n, 6)``. The step
+    is :func:`vector_step`'s arithmetic in about ten NumPy calls on ``S``.
+    """
     n = ov5.shape[1]
     S = np.ascontiguousarray(to_vectors(ov5).T).reshape(n, 2, 4)
-    ext = np.ones(
-        (n, 6)
-    )  # (1, kappa, eta, theta, nu, rho): S[:, :, :2] is (kappa, eta, theta, nu)
-    pairs = ext[:, 1:5].reshape(n, 2, 2)
-    a = np.array(alpha)  # 0-d: a product with it costs less than with a Python float
+    ext = np.ones((n, 6))
+    pairs = ext[:, 1:5].reshape(n, 2, 2)  # S[:, :, :2] is (kappa, eta, theta, nu)
+    # 0-d: a product with it costs less than with a Python float; per run: (n, 1, 1)
+    a = np.array(alpha) if np.ndim(alpha) == 0 else np.asarray(alpha)[:, None, None]
     steps, nxt = rec[-1], 1
     for start in range(0, steps, _CHUNK):
         stop = min(start + _CHUNK, steps)
+        gradient = chunks(start, stop)
         for t in range(start, stop):
             pairs[...] = S[:, :, :2]
             np.vecdot(S[:, 0], S[:, 1], out=ext[:, 5])
-            G = kernel(ext)
-            g = G[:, 4, None, None] * S[:, ::-1]
-            g[:, :, :2] += G[:, :4].reshape(n, 2, 2)
-            g -= np.vecdot(g, S)[:, :, None] * S
-            S = S - a * g
-            S /= np.sqrt(np.vecdot(S, S))[:, :, None]
+            S = coordinate_step(S, gradient(t - start, ext), a)
             if t + 1 == rec[nxt]:
                 out[nxt] = to_overlaps(S.reshape(n, 8).T)
                 nxt += 1
@@ -567,9 +584,12 @@ def _kernel_run(ov5, kernel, alpha, rec, out, progress) -> None:
             progress(stop - start)
 
 
-def _kernel_run_m(ov5, kernel, alpha, rec, out, progress) -> None:
-    """:func:`run_pgd` of one fixed-temperature group on M: :func:`manifold_step` on a kernel."""
-    kernel = kernel.on_manifold()
+def _manifold_run(ov5, chunks, alpha, rec, out, progress) -> None:
+    """:func:`run_pgd` of one group on M: :func:`manifold_step` on ``(kappa, nu)``.
+
+    As :func:`_coordinate_run`, with the gradient ``(n, 2)`` of ``(kappa, nu)`` at
+    ``ext = (1, kappa, 0, 0, nu, 0)``.
+    """
     n = ov5.shape[1]
     ext = np.zeros((n, 6))
     ext[:, 0] = 1.0
@@ -579,8 +599,9 @@ def _kernel_run_m(ov5, kernel, alpha, rec, out, progress) -> None:
     steps, nxt = rec[-1], 1
     for start in range(0, steps, _CHUNK):
         stop = min(start + _CHUNK, steps)
+        gradient = chunks(start, stop)
         for t in range(start, stop):
-            kn[...] = manifold_step(kn, kernel(ext), a)
+            kn[...] = manifold_step(kn, gradient(t - start, ext), a)
             if t + 1 == rec[nxt]:
                 out[nxt, :2], out[nxt, 2:] = kn.T, 0.0
                 nxt += 1
