@@ -361,14 +361,22 @@ def vector_step(kv: np.ndarray, gr: np.ndarray, alpha) -> np.ndarray:
     n = kv.shape[1]
     S = np.ascontiguousarray(kv.T).reshape(n, 2, 4)
     a = np.array(alpha) if np.ndim(alpha) == 0 else np.asarray(alpha)[:, None, None]
-    return coordinate_step(S, np.ascontiguousarray(gr[_STEP].T), a).reshape(n, 8).T
+    return coordinate_step(S, step_gradient(gr), a).reshape(n, 8).T
 
 
-#: The partials' order a :func:`coordinate_step` takes, as indices of
-#: ``(kappa, nu, theta, eta, rho)``: ``(rk, re)`` act on ``k``'s coordinates along
-#: ``(k*, v*)``, ``(rt, rn)`` on ``v``'s, ``rr`` on both.
-STEP_ROWS = (0, 3, 2, 1, 4)
-_STEP = np.array(STEP_ROWS)
+#: Where :func:`coordinate_step` takes each partial of ``(kappa, nu, theta, eta, rho)``:
+#: ``G[:, :8]`` is ``grad R`` without its ``rho`` part, in the coordinates of ``k`` then
+#: ``v`` (``rk, re`` along ``k*, v*`` for ``k``; ``rt, rn`` for ``v``), ``G[:, 8]`` is ``rr``.
+STEP_COLUMNS = (0, 3, None, None, 2, 1, None, None, 4)
+_AT = np.array([j for j, r in enumerate(STEP_COLUMNS) if r is not None])
+_ROWS_AT = np.array([r for r in STEP_COLUMNS if r is not None])
+
+
+def step_gradient(rows: np.ndarray) -> np.ndarray:
+    """The partials ``(5, n)`` in the layout ``(n, 9)`` of :func:`coordinate_step`."""
+    G = np.zeros((rows.shape[1], 9))
+    G[:, _AT] = rows[_ROWS_AT].T
+    return G
 
 
 def coordinate_step(S: np.ndarray, G: np.ndarray, a) -> np.ndarray:
@@ -381,8 +389,8 @@ def coordinate_step(S: np.ndarray, G: np.ndarray, a) -> np.ndarray:
     Parameters
     ----------
     S : ndarray, shape ``(n, 2, 4)``
-    G : ndarray, shape ``(n, 5)``
-        ``(rk, re, rt, rn, rr)`` (:data:`STEP_ROWS`); ``G[:, :4]`` reshapes to ``(n, 2, 2)``.
+    G : ndarray, shape ``(n, 9)``
+        The partials placed as :data:`STEP_COLUMNS` says (:func:`step_gradient`).
     a : ndarray
         The step size, 0-d or ``(n, 1, 1)``.
 
@@ -391,8 +399,8 @@ def coordinate_step(S: np.ndarray, G: np.ndarray, a) -> np.ndarray:
     ndarray, shape ``(n, 2, 4)``
     """
     n = S.shape[0]
-    g = G[:, 4, None, None] * S[:, ::-1]
-    g[:, :, :2] += G[:, :4].reshape(n, 2, 2)
+    g = G[:, 8, None, None] * S[:, ::-1]
+    g += G[:, :8].reshape(n, 2, 4)
     g -= np.vecdot(g, S)[:, :, None] * S
     S = S - a * g
     S /= np.sqrt(np.vecdot(S, S))[:, :, None]
@@ -490,7 +498,7 @@ _EXT_OVERLAPS = np.array([1, 4, 3, 2, 5])
 
 def _coordinate_source(grp: Group):
     """The gradient source of one group off M: ``chunks(start, stop)`` gives, for each step
-    ``j`` of the chunk, ``(j, ext) -> (n, 5)`` in ``STEP_ROWS`` order.
+    ``j`` of the chunk, ``(j, ext) -> (n, 9)`` (:func:`step_gradient`).
 
     At one temperature of a closed-form model, the table's loop kernel; otherwise the
     table (its interpolant for a model by quadrature), one per chunk under a schedule.
@@ -498,18 +506,18 @@ def _coordinate_source(grp: Group):
     if grp.lam is None:
         tab = engine.table(grp.params, grp.params.lam, 1)
         if grp.params.closed_form:
-            kernel = engine.loop_kernel(tab).permuted(STEP_ROWS)
+            kernel = engine.loop_kernel(tab).permuted(STEP_COLUMNS)
 
             def fixed(j, ext):
                 return kernel(ext)
 
             return lambda start, stop: fixed
         tab = tab.prepared()
-        return lambda start, stop: lambda j, ext: tab(ext[:, _EXT_OVERLAPS].T)[_STEP].T
+        return lambda start, stop: lambda j, ext: step_gradient(tab(ext[:, _EXT_OVERLAPS].T))
 
     def chunk(start, stop):
         tabs = engine.table(grp.params, grp.lam[start:stop], 1)
-        return lambda j, ext: tabs.at(j)(ext[:, _EXT_OVERLAPS].T)[_STEP].T
+        return lambda j, ext: step_gradient(tabs.at(j)(ext[:, _EXT_OVERLAPS].T))
 
     return chunk
 
@@ -545,7 +553,7 @@ def _grouped_source(groups: list[Group], n: int):
         ]
 
         def gradient(j, ext):
-            G = np.empty((n, 5))
+            G = np.empty((n, 9))
             for cols, grad in gradients:
                 G[cols] = grad(j, ext[cols])
             return G
@@ -556,12 +564,11 @@ def _grouped_source(groups: list[Group], n: int):
 
 
 def _coordinate_run(ov5, chunks, alpha, rec, out, progress) -> None:
-    """:func:`run_pgd` of one group off M: :func:`vector_step` on coordinates held run by run.
+    """:func:`run_pgd` of one group off M: :func:`coordinate_step` on coordinates held run by run.
 
     ``S`` ``(n, 2, 4)`` holds ``k`` then ``v`` (:func:`to_vectors`); ``chunks(start, stop)``
-    returns the gradient of each step of the chunk, ``(j, ext) -> (n, 5)``, rows in
-    ``STEP_ROWS`` order, at ``ext = (1, kappa, eta, theta, nu, rho)`` ``(n, 6)``. The step
-    is :func:`vector_step`'s arithmetic in about ten NumPy calls on ``S``.
+    returns the gradient of each step of the chunk, ``(j, ext) -> (n, 9)`` in the layout
+    of :func:`step_gradient`, at ``ext = (1, kappa, eta, theta, nu, rho)`` ``(n, 6)``.
     """
     n = ov5.shape[1]
     S = np.ascontiguousarray(to_vectors(ov5).T).reshape(n, 2, 4)

@@ -316,3 +316,18 @@ def test_loop_kernel_refuses_other_tables():
         engine.loop_kernel(engine.table(p, 0.1, 0))
     with pytest.raises(ValueError, match="order-1 table of one temperature"):
         engine.loop_kernel(engine.table(p, [0.1, 0.2], 1))
+
+
+def test_scaled_features_drop_exactly_one_gaussian_factor_with_informative_pairs():
+    """``scaled=True`` divides each Gaussian column by ``e^{-x^2}`` once: for ``s > 1`` the
+    column ``e^{-2x^2}`` becomes ``e^{-x^2}`` (it used to become 1)."""
+    p = Params.paper(lam=0.5).replace(s=3)
+    tab = engine.table(p, 0.5, 1)
+    ov = np.array(
+        [[0.05, 0.2, -0.1], [0.3, 0.1, 0.5], [0.1, 0.0, 0.2], [0.2, 0.1, 0.0], [0.1, 0.2, 0.3]]
+    )
+    mask = engine.gaussian_columns(1, pairs=True)
+    full = tab.features(ov)
+    scaled = engine.features(ov, tab.constants, 1, scaled=True)
+    x = engine.loop_kernel(tab).x2 ** 0.5 * ov[0]
+    np.testing.assert_allclose(scaled[mask] * np.exp(-x * x), full[mask], rtol=1e-13)
