@@ -1244,9 +1244,10 @@ class LoopKernel:
     .. math:: \\text{row}_r = \\sum_f R_{fr}\\, m_f\\, c_f(\\kappa)\\, [e^{-x^2}]^{g_f}.
 
     Each component, without its Gaussian factor, is a polynomial of degree
-    ``KERNEL_NODES - 1`` on each of ``pieces`` equal pieces of ``[-1, 1]`` (and on one
-    more piece beyond each end, so that a ``kappa`` rounded past ``+-1`` needs no
-    clipping), interpolating the engine's :func:`features` at Chebyshev nodes. Pieces
+    ``KERNEL_NODES - 1`` on each of ``pieces + 1`` pieces of width ``2 / pieces`` centred
+    at ``2j / pieces``, ``|j| <= pieces / 2`` (they reach ``1/pieces`` past ``+-1``, so
+    a ``kappa`` rounded past ``+-1`` needs no clipping), interpolating the engine's
+    :func:`features` at Chebyshev nodes. Pieces
     are halved until, between the nodes and at the ends, every component agrees with
     the features to :data:`KERNEL_ULPS` ulp of the size of its terms on the piece. Where
     ``e^{-x^2}`` can become small (``x^2 > KERNEL_FOLD`` at ``kappa = 1``) the factor
@@ -1263,58 +1264,61 @@ class LoopKernel:
 
     Attributes
     ----------
-    coefficients : ndarray, shape ``(pieces + 2, F, KERNEL_NODES)``
-        Coefficients of ``w^j`` on each piece, ``w`` in ``[-1/2, 1/2]``.
+    coefficients : ndarray, shape ``(pieces + 1, F, KERNEL_NODES)``
+        Coefficients of ``w^i`` on piece ``j`` (at row ``j mod (pieces + 1)``), ``w`` in
+        ``[-1/2, 1/2]``, ``kappa = (2 / pieces) (j + w)``.
     gaussian : int
         The first `gaussian` components carry ``e^{-x^2}``.
     x2 : float
         ``x^2 / kappa^2 = a^2 / q``.
     monomials : ndarray of int, shape ``(F,)``
-        Each component's monomial as an index into the products ``ext_i ext_j``
-        (``6 i + j``) of ``ext = (1, kappa, eta, theta, nu, rho)``.
+        Each component's monomial as ``6 i + j``: the product ``e_i e_j`` of the
+        variables ``e = (1, kappa, eta, theta, nu, rho)``.
     rows : ndarray, shape ``(F, R)``
-        ``R_{fr}``: the output row each component adds to.
+        ``R_{fr}``: what each component adds to each output row.
+    layout : tuple of int
+        The columns of the caller's array that hold ``e`` (:meth:`reading`).
     """
 
-    def __init__(self, coefficients, gaussian: int, x2: float, monomials, rows):
+    def __init__(self, coefficients, gaussian: int, x2: float, monomials, rows, layout=None):
         self.coefficients = coefficients
         self.gaussian = gaussian
         self.x2 = x2
         self.monomials = monomials
         self.rows = rows
+        self.layout = tuple(range(6)) if layout is None else tuple(layout)
         # 0-d arrays: a product with one costs less than with a Python float (NumPy 2)
-        half = 0.5 * (coefficients.shape[0] - 2)
-        self._scale = np.array(half)
-        self._shift = np.array(half + 0.5)  # u = j at the centre of piece j (0: left of -1)
+        self._scale = np.array(0.5 * (coefficients.shape[0] - 1))
         self._minus_x2 = np.array(-x2)
         first, second = np.divmod(monomials, 6)
-        self._linear = not np.any(second)  # every monomial of degree <= 1: ext[:, first]
-        self._first, self._second = np.ascontiguousarray(first), np.ascontiguousarray(second)
+        self._linear = not np.any(second)  # every monomial of degree <= 1: one factor
+        self._first = np.ascontiguousarray(np.take(self.layout, first))
+        self._second = np.ascontiguousarray(np.take(self.layout, second))
+        self._kappa = self.layout[1]
         self._powers = np.ones((0, KERNEL_NODES))
 
     @property
     def pieces(self) -> int:
-        """The number of equal pieces of ``[-1, 1]``."""
-        return self.coefficients.shape[0] - 2
+        """``2 / width`` of a piece."""
+        return self.coefficients.shape[0] - 1
 
     def __call__(self, ext: np.ndarray) -> np.ndarray:
-        """The rows ``(n, R)`` at ``ext = (1, kappa, eta, theta, nu, rho)`` ``(n, 6)``.
+        """The rows ``(n, R)`` at the variables held in `ext` ``(n, m)`` (:attr:`layout`).
 
-        The order of `ext` is that of the coordinates ``(k_1, k_2, v_1, v_2)`` a PGD
-        loop holds (:mod:`slr_theory.trajectory`), so it fills ``ext`` with one copy.
-        (``ndarray.take`` is used for every gather: a third of the cost of fancy
-        indexing on arrays of a few tens of runs.)
+        (``ndarray.take`` serves every gather: a third of the cost of fancy indexing on
+        arrays of a few tens of runs.)
         """
         n = ext.shape[0]
         if self._powers.shape[0] != n:
             self._powers = np.ones((n, KERNEL_NODES))
         w = self._powers
-        kappa = ext[:, 1]
-        u = kappa * self._scale + self._shift
+        kappa = ext[:, self._kappa]
+        u = kappa * self._scale
         r = np.rint(u)
         w[:, 1:] = (u - r)[:, None]
         np.multiply.accumulate(w, axis=1, out=w)
-        c = (self.coefficients.take(r.astype(np.intp), axis=0) @ w[:, :, None])[:, :, 0]
+        block = self.coefficients.take(r.astype(np.intp), axis=0, mode="wrap")
+        c = (block @ w[:, :, None])[:, :, 0]
         if self.gaussian:
             c[:, : self.gaussian] *= np.exp(np.square(kappa) * self._minus_x2)[:, None]
         c *= ext.take(self._first, axis=1)
@@ -1322,21 +1326,29 @@ class LoopKernel:
             c *= ext.take(self._second, axis=1)
         return c @ self.rows
 
-    def permuted(self, rows) -> LoopKernel:
-        """The same kernel with its output rows rearranged: row ``j`` is the old row
-        ``rows[j]``, or zero where ``rows[j]`` is None."""
+    def reading(self, layout) -> LoopKernel:
+        """The same kernel reading ``(1, kappa, eta, theta, nu, rho)`` from columns `layout`."""
+        return LoopKernel(
+            self.coefficients, self.gaussian, self.x2, self.monomials, self.rows, layout
+        )
+
+    def permuted(self, rows, scale: float = 1.0) -> LoopKernel:
+        """The same kernel with its output rows rearranged, times `scale`: row ``j`` is
+        ``scale`` times the old row ``rows[j]``, or zero where ``rows[j]`` is None."""
         out = np.zeros((self.rows.shape[0], len(rows)))
         for j, r in enumerate(rows):
             if r is not None:
-                out[:, j] = self.rows[:, r]
-        return LoopKernel(self.coefficients, self.gaussian, self.x2, self.monomials, out)
+                out[:, j] = scale * self.rows[:, r]
+        return LoopKernel(
+            self.coefficients, self.gaussian, self.x2, self.monomials, out, self.layout
+        )
 
     def on_manifold(self) -> LoopKernel:
         """The kernel of ``(dR/dkappa, dR/dnu)`` on M: the components free of ``theta, eta, rho``.
 
-        Called with ``ext = (1, kappa, 0, 0, nu, 0)``.
+        Its monomials read only ``1`` and ``nu``.
         """
-        on_m = {0, 4, 24}  # 1, nu, nu^2 among the products ext_i ext_j
+        on_m = {0, 24, 28}  # 1, nu, nu^2 (6 i + j, nu = e_4)
         keep = np.isin(self.monomials, list(on_m)) & np.any(self.rows[:, :2] != 0, axis=1)
         return LoopKernel(
             np.ascontiguousarray(self.coefficients[:, keep]),
@@ -1344,6 +1356,7 @@ class LoopKernel:
             self.x2,
             self.monomials[keep],
             np.ascontiguousarray(self.rows[keep][:, :2]),
+            self.layout,
         )
 
 
@@ -1404,8 +1417,9 @@ def loop_kernel(tab: EngineTable) -> LoopKernel:
         W[index[key], part * K + c] += coef
     absW = np.abs(W)
 
-    def sample(pieces: int):  # the pieces of [-1, 1] and one more beyond each end
-        mid = -1.0 + (2.0 * np.arange(-1, pieces + 1) + 1.0) / pieces
+    def sample(pieces: int):  # piece j (centre 2j / pieces) at row j mod (pieces + 1)
+        j = np.arange(pieces + 1)
+        mid = (2.0 / pieces) * np.where(j <= pieces // 2, j, j - pieces - 1)
         nodes = (mid[:, None] + (2.0 / pieces) * _KW).ravel()
         probes = (mid[:, None] + (2.0 / pieces) * _KP).ravel()
         vals, size = _kernel_parts(tab, np.concatenate([nodes, probes]), scaled=not fold)
@@ -1416,26 +1430,26 @@ def loop_kernel(tab: EngineTable) -> LoopKernel:
 
     to_powers, dct = _kernel_conversion()
     powers = _KP[:, None] ** np.arange(KERNEL_NODES)  # (probes, N)
-    pieces = 1
+    pieces = 2
     while True:
         at_nodes, exact, size = sample(pieces)
         F = at_nodes.shape[0]
-        cheb = at_nodes.reshape(F, pieces + 2, KERNEL_NODES) @ dct.T
-        coef = cheb @ to_powers.T  # (F, P + 2, N): coefficients of w^j
+        cheb = at_nodes.reshape(F, pieces + 1, KERNEL_NODES) @ dct.T
+        coef = cheb @ to_powers.T  # (F, P + 1, N): coefficients of w^i
         approx = coef @ powers.T
         # held to the size of the terms on the piece: a component's zero (erf at
         # kappa = 0) is held to its neighbours' size, as any interpolant's must be
-        local = size.reshape(F, pieces + 2, -1).max(axis=2, keepdims=True)
+        local = size.reshape(F, pieces + 1, -1).max(axis=2, keepdims=True)
         excess = np.abs(approx - exact.reshape(approx.shape)) - KERNEL_ULPS * 2.0**-52 * local
         if np.all(excess <= 0.0):
             break
         if pieces >= _KERNEL_MAX_PIECES:
             raise ArithmeticError(f"no kernel of {pieces} pieces is within {KERNEL_ULPS} ulp")
         pieces *= 2
-    ext = {v: i for v, i in enumerate((4, 3, 2, 5))}  # nu, theta, eta, rho in ext
+    var = dict(enumerate((4, 3, 2, 5)))  # nu, theta, eta, rho among e
     monomials = np.zeros(F, dtype=np.intp)
     for f, (_g, mono, _r) in enumerate(order):
-        idx = [ext[v] for v, e in enumerate(mono) for _ in range(e)]
+        idx = [var[v] for v, e in enumerate(mono) for _ in range(e)]
         if len(idx) > 2:
             raise ValueError(f"a monomial of degree {len(idx)} in the order-1 table")
         idx += [0] * (2 - len(idx))

@@ -360,8 +360,8 @@ def vector_step(kv: np.ndarray, gr: np.ndarray, alpha) -> np.ndarray:
     """
     n = kv.shape[1]
     S = np.ascontiguousarray(kv.T).reshape(n, 2, 4)
-    a = np.array(alpha) if np.ndim(alpha) == 0 else np.asarray(alpha)[:, None, None]
-    return coordinate_step(S, step_gradient(gr), a).reshape(n, 8).T
+    coordinate_step(S, step_gradient(gr) * np.reshape(alpha, (-1, 1)))
+    return S.reshape(n, 8).T
 
 
 #: Where :func:`coordinate_step` takes each partial of ``(kappa, nu, theta, eta, rho)``:
@@ -379,32 +379,28 @@ def step_gradient(rows: np.ndarray) -> np.ndarray:
     return G
 
 
-def coordinate_step(S: np.ndarray, G: np.ndarray, a) -> np.ndarray:
-    """One PGD step on coordinates held run by run: the loop's step, in ten NumPy calls.
+def coordinate_step(S: np.ndarray, G: np.ndarray) -> None:
+    """One PGD step, in place, on coordinates held run by run: the loop's step.
 
     ``grad_k R = rk k* + re v* + rr v`` and ``grad_v R = rt k* + rn v* + rr k``: the
     projection on the tangent space, the step and the normalisation of
-    :func:`vector_step`, on ``S`` ``(n, 2, 4)`` (``k`` then ``v``, :func:`to_vectors`).
+    :func:`vector_step` in nine NumPy calls, on ``S`` ``(n, 2, 4)`` (``k`` then ``v``,
+    :func:`to_vectors`; a view into the loop's state).
 
     Parameters
     ----------
     S : ndarray, shape ``(n, 2, 4)``
+        Overwritten with the next iterate.
     G : ndarray, shape ``(n, 9)``
-        The partials placed as :data:`STEP_COLUMNS` says (:func:`step_gradient`).
-    a : ndarray
-        The step size, 0-d or ``(n, 1, 1)``.
-
-    Returns
-    -------
-    ndarray, shape ``(n, 2, 4)``
+        The step size times the partials, placed as :data:`STEP_COLUMNS` says
+        (:func:`step_gradient`).
     """
     n = S.shape[0]
     g = G[:, 8, None, None] * S[:, ::-1]
     g += G[:, :8].reshape(n, 2, 4)
     g -= np.vecdot(g, S)[:, :, None] * S
-    S = S - a * g
+    S -= g
     S /= np.sqrt(np.vecdot(S, S))[:, :, None]
-    return S
 
 
 def manifold_step(kn: np.ndarray, gr: np.ndarray, alpha) -> np.ndarray:
@@ -422,8 +418,12 @@ def manifold_step(kn: np.ndarray, gr: np.ndarray, alpha) -> np.ndarray:
     -------
     ndarray, shape ``(2, n)``
     """
+    return manifold_update(kn, alpha * gr)
+
+
+def manifold_update(kn: np.ndarray, ag: np.ndarray) -> np.ndarray:
+    """:func:`manifold_step` given ``ag``, the step size times the gradient."""
     one_m = (1.0 - kn) * (1.0 + kn)
-    ag = alpha * gr
     return (kn - ag * one_m) / np.sqrt(1.0 + ag * ag * one_m)
 
 
@@ -482,63 +482,70 @@ def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int,
         chunks = _manifold_source(groups[0]) if on_m else _coordinate_source(groups[0])
     else:
         chunks = _grouped_source(groups, n)
-    alpha = (
-        groups[0].alpha
-        if single
-        else np.concatenate([np.full(grp.cols.stop - grp.cols.start, grp.alpha) for grp in groups])
-    )
     run = _manifold_run if on_m else _coordinate_run
-    run(ov5, chunks, alpha, rec, out, progress)
+    run(ov5, chunks, rec, out, progress)
     return np.array(rec), out
 
 
-# (kappa, nu, theta, eta, rho) among ext = (1, kappa, eta, theta, nu, rho)
-_EXT_OVERLAPS = np.array([1, 4, 3, 2, 5])
+# The loop's state off M, one row per run: k's and v's coordinates (S), rho, 1; the
+# loop kernel reads (1, kappa, eta, theta, nu, rho) from it where they lie.
+_STATE_READS = (9, 0, 1, 4, 5, 8)
+_STATE_OVERLAPS = np.array([0, 5, 4, 1, 8])  # (kappa, nu, theta, eta, rho)
+# On M: (kappa, nu, 1); its kernel reads 1, kappa and nu only.
+_M_READS = (2, 0, 2, 2, 1, 2)
 
 
 def _coordinate_source(grp: Group):
     """The gradient source of one group off M: ``chunks(start, stop)`` gives, for each step
-    ``j`` of the chunk, ``(j, ext) -> (n, 9)`` (:func:`step_gradient`).
+    ``j`` of the chunk, ``(j, X) -> (n, 9)``, the step size times the partials at the
+    state ``X`` in the layout of :func:`step_gradient`.
 
     At one temperature of a closed-form model, the table's loop kernel; otherwise the
     table (its interpolant for a model by quadrature), one per chunk under a schedule.
     """
+    a = grp.alpha
     if grp.lam is None:
         tab = engine.table(grp.params, grp.params.lam, 1)
         if grp.params.closed_form:
-            kernel = engine.loop_kernel(tab).permuted(STEP_COLUMNS)
+            kernel = engine.loop_kernel(tab).permuted(STEP_COLUMNS, a).reading(_STATE_READS)
 
-            def fixed(j, ext):
-                return kernel(ext)
+            def fixed(j, X):
+                return kernel(X)
 
             return lambda start, stop: fixed
         tab = tab.prepared()
-        return lambda start, stop: lambda j, ext: step_gradient(tab(ext[:, _EXT_OVERLAPS].T))
+
+        def prepared(j, X):
+            return step_gradient(tab(X.take(_STATE_OVERLAPS, axis=1).T)) * a
+
+        return lambda start, stop: prepared
 
     def chunk(start, stop):
         tabs = engine.table(grp.params, grp.lam[start:stop], 1)
-        return lambda j, ext: step_gradient(tabs.at(j)(ext[:, _EXT_OVERLAPS].T))
+        return lambda j, X: step_gradient(tabs.at(j)(X.take(_STATE_OVERLAPS, axis=1).T)) * a
 
     return chunk
 
 
 def _manifold_source(grp: Group):
-    """As :func:`_coordinate_source` on M: ``(j, ext) -> (n, 2)``, ``(dR/dkappa, dR/dnu)``."""
+    """As :func:`_coordinate_source` on M: ``(j, X) -> (n, 2)``, the step size times
+    ``(dR/dkappa, dR/dnu)`` at ``X = (kappa, nu, 1)``."""
+    a = grp.alpha
     if grp.lam is None:
         tab = engine.table(grp.params, grp.params.lam, 1)
         if grp.params.closed_form:
-            kernel = engine.loop_kernel(tab).on_manifold()
+            kernel = engine.loop_kernel(tab).on_manifold().permuted((0, 1), a).reading(_M_READS)
 
-            def fixed(j, ext):
-                return kernel(ext)
+            def fixed(j, X):
+                return kernel(X)
 
             return lambda start, stop: fixed
         tab = tab.prepared()
-        return lambda start, stop: lambda j, ext: tab.manifold_gradient(ext[:, 1::3].T).T
+        return lambda start, stop: lambda j, X: tab.manifold_gradient(X[:, :2].T).T * a
 
     def chunk(start, stop):
         tabs = engine.table(grp.params, grp.lam[start:stop], 1)
-        return lambda j, ext: tabs.at(j).manifold_gradient(ext[:, 1::3].T).T
+        return lambda j, X: tabs.at(j).manifold_gradient(X[:, :2].T).T * a
 
     return chunk
 
@@ -552,10 +559,10 @@ def _grouped_source(groups: list[Group], n: int):
             (grp.cols, src(start, stop)) for grp, src in zip(groups, sources, strict=True)
         ]
 
-        def gradient(j, ext):
+        def gradient(j, X):
             G = np.empty((n, 9))
             for cols, grad in gradients:
-                G[cols] = grad(j, ext[cols])
+                G[cols] = grad(j, X[cols])
             return G
 
         return gradient
@@ -563,52 +570,43 @@ def _grouped_source(groups: list[Group], n: int):
     return chunk
 
 
-def _coordinate_run(ov5, chunks, alpha, rec, out, progress) -> None:
-    """:func:`run_pgd` of one group off M: :func:`coordinate_step` on coordinates held run by run.
+def _coordinate_run(ov5, chunks, rec, out, progress) -> None:
+    """:func:`run_pgd` off M: :func:`coordinate_step` on a state held run by run.
 
-    ``S`` ``(n, 2, 4)`` holds ``k`` then ``v`` (:func:`to_vectors`); ``chunks(start, stop)``
-    returns the gradient of each step of the chunk, ``(j, ext) -> (n, 9)`` in the layout
-    of :func:`step_gradient`, at ``ext = (1, kappa, eta, theta, nu, rho)`` ``(n, 6)``.
+    The state ``X`` ``(n, 10)`` holds ``k``'s and ``v``'s coordinates (:func:`to_vectors`),
+    ``rho`` and 1; ``chunks(start, stop)`` gives the gradient of each step of a chunk,
+    ``(j, X) -> (n, 9)`` (:func:`_coordinate_source`).
     """
     n = ov5.shape[1]
-    S = np.ascontiguousarray(to_vectors(ov5).T).reshape(n, 2, 4)
-    ext = np.ones((n, 6))
-    pairs = ext[:, 1:5].reshape(n, 2, 2)  # S[:, :, :2] is (kappa, eta, theta, nu)
-    # 0-d: a product with it costs less than with a Python float; per run: (n, 1, 1)
-    a = np.array(alpha) if np.ndim(alpha) == 0 else np.asarray(alpha)[:, None, None]
+    X = np.ones((n, 10))
+    X[:, :8] = to_vectors(ov5).T
+    S = X[:, :8].reshape(n, 2, 4)  # a view: the step updates X in place
     steps, nxt = rec[-1], 1
     for start in range(0, steps, _CHUNK):
         stop = min(start + _CHUNK, steps)
         gradient = chunks(start, stop)
         for t in range(start, stop):
-            pairs[...] = S[:, :, :2]
-            np.vecdot(S[:, 0], S[:, 1], out=ext[:, 5])
-            S = coordinate_step(S, gradient(t - start, ext), a)
+            np.vecdot(S[:, 0], S[:, 1], out=X[:, 8])
+            coordinate_step(S, gradient(t - start, X))
             if t + 1 == rec[nxt]:
-                out[nxt] = to_overlaps(S.reshape(n, 8).T)
+                out[nxt] = to_overlaps(X[:, :8].T)
                 nxt += 1
         if progress is not None:
             progress(stop - start)
 
 
-def _manifold_run(ov5, chunks, alpha, rec, out, progress) -> None:
-    """:func:`run_pgd` of one group on M: :func:`manifold_step` on ``(kappa, nu)``.
-
-    As :func:`_coordinate_run`, with the gradient ``(n, 2)`` of ``(kappa, nu)`` at
-    ``ext = (1, kappa, 0, 0, nu, 0)``.
-    """
+def _manifold_run(ov5, chunks, rec, out, progress) -> None:
+    """:func:`run_pgd` on M: :func:`manifold_update` on ``X = (kappa, nu, 1)`` ``(n, 3)``."""
     n = ov5.shape[1]
-    ext = np.zeros((n, 6))
-    ext[:, 0] = 1.0
-    kn = ext[:, 1::3]  # (kappa, nu), a view
-    kn[...] = ov5[:2].T
-    a = np.array(alpha)
+    X = np.ones((n, 3))
+    X[:, :2] = ov5[:2].T
+    kn = X[:, :2]  # a view
     steps, nxt = rec[-1], 1
     for start in range(0, steps, _CHUNK):
         stop = min(start + _CHUNK, steps)
         gradient = chunks(start, stop)
         for t in range(start, stop):
-            kn[...] = manifold_step(kn, gradient(t - start, ext), a)
+            kn[...] = manifold_update(kn, gradient(t - start, X))
             if t + 1 == rec[nxt]:
                 out[nxt, :2], out[nxt, 2:] = kn.T, 0.0
                 nxt += 1
