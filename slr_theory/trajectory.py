@@ -385,7 +385,7 @@ def coordinate_step(S: np.ndarray, G: np.ndarray) -> None:
     ``grad_k R = rk k* + re v* + rr v`` and ``grad_v R = rt k* + rn v* + rr k``: the
     projection on the tangent space, the step and the normalisation of
     :func:`vector_step` in nine NumPy calls, on ``S`` ``(n, 2, 4)`` (``k`` then ``v``,
-    :func:`to_vectors`; a view into the loop's state).
+    :func:`to_vectors`).
 
     Parameters
     ----------
@@ -487,18 +487,17 @@ def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int,
     return np.array(rec), out
 
 
-# The loop's state off M, one row per run: k's and v's coordinates (S), rho, 1; the
-# loop kernel reads (1, kappa, eta, theta, nu, rho) from it where they lie.
-_STATE_READS = (9, 0, 1, 4, 5, 8)
-_STATE_OVERLAPS = np.array([0, 5, 4, 1, 8])  # (kappa, nu, theta, eta, rho)
+# What the gradient sources read off M, one row per run: ext = (1, kappa, eta, theta,
+# nu, rho) (the loop kernel's default layout; (kappa, eta, theta, nu) are S[:, :, :2])
+_EXT_OVERLAPS = np.array([1, 4, 3, 2, 5])  # (kappa, nu, theta, eta, rho) among ext
 # On M: (kappa, nu, 1); its kernel reads 1, kappa and nu only.
 _M_READS = (2, 0, 2, 2, 1, 2)
 
 
 def _coordinate_source(grp: Group):
     """The gradient source of one group off M: ``chunks(start, stop)`` gives, for each step
-    ``j`` of the chunk, ``(j, X) -> (n, 9)``, the step size times the partials at the
-    state ``X`` in the layout of :func:`step_gradient`.
+    ``j`` of the chunk, ``(j, X) -> (n, 9)``, the step size times the partials at
+    ``X = (1, kappa, eta, theta, nu, rho)`` ``(n, 6)``, in the layout of :func:`step_gradient`.
 
     At one temperature of a closed-form model, the table's loop kernel; otherwise the
     table (its interpolant for a model by quadrature), one per chunk under a schedule.
@@ -507,7 +506,7 @@ def _coordinate_source(grp: Group):
     if grp.lam is None:
         tab = engine.table(grp.params, grp.params.lam, 1)
         if grp.params.closed_form:
-            kernel = engine.loop_kernel(tab).permuted(STEP_COLUMNS, a).reading(_STATE_READS)
+            kernel = engine.loop_kernel(tab).permuted(STEP_COLUMNS, a)
 
             def fixed(j, X):
                 return kernel(X)
@@ -516,15 +515,30 @@ def _coordinate_source(grp: Group):
         tab = tab.prepared()
 
         def prepared(j, X):
-            return step_gradient(tab(X.take(_STATE_OVERLAPS, axis=1).T)) * a
+            return step_gradient(tab(X.T.take(_EXT_OVERLAPS, axis=0))) * a
 
         return lambda start, stop: prepared
 
-    def chunk(start, stop):
-        tabs = engine.table(grp.params, grp.lam[start:stop], 1)
-        return lambda j, X: step_gradient(tabs.at(j)(X.take(_STATE_OVERLAPS, axis=1).T)) * a
+    if not grp.params.closed_form:
 
-    return chunk
+        def chunk(start, stop):
+            tabs = engine.table(grp.params, grp.lam[start:stop], 1)
+            return lambda j, X: step_gradient(tabs.at(j)(X.T.take(_EXT_OVERLAPS, axis=0))) * a
+
+        return chunk
+
+    def closed(start, stop):  # the table's rows placed for the step, times the step size
+        tabs = engine.table(grp.params, grp.lam[start:stop], 1)
+        C = np.zeros((stop - start, 9, tabs.C.shape[-1]))
+        C[:, _AT] = a * tabs.C[:, _ROWS_AT]
+        k = tabs.constants
+
+        def gradient(j, X):
+            return (C[j] @ engine.features(X.T.take(_EXT_OVERLAPS, axis=0), k[j], 1)).T
+
+        return gradient
+
+    return closed
 
 
 def _manifold_source(grp: Group):
@@ -571,25 +585,27 @@ def _grouped_source(groups: list[Group], n: int):
 
 
 def _coordinate_run(ov5, chunks, rec, out, progress) -> None:
-    """:func:`run_pgd` off M: :func:`coordinate_step` on a state held run by run.
+    """:func:`run_pgd` off M: :func:`coordinate_step` on coordinates held run by run.
 
-    The state ``X`` ``(n, 10)`` holds ``k``'s and ``v``'s coordinates (:func:`to_vectors`),
-    ``rho`` and 1; ``chunks(start, stop)`` gives the gradient of each step of a chunk,
-    ``(j, X) -> (n, 9)`` (:func:`_coordinate_source`).
+    ``S`` ``(n, 2, 4)`` (contiguous: every call of the step then runs one loop over
+    its values) holds ``k``'s and ``v``'s coordinates (:func:`to_vectors`);
+    ``chunks(start, stop)`` gives the gradient of each step of a chunk,
+    ``(j, ext) -> (n, 9)`` (:func:`_coordinate_source`).
     """
     n = ov5.shape[1]
-    X = np.ones((n, 10))
-    X[:, :8] = to_vectors(ov5).T
-    S = X[:, :8].reshape(n, 2, 4)  # a view: the step updates X in place
+    S = np.ascontiguousarray(to_vectors(ov5).T).reshape(n, 2, 4)
+    ext = np.ones((n, 6))
+    pairs = ext[:, 1:5].reshape(n, 2, 2)  # S[:, :, :2] is (kappa, eta, theta, nu)
     steps, nxt = rec[-1], 1
     for start in range(0, steps, _CHUNK):
         stop = min(start + _CHUNK, steps)
         gradient = chunks(start, stop)
         for t in range(start, stop):
-            np.vecdot(S[:, 0], S[:, 1], out=X[:, 8])
-            coordinate_step(S, gradient(t - start, X))
+            pairs[...] = S[:, :, :2]
+            np.vecdot(S[:, 0], S[:, 1], out=ext[:, 5])
+            coordinate_step(S, gradient(t - start, ext))
             if t + 1 == rec[nxt]:
-                out[nxt] = to_overlaps(X[:, :8].T)
+                out[nxt] = to_overlaps(S.reshape(n, 8).T)
                 nxt += 1
         if progress is not None:
             progress(stop - start)
