@@ -55,6 +55,7 @@ from scipy.special import erf, erfc
 from . import doubledouble as dd
 from .gaussian import (
     PLACKETT_NODES,
+    ZETA_SERIES_BELOW,
     ZETA_SERIES_TERMS,
     erfc_sq_reduced,
     mean_erf_prime,
@@ -1473,6 +1474,25 @@ def loop_kernel(tab: EngineTable) -> LoopKernel:
 _CHUNK = 1 << 12
 
 
+def _zeta_from_psi(x: np.ndarray, psi: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``zeta`` at ``x`` where ``psi = E erfc(|a kappa| + g Z)^2`` is known (the basis ``W``).
+
+    ``E erfc(t + g Z) = erfc(t / sqrt q) = erfc x`` and ``1 - erf^2 = 2 erfc - erfc^2``, so
+    ``zeta = 1 - 2 erfc|x| + psi`` (``zeta`` is even). For ``x^2 >= ZETA_SERIES_BELOW``,
+    ``1 - 2 erfc|x| >= 0.36`` and ``psi >= 0``: a sum of positive terms, to a few ulp,
+    for one pass of ``erfc`` where :func:`~slr_theory.gaussian.zeta_reduced` takes
+    Owen's T (about five passes of ``erf`` at ``lambda = 0.9``). Where the quadrature of
+    ``psi`` was skipped (``psi < 2^-52``, see :func:`features`), it adds at most 2 ulp.
+    Below, the series of :func:`~slr_theory.gaussian.zeta_reduced`.
+    """
+    out = 1.0 - 2.0 * erfc(np.abs(x)) + psi
+    low = x * x < ZETA_SERIES_BELOW
+    if low.any():
+        kl = k[:, low] if np.ndim(k) == 2 else k
+        out[low] = zeta_reduced(x[low], kl[_IR], kl[_Z0], kl[_ZS].T)
+    return out
+
+
 def _reduced(kappa, k: np.ndarray):
     """``x``, ``x^2`` in double-double and ``s = sgn kappa`` (``k`` the constants, by row)."""
     m = k[_A] * kappa
@@ -1562,6 +1582,8 @@ def manifold_nullcline(params: Params, kappa: np.ndarray) -> np.ndarray:
     return (sgn * (1.0 - m["d1tau"] / m["E1"])).reshape(kappa.shape)
 
 
+_PSI_BOUND = 2.0 / math.sqrt(math.pi) * 2.0**54  # see features: where psi is below an ulp of W
+
 #: The bases that carry the factor ``e^{-x^2}`` (:func:`features` with ``scaled=True`` drops it).
 GAUSSIAN_BASES = ("ex", "exey", "exu", "exD", "erfex", "ex2")
 #: The bases that contain ``nu`` (affine in it).
@@ -1642,12 +1664,31 @@ def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = Fa
             # from it by at least 1.1e-16, so nothing else changes)
             tail = np.maximum(tail, 1e-300)
         basis[5] = ex * _bracket(s, nu, tail)
-    if "zeta" in need:
-        basis[6] = zeta_reduced(x, k[_IR], k[_Z0], k[_ZS].T)
+    psi = None
     if "W" in need:
         ax = np.abs(x)
-        psi = erfc_sq_reduced(ax, eh, el, k[_RH], k[_RL], k[_PN].T, k[_PW].T)
-        basis[7] = psi + 2.0 * np.abs(basis[1]) * (1.0 - s * nu)
+        rest = 2.0 * np.abs(basis[1]) * (1.0 - s * nu)
+        # psi = E erfc(|a kappa| + g Z)^2 <= 2 E erfc(|a kappa| + g Z) = 2 erfc|x|
+        # < 2 e^{-x^2} / (|x| sqrt(pi)): where that is below 2^-54 of the rest (>= 0), W is
+        # the rest to an ulp and the quadrature is skipped (never where the rest vanishes:
+        # at the optimum psi is the whole of W)
+        far = None if scaled else ex * _PSI_BOUND < rest * ax
+        if far is None or not far.any():
+            psi = erfc_sq_reduced(ax, eh, el, k[_RH], k[_RL], k[_PN].T, k[_PW].T)
+        else:
+            near = ~far
+            psi = np.zeros(n)
+            if near.any():
+                kn = k[:, near] if np.ndim(k) == 2 else k
+                psi[near] = erfc_sq_reduced(
+                    ax[near], eh[near], el[near], kn[_RH], kn[_RL], kn[_PN].T, kn[_PW].T
+                )
+        basis[7] = psi + rest
+    if "zeta" in need:
+        if psi is None:
+            basis[6] = zeta_reduced(x, k[_IR], k[_Z0], k[_ZS].T)
+        else:
+            basis[6] = _zeta_from_psi(x, psi, k)
     if "erf2" in need:  # the bases of informative pairs (s > 1)
         basis[8] = basis[1] * basis[1]
         basis[9] = basis[1] * ex

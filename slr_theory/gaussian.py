@@ -30,6 +30,7 @@ from .validate import as_array, broadcast, nonnegative_array
 __all__ = [
     "MAX_DERIVATIVE_ORDER",
     "PLACKETT_NODES",
+    "ZETA_SERIES_BELOW",
     "ZETA_SERIES_TERMS",
     "erf_pair",
     "erfc_sq_reduced",
@@ -819,7 +820,8 @@ def _series_matrix() -> np.ndarray:
 
 
 _SERIES = _series_matrix()
-_SERIES_BELOW = 0.5  # x^2 below which zeta_reduced sums the series
+#: ``x**2`` below which :func:`zeta_reduced` sums its series (above, ``zeta >= 0.46``).
+ZETA_SERIES_BELOW = 0.5
 _GLP_X, _GLP_W = roots_legendre(PLACKETT_NODES)
 
 
@@ -915,7 +917,7 @@ def zeta_reduced(x: np.ndarray, ir: np.ndarray, z0: np.ndarray, coefficients: np
         coefficients = np.broadcast_to(coefficients, (*x.shape, ZETA_SERIES_TERMS))
     out = np.ones(x.shape)  # |x| >= 6: 1 - zeta < 2 erfc(6) < 2**-54 rounds to 1
     x2 = x * x
-    series = x2 < _SERIES_BELOW
+    series = x2 < ZETA_SERIES_BELOW
     if series.all():  # every point on the series: no masks, the same sums
         out[...] = _zeta_series(x2, z0, coefficients)
         return out

@@ -331,3 +331,47 @@ def test_scaled_features_drop_exactly_one_gaussian_factor_with_informative_pairs
     scaled = engine.features(ov, tab.constants, 1, scaled=True)
     x = engine.loop_kernel(tab).x2 ** 0.5 * ov[0]
     np.testing.assert_allclose(scaled[mask] * np.exp(-x * x), full[mask], rtol=1e-13)
+
+
+@pytest.mark.parametrize("lam", [0.3, 0.9, 2.0])
+def test_zeta_from_psi_agrees_with_owens_t(lam):
+    """Where the value table has psi = E erfc^2, zeta is 1 - 2 erfc|x| + psi; the gradient
+    table alone takes zeta_reduced (series, Owen's T): the two routes agree to 4 ulp."""
+    p = Params.paper(lam=lam)
+    kappa = np.linspace(-1.0, 1.0, 4001)
+    ov = np.zeros((5, kappa.size))
+    ov[0], ov[1], ov[2] = kappa, 0.3, 0.2
+    both = engine.table(p, lam, (0, 1))
+    alone = engine.table(p, lam, 1)
+    cols_both = engine.columns((0, 1))
+    cols_alone = engine.columns(1)
+    key = ((0, 1, 0, 0), 0, "zeta")  # theta * zeta: in both tables
+    z_both = both.features(ov)[cols_both.index(key)] / ov[2]
+    z_alone = alone.features(ov)[cols_alone.index(key)] / ov[2]
+    assert np.all(np.abs(z_both - z_alone) <= 4 * EPS * np.abs(z_alone))
+
+
+def test_w_skips_psi_only_below_an_ulp():
+    """Where 2 e^{-x^2} / (|x| sqrt(pi)) < 2^-54 of the rest, W is the rest: against psi by
+    its quadrature added back, within 2 ulp; at nu = 1 (the rest vanishes) W is psi."""
+    from scipy.special import erf
+
+    from slr_theory.gaussian import erfc_sq_reduced, plackett_rule
+
+    lam = 2.0
+    p = Params.paper(lam=lam)
+    tab = engine.table(p, lam, 0)
+    kappa = np.linspace(0.05, 1.0, 2000)
+    x = engine.loop_kernel(engine.table(p, lam, 1)).x2 ** 0.5 * kappa
+    r = 1 + 4 * (lam * p.gamma) ** 2
+    # psi to ~x^2 ulp (x^2 rounded here, not carried in double-double as in the engine)
+    psi = erfc_sq_reduced(x, x * x, 0 * x, np.float64(r), 0.0, *plackett_rule(r))
+    for nu in (-0.5, 0.9, 1.0):
+        ov = np.zeros((5, kappa.size))
+        ov[0], ov[1] = kappa, nu
+        w = tab.features(ov)[engine.columns(0).index(((0, 0, 0, 0), 0, "W"))]
+        full = psi + 2 * erf(x) * (1 - nu)
+        if nu < 1.0:
+            assert np.all(np.abs(w - full) <= 2 * EPS * full), nu
+        else:
+            np.testing.assert_allclose(w, psi, rtol=1e-11)
