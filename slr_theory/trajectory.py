@@ -455,6 +455,12 @@ _CHUNK = 4096
 def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int, progress=None):
     """Exact PGD of overlaps ``ov5`` ``(5, n)`` with the engine's gradient, no per-step checks.
 
+    A group at one temperature of a closed-form model takes the gradient from its
+    table's :func:`~slr_theory.engine.loop_kernel`; the others from the table (its
+    interpolant for a model by quadrature), one table per chunk of 4096 steps under a
+    schedule. A single group that starts on M runs :func:`manifold_update`; otherwise
+    :func:`coordinate_step`.
+
     Parameters
     ----------
     ov5 : ndarray, shape ``(5, n)``
