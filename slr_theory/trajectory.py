@@ -455,8 +455,9 @@ _CHUNK = 4096
 def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int, progress=None):
     """Exact PGD of overlaps ``ov5`` ``(5, n)`` with the engine's gradient, no per-step checks.
 
-    A group at one temperature of a closed-form model takes the gradient from its
-    table's :func:`~slr_theory.engine.loop_kernel`; the others from the table (its
+    A group of at most :data:`KERNEL_RUNS` runs at one temperature of a closed-form model
+    takes the gradient from its table's :func:`~slr_theory.engine.loop_kernel`; the
+    others from the table (its
     interpolant for a model by quadrature), one table per chunk of 4096 steps under a
     schedule. A single group that starts on M runs :func:`manifold_update`; otherwise
     :func:`coordinate_step`.
@@ -500,6 +501,18 @@ _EXT_OVERLAPS = np.array([1, 4, 3, 2, 5])  # (kappa, nu, theta, eta, rho) among 
 _M_READS = (2, 0, 2, 2, 1, 2)
 
 
+#: Most runs of a group the loop kernel serves. A kernel step is about twenty-five NumPy
+#: calls but gathers ``KERNEL_NODES x F`` coefficients per run; the engine's features are
+#: about a hundred calls on cache-sized blocks. Below, the calls dominate and the kernel
+#: is 3-5 times faster; from a thousand runs on, the features are (benchmarks/engine.py).
+KERNEL_RUNS = 512
+
+
+def _kernel_serves(grp: Group) -> bool:
+    """Whether a fixed-temperature group's steps take their gradient from the loop kernel."""
+    return grp.params.closed_form and grp.cols.stop - grp.cols.start <= KERNEL_RUNS
+
+
 def _coordinate_source(grp: Group):
     """The gradient source of one group off M: ``chunks(start, stop)`` gives, for each step
     ``j`` of the chunk, ``(j, X) -> (n, 9)``, the step size times the partials at
@@ -511,7 +524,7 @@ def _coordinate_source(grp: Group):
     a = grp.alpha
     if grp.lam is None:
         tab = engine.table(grp.params, grp.params.lam, 1)
-        if grp.params.closed_form:
+        if _kernel_serves(grp):
             kernel = engine.loop_kernel(tab).permuted(STEP_COLUMNS, a)
 
             def fixed(j, X):
@@ -553,7 +566,7 @@ def _manifold_source(grp: Group):
     a = grp.alpha
     if grp.lam is None:
         tab = engine.table(grp.params, grp.params.lam, 1)
-        if grp.params.closed_form:
+        if _kernel_serves(grp):
             kernel = engine.loop_kernel(tab).on_manifold().permuted((0, 1), a).reading(_M_READS)
 
             def fixed(j, X):
