@@ -1474,8 +1474,8 @@ def loop_kernel(tab: EngineTable) -> LoopKernel:
 _CHUNK = 1 << 12
 
 
-def _zeta_from_psi(x: np.ndarray, psi: np.ndarray, k: np.ndarray) -> np.ndarray:
-    """``zeta`` at ``x`` where ``psi = E erfc(|a kappa| + g Z)^2`` is known (the basis ``W``).
+def _zeta_from_psi(x: np.ndarray, psi: np.ndarray, ecx: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """``zeta`` at ``x`` where ``psi = E erfc(|a kappa| + g Z)^2`` and ``ecx = erfc|x|`` are known.
 
     ``E erfc(t + g Z) = erfc(t / sqrt q) = erfc x`` and ``1 - erf^2 = 2 erfc - erfc^2``, so
     ``zeta = 1 - 2 erfc|x| + psi`` (``zeta`` is even). For ``x^2 >= ZETA_SERIES_BELOW``,
@@ -1485,7 +1485,7 @@ def _zeta_from_psi(x: np.ndarray, psi: np.ndarray, k: np.ndarray) -> np.ndarray:
     ``psi`` was skipped (``psi < 2^-52``, see :func:`features`), it adds at most 2 ulp.
     Below, the series of :func:`~slr_theory.gaussian.zeta_reduced`.
     """
-    out = 1.0 - 2.0 * erfc(np.abs(x)) + psi
+    out = 1.0 - 2.0 * ecx + psi  # ecx = erfc|x|, shared with psi's Plackett branch
     low = x * x < ZETA_SERIES_BELOW
     if low.any():
         kl = k[:, low] if np.ndim(k) == 2 else k
@@ -1672,23 +1672,24 @@ def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = Fa
         # < 2 e^{-x^2} / (|x| sqrt(pi)): where that is below 2^-54 of the rest (>= 0), W is
         # the rest to an ulp and the quadrature is skipped (never where the rest vanishes:
         # at the optimum psi is the whole of W)
+        ecx = erfc(ax)  # erfc|x|, for Plackett's branch of psi and for zeta
         far = None if scaled else ex * _PSI_BOUND < rest * ax
         if far is None or not far.any():
-            psi = erfc_sq_reduced(ax, eh, el, k[_RH], k[_RL], k[_PN].T, k[_PW].T)
+            psi = erfc_sq_reduced(ax, eh, el, k[_RH], k[_RL], k[_PN].T, k[_PW].T, ecx)
         else:
             near = ~far
             psi = np.zeros(n)
             if near.any():
                 kn = k[:, near] if np.ndim(k) == 2 else k
                 psi[near] = erfc_sq_reduced(
-                    ax[near], eh[near], el[near], kn[_RH], kn[_RL], kn[_PN].T, kn[_PW].T
+                    ax[near], eh[near], el[near], kn[_RH], kn[_RL], kn[_PN].T, kn[_PW].T, ecx[near]
                 )
         basis[7] = psi + rest
     if "zeta" in need:
         if psi is None:
             basis[6] = zeta_reduced(x, k[_IR], k[_Z0], k[_ZS].T)
         else:
-            basis[6] = _zeta_from_psi(x, psi, k)
+            basis[6] = _zeta_from_psi(x, psi, ecx, k)
     if "erf2" in need:  # the bases of informative pairs (s > 1)
         basis[8] = basis[1] * basis[1]
         basis[9] = basis[1] * ex

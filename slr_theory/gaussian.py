@@ -1002,9 +1002,9 @@ _LAG_TIERS = tuple((lo, *roots_laguerre(n)) for lo, n in ((3.0, 16), (4.0, 12), 
 _PLACKETT_BELOW = 3.0
 
 
-def _plackett(x, eh, nodes, weights):
+def _plackett(x, eh, nodes, weights, ec=None):
     """Plackett's branch of :func:`erfc_sq_reduced` (``x < 3``): ``erfc(x)^2`` plus its rule."""
-    ec = erfc(x)
+    ec = erfc(x) if ec is None else ec
     return ec * ec + np.sum(weights * np.exp(-((2.0 * eh)[..., None] * nodes)), axis=-1)
 
 
@@ -1021,7 +1021,7 @@ def _all_near(x, eh) -> bool:
     )
 
 
-def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights):
+def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights, ec=None):
     r"""``E erfc(t + s Z)**2`` for ``t >= 0`` from reduced quantities; unchecked.
 
     ``x = t / sqrt(q) >= 0``, ``eh + el = x**2`` (double-double), ``rh + rl = 1 + 4 s**2``
@@ -1048,6 +1048,8 @@ def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights):
         ``1 + 4 s**2`` in double-double (broadcast with `x`).
     nodes, weights : ndarray, shape ``(..., PLACKETT_NODES)``
         From :func:`plackett_rule`.
+    ec : ndarray, optional
+        ``erfc(x)``, of `x`'s shape, when the caller has it (Plackett's branch uses it).
 
     Returns
     -------
@@ -1064,7 +1066,7 @@ def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights):
     """
     shared = np.ndim(nodes) == 1 and np.ndim(weights) == 1  # one rule for every element
     if shared and _all_near(x, eh):  # the loops' common case: no masks, the same sums
-        return _plackett(x, eh, nodes, weights)
+        return _plackett(x, eh, nodes, weights, ec)
     one_r = shared and np.ndim(rh) == 0 and np.ndim(rl) == 0  # one temperature: r a scalar
     if one_r:
         x, eh, el = np.broadcast_arrays(*(np.asarray(v, float) for v in (x, eh, el)))
@@ -1084,6 +1086,7 @@ def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights):
             eh[near],
             nodes if shared else nodes[near],
             weights if shared else weights[near],
+            None if ec is None else np.broadcast_to(ec, x.shape)[near],
         )
     for i, (lo, lag_x, lag_w) in enumerate(_LAG_TIERS):
         hi = _LAG_TIERS[i + 1][0] if i + 1 < len(_LAG_TIERS) else np.inf
