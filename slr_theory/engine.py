@@ -1277,25 +1277,20 @@ class LoopKernel:
         variables ``e = (1, kappa, eta, theta, nu, rho)``.
     rows : ndarray, shape ``(F, R)``
         ``R_{fr}``: what each component adds to each output row.
-    layout : tuple of int
-        The columns of the caller's array that hold ``e`` (:meth:`reading`).
     """
 
-    def __init__(self, coefficients, gaussian: int, x2: float, monomials, rows, layout=None):
+    def __init__(self, coefficients, gaussian: int, x2: float, monomials, rows):
         self.coefficients = coefficients
         self.gaussian = gaussian
         self.x2 = x2
         self.monomials = monomials
         self.rows = rows
-        self.layout = tuple(range(6)) if layout is None else tuple(layout)
         # 0-d arrays: a product with one costs less than with a Python float (NumPy 2)
         self._scale = np.array(0.5 * (coefficients.shape[0] - 1))
         self._minus_x2 = np.array(-x2)
         first, second = np.divmod(monomials, 6)
         self._linear = not np.any(second)  # every monomial of degree <= 1: one factor
-        self._first = np.ascontiguousarray(np.take(self.layout, first))
-        self._second = np.ascontiguousarray(np.take(self.layout, second))
-        self._kappa = self.layout[1]
+        self._first, self._second = np.ascontiguousarray(first), np.ascontiguousarray(second)
         self._powers = np.ones((0, KERNEL_NODES))
 
     @property
@@ -1304,7 +1299,10 @@ class LoopKernel:
         return self.coefficients.shape[0] - 1
 
     def __call__(self, ext: np.ndarray) -> np.ndarray:
-        """The rows ``(n, R)`` at the variables held in `ext` ``(n, m)`` (:attr:`layout`).
+        """The rows ``(n, R)`` at ``ext = (1, kappa, eta, theta, nu, rho)`` ``(n, 6)``.
+
+        The order of `ext` is that of the coordinates ``(k_1, k_2, v_1, v_2)`` a PGD
+        loop holds (:mod:`slr_theory.trajectory`), so it fills ``ext`` with one copy.
 
         (``ndarray.take`` serves every gather: a third of the cost of fancy indexing on
         arrays of a few tens of runs.)
@@ -1313,7 +1311,7 @@ class LoopKernel:
         if self._powers.shape[0] != n:
             self._powers = np.ones((n, KERNEL_NODES))
         w = self._powers
-        kappa = ext[:, self._kappa]
+        kappa = ext[:, 1]
         u = kappa * self._scale
         r = np.rint(u)
         w[:, 1:] = (u - r)[:, None]
@@ -1327,12 +1325,6 @@ class LoopKernel:
             c *= ext.take(self._second, axis=1)
         return c @ self.rows
 
-    def reading(self, layout) -> LoopKernel:
-        """The same kernel reading ``(1, kappa, eta, theta, nu, rho)`` from columns `layout`."""
-        return LoopKernel(
-            self.coefficients, self.gaussian, self.x2, self.monomials, self.rows, layout
-        )
-
     def permuted(self, rows, scale: float = 1.0) -> LoopKernel:
         """The same kernel with its output rows rearranged, times `scale`: row ``j`` is
         ``scale`` times the old row ``rows[j]``, or zero where ``rows[j]`` is None."""
@@ -1340,14 +1332,12 @@ class LoopKernel:
         for j, r in enumerate(rows):
             if r is not None:
                 out[:, j] = scale * self.rows[:, r]
-        return LoopKernel(
-            self.coefficients, self.gaussian, self.x2, self.monomials, out, self.layout
-        )
+        return LoopKernel(self.coefficients, self.gaussian, self.x2, self.monomials, out)
 
     def on_manifold(self) -> LoopKernel:
         """The kernel of ``(dR/dkappa, dR/dnu)`` on M: the components free of ``theta, eta, rho``.
 
-        Its monomials read only ``1`` and ``nu``.
+        Its monomials read only ``1`` and ``nu``: on M, ``ext = (1, kappa, 0, 0, nu, 0)``.
         """
         on_m = {0, 24, 28}  # 1, nu, nu^2 (6 i + j, nu = e_4)
         keep = np.isin(self.monomials, list(on_m)) & np.any(self.rows[:, :2] != 0, axis=1)
@@ -1357,7 +1347,6 @@ class LoopKernel:
             self.x2,
             self.monomials[keep],
             np.ascontiguousarray(self.rows[keep][:, :2]),
-            self.layout,
         )
 
 

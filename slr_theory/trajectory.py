@@ -495,10 +495,8 @@ def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int,
 
 
 # What the gradient sources read off M, one row per run: ext = (1, kappa, eta, theta,
-# nu, rho) (the loop kernel's default layout; (kappa, eta, theta, nu) are S[:, :, :2])
+# nu, rho) (what the loop kernel reads; (kappa, eta, theta, nu) are S[:, :, :2])
 _EXT_OVERLAPS = np.array([1, 4, 3, 2, 5])  # (kappa, nu, theta, eta, rho) among ext
-# On M: (kappa, nu, 1); its kernel reads 1, kappa and nu only.
-_M_READS = (2, 0, 2, 2, 1, 2)
 
 
 #: Most runs of a group the loop kernel serves. A kernel step is about twenty-five NumPy
@@ -562,23 +560,23 @@ def _coordinate_source(grp: Group):
 
 def _manifold_source(grp: Group):
     """As :func:`_coordinate_source` on M: ``(j, X) -> (n, 2)``, the step size times
-    ``(dR/dkappa, dR/dnu)`` at ``X = (kappa, nu, 1)``."""
+    ``(dR/dkappa, dR/dnu)`` at ``X = (1, kappa, 0, 0, nu, 0)``."""
     a = grp.alpha
     if grp.lam is None:
         tab = engine.table(grp.params, grp.params.lam, 1)
         if _kernel_serves(grp):
-            kernel = engine.loop_kernel(tab).on_manifold().permuted((0, 1), a).reading(_M_READS)
+            kernel = engine.loop_kernel(tab).on_manifold().permuted((0, 1), a)
 
             def fixed(j, X):
                 return kernel(X)
 
             return lambda start, stop: fixed
         tab = tab.prepared()
-        return lambda start, stop: lambda j, X: tab.manifold_gradient(X[:, :2].T).T * a
+        return lambda start, stop: lambda j, X: tab.manifold_gradient(X[:, 1::3].T).T * a
 
     def chunk(start, stop):
         tabs = engine.table(grp.params, grp.lam[start:stop], 1)
-        return lambda j, X: tabs.at(j).manifold_gradient(X[:, :2].T).T * a
+        return lambda j, X: tabs.at(j).manifold_gradient(X[:, 1::3].T).T * a
 
     return chunk
 
@@ -631,11 +629,13 @@ def _coordinate_run(ov5, chunks, rec, out, progress) -> None:
 
 
 def _manifold_run(ov5, chunks, rec, out, progress) -> None:
-    """:func:`run_pgd` on M: :func:`manifold_update` on ``X = (kappa, nu, 1)`` ``(n, 3)``."""
+    """:func:`run_pgd` on M: :func:`manifold_update` on ``(kappa, nu)``, a view into
+    ``X = (1, kappa, 0, 0, nu, 0)`` ``(n, 6)``, what the loop kernel reads off M too."""
     n = ov5.shape[1]
-    X = np.ones((n, 3))
-    X[:, :2] = ov5[:2].T
-    kn = X[:, :2]  # a view
+    X = np.zeros((n, 6))
+    X[:, 0] = 1.0
+    kn = X[:, 1::3]  # (kappa, nu), a view
+    kn[...] = ov5[:2].T
     steps, nxt = rec[-1], 1
     for start in range(0, steps, _CHUNK):
         stop = min(start + _CHUNK, steps)
