@@ -4,6 +4,12 @@
 (``m**2`` ~ 700) one rounding in ``m**2`` costs ~300 ulp. These helpers carry
 the exponent as an unevaluated sum ``hi + lo`` (Dekker, 1971), so that
 ``exp(-(hi + lo))`` is correct to a few ulp.
+
+The ``near_`` helpers give the same sums to a relative ``2**-61`` only, which is what
+an argument that is itself rounded needs (the risk engine's ``x = a kappa / sqrt q``,
+whose rounding moves ``x**2`` by ``2**-52``): in the platform's extended precision
+where it has one (:data:`EXTENDED`), a few NumPy calls where double-double takes
+forty; through double-double where not.
 """
 
 from __future__ import annotations
@@ -79,6 +85,53 @@ def sq_over(x, den_hi, den_lo):
     return np.where(safe, hi, plain), np.where(safe, lo, 0.0)
 
 
+#: ``np.longdouble`` has at least 64 significant bits (x86-64's extended precision): the
+#: ``near_`` helpers then round once to 64 bits in place of the double-double arithmetic.
+EXTENDED = np.finfo(np.longdouble).nmant >= 63
+_LD = np.longdouble
+
+
+def _split_near(v):
+    """``hi + lo`` of a longdouble ``v``: ``hi`` rounded to double, ``lo`` the exact rest."""
+    hi = v.astype(np.float64)
+    return hi, (v - hi).astype(np.float64)
+
+
+def near_sq_over(x, den_hi, den_lo):
+    """``x**2 / den`` as ``hi + lo`` to a relative ``2**-61``, for finite ``x``.
+
+    What a rounded ``x`` needs: its own rounding already moves ``x**2`` by ``2**-52``
+    relative, a thousand times more. In extended precision (:data:`EXTENDED`) it is
+    five NumPy calls, where :func:`sq_over` takes about forty; on a platform without
+    it, :func:`sq_over` itself.
+    """
+    if not EXTENDED:
+        return sq_over(x, den_hi, den_lo)
+    xl = np.asarray(x, dtype=np.float64).astype(_LD)
+    return _split_near(xl * xl / (np.asarray(den_hi, _LD) + np.asarray(den_lo, _LD)))
+
+
+def near_div(ah, al, bh, bl):
+    """``(ah + al) / (bh + bl)`` as ``hi + lo`` to a relative ``2**-61``: :func:`dd_div`
+    in extended precision where the platform has it (:func:`near_sq_over`)."""
+    if not EXTENDED:
+        return dd_div(ah, al, bh, bl)
+    num = np.asarray(ah, _LD) + np.asarray(al, _LD)
+    return _split_near(num / (np.asarray(bh, _LD) + np.asarray(bl, _LD)))
+
+
+def near_add_div(ah, al, bh, bl):
+    """``a + a / b`` as ``hi + lo`` to a relative ``2**-61`` (``a = ah + al``, ``b = bh + bl``,
+    ``b >= 1``): :func:`dd_div` and :func:`two_sum` in extended precision where the
+    platform has it (:func:`near_sq_over`)."""
+    if not EXTENDED:
+        qh, ql = dd_div(ah, al, bh, bl)
+        sh, sl = two_sum(ah, qh)
+        return sh, sl + (al + ql)
+    a = np.asarray(ah, _LD) + np.asarray(al, _LD)
+    return _split_near(a + a / (np.asarray(bh, _LD) + np.asarray(bl, _LD)))
+
+
 # Cody-Waite split of ln 2: LN2_HI has 32 significant bits, so k * LN2_HI is exact.
 _LN2_HI = 6.93147180369123816490e-01
 _LN2_LO = 1.90821492927058770002e-10
@@ -99,7 +152,9 @@ def mul_exp_neg(factor, hi, lo):
     exponential still gives the right, possibly normal, product.
     """
     hi = np.asarray(hi, dtype=np.float64)
-    if np.all(hi <= _RESCALE_AT):  # no rescaling (k = 0): the same result, bit for bit
+    # no rescaling (k = 0): the same result, bit for bit (a NaN maximum takes the general
+    # branch, as np.all(hi <= _RESCALE_AT) would; one reduction costs half of that test)
+    if hi.size and hi.max() <= _RESCALE_AT:
         return factor * (np.exp(-hi) * np.exp(-lo))
     lo = np.where(hi < _EXP_CUT, lo, 0.0)  # beyond, the result is 0 and lo may be huge
     t = np.fmin(np.fmax((hi - _RESCALE_AT) * _INV_LN2, 0.0), _MAX_K)  # NaN -> 0

@@ -1485,7 +1485,7 @@ def _zeta_from_psi(x: np.ndarray, psi: np.ndarray, ecx: np.ndarray, k: np.ndarra
 def _reduced(kappa, k: np.ndarray):
     """``x``, ``x^2`` in double-double and ``s = sgn kappa`` (``k`` the constants, by row)."""
     m = k[_A] * kappa
-    eh, el = dd.sq_over(m, k[_QH], k[_QL])
+    eh, el = dd.near_sq_over(m, k[_QH], k[_QL])
     return m * k[_ISQ], eh, el, np.copysign(1.0, kappa)
 
 
@@ -1619,7 +1619,7 @@ def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = Fa
         ``K = len(columns(order))``.
     """
     k = constants
-    plan = _plan(_orders(order), bool(np.ravel(k[_PAIRS])[0] != 0.0))
+    plan = _plan(_orders(order), bool((k[_PAIRS] if k.ndim == 1 else k[_PAIRS, 0]) != 0.0))
     kappa, nu = ov5[0], ov5[1]
     n = kappa.shape[-1]
     if n > _CHUNK:  # blocks that stay in cache: the same values, fewer trips to memory
@@ -1638,12 +1638,10 @@ def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = Fa
     basis[2] = ex
     y = x * k[_IR]
     if "exey" in need:
-        e2h, e2l = dd.dd_div(eh, el, k[_RH], k[_RL])
         if scaled:
-            basis[3] = dd.mul_exp_neg(1.0, e2h, e2l)
-        else:
-            sh, sl = dd.two_sum(eh, e2h)
-            basis[3] = dd.mul_exp_neg(1.0, sh, sl + (el + e2l))
+            basis[3] = dd.mul_exp_neg(1.0, *dd.near_div(eh, el, k[_RH], k[_RL]))
+        else:  # e^{-x^2 (1 + 1/r)}
+            basis[3] = dd.mul_exp_neg(1.0, *dd.near_add_div(eh, el, k[_RH], k[_RL]))
     if "exu" in need:
         basis[4] = ex * erf(y)
     if "exD" in need:

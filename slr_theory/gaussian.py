@@ -922,11 +922,12 @@ def zeta_reduced(x: np.ndarray, ir: np.ndarray, z0: np.ndarray, coefficients: np
         out[...] = _zeta_series(x2, z0, coefficients)
         return out
     if shared and x.size <= _BOTH_BRANCHES_UP_TO:  # few points: both branches, one select
-        # (the same per-point operations as the masks below, in fewer calls; the series is
-        # summed at x^2 <= 36 only, where it is finite, and kept only where it applies)
-        summed = _zeta_series(np.minimum(x2, 36.0), z0, coefficients)
-        out[...] = np.where(series, summed, np.where(x2 < 36.0, _zeta_owen(x, ir), 1.0))
-        out[np.isnan(x)] = np.nan
+        # (the same per-point values as the masks below, in fewer calls: 1 - 8 T is 1 to
+        # the bit at x^2 >= 36, since 8 T <= 2 erfc|x| < 2**-54, and NaN at NaN; the
+        # series is summed only if a point is on it, at x^2 <= 36, where it is finite)
+        out[...] = _zeta_owen(x, ir)
+        if series.any():
+            out[...] = np.where(series, _zeta_series(np.minimum(x2, 36.0), z0, coefficients), out)
         return out
     if series.any():
         # one summation order whatever the broadcasting (a scalar call equals an element)
