@@ -1703,13 +1703,19 @@ def _evaluate(params: Params, ov5: np.ndarray, lam, order) -> np.ndarray:
     n = ov5.shape[1]
     lam = np.asarray(lam, dtype=np.float64)
     per_column = lam.ndim > 0
-    tab = table(params, lam, order)
+    if per_column:  # one table per distinct temperature (records share theirs by the run)
+        distinct, at = np.unique(lam, return_inverse=True)
+        if distinct.size == 1:
+            return _evaluate(params, ov5, float(distinct[0]), order)
+        tab = table(params, distinct, order)
+    else:
+        tab = table(params, lam, order)
     out = np.empty((tab.C.shape[-2], n))
     for start in range(0, n, _CHUNK):
         sl = slice(start, min(start + _CHUNK, n))
         if per_column:
-            phi = tab.features(ov5[:, sl], tab.constants[sl].T)
-            out[:, sl] = np.einsum("nrk,kn->rn", tab.C[sl], phi)
+            phi = tab.features(ov5[:, sl], tab.constants[at[sl]].T)
+            out[:, sl] = np.einsum("nrk,kn->rn", tab.C[at[sl]], phi)
         else:
             out[:, sl] = tab(ov5[:, sl])
     return out

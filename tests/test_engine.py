@@ -173,11 +173,15 @@ def test_hessian_is_the_derivative_of_the_gradient(lam):
     np.testing.assert_array_equal(H, risk_hessian(p, *ov.T))
 
 
-def test_per_entry_temperatures_equal_one_call_per_temperature():
-    p = Params.paper()
-    ov = random_overlaps(np.random.default_rng(8), 4).T
-    lam = np.array([0.05, 0.3, 1.1, 2.0])
+@pytest.mark.parametrize("sigma", ["erf", "tanh"])
+def test_per_entry_temperatures_equal_one_call_per_temperature(sigma):
+    # repeated temperatures share one table (the records of a run): the values do not move
+    p = Params.paper().replace(nonlinearity=sigma)
+    ov = random_overlaps(np.random.default_rng(8), 7).T
+    lam = np.array([0.05, 0.3, 1.1, 2.0, 0.3, 0.05, 0.3])
     got = engine.components(p, tuple(ov), lam=lam)
+    same = engine.components(p, tuple(ov), lam=np.full(7, 0.3))
+    np.testing.assert_array_equal(same, engine.components(p, tuple(ov), lam=0.3))
     for i, li in enumerate(lam):
         one = engine.components(p, tuple(ov[:, i : i + 1]), lam=li)[:, 0]
         np.testing.assert_allclose(got[:, i], one, rtol=1e-15)
