@@ -14,12 +14,18 @@ imports and compilation included, figures excluded on both sides:
 The two sides alternate configuration by configuration, so a change in the machine's
 speed falls on both. ``--steps-scale`` shortens both the same way (the per-step cost is
 constant); the ratio is the number the project tracks (goal: >= 30 on every configuration).
+
+This VM's speed moves by up to a factor of two within minutes, and not by the same
+factor on both sides. ``--repeat R`` runs each configuration ``R`` times, the sides
+alternating, and prints the median of each side's times, their ratio, and the range
+of the ``R`` paired ratios.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -74,6 +80,7 @@ def main() -> None:
     ap.add_argument("--jax-python", required=True, help="a Python with jax 0.4.31, quadax")
     ap.add_argument("--configs", default="gd_manifold,gd_sphere_small_lambda")
     ap.add_argument("--steps-scale", type=float, default=1.0)
+    ap.add_argument("--repeat", type=int, default=1, help="runs of each side per configuration")
     args = ap.parse_args()
     names = [n for n in args.configs.split(",") if n]
     if args.configs == "all":
@@ -90,7 +97,12 @@ def main() -> None:
     ).stdout.strip()
     print(f"machine: {machine()}")
     print(f"theirs on jax {jax_version}; steps scale {args.steps_scale:g}")
-    print(f"{'configuration':<24} {'theirs s':>9} {'ours s':>8} {'ratio':>7}")
+    if args.repeat < 1:
+        ap.error(f"--repeat: must be at least 1, got {args.repeat}")
+    print(f"theirs and ours: the median of {args.repeat} run(s) each")
+    print(
+        f"{'configuration':<24} {'theirs s':>9} {'ours s':>8} {'ratio':>7} {'paired ratios':>15}"
+    )
     with tempfile.TemporaryDirectory() as scratch:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         env["PYTHONPYCACHEPREFIX"] = str(Path(scratch) / "pycache")
@@ -98,10 +110,21 @@ def main() -> None:
         _wall([sys.executable, "-c", WARM_OURS], scratch, env)
         for name in names:
             theirs = THEIRS.format(dir=authors, config=NAMES[name], scale=args.steps_scale)
-            t_theirs = _wall([args.jax_python, "-c", theirs], scratch, env)
             ours = OURS.format(name=name, scale=args.steps_scale)
-            t_ours = _wall([sys.executable, "-c", ours], scratch, env)
-            print(f"{name:<24} {t_theirs:>9.2f} {t_ours:>8.2f} {t_theirs / t_ours:>7.1f}")
+            pairs = []
+            for _ in range(args.repeat):
+                t_theirs = _wall([args.jax_python, "-c", theirs], scratch, env)
+                t_ours = _wall([sys.executable, "-c", ours], scratch, env)
+                pairs.append((t_theirs, t_ours))
+            med_theirs = statistics.median(t for t, _ in pairs)
+            med_ours = statistics.median(o for _, o in pairs)
+            ratios = [t / o for t, o in pairs]
+            span = f"{min(ratios):.1f}-{max(ratios):.1f}"
+            print(
+                f"{name:<24} {med_theirs:>9.2f} {med_ours:>8.2f} "
+                f"{med_theirs / med_ours:>7.1f} {span:>15}",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":
