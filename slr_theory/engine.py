@@ -1260,7 +1260,7 @@ class LoopKernel:
     by ``1 - kappa^2`` and ``alpha``, below an ulp of ``kappa``).
 
     A call costs about seventeen NumPy calls whatever the table (:func:`features`:
-    about a hundred), which is what a loop over a few tens of runs pays for. Build
+    about sixty), which is what a loop over a few tens of runs pays for. Build
     one with :func:`loop_kernel`.
 
     Attributes
@@ -1483,7 +1483,9 @@ def _zeta_from_psi(x: np.ndarray, psi: np.ndarray, ecx: np.ndarray, k: np.ndarra
 
 
 def _reduced(kappa, k: np.ndarray):
-    """``x``, ``x^2`` in double-double and ``s = sgn kappa`` (``k`` the constants, by row)."""
+    """``x``, ``x^2`` as ``hi + lo`` (to ``2^-61``, :func:`~slr_theory.doubledouble.near_sq_over`:
+    the rounding of ``a kappa`` moves it by ``2^-52``) and ``s = sgn kappa`` (``k`` the
+    constants, by row)."""
     m = k[_A] * kappa
     eh, el = dd.near_sq_over(m, k[_QH], k[_QL])
     return m * k[_ISQ], eh, el, np.copysign(1.0, kappa)

@@ -501,8 +501,8 @@ _EXT_OVERLAPS = np.array([1, 4, 3, 2, 5])  # (kappa, nu, theta, eta, rho) among 
 
 #: Most runs of a group the loop kernel serves. A kernel step is about twenty-five NumPy
 #: calls but gathers ``KERNEL_NODES x F`` coefficients per run; the engine's features are
-#: about a hundred calls on cache-sized blocks. Below, the calls dominate and the kernel
-#: is 3-5 times faster; from a thousand runs on, the features are (benchmarks/engine.py).
+#: about sixty calls on cache-sized blocks. Below, the calls dominate and the kernel
+#: is 3-4 times faster; from a thousand runs on, the features are (benchmarks/engine.py).
 KERNEL_RUNS = 512
 
 
