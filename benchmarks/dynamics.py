@@ -4,8 +4,9 @@
 
 Rows:
 
-- each PGD configuration alone (30 repeats, full step counts), and the four
-  together in one batched loop (as ``slr-theory reproduce all`` runs them);
+- each PGD configuration alone (30 repeats, full step counts), and the four through
+  ``slr_theory.experiments.run`` (as ``slr-theory reproduce all`` runs them: one after
+  the other; its steps are the sum of theirs);
 - the SGD configuration with the exact-in-law overlap chain;
 - the references on explicit vectors, PGD in ``R^400`` and SGD in ``R^80``, timed
   over ``--reference-steps`` steps and extrapolated linearly to the full count
@@ -73,9 +74,9 @@ def main() -> None:
             ),
             steps,
         )
-    total = max(round(table[n].steps * args.steps_scale) for n in gd)
+    total = sum(max(1, round(table[n].steps * args.steps_scale)) for n in gd)
     timed(
-        "four GD configurations, one batched loop",
+        "four GD configurations, experiments.run",
         lambda: run(gd, steps_scale=args.steps_scale),
         total,
     )

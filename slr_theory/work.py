@@ -179,12 +179,15 @@ def statistics_cost(samples: int, lengths: list[int], *, flag: str = "--samples"
 def reproduce_cost(
     pgd_steps: int, pgd_runs: int, sgd_steps: int, sgd_runs: int, *, flag: str = "--repeats"
 ) -> WorkEstimate:
-    """The paper's experiments: one batched PGD loop and the SGD runs.
+    """The paper's experiments: the PGD runs and the SGD runs.
+
+    The PGD experiments are costed as one loop of all their runs over the longest one's
+    steps; they run one after the other, which costs less (``benchmarks/dynamics.py``).
 
     Parameters
     ----------
     pgd_steps, pgd_runs : int
-        Steps of the batched PGD loop and the runs in it.
+        Steps of the longest PGD experiment, and the runs of them all.
     sgd_steps, sgd_runs : int
         Steps of each SGD run and their number.
     flag : str
