@@ -182,7 +182,8 @@ def reproduce_cost(
     """The paper's experiments: the PGD runs and the SGD runs.
 
     The PGD experiments are costed as one loop of all their runs over the longest one's
-    steps; they run one after the other, which costs less (``benchmarks/dynamics.py``).
+    steps. They run one after the other, and measure less than that: the paper's four,
+    estimated at 33 s, took 15-19 s (``benchmarks/dynamics.py``).
 
     Parameters
     ----------
