@@ -17,6 +17,7 @@ from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
 from slr_theory import Params, engine, risk_grad, risk_hessian
+from slr_theory import doubledouble as dd
 from slr_theory.verify.reference import mp_gaussian_function
 
 from .strategies import random_overlaps
@@ -379,3 +380,26 @@ def test_w_skips_psi_only_below_an_ulp():
             assert np.all(np.abs(w - full) <= 2 * EPS * full), nu
         else:
             np.testing.assert_allclose(w, psi, rtol=1e-11)
+
+
+@pytest.mark.parametrize("lam, d", [(0.1, 400), (0.9, 400), (5.0, 400), (0.9, 10**6)])
+@pytest.mark.parametrize("s", [1, 3])
+def test_features_agree_through_both_doors_of_the_exponent(lam, d, s):
+    # x^2 in extended precision (x86-64) or double-double (elsewhere): both within 2^-61
+    # of x^2, so a feature moves by at most a few ulp of its own, plus x^2 2^-61 through
+    # e^{-x^2}; every order, scaled or not
+    if not dd.EXTENDED:
+        pytest.skip("this platform has only the double-double door")
+    p = Params(d=d, L=10, lam=lam, gamma=np.sqrt(0.5), s=s)
+    ov = random_overlaps(np.random.default_rng(11), 2000).T.copy()
+    ov[0, :50] = np.linspace(-1.0, 1.0, 50)  # the whole range of the exponent
+    tab = engine.table(p, lam, 2)
+    x2 = (lam * np.sqrt(d / 2) * ov[0]) ** 2 / (1 + 2 * (lam * np.sqrt(0.5)) ** 2)
+    for scaled in (False, True):
+        ext = engine.features(ov, tab.constants, (0, 1, 2), scaled=scaled)
+        with pytest.MonkeyPatch.context() as mp_:
+            mp_.setattr(dd, "EXTENDED", False)
+            dbl = engine.features(ov, tab.constants, (0, 1, 2), scaled=scaled)
+        size = np.maximum(np.abs(ext), np.abs(dbl))
+        bound = (4.0 + x2 * 2.0**-8) * EPS * size + 1e-300
+        assert np.all(np.abs(ext - dbl) <= bound), float(np.max(np.abs(ext - dbl) / bound))
