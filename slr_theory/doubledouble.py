@@ -107,7 +107,7 @@ def near_sq_over(x, den_hi, den_lo):
     """
     if not EXTENDED:
         return sq_over(x, den_hi, den_lo)
-    xl = np.asarray(x, dtype=np.float64).astype(_LD)
+    xl = np.asarray(x, _LD)
     return _split_near(xl * xl / (np.asarray(den_hi, _LD) + np.asarray(den_lo, _LD)))
 
 
