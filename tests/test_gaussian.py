@@ -513,3 +513,26 @@ def test_high_order_mean_erf_derivative_against_monte_carlo(n):
     draws = (-1.0) ** (n - 1) * 2 / np.sqrt(np.pi) * eval_hermite(n - 1, z) * np.exp(-(z**2))
     se = draws.std(ddof=1) / np.sqrt(draws.size)
     assert abs(draws.mean() - g.mean_erf_derivative(mu, sigma, n)) <= 5 * se
+
+
+@pytest.mark.parametrize("s", [1e-3, 0.3, 0.7071067811865476, 5.0])
+def test_zeta_reduced_gives_each_point_the_same_bits_whatever_the_batch(s):
+    # a few points take both branches and one select (no masks, Owen's T kept where it
+    # rounds to 1: 8 T <= 2 erfc|x| < 2**-54 for x^2 >= 36); many points take masks; a
+    # point alone takes the series or not: every route, the same value to the bit
+    r = 1.0 + 4.0 * s * s
+    ir, z0 = 1.0 / np.sqrt(r), 2.0 / np.pi * np.arctan2(2.0 * s * s, np.sqrt(r))
+    c = g.zeta_series_coefficients(r)
+    x = np.concatenate(
+        [
+            np.linspace(-8.0, 8.0, 41),
+            [0.0, 0.7071067811865475, 0.7071067811865476, 5.999999999999999, 6.0],
+            [6.000000000000001, 7.5, 40.0, 1e10, np.inf, -np.inf, np.nan],
+        ]
+    )
+    few = g.zeta_reduced(x, ir, z0, c)  # <= 64 points
+    many = g.zeta_reduced(np.tile(x, 3), ir, z0, c)[: x.size]
+    alone = np.array([g.zeta_reduced(np.array([v]), ir, z0, c)[0] for v in x])
+    np.testing.assert_array_equal(few, many)
+    np.testing.assert_array_equal(few, alone)
+    assert np.all(few[np.abs(x) >= 6.0] == 1.0) and np.isnan(few[-1])
