@@ -104,7 +104,7 @@ def main() -> None:
         for runs in (1000, 10_000, 100_000):
             ov0 = np.ascontiguousarray(sample_initial_overlaps(p.d, rng, runs).T)
             steps = max(10, 200_000 // runs)
-            group = [Group(slice(0, runs), p, 4e-3, None)]
+            group = Group(p, 4e-3, None)
             xr = x[:runs]
             step = _passes(lambda ov0=ov0, g=group, s=steps: run_pgd(ov0, g, s, s), xr, 3, steps)
             per = _best(lambda ov0=ov0, g=group, s=steps: run_pgd(ov0, g, s, s), 1) / steps

@@ -151,9 +151,9 @@ def pgd(
     lam = temperatures(schedule, steps)
     shape = ov.shape[:-1]
     ov5 = ov.reshape(-1, 5).T.copy()
-    group = Group(slice(0, ov5.shape[1]), params, float(alpha), lam)
+    group = Group(params, float(alpha), lam)
     with Progress(progress, steps, "pgd") as update:
-        rec, out = run_pgd(ov5, [group], steps, int(record_every), progress=update)
+        rec, out = run_pgd(ov5, group, steps, int(record_every), progress=update)
     lam_rec = np.full(rec.shape, params.lam) if lam is None else lam[rec]
     return price_records(params, rec, out, lam_rec, shape)
 

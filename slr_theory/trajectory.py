@@ -11,11 +11,11 @@ through the risk. A batch that starts on the invariant manifold runs the
 two-dimensional map :func:`manifold_step`, which keeps ``|kappa|, |nu| <= 1`` exactly.
 
 The gradient of every step comes from the risk engine (:mod:`slr_theory.engine`):
-one coefficient table per temperature, tabulated in chunks under a schedule. A group
+one coefficient table per temperature, tabulated in chunks under a schedule. A batch
 at one fixed temperature of a closed-form model runs on that table's
 :class:`~slr_theory.engine.LoopKernel` (its features as polynomials in ``kappa``,
-within a few tens of ulp of the engine), about twenty NumPy calls a step instead of
-a hundred: at a few tens of runs a step costs its number of calls.
+within a few tens of ulp of the engine), about twenty-five NumPy calls a step instead
+of eighty: at a few tens of runs a step costs its number of calls.
 """
 
 from __future__ import annotations
@@ -432,18 +432,16 @@ def manifold_update(kn: np.ndarray, ag: np.ndarray) -> np.ndarray:
 
 @dataclass
 class Group:
-    """Columns of a batch that share parameters, a step size and a temperature law.
+    """What the runs of a batch share: parameters, a step size and a temperature law.
 
     Attributes
     ----------
-    cols : slice
     params : Params
     alpha : float
     lam : ndarray or None
         Temperatures at steps ``0..steps`` (:func:`temperatures`), or None for ``params.lam``.
     """
 
-    cols: slice
     params: Params
     alpha: float
     lam: np.ndarray | None
@@ -452,22 +450,21 @@ class Group:
 _CHUNK = 4096
 
 
-def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int, progress=None):
+def run_pgd(ov5: np.ndarray, group: Group, steps: int, record_every: int, progress=None):
     """Exact PGD of overlaps ``ov5`` ``(5, n)`` with the engine's gradient, no per-step checks.
 
-    A group of at most :data:`KERNEL_RUNS` runs at one temperature of a closed-form model
-    takes the gradient from its table's :func:`~slr_theory.engine.loop_kernel`; the
-    others from the table (its
-    interpolant for a model by quadrature), one table per chunk of 4096 steps under a
-    schedule. A single group that starts on M runs :func:`manifold_update`; otherwise
-    :func:`coordinate_step`.
+    A batch of at most :data:`KERNEL_RUNS` runs at one temperature of a closed-form model
+    takes the gradient from its table's :func:`~slr_theory.engine.loop_kernel`; others
+    from the table (its interpolant for a model by quadrature), one table per chunk of
+    4096 steps under a schedule. A batch that starts on M runs :func:`manifold_update`;
+    otherwise :func:`coordinate_step`.
 
     Parameters
     ----------
     ov5 : ndarray, shape ``(5, n)``
         Validated initial overlaps.
-    groups : list of Group
-        A partition of the columns.
+    group : Group
+        What the runs share.
     steps, record_every : int
     progress : callable, optional
         Called with the number of steps done after each chunk of 4096 steps.
@@ -483,14 +480,10 @@ def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int,
     rec = sorted(set(range(0, steps + 1, record_every)) | {steps})
     out = np.empty((len(rec), 5, n))
     out[0] = ov5
-    single = len(groups) == 1
-    on_m = single and not np.any(ov5[2:])  # a batch on M stays there: the 2-D map
-    if single:
-        chunks = _manifold_source(groups[0]) if on_m else _coordinate_source(groups[0])
+    if not np.any(ov5[2:]):  # a batch on M stays there: the 2-D map
+        _manifold_run(ov5, _manifold_source(group, n), rec, out, progress)
     else:
-        chunks = _grouped_source(groups, n)
-    run = _manifold_run if on_m else _coordinate_run
-    run(ov5, chunks, rec, out, progress)
+        _coordinate_run(ov5, _coordinate_source(group, n), rec, out, progress)
     return np.array(rec), out
 
 
@@ -499,20 +492,20 @@ def run_pgd(ov5: np.ndarray, groups: list[Group], steps: int, record_every: int,
 _EXT_OVERLAPS = np.array([1, 4, 3, 2, 5])  # (kappa, nu, theta, eta, rho) among ext
 
 
-#: Most runs of a group the loop kernel serves. A kernel step is about twenty-five NumPy
+#: Most runs of a batch the loop kernel serves. A kernel step is about twenty-five NumPy
 #: calls but gathers ``KERNEL_NODES x F`` coefficients per run; the engine's features are
 #: about sixty calls on cache-sized blocks. Below, the calls dominate and the kernel
 #: is 3-4 times faster; from a thousand runs on, the features are (benchmarks/engine.py).
 KERNEL_RUNS = 512
 
 
-def _kernel_serves(grp: Group) -> bool:
-    """Whether a fixed-temperature group's steps take their gradient from the loop kernel."""
-    return grp.params.closed_form and grp.cols.stop - grp.cols.start <= KERNEL_RUNS
+def _kernel_serves(grp: Group, n: int) -> bool:
+    """Whether `n` runs at a fixed temperature take their gradient from the loop kernel."""
+    return grp.params.closed_form and n <= KERNEL_RUNS
 
 
-def _coordinate_source(grp: Group):
-    """The gradient source of one group off M: ``chunks(start, stop)`` gives, for each step
+def _coordinate_source(grp: Group, n: int):
+    """The gradient source of a batch of `n` runs off M: ``chunks(start, stop)`` gives, for each step
     ``j`` of the chunk, ``(j, X) -> (n, 9)``, the step size times the partials at
     ``X = (1, kappa, eta, theta, nu, rho)`` ``(n, 6)``, in the layout of :func:`step_gradient`.
 
@@ -522,7 +515,7 @@ def _coordinate_source(grp: Group):
     a = grp.alpha
     if grp.lam is None:
         tab = engine.table(grp.params, grp.params.lam, 1)
-        if _kernel_serves(grp):
+        if _kernel_serves(grp, n):
             kernel = engine.loop_kernel(tab).permuted(STEP_COLUMNS, a)
 
             def fixed(j, X):
@@ -558,13 +551,13 @@ def _coordinate_source(grp: Group):
     return closed
 
 
-def _manifold_source(grp: Group):
+def _manifold_source(grp: Group, n: int):
     """As :func:`_coordinate_source` on M: ``(j, X) -> (n, 2)``, the step size times
     ``(dR/dkappa, dR/dnu)`` at ``X = (1, kappa, 0, 0, nu, 0)``."""
     a = grp.alpha
     if grp.lam is None:
         tab = engine.table(grp.params, grp.params.lam, 1)
-        if _kernel_serves(grp):
+        if _kernel_serves(grp, n):
             kernel = engine.loop_kernel(tab).on_manifold().permuted((0, 1), a)
 
             def fixed(j, X):
@@ -577,26 +570,6 @@ def _manifold_source(grp: Group):
     def chunk(start, stop):
         tabs = engine.table(grp.params, grp.lam[start:stop], 1)
         return lambda j, X: tabs.at(j).manifold_gradient(X[:, 1::3].T).T * a
-
-    return chunk
-
-
-def _grouped_source(groups: list[Group], n: int):
-    """As :func:`_coordinate_source` for a batch of groups, each with its own source."""
-    sources = [_coordinate_source(grp) for grp in groups]
-
-    def chunk(start, stop):
-        gradients = [
-            (grp.cols, src(start, stop)) for grp, src in zip(groups, sources, strict=True)
-        ]
-
-        def gradient(j, X):
-            G = np.empty((n, 9))
-            for cols, grad in gradients:
-                G[cols] = grad(j, X[cols])
-            return G
-
-        return gradient
 
     return chunk
 
