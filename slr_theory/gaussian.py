@@ -1025,8 +1025,9 @@ def _all_near(x, eh) -> bool:
 def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights, ec=None):
     r"""``E erfc(t + s Z)**2`` for ``t >= 0`` from reduced quantities; unchecked.
 
-    ``x = t / sqrt(q) >= 0``, ``eh + el = x**2`` (double-double), ``rh + rl = 1 + 4 s**2``
-    (double-double), and the rule of :func:`plackett_rule`. Every term is
+    ``x = t / sqrt(q) >= 0``, ``eh + el = x**2`` (double-double, or to ``2**-61`` from
+    a rounded ``x``), ``rh + rl = 1 + 4 s**2`` (double-double), and the rule of
+    :func:`plackett_rule`. Every term is
     positive, so tiny values keep full relative precision:
 
     - ``x < 3``: Plackett's identity for the bivariate normal orthant,
