@@ -11,9 +11,14 @@ the folder of ``portrait --out FILE``) with a :class:`Destination`:
   inside the destination (same file system, so renames are atomic) and renamed into
   place only when the whole result is complete.
 - **A marker says what slr-theory wrote.** ``DIR/.slr-theory.json`` lists every file a
-  run committed with its SHA-256 digest. ``force`` replaces only files listed there and
+  run committed with its SHA-256 digest, and the append-only journal
+  ``DIR/.slr-theory.journal`` every file committed one at a time
+  (:meth:`Destination.commit_file`: the atlas's cells, each at a cost that does not grow
+  with the files already there). ``force`` replaces only files listed there and
   unchanged since; a file the user made, changed or added meanwhile is never replaced
   or deleted: the commit is refused and says so (:class:`OutputConflict`).
+  :func:`written_files` reads the record, so a result read back can be checked against
+  it.
 - **The user's umask decides permissions**, as for any file they create; a symlinked
   destination stays a symlink (files go through it).
 - **Old state or new state, never a mix.** SIGINT and SIGTERM that arrive during the
@@ -41,6 +46,7 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 __all__ = [
+    "JOURNAL_NAME",
     "LOCK_NAME",
     "MARKER_NAME",
     "STAGING_PREFIX",
@@ -54,12 +60,15 @@ __all__ = [
     "quiet_workers",
     "refusal",
     "terminate_raises",
+    "written_files",
 ]
 
 #: The marker listing what slr-theory wrote in a directory, with SHA-256 digests.
 MARKER_NAME = ".slr-theory.json"
 #: The lock held for the whole of a run that writes into a directory.
 LOCK_NAME = ".slr-theory.lock"
+#: The append-only journal of files committed one at a time, with SHA-256 digests.
+JOURNAL_NAME = ".slr-theory.journal"
 #: Prefix of the hidden staging folders in which results are built.
 STAGING_PREFIX = ".slr-theory-staging-"
 
@@ -265,7 +274,7 @@ def _digest(path: Path) -> str:
 
 
 def _read_marker(directory: Path) -> dict[str, str]:
-    """The files an earlier run wrote, ``{name: sha256}``; empty when there is no marker."""
+    """The files an earlier run committed whole, ``{name: sha256}``; empty without a marker."""
     path = directory / MARKER_NAME
     try:
         data = json.loads(path.read_text())
@@ -281,6 +290,58 @@ def _read_marker(directory: Path) -> dict[str, str]:
     return {str(k): str(v) for k, v in files.items() if "/" not in str(k)}
 
 
+def _read_journal(directory: Path) -> dict[str, str]:
+    """The files committed one at a time, ``{name: sha256}``, the last entry of a name winning.
+
+    A line that does not parse (torn by a kill during its write) records nothing.
+    """
+    try:
+        raw = (directory / JOURNAL_NAME).read_bytes()
+    except OSError:
+        return {}
+    files: dict[str, str] = {}
+    for line in raw.splitlines():
+        try:
+            entry = json.loads(line)
+            name, digest = entry["file"], entry["sha256"]
+        except (ValueError, TypeError, KeyError):
+            continue
+        if isinstance(name, str) and isinstance(digest, str) and "/" not in name:
+            files[name] = digest
+    return files
+
+
+def written_files(directory: str | os.PathLike) -> dict[str, str]:
+    """What slr-theory committed in `directory`: ``{file name: SHA-256 hex digest}``.
+
+    The marker's files and the journal's, a file committed one at a time after a whole
+    commit (:meth:`Destination.commit_file`) taking its journal entry. A file whose bytes
+    no longer have the digest recorded was changed since slr-theory wrote it.
+
+    Parameters
+    ----------
+    directory : str or os.PathLike
+
+    Returns
+    -------
+    dict of str to str
+        Empty where slr-theory wrote nothing (or its record is not readable).
+
+    Examples
+    --------
+    >>> import hashlib, tempfile, pathlib
+    >>> from slr_theory.output import Destination, written_files
+    >>> d = pathlib.Path(tempfile.mkdtemp()) / "out"
+    >>> with Destination(d) as dest:
+    ...     _ = dest.file("a.txt").write_text("hello")
+    ...     _ = dest.commit_file("a.txt")
+    >>> written_files(d) == {"a.txt": hashlib.sha256(b"hello").hexdigest()}
+    True
+    """
+    directory = Path(directory)
+    return {**_read_marker(directory), **_read_journal(directory)}
+
+
 def _is_ours(directory: Path, name: str, marker: dict[str, str]) -> bool:
     path = directory / name
     if name not in marker or path.is_symlink() or not path.is_file():
@@ -289,7 +350,7 @@ def _is_ours(directory: Path, name: str, marker: dict[str, str]) -> bool:
 
 
 def _ours_or_reserved(name: str) -> bool:
-    return name in (MARKER_NAME, LOCK_NAME) or name.startswith(STAGING_PREFIX)
+    return name in (MARKER_NAME, LOCK_NAME, JOURNAL_NAME) or name.startswith(STAGING_PREFIX)
 
 
 def _pid_alive(pid: int) -> bool:
@@ -380,6 +441,8 @@ class Destination:
         self.committed: list[Path] = []
         self.staging = Path()
         self._lock_fd: int | None = None
+        self._journal_fd: int | None = None
+        self._journal_cache: dict[str, str] | None = None
         self._created = False
         self._terminate = contextlib.ExitStack()
         self._check_path()
@@ -472,7 +535,7 @@ class Destination:
 
     def _check_conflicts(self, names: Iterable[str], *, at_door: bool) -> None:
         d = self.directory
-        marker = _read_marker(d)
+        marker = written_files(d)
         if self.exclusive and not self.force and at_door:
             others = sorted(e.name for e in d.iterdir() if not _ours_or_reserved(e.name))
             if others:
@@ -559,9 +622,17 @@ class Destination:
             return []
         with deferred_signals():
             self._check_conflicts(new, at_door=False)
-            marker = _read_marker(d)
-            kept = {n: h for n, h in marker.items() if n not in new and _is_ours(d, n, marker)}
-            stale = list(kept) if self.exclusive else []
+            marker, journal = _read_marker(d), _read_journal(d)
+            recorded = {**marker, **journal}
+            # The journal keeps the files committed one at a time, and the marker the rest:
+            # only the marker's are checked here (a 1e5-cell atlas is not hashed again). An
+            # exclusive result lists everything in the marker, so the journal goes.
+            among = (
+                recorded if self.exclusive else {n: marker[n] for n in marker if n not in journal}
+            )
+            ours = [n for n in among if n not in new and _is_ours(d, n, recorded)]
+            kept = {n: recorded[n] for n in ours}
+            stale = ours if self.exclusive else []
             if self.exclusive:
                 kept = {}
             record = {
@@ -570,17 +641,26 @@ class Destination:
                 "files": kept | {n: _digest(self.staging / n) for n in new},
             }
             (self.staging / MARKER_NAME).write_text(json.dumps(record, indent=1, sort_keys=True))
+            bookkeeping = [MARKER_NAME]
+            retire_journal = (d / JOURNAL_NAME).exists() and (
+                self.exclusive or any(n in journal for n in new)
+            )
+            if retire_journal and not self.exclusive:  # the journal without the names now whole
+                lines = [_journal_line(n, h) for n, h in journal.items() if n not in new]
+                (self.staging / JOURNAL_NAME).write_bytes(b"".join(lines))
+                bookkeeping.append(JOURNAL_NAME)
+                retire_journal = False
             backup = self.staging / f"{STAGING_PREFIX}old"  # a name no output can take
             backup.mkdir()
             moved: list[tuple[str, bool]] = []  # (name, whether an old file was backed up)
             try:
-                for name in [*new, MARKER_NAME]:
+                for name in [*new, *bookkeeping]:
                     had = (d / name).exists()
                     if had:
                         _rename(d / name, backup / name)
                     moved.append((name, had))
                     _rename(self.staging / name, d / name)
-                for name in stale:
+                for name in [*stale, *[JOURNAL_NAME] * retire_journal]:
                     _rename(d / name, backup / name)
                     moved.append((name, True))
             except BaseException:
@@ -592,10 +672,104 @@ class Destination:
                             (d / name).unlink()
                 raise
             shutil.rmtree(backup, ignore_errors=True)  # the replaced files: the run may go on
+            self._journal_cache = None
             return [d / n for n in new]
+
+    def commit_file(self, name: str) -> Path:
+        """Commit the one staged file `name` now, at a cost independent of what is committed.
+
+        For results written one by one as they end (the atlas's cells). Where
+        :meth:`commit` rewrites the marker, this appends the file's digest to the journal
+        (:data:`JOURNAL_NAME`) and renames the file into place, in that order: a kill in
+        between leaves a journal entry for a file that is not there, which records nothing
+        of anyone's. The same rules as :meth:`commit`: a file of that name that slr-theory
+        did not write, or that was changed since, is never replaced (:class:`OutputConflict`);
+        one it wrote is replaced only with `force`.
+
+        Parameters
+        ----------
+        name : str
+            A file staged with :meth:`file`.
+
+        Returns
+        -------
+        Path
+            The committed file.
+        """
+        if not self.staging.name:
+            raise RuntimeError("Destination.commit_file is for use inside the `with` block.")
+        if self.exclusive:
+            raise RuntimeError("an exclusive destination commits once, at the end.")
+        src, dst = self.staging / self._name(name), self.directory / name
+        if not src.is_file():
+            raise ValueError(f"`name`: {name!r} was not staged (write Destination.file first).")
+        if self._journal_cache is None:
+            self._journal_cache = written_files(self.directory)
+        recorded = self._journal_cache
+        with deferred_signals():
+            if dst.exists() or dst.is_symlink():
+                if not self.force:
+                    raise self._refuse(
+                        OutputConflict,
+                        f"{dst} appeared while the run was writing; nothing was replaced "
+                        "(move it away and run again)",
+                    )
+                if not _is_ours(self.directory, name, recorded):
+                    raise self._refuse(
+                        OutputConflict,
+                        f"{dst} was not written by slr-theory (or was changed since); it "
+                        "is never replaced: move it away or choose another destination",
+                    )
+            digest = _digest(src)
+            if self._journal_fd is None:
+                self._journal_fd = _open_journal(self.directory / JOURNAL_NAME)
+            os.write(self._journal_fd, _journal_line(name, digest))
+            _rename(src, dst)
+            recorded[name] = digest
+        self.committed.append(dst)
+        return dst
+
+    def set_aside(self, name: str, why: str) -> Path:
+        """Move the file `name`, which slr-theory will not trust, out of the way; never delete it.
+
+        For a result read back that fails its check (changed since slr-theory wrote it,
+        truncated, not ours): it is renamed to ``name.rejected`` (``name.rejected-2``, ...
+        where that is taken), so that the run can write the name again and the user keeps
+        the bytes.
+
+        Parameters
+        ----------
+        name : str
+            A file in the destination.
+        why : str
+            Why it is not trusted (for the caller's message; not written anywhere).
+
+        Returns
+        -------
+        Path
+            Where the file now is.
+        """
+        if not self.staging.name:
+            raise RuntimeError("Destination.set_aside is for use inside the `with` block.")
+        src = self.directory / self._name(name)
+        for k in range(1, 10_000):
+            dst = self.directory / (f"{name}.rejected" + (f"-{k}" if k > 1 else ""))
+            if not (dst.exists() or dst.is_symlink()):
+                break
+        else:  # pragma: no cover - ten thousand rejected copies of one name
+            raise self._refuse(OutputConflict, f"cannot set {src} aside ({why})")
+        with deferred_signals():
+            os.rename(src, dst)  # not os.replace: a name that appeared meanwhile stays
+        if self._journal_cache is not None:
+            self._journal_cache.pop(name, None)
+        return dst
 
     def _close(self, committed: bool) -> None:
         try:
+            if self._journal_fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(self._journal_fd)
+                self._journal_fd = None
             if self.staging.name:
                 shutil.rmtree(self.staging, ignore_errors=True)
             if self._lock_fd is not None:
@@ -608,6 +782,20 @@ class Destination:
                     self.directory.rmdir()  # only if empty: never what others put there
         finally:
             self._terminate.close()
+
+
+def _open_journal(path: Path) -> int:
+    """The journal, open for appending; a last line torn by a kill is ended first, so that
+    the next entry starts a line of its own."""
+    fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o666)
+    size = os.fstat(fd).st_size
+    if size and os.pread(fd, 1, size - 1) != b"\n":
+        os.write(fd, b"\n")
+    return fd
+
+
+def _journal_line(name: str, digest: str) -> bytes:
+    return (json.dumps({"file": name, "sha256": digest}, sort_keys=True) + "\n").encode()
 
 
 def _rename(src: Path, dst: Path) -> None:

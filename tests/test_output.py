@@ -392,3 +392,132 @@ def test_a_marker_that_is_not_ours_makes_nothing_replaceable(tmp_path, text):
     with pytest.raises(OutputConflict, match="not written by slr-theory"):
         write(d, {"a.txt": "B"}, force=True)
     assert (d / "a.txt").read_text() == "A"
+
+
+# -- files committed one at a time (the atlas's cells) -----------------------------------
+
+
+def _sha(data: bytes) -> str:
+    import hashlib
+
+    return hashlib.sha256(data).hexdigest()
+
+
+def test_commit_file_records_each_file_in_the_journal_and_the_marker_stays(tmp_path):
+    d = tmp_path / "out"
+    with Destination(d) as dest:
+        dest.file("spec.json").write_text("{}")
+        dest.commit()
+        marker = (d / MARKER_NAME).read_bytes()
+        for i in range(3):
+            dest.file(f"cell-{i}.json").write_text(f"cell {i}")
+            assert dest.commit_file(f"cell-{i}.json") == d / f"cell-{i}.json"
+            assert (d / MARKER_NAME).read_bytes() == marker  # not rewritten per file
+        dest.file("table.csv").write_text("a,b")
+    lines = (d / output.JOURNAL_NAME).read_text().splitlines()
+    assert [json.loads(x) for x in lines] == [
+        {"file": f"cell-{i}.json", "sha256": _sha(f"cell {i}".encode())} for i in range(3)
+    ]
+    assert output.written_files(d) == {
+        "spec.json": _sha(b"{}"),
+        "table.csv": _sha(b"a,b"),
+        **{f"cell-{i}.json": _sha(f"cell {i}".encode()) for i in range(3)},
+    }
+    assert set(json.loads((d / MARKER_NAME).read_text())["files"]) == {"spec.json", "table.csv"}
+    assert not debris(d)
+
+
+def test_a_file_committed_alone_is_never_replaced_unless_ours_and_forced(tmp_path):
+    d = tmp_path / "out"
+    with Destination(d) as dest:
+        dest.file("c.json").write_text("first")
+        dest.commit_file("c.json")
+    with pytest.raises(OutputConflict, match="appeared while the run was writing"):
+        with Destination(d) as dest:
+            dest.file("c.json").write_text("second")
+            dest.commit_file("c.json")  # no force: even our own file stays
+    assert (d / "c.json").read_text() == "first"
+    with Destination(d, force=True) as dest:
+        dest.file("c.json").write_text("third")
+        dest.commit_file("c.json")  # ours and unchanged: replaced
+    assert (d / "c.json").read_text() == "third"
+    (d / "c.json").write_text("the user's edit")
+    (d / "mine.json").write_text("the user's file")
+    for name in ("c.json", "mine.json"):
+        with pytest.raises(OutputConflict, match="was not written by slr-theory"):
+            with Destination(d, force=True) as dest:
+                dest.file(name).write_text("ours")
+                dest.commit_file(name)
+    assert (d / "c.json").read_text() == "the user's edit"
+    assert (d / "mine.json").read_text() == "the user's file"
+    assert output.written_files(d)["c.json"] == _sha(b"third")  # the record did not move
+    assert not debris(d)
+
+
+def test_a_torn_journal_line_records_nothing_and_the_rest_stands(tmp_path):
+    d = tmp_path / "out"
+    with Destination(d) as dest:
+        dest.file("a.json").write_text("a")
+        dest.commit_file("a.json")
+    with open(d / output.JOURNAL_NAME, "ab") as f:  # a kill in the middle of an append
+        f.write(b'{"file": "b.json", "sha2')
+    assert output.written_files(d) == {"a.json": _sha(b"a")}
+    with Destination(d) as dest:  # the next run appends after the torn line
+        dest.file("b.json").write_text("b")
+        dest.commit_file("b.json")
+    assert output.written_files(d) == {"a.json": _sha(b"a"), "b.json": _sha(b"b")}
+
+
+def test_a_whole_commit_of_a_journaled_name_takes_it_out_of_the_journal(tmp_path):
+    d = tmp_path / "out"
+    with Destination(d) as dest:
+        dest.file("a.json").write_text("a")
+        dest.commit_file("a.json")
+        dest.file("b.json").write_text("b")
+        dest.commit_file("b.json")
+    with Destination(d, force=True, expect=["a.json"]) as dest:
+        dest.file("a.json").write_text("a, whole")
+    assert [json.loads(x)["file"] for x in (d / output.JOURNAL_NAME).read_text().splitlines()] == [
+        "b.json"
+    ]
+    assert output.written_files(d) == {"a.json": _sha(b"a, whole"), "b.json": _sha(b"b")}
+
+
+def test_an_exclusive_result_folds_the_journal_and_drops_our_stale_files(tmp_path):
+    d = tmp_path / "out"
+    with Destination(d) as dest:
+        dest.file("cell.json").write_text("c")
+        dest.commit_file("cell.json")
+    (d / "notes.txt").write_text("the user's")
+    with Destination(d, exclusive=True, force=True, expect=["report.md"]) as dest:
+        dest.file("report.md").write_text("r")
+    assert set(state(d)) == {"report.md", "notes.txt", MARKER_NAME}  # journal and cell gone
+    assert output.written_files(d) == {"report.md": _sha(b"r")}
+
+
+def test_set_aside_keeps_the_bytes_under_a_new_name_and_frees_the_name(tmp_path):
+    d = tmp_path / "out"
+    with Destination(d) as dest:
+        dest.file("c.json").write_text("ours")
+        dest.commit_file("c.json")
+    (d / "c.json").write_text("edited")
+    (d / "c.json.rejected").write_text("an earlier rejected copy")
+    with Destination(d) as dest:
+        moved = dest.set_aside("c.json", "changed since")
+        assert moved == d / "c.json.rejected-2"
+        dest.file("c.json").write_text("again")
+        dest.commit_file("c.json")
+    assert (d / "c.json.rejected-2").read_text() == "edited"
+    assert (d / "c.json.rejected").read_text() == "an earlier rejected copy"
+    assert (d / "c.json").read_text() == "again"
+    assert output.written_files(d)["c.json"] == _sha(b"again")
+
+
+def test_commit_file_needs_a_staged_file_and_a_shared_destination(tmp_path):
+    with Destination(tmp_path / "a") as dest:
+        with pytest.raises(ValueError, match=r"`name`.*not staged"):
+            dest.commit_file("nothing.json")
+    with Destination(tmp_path / "b", exclusive=True) as dest:
+        dest.file("x").write_text("x")
+        with pytest.raises(RuntimeError, match="exclusive"):
+            dest.commit_file("x")
