@@ -6,10 +6,10 @@ exceptions).
 
 0. ``validate``, ``doubledouble``, ``results``, ``chebyshev``: input checks; double-double
    exponents; typed results as JSON and back; checked piecewise Chebyshev interpolants.
-1. ``gaussian``, ``nonlinearity``, ``softmax``, ``params``, ``work``, ``output``: Gaussian
-   expectations of ``erf`` (closed forms), of any nonlinearity (quadrature) and of softmax
-   weights (Laplace transform); ``Params`` and overlap feasibility; cost estimates; the
-   output discipline.
+1. ``gaussian``, ``nonlinearity``, ``softmax``, ``params``, ``work``, ``output``, ``workers``:
+   Gaussian expectations of ``erf`` (closed forms), of any nonlinearity (quadrature) and
+   of softmax weights (Laplace transform); ``Params`` and overlap feasibility; cost
+   estimates; the output discipline; local worker processes.
 2. ``engine``: the one risk engine (value, gradient, Hessian tables).
 3. ``trajectory``: the batched loop shared by PGD, SGD and the experiments.
 4. ``model``, ``geometry``, ``flows``: the data model and Monte Carlo; the product of

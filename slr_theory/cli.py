@@ -22,6 +22,14 @@ class _UsageError(Exception):
     pass
 
 
+class _Stop(Exception):
+    """A command that ends early, with one line on stderr and its own exit status."""
+
+    def __init__(self, code: int, line: str) -> None:
+        super().__init__(line)
+        self.code, self.line = code, line
+
+
 class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
     """Examples kept as written; every option's default shown (unless its help says it)."""
 
@@ -537,8 +545,20 @@ def _atlas_parser(sub) -> None:
         "tcp://10.0.0.1:8786",
         formatter_class=_HelpFormatter,
     )
+    a.add_argument("--out", default=None, help="output directory (resumed if it holds this atlas)")
     a.add_argument(
-        "--out", required=True, help="output directory (resumed if it holds this atlas)"
+        "--from",
+        dest="source",
+        metavar="DIR",
+        default=None,
+        help="read the atlas in DIR (an --out of this command) instead of computing: print "
+        "its table, and with --plot draw DIR/atlas.png",
+    )
+    a.add_argument(
+        "--plot",
+        action="store_true",
+        help="write the phase diagram, atlas.png, into the atlas's directory (over the two "
+        "axes the grid spans)",
     )
     a.add_argument(
         "--lam",
@@ -570,6 +590,24 @@ def _atlas_parser(sub) -> None:
     )
     a.add_argument("--eps", type=_in_domain("eps", float), default=0.0, help="label noise")
     a.add_argument(
+        "--starts",
+        type=_between(int, 0, 10**6),
+        default=512,
+        help="random starts of each cell's critical-point search",
+    )
+    a.add_argument(
+        "--grid",
+        type=_between(int, 1, 1000),
+        default=9,
+        help="size of each cell's structured starts (grid**2 on M and in span{k*, v*})",
+    )
+    a.add_argument(
+        "--stability-grid",
+        type=_between(int, 1, 2000),
+        default=61,
+        help="points per side of the grid on M where its transverse stability is read",
+    )
+    a.add_argument(
         "--basin-runs",
         type=_between(int, 1, 10**6),
         default=1000,
@@ -592,7 +630,11 @@ def _atlas_parser(sub) -> None:
     )
     a.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     a.add_argument(
-        "--jobs", type=_between(int, 1, 4096), default=None, help="workers (default: every core)"
+        "--jobs",
+        type=_between(int, 1, 4096),
+        default=None,
+        help="local workers, at most the cores (default: every core; with --scheduler, the "
+        "cluster's workers)",
     )
     a.add_argument(
         "--scheduler", default=None, metavar="ADDRESS", help="a Dask scheduler to run the cells on"
@@ -600,68 +642,245 @@ def _atlas_parser(sub) -> None:
     a.add_argument("--dask", action="store_true", help="a local Dask cluster of --jobs workers")
     _max_minutes(a)
     a.add_argument("--json", action="store_true", help="print the rows as JSON")
-    a.set_defaults(run=_cmd_atlas)
+    computing = [x.dest for x in a._actions if x.dest not in _ATLAS_READING]
+    a.set_defaults(run=_cmd_atlas, computing_defaults={k: a.get_default(k) for k in computing})
+
+
+#: The atlas's options that apply when it is read back (``--from``) instead of computed.
+_ATLAS_READING = ("help", "source", "plot", "json", "max_minutes")
 
 
 def _cmd_atlas(args) -> int:
-    from .output import Refusal
-    from .params import Params
-    from .survey import atlas
-    from .work import WorkEstimate, critical_cost, pgd_cost
+    from .output import Refusal, Terminated
+    from .survey import AtlasIncomplete
 
-    cells = 1
-    for v in (args.lam, args.L, args.gamma, args.d, args.s, args.nonlinearity, args.attention):
-        cells *= len(v)
+    if args.source is not None:
+        return _atlas_from(args)
+    if args.out is None:
+        raise _UsageError(
+            "slr-theory atlas: error: argument --out: required (or --from DIR to read an atlas)"
+        )
     if "softmax" in args.attention and args.nonlinearity != ["erf"]:
         raise _UsageError(
             "slr-theory atlas: error: argument --attention: softmax cells have no "
             f"nonlinearity: give --nonlinearity erf with it, got {','.join(args.nonlinearity)}"
         )
-    jobs = args.jobs or (os.cpu_count() or 1)
-    one = critical_cost(512).seconds + pgd_cost(args.max_steps, args.basin_runs).seconds
-    _within(
-        "atlas",
-        WorkEstimate(f"{cells:g} cells of {args.basin_runs:g} runs", cells * one / jobs, "--lam"),
-        args,
-    )
-    client = None
-    if args.scheduler is not None:
-        client = _dask_client(args.scheduler)
-    try:
-        result = atlas(
-            Params(d=args.d[0], L=args.L[0], lam=args.lam[0], gamma=args.gamma[0], eps=args.eps),
-            lam=args.lam,
-            L=args.L,
-            gamma=args.gamma,
-            d=args.d,
-            s=args.s,
-            nonlinearity=args.nonlinearity,
-            attention=args.attention,
-            basin_runs=args.basin_runs,
-            alpha=args.alpha,
-            steps=args.steps,
-            max_steps=args.max_steps,
-            backend="dask" if (args.dask or client is not None) else "processes",
-            client=client,
-            jobs=jobs,
-            out=args.out,
-            rng=args.seed,
-            progress=not args.json,
+    if args.plot:
+        _plot_axes(_spans(vars(args)), "--plot")  # refused at the door, not after the cells
+    if args.scheduler is not None and args.jobs is not None:
+        raise _UsageError(
+            "slr-theory atlas: error: argument --jobs: the cells run on the workers of the "
+            "--scheduler's cluster; --jobs is for local workers"
         )
+    try:
+        kw = _atlas_arguments(args)
+    except ValueError as exc:
+        raise _atlas_usage(exc) from None
+    quiet = contextlib.ExitStack()
+    if args.dask or args.scheduler is not None:  # the CLI says what happened, in one line
+        quiet.enter_context(_quiet_dask())
+    client = None
+    try:
+        client = _dask_client(args.scheduler) if args.scheduler is not None else None
+        _within("atlas", _atlas_estimate(args, kw, client), args)
+        result = _atlas_run(args, kw, client)
+    except AtlasIncomplete as exc:
+        raise _Stop(75, f"slr-theory atlas: stopped: {exc}") from None
+    except (KeyboardInterrupt, Terminated) as exc:
+        name = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
+        kept = _cells_written(args.out)
+        raise _Stop(
+            143 if isinstance(exc, Terminated) else 130,
+            f"slr-theory atlas: interrupted ({name}); {kept} finished cells are kept in "
+            f"{args.out}: run the same command again to resume",
+        ) from None
     except (OSError, ValueError) as exc:
         if isinstance(exc, Refusal):
             raise _UsageError(f"slr-theory atlas: error: argument --out: {exc.detail}") from None
         if isinstance(exc, ValueError) and not isinstance(exc, OSError):
-            import re
-
-            named = re.search(r"`(\w+)`", str(exc))  # the library names its argument
-            flag = f"--{named.group(1).replace('_', '-')}" if named else "--lam"
-            raise _UsageError(f"slr-theory atlas: error: argument {flag}: {exc}") from None
+            raise _atlas_usage(exc) from None
         raise
     finally:
-        if client is not None:
-            client.close()
-    _emit(args, lambda: result.rows, lambda: _atlas_text(result, args.out))
+        with quiet:
+            if client is not None:
+                client.close()
+    for name, why in result.rejected.items():
+        print(
+            f"slr-theory atlas: note: {name} {why}; its cell was computed again", file=sys.stderr
+        )
+    figure = _atlas_plot(result, args.out) if args.plot else None
+    _emit(args, lambda: result.rows, lambda: _atlas_text(result, args.out, figure))
+    return 0
+
+
+_DASK_LOGGERS = ("distributed", "tornado")
+
+
+@contextlib.contextmanager
+def _quiet_dask():
+    """Dask's own log lines (reconnects, workers ended at a close) held back: what
+    happened is said in the command's one line."""
+    import logging
+
+    try:
+        import distributed  # noqa: F401  (its loggers, each at the level its config gives)
+    except ImportError:  # the optional extra: refused where the cluster is asked for
+        yield
+        return
+
+    names = [n for n in logging.root.manager.loggerDict if n.split(".")[0] in _DASK_LOGGERS]
+    loggers = [logging.getLogger(n) for n in {*names, *_DASK_LOGGERS}]
+    levels = [x.level for x in loggers]
+    for x in loggers:
+        x.setLevel(logging.CRITICAL + 1)
+    try:
+        yield
+    finally:
+        for x, level in zip(loggers, levels, strict=True):
+            x.setLevel(level)
+
+
+def _atlas_usage(exc: ValueError) -> _UsageError:
+    """A library error naming its argument, as a usage error naming the flag."""
+    import re
+
+    named = re.search(r"`(\w+)`", str(exc))  # the library names its argument
+    flag = f"--{named.group(1).replace('_', '-')}" if named else "--lam"
+    return _UsageError(f"slr-theory atlas: error: argument {flag}: {exc}")
+
+
+def _atlas_arguments(args) -> dict:
+    from .params import Params
+
+    base = Params(d=args.d[0], L=args.L[0], lam=args.lam[0], gamma=args.gamma[0], eps=args.eps)
+    axes = ("lam", "L", "gamma", "d", "s", "nonlinearity", "attention")
+    settings = ("basin_runs", "alpha", "steps", "max_steps", "stability_grid", "starts", "grid")
+    return {
+        "base": base,
+        **{a: getattr(args, a) for a in axes},
+        **{k: getattr(args, k) for k in settings},
+        "rng": args.seed,
+    }
+
+
+def _atlas_estimate(args, kw: dict, client):
+    """The atlas's cost on the workers that will run it, at its most expensive model."""
+    from .work import atlas_cost, model_cost_factor, usable_cores
+
+    cells = 1
+    for a in ("lam", "L", "gamma", "d", "s", "nonlinearity", "attention"):
+        cells *= len(kw[a])
+    if client is not None:
+        workers = max(1, sum(client.nthreads().values()))
+    else:
+        workers = min(args.jobs or usable_cores(), usable_cores())
+    base = kw["base"]
+    factor = max(
+        model_cost_factor(base.replace(nonlinearity=nl, attention=at))
+        for nl in kw["nonlinearity"]
+        for at in kw["attention"]
+        if at == "pointwise" or nl == "erf"
+    )
+    return atlas_cost(
+        cells,
+        basin_runs=kw["basin_runs"],
+        max_steps=kw["max_steps"],
+        starts=kw["starts"],
+        workers=workers,
+        model_factor=factor,
+    )
+
+
+def _atlas_run(args, kw: dict, client):
+    from .survey import atlas
+
+    base = kw.pop("base")
+    return atlas(
+        base,
+        **kw,
+        backend="dask" if (args.dask or client is not None) else "processes",
+        client=client,
+        jobs=args.jobs,
+        out=args.out,
+        progress=not args.json,
+    )
+
+
+def _cells_written(out) -> int:
+    """The cell files slr-theory has recorded in `out` that are there (after a Ctrl-C)."""
+    from pathlib import Path
+
+    from .output import written_files
+
+    with contextlib.suppress(OSError):
+        d = Path(out)
+        return sum(n.startswith("cell-") and (d / n).is_file() for n in written_files(d))
+    return 0
+
+
+def _spans(axes: dict) -> list[str]:
+    order = ("lam", "L", "gamma", "d", "s", "nonlinearity", "attention")
+    return [a for a in order if len(axes[a]) > 1]
+
+
+def _plot_axes(spanned: list[str], flag: str) -> tuple[str, str]:
+    """The figure's x and y: the axes the grid spans (numbers), filled in with lam and L."""
+    named = [a for a in spanned if a in ("nonlinearity", "attention")]
+    if named or len(spanned) > 2:
+        raise _UsageError(
+            f"slr-theory atlas: error: argument {flag}: the phase diagram shows two numeric "
+            f"axes; this atlas spans {', '.join(spanned)}: draw a sub-grid "
+            "(slr_theory.plotting.atlas_figure) or span at most two of lam, L, gamma, d, s"
+        )
+    picked = list(spanned)
+    for a in ("lam", "L", "gamma", "d", "s"):
+        if len(picked) == 2:
+            break
+        if a not in picked:
+            picked.append(a)
+    return picked[0], picked[1]
+
+
+def _atlas_plot(result, directory) -> str:
+    from pathlib import Path
+
+    from .output import Destination
+    from .plotting import atlas_figure
+
+    x, y = _plot_axes(_spans(result.axes), "--plot")
+    directory = Path(directory)
+    with _out_flag("atlas"), Destination(directory, force=True, expect=["atlas.png"]) as dest:
+        atlas_figure(result, dest.file("atlas.png"), x=x, y=y)
+    return str(directory / "atlas.png")
+
+
+def _atlas_from(args) -> int:
+    from .survey import read_atlas
+
+    if args.out is not None:
+        raise _UsageError(
+            "slr-theory atlas: error: argument --out: does not apply with --from "
+            "(the atlas is read from, and drawn into, DIR)"
+        )
+    for k, default in args.computing_defaults.items():
+        if k != "out" and getattr(args, k) != default:
+            raise _UsageError(
+                f"slr-theory atlas: error: argument --{k.replace('_', '-')}: does not apply "
+                "with --from (the atlas is read, not computed)"
+            )
+    try:
+        result = read_atlas(args.source)
+    except (OSError, ValueError) as exc:
+        detail = getattr(exc, "detail", None) or str(exc)
+        raise _UsageError(
+            f"slr-theory atlas: error: argument --from: cannot read an atlas from "
+            f"{args.source!r} ({detail})"
+        ) from None
+    for name, why in result.rejected.items():
+        print(f"slr-theory atlas: note: {name} {why}; its cell is missing", file=sys.stderr)
+    figure = _atlas_plot(result, args.source) if args.plot else None
+    used = argparse.Namespace(**{k: getattr(args, k) for k in ("source", "plot", "json")})
+    _emit(used, lambda: result.rows, lambda: _atlas_text(result, args.source, figure, wrote=False))
     return 0
 
 
@@ -684,7 +903,7 @@ def _dask_client(address: str):
         raise refuse(f"cannot reach {address} ({type(exc).__name__})") from None
 
 
-def _atlas_text(result, out) -> str:
+def _atlas_text(result, out, figure: str | None = None, *, wrote: bool = True) -> str:
     lines = [
         "cell  lam        L    gamma     d     s  sigma      attention  crit  opt index  global  "
         "basin of opt      unconv.  M attracts"
@@ -697,7 +916,16 @@ def _atlas_text(result, out) -> str:
             f"{r['optimum_basin_fraction']:.3f} ± {r['optimum_basin_se']:.3f}   "
             f"{r['basin_unconverged_fraction']:<8.3f} {r['m_attracting_fraction']:.3f}"
         )
-    lines.append(f"wrote {os.path.join(out, 'atlas.csv')} ({len(result.rows)} cells)")
+    missing = len(result.missing)
+    if wrote:
+        lines.append(f"wrote {os.path.join(out, 'atlas.csv')} ({len(result.rows)} cells)")
+    else:
+        lines.append(
+            f"read {out}: {len(result.rows)} of {result.cells} cells"
+            + (f" ({missing} missing: run the atlas again to compute them)" if missing else "")
+        )
+    if figure is not None:
+        lines.append(f"wrote {figure}")
     return "\n".join(lines)
 
 
@@ -1100,8 +1328,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     int
         Exit status: 0 ok, 1 a check failed, 2 usage error (one line naming the flag),
         3 an unexpected internal error (one line; ``--debug`` shows the traceback),
-        74 an I/O error (disk full, read-only file system, ...), 130 interrupted by
-        Ctrl-C, 141 standard output closed by its reader (``| head``), 143 SIGTERM.
+        74 an I/O error (disk full, read-only file system, ...), 75 work that stopped
+        because what ran it was lost (a worker process, a Dask scheduler or client: the
+        atlas keeps its finished cells, and the same command resumes), 130 interrupted
+        by Ctrl-C, 141 standard output closed by its reader (``| head``), 143 SIGTERM.
     """
     from .output import Terminated, is_io_error, terminate_raises
 
@@ -1118,6 +1348,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except _UsageError as exc:
         print(str(exc), file=sys.stderr)
         return 2
+    except _Stop as exc:
+        _quiet_stderr(exc.line)
+        return exc.code
     except BrokenPipeError:  # `slr-theory ... | head`: the reader left; end quietly
         _stdout_to_devnull()
         return 141  # 128 + SIGPIPE, as a shell tool killed by SIGPIPE

@@ -884,14 +884,17 @@ def atlas_figure(atlas, path: str | Path, *, x: str = "lam", y: str = "L", dpi: 
     fig = _new_figure(figsize=(14.0, 5.0), constrained_layout=True)
     axes = fig.subplots(1, 3)
     grid_x, grid_y = np.arange(len(xs)), np.arange(len(ys))
+    # Each cell a unit square around its index: edges given, not inferred from neighbours
+    # (an axis of one value has none, and "nearest" shading then draws nothing).
+    edges_x, edges_y = np.arange(len(xs) + 1) - 0.5, np.arange(len(ys) + 1) - 0.5
     cmap = ListedColormap(colours)
     axes[0].pcolormesh(
-        grid_x,
-        grid_y,
+        edges_x,
+        edges_y,
         status,
         cmap=cmap,
         norm=BoundaryNorm([-0.5, 0.5, 1.5, 2.5, 3.5], 4),
-        shading="nearest",
+        shading="flat",
     )
     present = sorted({int(v) for v in status[~np.isnan(status)]})
     handles = [Patch(color=colours[k], label=labels[k]) for k in present]
@@ -900,7 +903,7 @@ def atlas_figure(atlas, path: str | Path, *, x: str = "lam", y: str = "L", dpi: 
         (axes[2], attract, "share of M where M attracts"),
     ):
         mesh = ax.pcolormesh(
-            grid_x, grid_y, values, cmap="viridis", vmin=0.0, vmax=1.0, shading="nearest"
+            edges_x, edges_y, values, cmap="viridis", vmin=0.0, vmax=1.0, shading="flat"
         )
         fig.colorbar(mesh, ax=ax, shrink=0.85)
         ax.set_title(title)

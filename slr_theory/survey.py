@@ -9,6 +9,15 @@ of the axes it is given around a base ``Params``, in local processes or on a Das
 cluster, and writes every finished cell at once, so a killed run resumes where it
 stopped. Every cell seeds from ``(rng, cell)``: the rows are the same, bit for bit,
 whatever the backend, the number of workers and the order the cells finish in.
+
+Nothing is read back that the atlas did not write: a cell file is trusted only if its
+bytes have the SHA-256 digest recorded when it was committed
+(:func:`slr_theory.output.written_files`); one that fails (edited, truncated, not ours)
+is named in :attr:`Atlas.rejected`, set aside under a new name (never deleted), and
+computed again. Each cell is committed at a cost that does not grow with the cells
+already there (:meth:`slr_theory.output.Destination.commit_file`). A run that loses a
+worker process, its Dask scheduler or its client raises :class:`AtlasIncomplete`,
+with every finished cell kept.
 """
 
 from __future__ import annotations
@@ -17,7 +26,9 @@ import csv
 import hashlib
 import itertools
 import json
+import math
 import os
+import re
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -34,10 +45,13 @@ __all__ = [
     "AXES",
     "COLUMNS",
     "MAX_CELLS",
+    "MIN_D",
     "STEP_SHARE",
     "Atlas",
+    "AtlasIncomplete",
     "atlas",
     "atlas_cell",
+    "dask_setup",
     "read_atlas",
 ]
 
@@ -74,6 +88,37 @@ _CELL = "cell-{:06d}.json"
 STEP_SHARE = 0.95
 #: Most cells of one atlas (a typo in a range must not start days of work).
 MAX_CELLS = 10**6
+#: The smallest dimension of a cell: the full-space search needs ``span{k*, v*}`` and
+#: two directions beside it.
+MIN_D = 4
+#: The search's settings of a cell, and their values in an atlas recorded before them.
+_SEARCH_DEFAULTS = {"starts": 512, "grid": 9}
+
+
+class AtlasIncomplete(RuntimeError):
+    """The atlas stopped before its last cell: a worker, the scheduler or the client was lost.
+
+    Every cell that finished is kept in `out` (when there is one): the same call again
+    computes only the cells that are missing.
+
+    Attributes
+    ----------
+    reason : str
+        What was lost, in one clause.
+    done, total : int
+        Cells with a row, and cells of the grid.
+    out : Path or None
+        Where the finished cells are.
+    """
+
+    def __init__(self, reason: str, done: int, total: int, out: Path | None) -> None:
+        self.reason, self.done, self.total, self.out = reason, done, total, out
+        keep = (
+            f"the {done} finished cells are kept in {out}: run the same call again to resume"
+            if out is not None
+            else "give `out` to keep finished cells across runs"
+        )
+        super().__init__(f"the atlas stopped after {done} of {total} cells: {reason}; {keep}")
 
 
 def atlas_cell(
@@ -84,6 +129,8 @@ def atlas_cell(
     steps: int = 20_000,
     max_steps: int = 200_000,
     stability_grid: int = 61,
+    starts: int = 512,
+    grid: int = 9,
     seed: Sequence[int] = (0,),
 ) -> dict:
     """One cell of the atlas: the landscape at `params`, as a row.
@@ -103,6 +150,9 @@ def atlas_cell(
         Steps per round and the most a run may take.
     stability_grid : int
         Points per side of the grid on M where the transverse stability is read.
+    starts, grid : int
+        The full-space search's random starts and structured grid
+        (:func:`slr_theory.critical_points`).
     seed : sequence of int
         The cell's seed (:func:`atlas` passes ``(rng, cell)``).
 
@@ -128,6 +178,8 @@ def atlas_cell(
     """
     t0 = time.perf_counter()
     params = check_params(params)
+    if params.d < MIN_D:
+        raise ValueError(f"`d` must be at least {MIN_D} in an atlas cell, got {params.d}.")
     basin_runs = positive_int(basin_runs, "basin_runs", upper=10**6)
     stability_grid = positive_int(stability_grid, "stability_grid", upper=2000)
     if isinstance(seed, (str, bytes)) or not isinstance(seed, Sequence) or not seed:
@@ -135,7 +187,7 @@ def atlas_cell(
     seed = [positive_int(x, "seed", allow_zero=True) for x in seed]
     ss = np.random.SeedSequence(seed)
     search_seed, basin_seed = (int(x) for x in ss.generate_state(2))
-    found = critical_points(params, rng=search_seed)
+    found = critical_points(params, starts=starts, grid=grid, rng=search_seed)
     minima = [q for q in found if q.index == 0]
     group = symmetries(params)
     optimum = next((q for q in found if same_point(q.overlaps, _OPTIMUM, group=group)), None)
@@ -199,12 +251,17 @@ class Atlas:
         ``basin_runs``, ``alpha``, ``steps``, ``max_steps``, ``stability_grid``, ``rng``.
     rows : list of dict
         One per finished cell (:data:`COLUMNS`).
+    rejected : dict of str to str
+        Cell files found that the atlas did not trust, each with why (and, after a run,
+        where it was set aside); their cells were computed again (or, read back with
+        :func:`read_atlas`, are :attr:`missing`).
     """
 
     base: Params
     axes: dict
     settings: dict
     rows: list = field(default_factory=list)
+    rejected: dict = field(default_factory=dict)
 
     @property
     def cells(self) -> int:
@@ -327,19 +384,26 @@ def read_atlas(path: str | os.PathLike) -> Atlas:
     ----------
     path : str or os.PathLike
         The CSV or Parquet table, or the directory `out` of :func:`atlas` (its finished
-        cells, even if the run was interrupted).
+        cells, even if the run was interrupted). In a directory, only cell files whose
+        bytes have the digest recorded when they were written are read; the others are
+        named in :attr:`Atlas.rejected` and their cells are :attr:`Atlas.missing`.
 
     Returns
     -------
     Atlas
     """
+    from .output import written_files
+
     path = Path(path)
     if path.is_dir():
-        spec_path = path / _SPEC
-        if not spec_path.is_file():
+        recorded = written_files(path)
+        spec = _stored_spec(path, recorded)
+        if spec is None:
             raise ValueError(f"`path`: {path} holds no atlas ({_SPEC} is missing).")
-        spec = json.loads(spec_path.read_text())
-        return _from_spec(spec, _read_cells(path, spec))
+        a = _from_spec(spec, [])
+        rows, a.rejected = _read_cells(path, _digest(spec), a.cells, recorded)
+        a.rows = sorted(rows.values(), key=lambda r: r["cell"])
+        return a
     if not path.is_file():
         raise ValueError(f"`path` must be an atlas table or directory, got {str(path)!r}.")
     if path.suffix == ".parquet":
@@ -378,12 +442,20 @@ def _spec(a: Atlas) -> dict:
     }
 
 
+def _upgraded(spec: dict) -> dict:
+    """`spec` with what an atlas recorded before an axis or a setting existed filled in."""
+    return {
+        "base": {"attention": "pointwise", **spec["base"]},
+        "axes": {"attention": ["pointwise"], **spec["axes"]},
+        "settings": {**_SEARCH_DEFAULTS, **spec["settings"]},
+    }
+
+
 def _from_spec(spec: dict, rows: list[dict]) -> Atlas:
-    # a table written before the attention axis: the paper's pointwise attention
-    axes = {"attention": ["pointwise"], **spec["axes"]}
+    spec = _upgraded(spec)
     return Atlas(
         base=Params(**spec["base"]),
-        axes={k: list(axes[k]) for k in AXES},  # in cell order (JSON sorts keys)
+        axes={k: list(spec["axes"][k]) for k in AXES},  # in cell order (JSON sorts keys)
         settings=dict(spec["settings"]),
         rows=sorted(rows, key=lambda r: r["cell"]),
     )
@@ -393,35 +465,160 @@ def _digest(spec: dict) -> str:
     return hashlib.sha256(json.dumps(spec, sort_keys=True).encode()).hexdigest()[:16]
 
 
-def _read_cells(directory: Path, spec: dict) -> list[dict]:
-    tag = _digest(spec)
-    rows = []
-    for p in sorted(directory.glob("cell-*.json")):
+def _bytes_recorded(path: Path, digest: str | None) -> tuple[bytes | None, str | None]:
+    """The bytes of `path` if they have the recorded `digest`; else why not."""
+    if digest is None:
+        return None, "not recorded as written by slr-theory"
+    if path.is_symlink() or not path.is_file():
+        return None, "not a regular file"
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, f"unreadable ({exc.strerror})"
+    if hashlib.sha256(data).hexdigest() != digest:
+        return None, "changed since slr-theory wrote it (its SHA-256 differs from the record)"
+    return data, None
+
+
+def _stored_spec(directory: Path, recorded: dict) -> dict | None:
+    """The atlas specification in `directory`; None where there is none; refused where
+    there is an ``atlas.json`` that this toolkit did not write or that is not one."""
+    path = directory / _SPEC
+    if not (path.exists() or path.is_symlink()):
+        return None
+    data, why = _bytes_recorded(path, recorded.get(_SPEC))
+    spec = None
+    if data is not None:
         try:
-            got = json.loads(p.read_text())
-        except (OSError, ValueError):
-            continue  # not ours, or unreadable: computed again
-        if isinstance(got, dict) and got.get("spec") == tag and isinstance(got.get("row"), dict):
-            rows.append(got["row"])
-    return rows
+            spec = json.loads(data)
+            _from_spec(spec, [])
+        except (ValueError, TypeError, KeyError, AttributeError):
+            why, spec = "not an atlas specification", None
+    if spec is None:
+        raise _refused(
+            f"{path} is {why}; the atlas never reads or replaces it: move it away "
+            "or choose another directory"
+        )
+    return spec
+
+
+_CELL_NAME = re.compile(r"cell-(\d{6})\.json")
+
+
+def _read_cells(
+    directory: Path, tag: str, cells: int, recorded: dict
+) -> tuple[dict[int, dict], dict[str, str]]:
+    """The rows of the cell files the atlas wrote, by cell, and the cell files it rejects."""
+    rows: dict[int, dict] = {}
+    rejected: dict[str, str] = {}
+    for p in sorted(directory.glob("cell-*.json")):
+        m = _CELL_NAME.fullmatch(p.name)
+        if m is None or int(m.group(1)) >= cells:
+            continue  # not a cell of this grid: not the atlas's to judge or to replace
+        i = int(m.group(1))
+        data, why = _bytes_recorded(p, recorded.get(p.name))
+        if data is not None:
+            try:
+                got = json.loads(data)
+                row = got["row"]
+                if set(COLUMNS) - set(row) == {"attention"}:  # written before that axis
+                    row = {c: row.get(c, "pointwise") for c in COLUMNS}
+                ok = got["spec"] == tag and tuple(row) == COLUMNS and row["cell"] == i
+            except (ValueError, TypeError, KeyError):
+                ok = False
+            if ok:
+                rows[i] = row
+                continue
+            why = "not a cell of this atlas"
+        rejected[p.name] = why
+    return rows, rejected
+
+
+def _refused(detail: str):
+    from .output import OutputConflict, refusal
+
+    return refusal(OutputConflict, "out", detail)
+
+
+def _another_atlas(directory: Path):
+    return _refused(
+        f"{directory} holds another atlas (its {_SPEC} differs); choose another directory "
+        "to keep both"
+    )
 
 
 def _axis(name: str, values, base: Params) -> list:
+    """The values of one axis, each checked as Params checks it, as the table records it."""
     if values is None:
-        return [getattr(base, name) if name != "nonlinearity" else base.sigma_name]
-    if isinstance(values, (str, int, float)):
+        values = [getattr(base, name)]
+    elif isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
         values = [values]
     values = list(values)
     if not values:
         raise ValueError(f"`{name}` must hold at least one value, got {values!r}.")
-    for v in values:  # each checked where Params checks it
-        base.replace(**{name: v})
-    if len(set(map(str, values))) < len(values):
-        raise ValueError(f"`{name}` must not repeat a value, got {values!r}.")
-    return [
-        v if name in _TEXT_AXES else float(v) if name in ("lam", "gamma") else int(v)
-        for v in values
-    ]
+    out = []
+    for v in values:
+        if name in _TEXT_AXES and not isinstance(v, str):
+            label = getattr(v, "name", v)
+            raise ValueError(
+                f"`{name}` must be names of built-in models in an atlas, got {label!r}: the "
+                "atlas records each cell's model by its name and runs cells in other "
+                "processes, where a user's object is not defined"
+            )
+        checked = base.replace(**{name: v})  # each checked where Params checks it
+        value = getattr(checked, name)
+        out.append(
+            value
+            if name in _TEXT_AXES
+            else float(value)
+            if name in ("lam", "gamma")
+            else int(value)
+        )
+    if name == "d" and min(out) < MIN_D:
+        raise ValueError(
+            f"`d` must be at least {MIN_D} in an atlas (the full-space search needs "
+            f"span{{k*, v*}} and two directions beside it), got {min(out)}."
+        )
+    seen: dict = {}
+    for raw, value in zip(values, out, strict=True):
+        if value in seen:  # as numbers: 1 and 1.0 are one temperature
+            raise ValueError(
+                f"`{name}` must not repeat a value, got {values!r} "
+                f"({seen[value]!r} and {raw!r} are the same value)."
+            )
+        seen[value] = raw
+    return out
+
+
+def _workers(jobs, backend: str, client) -> int | None:
+    """The local workers the atlas starts: at most the cores it may run on."""
+    from .work import usable_cores
+
+    if client is not None:
+        if jobs is not None:
+            raise ValueError(
+                "`jobs` is for the workers the atlas starts; with a `client` the cells run "
+                f"on that cluster's workers, got jobs={jobs!r}."
+            )
+        return None
+    cores = usable_cores()
+    if jobs is None:
+        return cores
+    jobs = positive_int(jobs, "jobs", upper=4096)
+    if jobs > cores:
+        raise ValueError(
+            f"`jobs` must be at most the {cores} cores this process may run on (more "
+            f"workers than cores only slow each other down), got {jobs}."
+        )
+    return jobs
+
+
+def _out_directory(out) -> Path | None:
+    if out is None:
+        return None
+    if not isinstance(out, (str, os.PathLike)) or not str(os.fspath(out)).strip():
+        raise ValueError(f"`out` must name a directory, got {out!r}.")
+    return Path(out)
 
 
 def atlas(
@@ -439,6 +636,8 @@ def atlas(
     steps: int = 20_000,
     max_steps: int = 200_000,
     stability_grid: int = 61,
+    starts: int = 512,
+    grid: int = 9,
     backend: str = "processes",
     client=None,
     jobs: int | None = None,
@@ -448,28 +647,35 @@ def atlas(
 ) -> Atlas:
     """The landscape over the Cartesian grid of the given axes around `base`.
 
+    Every argument is checked before any cell is computed or anything is written.
+
     Parameters
     ----------
     base : Params
         Every axis not given keeps its value here.
     lam, L, gamma, d, s, nonlinearity, attention : value or sequence, optional
-        The values of each axis (each checked as :class:`~slr_theory.Params` checks it).
-        Cells are numbered in the order of :data:`AXES`, the last varying fastest.
-    basin_runs, alpha, steps, max_steps, stability_grid :
+        The values of each axis (each checked as :class:`~slr_theory.Params` checks it,
+        ``d >= 4``, no value twice as a number: ``1`` and ``1.0`` are one value). Models
+        are given by name (a user's :class:`~slr_theory.Nonlinearity` is refused: cells
+        run in other processes and the table records names). Cells are numbered in the
+        order of :data:`AXES`, the last varying fastest.
+    basin_runs, alpha, steps, max_steps, stability_grid, starts, grid :
         Of every cell (:func:`atlas_cell`).
     backend : {"processes", "dask"}
         Local processes (`jobs` of them; 1 computes here), or a ``dask.distributed``
         `client` (default: a ``LocalCluster`` of `jobs` single-threaded workers, closed
         at the end; ``pip install 'slr-theory[dask]'``).
     client : dask.distributed.Client, optional
-        With ``backend="dask"``.
+        With ``backend="dask"``: the cells run on its cluster's workers (no `jobs`).
     jobs : int, optional
-        Workers; default every core.
+        Local workers, at most the cores this process may run on; default all of them.
     out : path, optional
         A directory where every finished cell is written at once (``cell-NNNNNN.json``)
         and, at the end, the table (``atlas.csv``, and ``atlas.parquet`` when pyarrow is
         installed). A run into a directory that holds the same atlas (``atlas.json``)
-        computes only the cells it lacks; a directory holding another atlas is refused
+        computes only the cells it lacks, and those whose files fail their digest
+        (:attr:`Atlas.rejected`); a directory holding another atlas, or files of these
+        names that the atlas did not write, is refused
         (:class:`slr_theory.output.OutputConflict`).
     rng : int
         Cell ``i`` seeds from ``(rng, i)``: the rows do not depend on the backend.
@@ -481,6 +687,12 @@ def atlas(
     -------
     Atlas
 
+    Raises
+    ------
+    AtlasIncomplete
+        A worker process, the Dask scheduler or the client was lost: the finished cells
+        are kept in `out`, and the same call again resumes.
+
     Examples
     --------
     >>> from slr_theory import Params
@@ -490,91 +702,120 @@ def atlas(
     >>> [(r["lam"], r["optimum_index"], r["optimum_is_global"]) for r in a.rows]
     [(0.1, 0, False), (0.3, 0, False)]
     """
+    from .workers import in_worker_bootstrap
+
+    if in_worker_bootstrap():
+        raise RuntimeError(
+            "slr_theory.atlas was called while a worker process ran again the script that "
+            'started it: put the call under `if __name__ == "__main__":`'
+        )
     base = check_params(base)
-    given = {"lam": lam, "L": L, "gamma": gamma, "d": d, "s": s}
-    given |= {"nonlinearity": nonlinearity, "attention": attention}
-    axes = {name: _axis(name, given[name], base) for name in AXES}
-    cells = list(itertools.product(*axes.values()))
-    if len(cells) > MAX_CELLS:
-        raise ValueError(f"the grid must have at most {MAX_CELLS} cells, got {len(cells)}.")
-    grid = [base.replace(**dict(zip(AXES, c, strict=True))) for c in cells]  # each checked
+    if backend not in ("processes", "dask"):
+        raise ValueError(f"`backend` must be 'processes' or 'dask', got {backend!r}.")
+    if client is not None and backend != "dask":
+        raise ValueError("`client` is for backend='dask'.")
+    jobs = _workers(jobs, backend, client)
+    if not callable(progress):
+        progress = boolean(progress, "progress")
+    directory = _out_directory(out)
     settings = {
         "basin_runs": positive_int(basin_runs, "basin_runs", upper=10**6),
         "alpha": None if alpha is None else positive_real(alpha, "alpha"),
         "steps": positive_int(steps, "steps", upper=10**12),
         "max_steps": positive_int(max_steps, "max_steps", upper=10**12),
         "stability_grid": positive_int(stability_grid, "stability_grid", upper=2000),
+        "starts": positive_int(starts, "starts", allow_zero=True, upper=10**6),
+        "grid": positive_int(grid, "grid", upper=1000),
         "rng": positive_int(rng, "rng", allow_zero=True),
     }
-    if backend not in ("processes", "dask"):
-        raise ValueError(f"`backend` must be 'processes' or 'dask', got {backend!r}.")
-    if client is not None and backend != "dask":
-        raise ValueError("`client` is for backend='dask'.")
-    jobs = positive_int(jobs, "jobs", upper=4096) if jobs is not None else (os.cpu_count() or 1)
-    if not callable(progress):
-        progress = boolean(progress, "progress")
+    given = {"lam": lam, "L": L, "gamma": gamma, "d": d, "s": s}
+    given |= {"nonlinearity": nonlinearity, "attention": attention}
+    axes = {name: _axis(name, given[name], base) for name in AXES}
+    n_cells = math.prod(len(v) for v in axes.values())
+    if n_cells > MAX_CELLS:
+        raise ValueError(f"the grid must have at most {MAX_CELLS} cells, got {n_cells}.")
+    cells = itertools.product(*axes.values())
+    grid_params = [base.replace(**dict(zip(AXES, c, strict=True))) for c in cells]  # checked
     result = Atlas(base, axes, settings)
     spec = _spec(result)
-    tag = _digest(spec)
-    cell_kw = {k: settings[k] for k in ("basin_runs", "alpha", "steps", "max_steps")}
-    cell_kw["stability_grid"] = settings["stability_grid"]
+    cell_kw = {k: settings[k] for k in settings if k != "rng"}
 
     def task(i: int) -> tuple:
-        return i, grid[i], {**cell_kw, "seed": (settings["rng"], i)}
+        return i, grid_params[i], {**cell_kw, "seed": (settings["rng"], i)}
 
-    if out is None:
+    if directory is None:
         result.rows = _run(
-            [task(i) for i in range(len(grid))], backend, client, jobs, progress, None
+            [task(i) for i in range(n_cells)], backend, client, jobs, progress, None, None
         )
         return result
-    from .output import Destination
+    from .output import Destination, written_files
 
-    directory = Path(out)
-    earlier = _earlier_spec(directory)
-    if earlier is not None and earlier != spec:
+    names = [_CSV, *([_PARQUET] if _has_pyarrow() else [])]
+    recorded = written_files(directory) if directory.is_dir() else {}
+    earlier = _stored_spec(directory, recorded) if directory.is_dir() else None
+    if earlier is not None and _upgraded(earlier) != _upgraded(spec):
         raise _another_atlas(directory)
-    with Destination(directory, force=earlier is not None, argument="out") as dest:
-        if _earlier_spec(directory) not in (None, spec):  # changed before the lock was ours
+    for name in names:  # at the door: the table is written only at the end
+        path = directory / name
+        if path.exists() or path.is_symlink():
+            _data, why = _bytes_recorded(path, recorded.get(name))
+            if why is not None:
+                raise _refused(
+                    f"{path} is {why}; the atlas never replaces it: move it away "
+                    "or choose another directory"
+                )
+    tag = _digest(earlier if earlier is not None else spec)  # cells of an older record stay
+    with Destination(directory, force=True, argument="out") as dest:
+        recorded = written_files(directory)
+        if _stored_spec(directory, recorded) != earlier:  # changed before the lock was ours
             raise _another_atlas(directory)
         if earlier is None:
             dest.file(_SPEC).write_text(json.dumps(spec, indent=1, sort_keys=True))
             dest.commit()
-        done = {r["cell"]: r for r in _read_cells(directory, spec)}
+            recorded = written_files(directory)
+        done, rejected = _read_cells(directory, tag, n_cells, recorded)
+        for name, why in rejected.items():
+            moved = dest.set_aside(name, why)
+            result.rejected[name] = f"{why}; kept as {moved.name}"
 
         def save(row: dict) -> None:
             name = _CELL.format(row["cell"])
             dest.file(name).write_text(json.dumps({"spec": tag, "row": row}))
-            dest.commit()
+            dest.commit_file(name)
 
-        todo = [task(i) for i in range(len(grid)) if i not in done]
-        new = _run(todo, backend, client, jobs, progress, save, already=len(done))
+        todo = [task(i) for i in range(n_cells) if i not in done]
+        new = _run(todo, backend, client, jobs, progress, save, directory, already=len(done))
         result.rows = sorted([*done.values(), *new], key=lambda r: r["cell"])
-        _write_table(result, dest.file(_CSV))
-        try:
-            import pyarrow  # noqa: F401
-        except ImportError:
-            pass
-        else:
-            _write_table(result, dest.file(_PARQUET))
+        for name in names:
+            _write_table(result, dest.file(name))
     return result
 
 
-def _another_atlas(directory: Path):
-    from .output import OutputConflict, refusal
-
-    return refusal(
-        OutputConflict,
-        "out",
-        f"{directory} holds another atlas (its {_SPEC} differs); choose another directory "
-        "to keep both",
-    )
-
-
-def _earlier_spec(directory: Path):
+def _has_pyarrow() -> bool:
     try:
-        return json.loads((directory / _SPEC).read_text())
-    except (OSError, ValueError):
-        return None
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def dask_setup(worker) -> None:
+    """The preload hook of a Dask worker (``--preload slr_theory.survey``): ignore SIGINT.
+
+    A Ctrl-C reaches every process of the terminal's group; a worker that saw it would
+    print a traceback. The atlas's own ``LocalCluster`` preloads this module, and the
+    process that runs the atlas, which sees the Ctrl-C, ends its workers.
+
+    Parameters
+    ----------
+    worker : distributed.Worker
+        The worker being started (not used).
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _cell_task(t: tuple) -> dict:
@@ -582,7 +823,9 @@ def _cell_task(t: tuple) -> dict:
     return {"cell": i, **atlas_cell(params, **kw)}
 
 
-def _run(tasks, backend, client, jobs, progress, save, already: int = 0) -> list[dict]:
+def _run(
+    tasks, backend, client, jobs, progress, save, out: Path | None, already: int = 0
+) -> list[dict]:
     """Every task's row, each handed to `save` as it ends."""
     from tqdm.auto import tqdm
 
@@ -609,34 +852,48 @@ def _run(tasks, backend, client, jobs, progress, save, already: int = 0) -> list
                 finished(_cell_task(t))
         else:
             _run_processes(tasks, jobs, finished)
+    except _Lost as exc:
+        raise AtlasIncomplete(str(exc), already + len(rows), total, out) from exc.__cause__
     finally:
         bar.close()
     return sorted(rows, key=lambda r: r["cell"])
 
 
+class _Lost(Exception):
+    """A backend lost what runs the cells (raised from the backend's own exception)."""
+
+
 def _run_processes(tasks, jobs: int, finished) -> None:
-    import multiprocessing as mp
-    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures import as_completed
+    from concurrent.futures.process import BrokenProcessPool
 
     from .output import quiet_workers
+    from .workers import end_pool, process_pool
 
-    pool = ProcessPoolExecutor(min(jobs, len(tasks)), mp_context=mp.get_context("spawn"))
+    pool = process_pool(min(jobs, len(tasks)))
     try:
         with quiet_workers():  # a Ctrl-C reaches this process, which ends the workers
             futures = [pool.submit(_cell_task, t) for t in tasks]
         for f in as_completed(futures):
-            finished(f.result())
+            try:
+                row = f.result()
+            except BrokenProcessPool as exc:
+                raise _Lost("a worker process died (killed, or out of memory)") from exc
+            finished(row)
     except BaseException:  # Ctrl-C, SIGTERM or an error: leave no worker behind
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            proc.terminate()
-        pool.shutdown(wait=False, cancel_futures=True)
+        end_pool(pool)
         raise
     pool.shutdown()
 
 
-def _run_dask(tasks, client, jobs: int, finished) -> None:
+def _run_dask(tasks, client, jobs: int | None, finished) -> None:
+    import logging
+    from concurrent.futures import CancelledError
+
     try:
         from dask.distributed import Client, LocalCluster, as_completed
+        from distributed.comm.core import CommClosedError
+        from distributed.scheduler import KilledWorker
     except ImportError as exc:  # the optional extra
         raise ValueError(
             "`backend` 'dask' needs dask.distributed: pip install 'slr-theory[dask]'."
@@ -644,14 +901,30 @@ def _run_dask(tasks, client, jobs: int, finished) -> None:
     own = client is None
     cluster = None
     if own:
-        cluster = LocalCluster(
-            n_workers=jobs, threads_per_worker=1, processes=True, dashboard_address=None
-        )
+        from .workers import without_main_script
+
+        with without_main_script():  # its workers do not run the script again
+            cluster = LocalCluster(
+                n_workers=jobs,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                silence_logs=logging.ERROR,  # a worker ended at the close is not news
+                preload=[__name__],  # dask_setup: the workers leave a Ctrl-C to this process
+            )
         client = Client(cluster)
     try:
-        futures = client.map(_cell_task, tasks, pure=False)
-        for f in as_completed(futures):
-            finished(f.result())
+        pending = as_completed(client.map(_cell_task, tasks, pure=False))
+        try:
+            for f in pending:
+                finished(f.result())
+                f.release()  # saved: the cluster need not keep it (nor compute it again)
+        except KilledWorker as exc:
+            raise _Lost(f"every worker that ran a cell died ({exc})") from exc
+        except CancelledError as exc:
+            raise _Lost("a cell was cancelled (the client or its scheduler went away)") from exc
+        except (CommClosedError, OSError, TimeoutError) as exc:
+            raise _Lost(f"the scheduler could not be reached ({type(exc).__name__})") from exc
     finally:
         if own:
             client.close()

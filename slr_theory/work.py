@@ -21,10 +21,13 @@ __all__ = [
     "DEFAULT_MINUTES",
     "WorkEstimate",
     "WorkLimit",
+    "atlas_cost",
     "critical_cost",
+    "model_cost_factor",
     "pgd_cost",
     "reproduce_cost",
     "statistics_cost",
+    "usable_cores",
     "verify_cost",
 ]
 
@@ -41,6 +44,8 @@ COSTS: dict[str, float] = {
     "token": 3.0e-7,  # one token of one Bayes-risk Monte Carlo sample
     "verify_fixed": 17.0,  # the mpmath references of `verify`
     "verify_sample": 2.0e-5,  # one Monte Carlo draw, summed over the checks
+    "atlas_cell_fixed": 0.5,  # one atlas cell beyond its search and basins (M's stability)
+    "atlas_bookkeeping": 2.0e-3,  # committing one cell (benchmarks/atlas_bookkeeping.py)
 }
 
 
@@ -58,6 +63,65 @@ class WorkLimit(ValueError):
     def __init__(self, flag: str, detail: str) -> None:
         super().__init__(f"`{flag}`: {detail}")
         self.flag, self.detail = flag, detail
+
+
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the platform has one).
+
+    Returns
+    -------
+    int
+        At least 1.
+    """
+    import os
+
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return max(1, os.cpu_count() or 1)
+
+
+def model_cost_factor(params, *, points: int = 2048) -> float:
+    """How much one risk-and-gradient evaluation of `params`' model costs, in units of erf's.
+
+    Measured, not assumed: the best of two timings of
+    :func:`slr_theory.risk_and_grad` on `points` overlaps of M at `params`, over the same
+    at the paper's pointwise ``erf`` attention (the model :data:`COSTS` were measured
+    on). A quadrature nonlinearity or softmax attention is priced at what it costs here.
+
+    Parameters
+    ----------
+    params : Params
+    points : int
+        Overlaps per timing (``1 <= points <= 1e6``).
+
+    Returns
+    -------
+    float
+        At least 1.
+    """
+    import time
+
+    import numpy as np
+
+    from .params import check_params
+    from .risk import risk_and_grad
+
+    params = check_params(params)
+    points = positive_int(points, "points", upper=10**6)
+    grid = np.linspace(-0.9, 0.9, points)
+
+    def best(p) -> float:
+        times = []
+        for _ in range(2):  # the first call may build the model's tables
+            t0 = time.perf_counter()
+            risk_and_grad(p, grid, grid[::-1])
+            times.append(time.perf_counter() - t0)
+        return min(times)
+
+    reference = params.replace(nonlinearity="erf", attention="pointwise")
+    if params == reference:
+        return 1.0
+    return max(1.0, best(params) / max(best(reference), 1e-9))
 
 
 def _count(value: object, name: str) -> int:
@@ -223,3 +287,64 @@ def verify_cost(samples: int, *, flag: str = "--samples") -> WorkEstimate:
     samples = _count(samples, "samples")
     sec = COSTS["verify_fixed"] + samples * COSTS["verify_sample"]
     return WorkEstimate(f"the checks with {samples:g} draws", sec, flag)
+
+
+def atlas_cost(
+    cells: int,
+    *,
+    basin_runs: int,
+    max_steps: int,
+    starts: int,
+    workers: int,
+    model_factor: float = 1.0,
+    flag: str = "--lam",
+) -> WorkEstimate:
+    """An atlas of `cells` cells on `workers` workers, bookkeeping included.
+
+    Each cell costs the search from `starts` random starts, `basin_runs` runs of at most
+    `max_steps` steps and M's stability map, scaled by the model's measured cost
+    (:func:`model_cost_factor`); the cells share the `workers`, and every cell is
+    committed by the process that runs the atlas (:data:`COSTS` ``"atlas_bookkeeping"``),
+    one after the other.
+
+    Parameters
+    ----------
+    cells : int
+        The cells still to compute.
+    basin_runs, max_steps, starts : int
+        Of every cell.
+    workers : int
+        The workers that will run cells (local processes, or a cluster's threads).
+    model_factor : float
+        The model's cost relative to erf's (``>= 1``).
+    flag : str
+
+    Returns
+    -------
+    WorkEstimate
+
+    Examples
+    --------
+    >>> from slr_theory.work import COSTS, atlas_cost
+    >>> one = atlas_cost(1, basin_runs=1000, max_steps=200_000, starts=512, workers=1)
+    >>> two = atlas_cost(2, basin_runs=1000, max_steps=200_000, starts=512, workers=2)
+    >>> round((two.seconds - one.seconds) / COSTS["atlas_bookkeeping"], 9)  # one more commit
+    1.0
+    """
+    cells, workers = _count(cells, "cells"), positive_int(workers, "workers")
+    basin_runs, max_steps = _count(basin_runs, "basin_runs"), _count(max_steps, "max_steps")
+    starts = _count(starts, "starts")
+    if isinstance(model_factor, bool) or not isinstance(model_factor, (int, float)):
+        raise ValueError(f"`model_factor` must be a number >= 1, got {model_factor!r}.")
+    factor = float(model_factor)
+    if not 1.0 <= factor < float("inf"):
+        raise ValueError(f"`model_factor` must be at least 1, got {model_factor!r}.")
+    one = critical_cost(starts).seconds + pgd_cost(max_steps, basin_runs).seconds
+    one = (one + COSTS["atlas_cell_fixed"]) * factor
+    sec = cells * one / workers + cells * COSTS["atlas_bookkeeping"]
+    noun = "cell" if cells == 1 else "cells"
+    return WorkEstimate(
+        f"{cells:g} {noun} of {basin_runs:g} runs on {workers:g} worker{'s' * (workers != 1)}",
+        sec,
+        flag,
+    )

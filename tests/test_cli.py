@@ -288,3 +288,62 @@ def test_atlas_writes_its_table_and_resumes(capsys, tmp_path):
     assert (out / "atlas.csv").read_text() == first
     assert main([*argv[:-2], "--jobs", "1", "--lam", "0.2"]) == 2  # another atlas: refused
     assert "argument --out" in capsys.readouterr().err
+
+
+def _atlas_argv(out) -> list[str]:
+    argv = ["atlas", "--out", str(out), "--d", "8", "--L", "4", "--lam", "0.1,0.3"]
+    argv += ["--gamma", "0.7", "--basin-runs", "4", "--steps", "50", "--max-steps", "50"]
+    return [*argv, "--stability-grid", "3", "--starts", "4", "--grid", "1", "--jobs", "1"]
+
+
+def test_atlas_plots_reads_back_and_names_a_cell_it_did_not_trust(capsys, tmp_path):
+    from matplotlib.image import imread
+
+    out = tmp_path / "at"
+    assert main([*_atlas_argv(out), "--plot"]) == 0
+    text = capsys.readouterr().out
+    assert text.rstrip().endswith(f"wrote {out / 'atlas.png'}")
+    image = imread(out / "atlas.png")[..., :3]
+    grey = (image.max(axis=-1) - image.min(axis=-1)) < 0.05
+    assert (~grey).mean() > 0.2  # the cells are drawn, not an empty frame
+    cell = out / "cell-000001.json"
+    cell.write_text(cell.read_text().replace('"basin_runs": 4', '"basin_runs": 5'))
+    assert main(["atlas", "--from", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert captured.out.startswith("parameters: plot = False\n")  # nothing it did not use
+    assert f"read {out}: 1 of 2 cells (1 missing: run the atlas again" in captured.out
+    assert captured.err == (
+        "slr-theory atlas: note: cell-000001.json changed since slr-theory wrote it (its "
+        "SHA-256 differs from the record); its cell is missing\n"
+    )
+    assert main(_atlas_argv(out)) == 0  # computed again, the edited file kept aside
+    assert "kept as cell-000001.json.rejected; its cell was computed again" in (
+        capsys.readouterr().err
+    )
+    (out / "atlas.png").unlink()
+    assert main(["atlas", "--from", str(out), "--plot", "--json"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["rows"]) == 2 and (out / "atlas.png").exists()
+    for extra in (["--lam", "0.2"], ["--out", str(out)], ["--jobs", "1"]):
+        assert main(["atlas", "--from", str(out), *extra]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "does not apply with --from" in err
+    assert main(["atlas", "--from", str(tmp_path)]) == 2
+    assert "argument --from: cannot read an atlas" in capsys.readouterr().err
+    assert main(["atlas", "--lam", "0.1"]) == 2
+    assert "argument --out: required (or --from DIR" in capsys.readouterr().err
+
+
+def test_atlas_figure_draws_a_grid_with_one_value_on_an_axis(tmp_path):
+    """An axis of one value has no neighbours to infer cell edges from: the cells are
+    still drawn (each a unit square around its index)."""
+    from matplotlib.image import imread
+
+    from slr_theory import Params, atlas
+    from slr_theory.plotting import atlas_figure
+
+    a = atlas(Params(d=8, L=4, lam=0.3, gamma=0.7), lam=[0.1, 0.3], jobs=1, basin_runs=4,
+              steps=50, max_steps=50, stability_grid=3, starts=4, grid=1)  # fmt: skip
+    atlas_figure(a, tmp_path / "a.png", x="lam", y="L")
+    image = imread(tmp_path / "a.png")[..., :3]
+    grey = (image.max(axis=-1) - image.min(axis=-1)) < 0.05
+    assert (~grey).mean() > 0.2, "no cell drawn"

@@ -107,7 +107,7 @@ def test_trajectory_csv_round_trips(tmp_path):
 # functions count too).
 LAYERS = [
     {"validate", "doubledouble", "results", "chebyshev"},
-    {"gaussian", "nonlinearity", "softmax", "params", "work", "output"},
+    {"gaussian", "nonlinearity", "softmax", "params", "work", "output", "workers"},
     {"engine"},
     {"trajectory"},
     {"model", "geometry", "flows"},
@@ -123,6 +123,7 @@ ALLOWED_UPWARD = {
     ("experiments", "plotting"): "experiments.write saves the figure of the results it ran",
     ("experiments", "render"): "experiments.write saves the CSV of the results it ran",
     ("output", "__init__"): "the marker records the package's __version__",
+    ("work", "risk"): "model_cost_factor prices a model by timing its risk and gradient",
     ("study", "__init__"): "a saved study records the package's __version__",
 }
 

@@ -85,6 +85,11 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "work.statistics_cost": ((100, [10, 32]), {}),
     "work.reproduce_cost": ((100, 4, 50, 2), {}),
     "work.verify_cost": ((1000,), {}),
+    "work.atlas_cost": (
+        (10,),
+        {"basin_runs": 100, "max_steps": 1000, "starts": 16, "workers": 2, "model_factor": 1.5},
+    ),
+    "work.model_cost_factor": ((P,), {"points": 16}),
     "check_overlaps": (OV, {"d": 400}),
     "overlap_tolerance": ((1e-6,), {}),
     **{
@@ -182,6 +187,16 @@ NOT_CALLED: dict[str, str] = {
     "atlas": "writes the directory its `out` names and starts worker processes; its "
     "arguments are tested in test_survey.py (each cell's in the fuzz of atlas_cell)",
     "survey.read_atlas": "reads what atlas wrote; round trips tested in test_survey.py",
+    "survey.dask_setup": "a Dask worker's preload hook; a worker that ignores Ctrl-C is "
+    "tested in test_atlas_faults.py",
+    "work.usable_cores": "takes no argument; tested in test_work.py",
+    "workers.process_pool": "starts processes; its workers are tested in test_workers.py",
+    "workers.end_pool": "takes a pool process_pool made; tested in test_workers.py",
+    "workers.exit_with_parent": "ends the process that calls it when its parent dies; "
+    "tested in a worker in test_workers.py",
+    "workers.without_main_script": "a context manager of no argument; tested in "
+    "test_workers.py",
+    "workers.in_worker_bootstrap": "takes no argument; tested in test_workers.py",
     "output.refusal": "builds the error a destination is refused with; every refusal is "
     "tested in test_output.py",
     "study.findings": "reads a Study the toolkit built; tested in test_study.py",

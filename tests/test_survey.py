@@ -171,3 +171,202 @@ def test_attention_is_an_axis_recorded_in_every_row_and_table(tmp_path):
     assert read_atlas(old_path).axes["attention"] == ["pointwise"]
     with pytest.raises(ValueError, match="nonlinearity"):
         atlas(BASE.replace(nonlinearity="tanh"), attention=["softmax"], jobs=1, **SMALL)
+
+
+# -- nothing read back that the atlas did not write; bad input refused at the door ---------
+
+CHEAP = {**SMALL, "starts": 8, "grid": 2}
+
+
+def _cells(out):
+    return sorted(p.name for p in out.glob("cell-*.json"))
+
+
+def test_a_cell_edited_after_it_was_written_is_set_aside_and_computed_again(tmp_path):
+    out = tmp_path / "a"
+    first = atlas(BASE, lam=[0.1, 0.3], jobs=1, out=out, **CHEAP)
+    cell = out / "cell-000001.json"
+    edited = cell.read_text().replace(
+        f'"n_critical": {first.rows[1]["n_critical"]}', '"n_critical": 999'
+    )
+    assert edited != cell.read_text()
+    cell.write_text(edited)
+    seen = read_atlas(out)  # reading trusts nothing it cannot check either
+    assert seen.missing == [1] and "changed since" in seen.rejected["cell-000001.json"]
+    calls = []
+    again = atlas(
+        BASE, lam=[0.1, 0.3], jobs=1, out=out, progress=lambda *a: calls.append(a), **CHEAP
+    )
+    assert calls == [(2, 2)]  # the one rejected cell, computed again
+    assert "kept as cell-000001.json.rejected" in again.rejected["cell-000001.json"]
+    assert (out / "cell-000001.json.rejected").read_text() == edited  # never deleted
+    assert _strip(again.rows) == _strip(first.rows)
+    assert [r["n_critical"] for r in read_atlas(out / "atlas.csv").rows] == [
+        r["n_critical"] for r in first.rows
+    ]
+    assert read_atlas(out).rejected == {} and read_atlas(out).missing == []
+
+
+@pytest.mark.parametrize("content", [b"", b'{"spec": "', b"not json", b"{}"])
+def test_a_truncated_empty_or_foreign_cell_never_blocks_the_run(tmp_path, content):
+    out = tmp_path / "a"
+    first = atlas(BASE, lam=[0.1], L=[4, 6], jobs=1, out=out, **CHEAP)
+    (out / "cell-000000.json").write_bytes(content)
+    again = atlas(BASE, lam=[0.1], L=[4, 6], jobs=1, out=out, **CHEAP)
+    assert _strip(again.rows) == _strip(first.rows) and list(again.rejected) == [
+        "cell-000000.json"
+    ]
+    calls = []  # and the run after it finds everything in place
+    atlas(BASE, lam=[0.1], L=[4, 6], jobs=1, out=out, progress=lambda *a: calls.append(a), **CHEAP)
+    assert calls == []
+    assert (out / "cell-000000.json.rejected").read_bytes() == content
+
+
+def test_a_users_file_with_a_cell_name_is_kept_and_the_cell_computed(tmp_path):
+    out = tmp_path / "a"
+    out.mkdir()
+    (out / "cell-000000.json").write_text("the user's notes")
+    (out / "cell-000009.json").write_text("beyond the grid: not the atlas's to judge")
+    a = atlas(BASE, lam=[0.1], jobs=1, out=out, **CHEAP)
+    assert a.rows[0]["cell"] == 0 and "not recorded" in a.rejected["cell-000000.json"]
+    assert (out / "cell-000000.json.rejected").read_text() == "the user's notes"
+    assert (out / "cell-000009.json").read_text() == "beyond the grid: not the atlas's to judge"
+
+
+def test_cells_are_journaled_and_the_marker_is_not_rewritten_per_cell(tmp_path):
+    from slr_theory.output import JOURNAL_NAME, MARKER_NAME, written_files
+
+    out = tmp_path / "a"
+    atlas(BASE, lam=[0.1, 0.2, 0.3], jobs=1, out=out, **CHEAP)
+    marker = json.loads((out / MARKER_NAME).read_text())["files"]
+    assert set(marker) == {"atlas.json", "atlas.csv", *(["atlas.parquet"] * _pyarrow())}
+    journal = [json.loads(x)["file"] for x in (out / JOURNAL_NAME).read_text().splitlines()]
+    assert journal == _cells(out) == [f"cell-{i:06d}.json" for i in range(3)]
+    assert set(written_files(out)) == {*marker, *journal}
+
+
+def _pyarrow() -> bool:
+    try:
+        import pyarrow  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.parametrize(
+    "name, content, match",
+    [
+        ("atlas.csv", "my own table", "atlas.csv is not recorded as written by slr-theory"),
+        ("atlas.json", "{corrupt", "atlas.json is not recorded as written by slr-theory"),
+    ],
+)
+def test_a_users_table_or_spec_is_refused_before_any_cell(tmp_path, name, content, match):
+    out = tmp_path / "a"
+    out.mkdir()
+    (out / name).write_text(content)
+    calls = []
+    with pytest.raises(OutputConflict, match=match):
+        atlas(BASE, lam=[0.1], jobs=1, out=out, progress=lambda *a: calls.append(a), **CHEAP)
+    assert calls == [] and sorted(p.name for p in out.iterdir()) == [name]
+    assert (out / name).read_text() == content
+
+
+def test_a_spec_of_ours_that_was_changed_is_refused(tmp_path):
+    out = tmp_path / "a"
+    atlas(BASE, lam=[0.1], jobs=1, out=out, **CHEAP)
+    spec = out / "atlas.json"
+    spec.write_text(spec.read_text().replace('"basin_runs": 16', '"basin_runs": 17'))
+    with pytest.raises(OutputConflict, match=r"atlas\.json is changed since slr-theory wrote it"):
+        atlas(BASE, lam=[0.1], jobs=1, out=out, **CHEAP)
+    with pytest.raises(OutputConflict, match="changed since"):
+        read_atlas(out)
+
+
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        ({"lam": [1, 1.0]}, r"`lam` must not repeat a value.*1 and 1.0 are the same"),
+        ({"L": [4, 4.0]}, r"`L` must not repeat a value.*4 and 4.0 are the same"),
+        ({"d": [2, 8]}, "`d` must be at least 4 in an atlas"),
+        ({"out": ""}, "`out` must name a directory"),
+        ({"out": "   "}, "`out` must name a directory"),
+    ],
+)
+def test_values_are_compared_as_numbers_and_checked_at_the_door(tmp_path, monkeypatch, kw, match):
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ValueError, match=match):
+        atlas(BASE, **{"jobs": 1, **CHEAP, **kw})
+    assert list(tmp_path.iterdir()) == []  # nothing written, here or anywhere
+
+
+def test_the_backend_is_checked_before_the_grid_is_built(monkeypatch):
+    def built(*a, **k):
+        raise AssertionError("a cell's Params was built before the backend was checked")
+
+    monkeypatch.setattr(Params, "replace", built)
+    with pytest.raises(ValueError, match="`backend` must be 'processes' or 'dask'"):
+        atlas(BASE, lam=np.geomspace(0.01, 1, 1000), L=list(range(4, 1004)), backend="bogus")
+
+
+def test_jobs_are_bounded_by_the_cores_and_belong_to_local_workers():
+    from slr_theory.work import usable_cores
+
+    cores = usable_cores()
+    with pytest.raises(ValueError, match=rf"`jobs` must be at most the {cores} cores"):
+        atlas(BASE, jobs=cores + 1, **CHEAP)
+    with pytest.raises(ValueError, match="`jobs` is for the workers the atlas starts"):
+        atlas(BASE, backend="dask", client=object(), jobs=1, **CHEAP)
+
+
+def test_a_users_nonlinearity_is_refused_with_the_reason():
+    from slr_theory import Nonlinearity
+
+    mine = Nonlinearity(
+        "softsign",
+        lambda x: x / (1 + np.abs(x)),
+        lambda x: 1 / (1 + np.abs(x)) ** 2,
+        lambda x: -2 * np.sign(x) / (1 + np.abs(x)) ** 3,
+    )
+    for kw, base in (({"nonlinearity": [mine]}, BASE), ({}, BASE.replace(nonlinearity=mine))):
+        with pytest.raises(
+            ValueError, match=r"`nonlinearity` must be names of built-in.*'softsign'"
+        ):
+            atlas(base, jobs=1, **{**CHEAP, **kw})
+
+
+def test_the_search_settings_are_recorded_and_change_the_atlas(tmp_path):
+    out = tmp_path / "a"
+    a = atlas(BASE, lam=[0.1], jobs=1, out=out, **CHEAP)
+    assert a.settings["starts"] == 8 and a.settings["grid"] == 2
+    assert read_atlas(out / "atlas.csv").settings == a.settings
+    with pytest.raises(OutputConflict, match="another atlas"):
+        atlas(BASE, lam=[0.1], jobs=1, out=out, **{**CHEAP, "starts": 9})
+    row = atlas_cell(BASE.replace(lam=0.1), **{k: v for k, v in CHEAP.items()}, seed=(0, 0))
+    assert _strip([a.rows[0]]) == _strip([{"cell": 0, **row}])
+
+
+def test_a_lost_worker_process_ends_in_atlas_incomplete_with_the_cells_kept(tmp_path):
+    """A worker killed mid-run (as by the OOM killer): the run stops with every finished
+    cell kept, and the same call again completes it."""
+    import os
+    import signal
+
+    from slr_theory.survey import AtlasIncomplete
+
+    out = tmp_path / "a"
+    grid = {"lam": [0.1, 0.15, 0.2, 0.25, 0.3, 0.35], **CHEAP}
+
+    def kill_a_worker(done, total):
+        if done == 1:
+            import multiprocessing
+
+            for child in multiprocessing.active_children():
+                os.kill(child.pid, signal.SIGKILL)
+
+    with pytest.raises(
+        AtlasIncomplete, match=r"stopped after \d of 6 cells: a worker process died"
+    ) as info:
+        atlas(BASE, jobs=2, out=out, progress=kill_a_worker, **grid)
+    assert info.value.out == out and info.value.done == len(_cells(out)) >= 1
+    again = atlas(BASE, jobs=1, out=out, **grid)
+    assert again.missing == [] and _strip(again.rows) == _strip(atlas(BASE, jobs=1, **grid).rows)
