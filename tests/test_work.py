@@ -103,3 +103,45 @@ def test_bayes_risk_refuses_samples_it_cannot_hold():
     p = Params(d=100, L=MAX_TOKENS + 1, lam=1.0, gamma=0.7)
     with pytest.raises(ValueError, match=r"`params.L` must be <= 1e\+07"):
         bayes_risk_mc(p, 10, np.random.default_rng(0))
+
+
+def test_the_atlas_estimate_counts_workers_model_and_bookkeeping():
+    from slr_theory.work import atlas_cost
+
+    kw = {"basin_runs": 100, "max_steps": 1000, "starts": 16}
+    one = critical_cost(16).seconds + pgd_cost(1000, 100).seconds + COSTS["atlas_cell_fixed"]
+    est = atlas_cost(10, **kw, workers=2, model_factor=3.0)
+    assert est.seconds == pytest.approx(10 * 3.0 * one / 2 + 10 * COSTS["atlas_bookkeeping"])
+    assert est.what == "10 cells of 100 runs on 2 workers" and est.flag == "--lam"
+    # the bookkeeping is done by one process: more workers do not divide it
+    many = atlas_cost(10**5, **kw, workers=10**6)
+    assert many.seconds > 10**5 * COSTS["atlas_bookkeeping"]
+    for bad in ({"model_factor": 0.5}, {"model_factor": float("nan")}, {"model_factor": True}):
+        with pytest.raises(ValueError, match="`model_factor`"):
+            atlas_cost(1, **kw, workers=1, **bad)
+    with pytest.raises(ValueError, match="`workers`"):
+        atlas_cost(1, **kw, workers=0)
+
+
+def test_usable_cores_and_the_model_factor_are_measured():
+    import os
+
+    from slr_theory.work import model_cost_factor, usable_cores
+
+    assert 1 <= usable_cores() <= (os.cpu_count() or 1)
+    assert model_cost_factor(Params.paper()) == 1.0  # the model COSTS were measured on
+    tanh = model_cost_factor(Params.paper().replace(nonlinearity="tanh"), points=256)
+    assert 1.0 <= tanh < 1e4 and math.isfinite(tanh)
+    with pytest.raises(ValueError, match="`points`"):
+        model_cost_factor(Params.paper(), points=0)
+
+
+def test_the_atlas_command_refuses_work_beyond_the_ceiling_on_the_cores_it_has(capsys, tmp_path):
+    """--jobs no longer divides the estimate beyond the machine: the grid of the issue
+    (40 x 3 cells of 1000 runs) is refused at any --jobs the cores allow."""
+    out = tmp_path / "a"
+    argv = ["atlas", "--out", str(out), "--lam", "0.02:2:40", "--L", "4,10,30"]
+    assert main([*argv, "--jobs", "1"]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "--max-minutes" in err and "on 1 worker" in err
+    assert not out.exists()
