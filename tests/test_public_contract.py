@@ -194,8 +194,7 @@ NOT_CALLED: dict[str, str] = {
     "workers.end_pool": "takes a pool process_pool made; tested in test_workers.py",
     "workers.exit_with_parent": "ends the process that calls it when its parent dies; "
     "tested in a worker in test_workers.py",
-    "workers.without_main_script": "a context manager of no argument; tested in "
-    "test_workers.py",
+    "workers.without_main_script": "a context manager of no argument; tested in test_workers.py",
     "workers.in_worker_bootstrap": "takes no argument; tested in test_workers.py",
     "output.refusal": "builds the error a destination is refused with; every refusal is "
     "tested in test_output.py",
