@@ -810,6 +810,10 @@ def dask_setup(worker) -> None:
     ----------
     worker : distributed.Worker
         The worker being started (not used).
+
+    Returns
+    -------
+    None
     """
     import signal
     import threading

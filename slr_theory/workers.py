@@ -112,6 +112,10 @@ def exit_with_parent(parent: int) -> None:
     ----------
     parent : int
         The process id of the parent that started this worker.
+
+    Returns
+    -------
+    None
     """
     if os.getppid() != parent:
         os._exit(1)
@@ -166,6 +170,10 @@ def end_pool(pool: ProcessPoolExecutor) -> None:
     Parameters
     ----------
     pool : concurrent.futures.ProcessPoolExecutor
+
+    Returns
+    -------
+    None
     """
     for proc in list((getattr(pool, "_processes", None) or {}).values()):
         with contextlib.suppress(OSError, ValueError):
