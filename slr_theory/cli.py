@@ -775,12 +775,12 @@ def _atlas_estimate(args, kw: dict, client):
     else:
         workers = min(args.jobs or usable_cores(), usable_cores())
     base = kw["base"]
-    factor = max(
-        model_cost_factor(base.replace(nonlinearity=nl, attention=at))
-        for nl in kw["nonlinearity"]
-        for at in kw["attention"]
-        if at == "pointwise" or nl == "erf"
-    )
+    models = []
+    for nl in kw["nonlinearity"]:
+        for at in kw["attention"]:
+            with contextlib.suppress(ValueError):  # a model Params refuses has no cells
+                models.append(base.replace(nonlinearity=nl, attention=at))
+    factor = max((model_cost_factor(m) for m in models), default=1.0)
     return atlas_cost(
         cells,
         basin_runs=kw["basin_runs"],

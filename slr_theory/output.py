@@ -729,7 +729,7 @@ class Destination:
         self.committed.append(dst)
         return dst
 
-    def set_aside(self, name: str, why: str) -> Path:
+    def set_aside(self, name: str) -> Path:
         """Move the file `name`, which slr-theory will not trust, out of the way; never delete it.
 
         For a result read back that fails its check (changed since slr-theory wrote it,
@@ -741,8 +741,6 @@ class Destination:
         ----------
         name : str
             A file in the destination.
-        why : str
-            Why it is not trusted (for the caller's message; not written anywhere).
 
         Returns
         -------
@@ -757,7 +755,7 @@ class Destination:
             if not (dst.exists() or dst.is_symlink()):
                 break
         else:  # pragma: no cover - ten thousand rejected copies of one name
-            raise self._refuse(OutputConflict, f"cannot set {src} aside ({why})")
+            raise self._refuse(OutputConflict, f"cannot set {src} aside")
         with deferred_signals():
             os.rename(src, dst)  # not os.replace: a name that appeared meanwhile stays
         if self._journal_cache is not None:

@@ -308,14 +308,11 @@ class Atlas:
         from .output import Destination
 
         path = Path(path)
-        if path.suffix == ".parquet":
-            try:
-                import pyarrow  # noqa: F401
-            except ImportError:
-                raise ValueError(
-                    f"`path` {str(path)!r}: Parquet needs pyarrow "
-                    "(pip install 'slr-theory[parquet]'); a .csv path needs nothing."
-                ) from None
+        if path.suffix == ".parquet" and not _has_pyarrow():
+            raise ValueError(
+                f"`path` {str(path)!r}: Parquet needs pyarrow "
+                "(pip install 'slr-theory[parquet]'); a .csv path needs nothing."
+            )
         with Destination(path.parent, force=force, expect=[path.name], argument="path") as dest:
             _write_table(self, dest.file(path.name))
         return path
@@ -495,10 +492,7 @@ def _stored_spec(directory: Path, recorded: dict) -> dict | None:
         except (ValueError, TypeError, KeyError, AttributeError):
             why, spec = "not an atlas specification", None
     if spec is None:
-        raise _refused(
-            f"{path} is {why}; the atlas never reads or replaces it: move it away "
-            "or choose another directory"
-        )
+        raise _untrusted(path, why)
     return spec
 
 
@@ -538,6 +532,13 @@ def _refused(detail: str):
     from .output import OutputConflict, refusal
 
     return refusal(OutputConflict, "out", detail)
+
+
+def _untrusted(path: Path, why: str):
+    return _refused(
+        f"{path} is {why}; the atlas never reads or replaces it: move it away or choose "
+        "another directory"
+    )
 
 
 def _another_atlas(directory: Path):
@@ -590,7 +591,7 @@ def _axis(name: str, values, base: Params) -> list:
     return out
 
 
-def _workers(jobs, backend: str, client) -> int | None:
+def _workers(jobs, client) -> int | None:
     """The local workers the atlas starts: at most the cores it may run on."""
     from .work import usable_cores
 
@@ -714,7 +715,7 @@ def atlas(
         raise ValueError(f"`backend` must be 'processes' or 'dask', got {backend!r}.")
     if client is not None and backend != "dask":
         raise ValueError("`client` is for backend='dask'.")
-    jobs = _workers(jobs, backend, client)
+    jobs = _workers(jobs, client)
     if not callable(progress):
         progress = boolean(progress, "progress")
     directory = _out_directory(out)
@@ -760,22 +761,18 @@ def atlas(
         if path.exists() or path.is_symlink():
             _data, why = _bytes_recorded(path, recorded.get(name))
             if why is not None:
-                raise _refused(
-                    f"{path} is {why}; the atlas never replaces it: move it away "
-                    "or choose another directory"
-                )
+                raise _untrusted(path, why)
     tag = _digest(earlier if earlier is not None else spec)  # cells of an older record stay
     with Destination(directory, force=True, argument="out") as dest:
         recorded = written_files(directory)
         if _stored_spec(directory, recorded) != earlier:  # changed before the lock was ours
             raise _another_atlas(directory)
-        if earlier is None:
+        if earlier is None:  # the cells' digests in `recorded` are unchanged by it
             dest.file(_SPEC).write_text(json.dumps(spec, indent=1, sort_keys=True))
             dest.commit()
-            recorded = written_files(directory)
         done, rejected = _read_cells(directory, tag, n_cells, recorded)
         for name, why in rejected.items():
-            moved = dest.set_aside(name, why)
+            moved = dest.set_aside(name)
             result.rejected[name] = f"{why}; kept as {moved.name}"
 
         def save(row: dict) -> None:

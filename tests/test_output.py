@@ -503,7 +503,7 @@ def test_set_aside_keeps_the_bytes_under_a_new_name_and_frees_the_name(tmp_path)
     (d / "c.json").write_text("edited")
     (d / "c.json.rejected").write_text("an earlier rejected copy")
     with Destination(d) as dest:
-        moved = dest.set_aside("c.json", "changed since")
+        moved = dest.set_aside("c.json")
         assert moved == d / "c.json.rejected-2"
         dest.file("c.json").write_text("again")
         dest.commit_file("c.json")
