@@ -44,6 +44,7 @@ from .validate import as_array, positive_real
 
 __all__ = [
     "BUILTIN_NONLINEARITIES",
+    "CHECK_POINTS",
     "MAX_CENTRE",
     "MAX_SCALE",
     "MOMENT_NAMES",
@@ -56,6 +57,7 @@ __all__ = [
 ]
 
 _K2 = 2.0 / np.sqrt(np.pi)
+EPS = np.finfo(float).eps
 _TWO_OVER_PI = 2.0 / np.pi
 
 
@@ -118,6 +120,13 @@ class Nonlinearity:
     d4f: Callable[[np.ndarray], np.ndarray] | None = field(default=None, kw_only=True)
     complement: Callable[[np.ndarray], np.ndarray] | None = field(default=None, kw_only=True)
     strip: float | None = field(default=None, kw_only=True)
+    #: ``sigma(-u) = -sigma(u)`` to ``1e-14`` on :data:`CHECK_POINTS` (verified when built).
+    odd: bool = field(init=False, repr=False, compare=False)
+    #: ``sigma' >= 0`` on :data:`CHECK_POINTS` and ``> 0`` somewhere (verified): every
+    #: ``E sigma(t + gZ)`` is then strictly increasing in ``t``.
+    increasing: bool = field(init=False, repr=False, compare=False)
+    #: ``max |sigma|`` on :data:`CHECK_POINTS` (measured).
+    bound: float = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -134,7 +143,8 @@ class Nonlinearity:
         if self.d4f is not None and self.d3f is None:
             raise ValueError("`d4f` needs `d3f`: give the third derivative too.")
         probe = np.array([-2.5, -0.7, 0.0, 0.3, 1.9])
-        for attr in ("f", "df", "d2f", "d3f", "d4f", "complement"):
+        chain = [a for a in ("f", "df", "d2f", "d3f", "d4f") if getattr(self, a) is not None]
+        for attr in (*chain, "complement"):
             fn = getattr(self, attr)
             if fn is None:
                 continue
@@ -148,25 +158,26 @@ class Nonlinearity:
         f0 = float(np.asarray(self.f(np.zeros(1)), dtype=np.float64)[0])
         if abs(f0) > 1e-12:
             raise ValueError(f"`f` of nonlinearity {self.name!r} must vanish at 0, got {f0!r}.")
-        h = 1e-5
-        chain = [a for a in ("f", "df", "d2f", "d3f", "d4f") if getattr(self, a) is not None]
+        values = _checked_values(self, chain)
         for low, high in itertools.pairwise(chain):
-            fl, fh = getattr(self, low), getattr(self, high)
-            fd = (np.asarray(fl(probe + h)) - np.asarray(fl(probe - h))) / (2 * h)
-            exact = np.asarray(fh(probe), dtype=np.float64)
-            bad = np.abs(fd - exact) > 1e-5 * np.maximum(1.0, np.abs(exact))
-            if np.any(bad):
-                x = float(probe[np.argmax(bad)])
-                raise ValueError(
-                    f"`{high}` of nonlinearity {self.name!r} is not the derivative of "
-                    f"`{low}`: at {x} it gives {float(fh(np.array(x)))!r}, a central "
-                    f"difference gives {float(fd[np.argmax(bad)])!r}."
-                )
+            _check_derivative(self, low, high, values)
+        f, df = values["f"], values["df"]
+        u = CHECK_POINTS
+        odd = bool(np.all(np.abs(f + f[::-1]) <= 1e-14 * np.maximum(1.0, np.abs(f))))
+        increasing = bool(np.all(df >= 0) and np.any(df > 0))
+        object.__setattr__(self, "odd", odd)
+        object.__setattr__(self, "increasing", increasing)
+        object.__setattr__(self, "bound", float(np.max(np.abs(f))))
         if self.complement is not None:
-            c = np.asarray(self.complement(probe), dtype=np.float64)
-            if np.any(np.abs(c - (1.0 - np.asarray(self.f(probe)))) > 1e-12):
+            with np.errstate(all="ignore"):
+                c = np.asarray(self.complement(u), dtype=np.float64)
+            bad = ~(np.abs(c - (1.0 - f)) <= 1e-12 * np.maximum(1.0, np.abs(f)))
+            if np.any(bad):
+                x = float(u[np.argmax(bad)])
                 raise ValueError(
-                    f"`complement` of nonlinearity {self.name!r} must equal 1 - f(u)."
+                    f"`complement` of nonlinearity {self.name!r} must equal 1 - f(u); at "
+                    f"u = {x!r} it gives {float(c[np.argmax(bad)])!r}, 1 - f(u) = "
+                    f"{float(1.0 - f[np.argmax(bad)])!r}."
                 )
 
     def __plain__(self) -> str:
@@ -184,20 +195,90 @@ class Nonlinearity:
 
     def tail(self, u: np.ndarray, s: np.ndarray) -> np.ndarray:
         """``tau = 1 - s sigma(u)`` for signs ``s`` in ``{-1, 1}`` (``s - sigma = s tau``)."""
-        if self.complement is not None:  # odd sigma: 1 - s sigma(u) = 1 - sigma(su)
+        if self.complement is None:
+            return 1.0 - s * self.f(u)
+        if self.odd:  # 1 - s sigma(u) = 1 - sigma(su)
             return self.complement(s * u)
-        return 1.0 - s * self.f(u)
+        return np.where(s > 0, self.complement(u), 1.0 + self.f(u))
+
+
+#: Where a :class:`Nonlinearity` is checked when built, symmetric about 0: a grid of step
+#: ``1/200`` over ``[-60, 60]`` (where the built-ins turn over and saturate), then 200
+#: points log-spaced out to ``1e300`` (the largest argument the quadrature evaluates:
+#: centres up to :data:`MAX_CENTRE`). Every function given must be finite there.
+_HALF = np.concatenate(
+    [np.linspace(0.0, 60.0, 12_001), np.logspace(np.log10(60.0), 300.0, 200)[1:]]
+)
+CHECK_POINTS = np.concatenate([-_HALF[:0:-1], _HALF])  # exactly symmetric: u and -u
+_CHECK_STEP = 1e-5  # the central difference's step on the grid; relative to |u| beyond it
+
+
+def _checked_values(sigma: Nonlinearity, chain: list) -> dict:
+    """Every function of `chain` on :data:`CHECK_POINTS`, refused where one is not finite."""
+    out = {}
+    for attr in chain:
+        with np.errstate(all="ignore"):
+            v = np.asarray(getattr(sigma, attr)(CHECK_POINTS), dtype=np.float64)
+        if v.shape != CHECK_POINTS.shape:
+            raise ValueError(
+                f"`{attr}` of nonlinearity {sigma.name!r} must map an array to values of the "
+                f"same shape; for shape {CHECK_POINTS.shape} it gave shape {v.shape}."
+            )
+        bad = ~np.isfinite(v)
+        if np.any(bad):
+            i = int(np.argmax(bad))
+            raise ValueError(
+                f"`{attr}` of nonlinearity {sigma.name!r} must be finite wherever the risk "
+                f"evaluates it (|u| <= 1e300); at u = {CHECK_POINTS[i]!r} it gave {v[i]!r}."
+            )
+        out[attr] = v
+    return out
+
+
+def _check_derivative(sigma: Nonlinearity, low: str, high: str, values: dict) -> None:
+    """Refuse `high` unless it is the derivative of `low` on :data:`CHECK_POINTS`.
+
+    Central differences with step ``1e-5`` (``1e-5 |u|`` beyond ``|u| = 1``), accepted
+    within ``1e-5`` of the derivative's size, plus the difference's rounding and
+    truncation scales (``1e-9`` of the sups of the two functions over the grid).
+    """
+    u = CHECK_POINTS
+    h = _CHECK_STEP * np.maximum(1.0, np.abs(u))
+    fl, exact = getattr(sigma, low), values[high]
+    with np.errstate(all="ignore"):
+        up, down = (np.asarray(fl(x), dtype=np.float64) for x in (u + h, u - h))
+        fd = (up - down) / (2.0 * h)
+    rounding = 8.0 * EPS * np.maximum(np.abs(up), np.abs(down)) / h
+    scale = 1e-9 * (np.max(np.abs(values[low])) + np.max(np.abs(exact)))
+    ok = np.abs(fd - exact) <= 1e-5 * np.abs(exact) + rounding + scale
+    if not np.all(ok):
+        i = int(np.argmax(~ok))
+        raise ValueError(
+            f"`{high}` of nonlinearity {sigma.name!r} is not the derivative of `{low}`: at "
+            f"u = {u[i]!r} it gives {exact[i]!r}, a central difference gives {fd[i]!r}."
+        )
+
+
+_ERF_REACH = 40.0  # exp(-40^2) = 0 in double: beyond it every derivative of erf is 0
+
+
+def _erf_d1(u):
+    u = np.clip(u, -_ERF_REACH, _ERF_REACH)  # the same values, and no overflow of u * u
+    return _K2 * np.exp(-u * u)
 
 
 def _erf_d2(u):
+    u = np.clip(u, -_ERF_REACH, _ERF_REACH)
     return -2.0 * u * _K2 * np.exp(-u * u)
 
 
 def _erf_d3(u):
+    u = np.clip(u, -_ERF_REACH, _ERF_REACH)
     return (4.0 * u * u - 2.0) * _K2 * np.exp(-u * u)
 
 
 def _erf_d4(u):
+    u = np.clip(u, -_ERF_REACH, _ERF_REACH)
     return (12.0 * u - 8.0 * u**3) * _K2 * np.exp(-u * u)
 
 
@@ -211,6 +292,8 @@ def _tanh_complement(u):
     return np.where(u >= 0, 2.0 * e / (1.0 + e), 2.0 / (1.0 + e))
 
 
+# The algebraic and arctan derivatives in r = 1 / sqrt(1 + u^2) and x = u r (|x| < 1): no
+# power of u is formed, so nothing overflows out to |u| = 1e300 (u^2 did beyond 1e154).
 def _alg_r(u):
     return 1.0 / np.hypot(1.0, u)
 
@@ -218,11 +301,40 @@ def _alg_r(u):
 def _alg_complement(u):
     q = np.hypot(1.0, u)
     au = np.abs(u)
-    return np.where(u >= 0, 1.0 / (q * (q + au)), 1.0 + au / q)
+    return np.where(u >= 0, (1.0 / q) / (q + au), 1.0 + au / q)  # no q^2: it overflows
 
 
-def _atan_w(u):
-    return 1.0 / (1.0 + u * u)
+def _alg_d3(u):
+    r = _alg_r(u)
+    x = u * r
+    return r**5 * (12.0 * x * x - 3.0 * r * r)
+
+
+def _alg_d4(u):
+    r = _alg_r(u)
+    x = u * r
+    return x * r**6 * (45.0 * r * r - 60.0 * x * x)
+
+
+def _atan_d1(u):
+    return _TWO_OVER_PI * _alg_r(u) ** 2
+
+
+def _atan_d2(u):
+    r = _alg_r(u)
+    return _TWO_OVER_PI * (-2.0 * u * r) * r**3
+
+
+def _atan_d3(u):
+    r = _alg_r(u)
+    x = u * r
+    return _TWO_OVER_PI * r**4 * (6.0 * x * x - 2.0 * r * r)
+
+
+def _atan_d4(u):
+    r = _alg_r(u)
+    x = u * r
+    return _TWO_OVER_PI * 24.0 * x * r**5 * (r * r - x * x)
 
 
 #: The built-in nonlinearities by name; ``"erf"`` is the paper's (the risk engine uses its
@@ -231,7 +343,7 @@ BUILTIN_NONLINEARITIES: dict[str, Nonlinearity] = {
     "erf": Nonlinearity(
         "erf",
         erf,
-        lambda u: _K2 * np.exp(-u * u),
+        _erf_d1,
         _erf_d2,
         _erf_d3,
         d4f=_erf_d4,
@@ -251,19 +363,19 @@ BUILTIN_NONLINEARITIES: dict[str, Nonlinearity] = {
         "algebraic",
         lambda u: u * _alg_r(u),
         lambda u: _alg_r(u) ** 3,
-        lambda u: -3.0 * u * _alg_r(u) ** 5,
-        lambda u: _alg_r(u) ** 5 * (12.0 * u * u - 3.0) * _alg_r(u) ** 2,
-        d4f=lambda u: u * _alg_r(u) ** 9 * (45.0 - 60.0 * u * u),
+        lambda u: -3.0 * (u * _alg_r(u)) * _alg_r(u) ** 4,
+        _alg_d3,
+        d4f=_alg_d4,
         complement=_alg_complement,
         strip=1.0,  # branch points at +-i
     ),
     "arctan": Nonlinearity(
         "arctan",
         lambda u: _TWO_OVER_PI * np.arctan(u),
-        lambda u: _TWO_OVER_PI * _atan_w(u),
-        lambda u: _TWO_OVER_PI * (-2.0 * u) * _atan_w(u) ** 2,
-        lambda u: _TWO_OVER_PI * (6.0 * u * u - 2.0) * _atan_w(u) ** 3,
-        d4f=lambda u: _TWO_OVER_PI * 24.0 * u * (1.0 - u * u) * _atan_w(u) ** 4,
+        _atan_d1,
+        _atan_d2,
+        _atan_d3,
+        d4f=_atan_d4,
         complement=lambda u: _TWO_OVER_PI * np.arctan2(1.0, u),
         strip=1.0,  # branch points at +-i
     ),
@@ -320,15 +432,23 @@ def nonlinearity_of(value: str | Nonlinearity) -> Nonlinearity:
 _NODES = 16
 _GL_X, _GL_W = np.polynomial.legendre.leggauss(_NODES)
 _HALF_WINDOW = 9.5  # phi(9.5) / phi(0) = 2e-20: beyond it nothing reaches double precision
-_MODE_STEPS = 16  # |far| <= 2^12: the mode to 0.06, well inside the window's margin
+_MODE_STEPS = 20  # the mode to 40 / 2^20 = 4e-5, well inside the window's margin
+#: How far the mode is searched: beyond ``|z| = 40``, ``phi(z) < 1e-348`` underflows, and so
+#: does every integrand, whatever ``sigma`` does there.
+_MODE_REACH = 40.0
 
 
 def _mode(sigma: Nonlinearity, t: np.ndarray, g: np.ndarray, s: np.ndarray) -> np.ndarray:
-    """The mode of ``tau(t + gz)^2 phi(z)`` in ``z`` (on the side of 0 opposite ``s``).
+    """The mode of ``tau(t + gz)^2 phi(z)`` in ``z`` (on the side of 0 opposite ``s``), or 0.
 
     The log of the integrand has derivative ``F(z) = -2 g s sigma'(u) / tau(u) - z``,
     ``u = t + gz``: ``s F(0) <= 0`` for an increasing ``sigma``, and ``s F -> +inf`` as
-    ``s z -> -inf``. Bisection between 0 and a point where ``s F > 0`` (found by doubling).
+    ``s z -> -inf``. Bisection between 0 and a point where ``s F > 0`` (found by doubling,
+    at most out to :data:`_MODE_REACH`).
+
+    Where the integrand underflows at its mode (``tau`` below ``1e-154`` wherever ``phi``
+    is representable: a saturated ``sigma``), its moments are 0 in double precision and
+    the mode says nothing: 0 is returned, and the window is the Gaussian's own.
     """
 
     def sF(z):
@@ -340,17 +460,20 @@ def _mode(sigma: Nonlinearity, t: np.ndarray, g: np.ndarray, s: np.ndarray) -> n
         return np.where(np.isfinite(val), val, -np.inf)
 
     far = -s * 1.0
-    for _ in range(12):  # |mode| <= 2^12 is far beyond anything that matters
+    for _ in range(6):  # 1, 2, 4, ..., 32, then the reach
         short = sF(far) <= 0
         if not np.any(short):
             break
-        far = np.where(short, 2.0 * far, far)
+        far = np.where(short, np.clip(2.0 * far, -_MODE_REACH, _MODE_REACH), far)
     near = np.zeros_like(t)
     for _ in range(_MODE_STEPS):
         mid = 0.5 * (near + far)
         beyond = sF(mid) > 0
         far, near = np.where(beyond, mid, far), np.where(beyond, near, mid)
-    return 0.5 * (near + far)
+    mu = 0.5 * (near + far)
+    with np.errstate(under="ignore"):
+        peak = sigma.tail(t + g * mu, s) ** 2 * np.exp(-0.5 * mu * mu)
+    return np.where(peak > 0.0, mu, 0.0)
 
 
 def _rule(t: np.ndarray, g: float, s: np.ndarray, mu: np.ndarray):
@@ -626,7 +749,51 @@ def _quadrature(
         return {k: np.empty(0) for o in range(order + 1) for k in MOMENT_NAMES[o]}
     s = np.where(t >= 0, 1.0, -1.0)
     mu = _mode(sigma, t, np.full_like(t, g), s)
-    n = _hermite_size(sigma, g)
+    n = _hermite_nodes(_hermite_size(sigma, g), mu)
+    if n is None or np.all(n == n.flat[0]):
+        rule = None if n is None else int(n.flat[0])
+        return _integrate(sigma, t, g, order, s, mu, rule, absolute)
+    out = {k: np.empty(t.size) for o in range(order + 1) for k in MOMENT_NAMES[o]}
+    parts = {} if absolute is None else {k: np.empty(t.size) for k in out}
+    for rule in np.unique(n):  # each point by the cheapest rule exact for it
+        at = n == rule
+        size: dict | None = None if absolute is None else {}
+        got = _integrate(sigma, t[at], g, order, s[at], mu[at], int(rule) or None, size)
+        for k, v in got.items():
+            out[k][at] = v
+            if size is not None:
+                parts[k][at] = size[k]
+    if absolute is not None:
+        absolute.update(parts)
+    return out
+
+
+def _hermite_nodes(least: int | None, mu: np.ndarray) -> np.ndarray | None:
+    """Gauss–Hermite nodes for each point (0: the panels), or None when no point takes them.
+
+    The rule shifted by ``mu`` integrates ``h(mu + y) e^{-mu y}`` against ``phi(y)``; with
+    ``N`` nodes it is exact to the last bits for ``|mu| <= N / 16`` (checked against the
+    panels for the built-ins, :func:`_hermite_size` nodes or more). `least` is what the
+    scale asks (:func:`_hermite_size`).
+    """
+    if least is None:
+        return None
+    sizes = np.array([k for k in sorted(_GH) if k >= least])
+    need = np.searchsorted(sizes, 16.0 * np.abs(mu))  # the first size with N >= 16 |mu|
+    return np.where(need < sizes.size, sizes[np.minimum(need, sizes.size - 1)], 0)
+
+
+def _integrate(
+    sigma: Nonlinearity,
+    t: np.ndarray,
+    g: float,
+    order: int,
+    s: np.ndarray,
+    mu: np.ndarray,
+    n: int | None,
+    absolute: dict | None,
+) -> dict:
+    """The moments at `t` by one rule: `n` Gauss–Hermite nodes, or the panels (None)."""
     z, w = _rule(t, g, s, mu) if n is None else _hermite_rule(n, mu)
     u = t[:, None] + g * z
     top = min(sigma.order, 2 + order)

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from scipy.special import expit
 
 from slr_theory import (
     Nonlinearity,
@@ -168,6 +169,78 @@ def test_moments_where_the_tail_underflows_match_the_closed_forms(t):
         assert got[f"E{j}"][0] == pytest.approx(want, rel=1e-12, abs=0.0), j
     tail = float(mean_erfc_sq(abs(t), g))  # E (1 - sgn(t) erf)^2 = E erfc(|t| + gZ)^2
     assert got["tau2"][0] == pytest.approx(tail, rel=1e-12, abs=0.0)
+
+
+# where each built-in saturates: 1 - sigma(t) below the smallest double (tanh, erf), or as
+# small as a double gets (the algebraic and arctan tails are powers of t)
+SATURATED = [
+    ("tanh", 400.0, 0.25),
+    ("tanh", 1897.4, 1e-3),
+    ("tanh", -400.0, 0.15),
+    ("erf", 400.0, 0.25),
+    ("erf", -30.0, 0.07),
+    ("algebraic", 1e150, 0.15),
+    ("algebraic", -1e5, 0.07),
+    ("arctan", 1e300, 0.15),
+    ("arctan", 1e5, 0.07),
+]
+
+
+@pytest.mark.parametrize("name, t, g", SATURATED)
+def test_moments_at_the_saturation_edge_match_mpmath(name, t, g):
+    """Where sigma saturates, sigma' and 1 - sigma both underflow; the mode search once
+    read 0/0 as 'further out', doubled to z = -4096, and Gauss–Hermite shifted that far
+    weighed every node 0: E tanh(400 + 0.25 Z) came out 0 instead of 1 (and the saturated
+    tanh risk 15 % low). Each moment against 30-digit mpmath, relative 1e-13, or below
+    the smallest normal double where the true value is."""
+    f, tail = MP_NONLINEARITIES[name]
+    df = {  # sigma' without the cancellation of 1 - tanh^2 (350 digits at u = 400)
+        "tanh": lambda u: mp.sech(u) ** 2,
+        "erf": lambda u: 2 / mp.sqrt(mp.pi) * mp.exp(-u * u),
+        "algebraic": lambda u: (1 + u * u) ** mp.mpf(-1.5),
+        "arctan": lambda u: 2 / mp.pi / (1 + u * u),
+    }[name]
+    s = 1 if t >= 0 else -1
+    got = gaussian_moments(name, [t], g, 1)
+    with mp.workdps(30):
+        refs = {
+            "E0": f,
+            "E1": df,
+            "Z0": lambda u: f(u) ** 2,
+            "tau2": lambda u: tail(u, s) ** 2,
+            "d1tau": lambda u: df(u) * tail(u, s),
+        }
+        for key, h in refs.items():
+            want = mp_expect(h, t, g, 30)
+            value = float(got[key][0])
+            if abs(want) < np.finfo(float).tiny:
+                assert abs(value) < np.finfo(float).tiny, (key, value, want)
+            else:
+                assert abs(value - want) <= 1e-13 * abs(want), (key, value, want)
+
+
+@pytest.mark.parametrize(
+    "p, ov",
+    [
+        (
+            Params(d=400, L=10, lam=30.0, gamma=0.005, nonlinearity="tanh"),
+            (0.95, 0.9, 0.05, 0.1, 0.1),
+        ),
+        (
+            Params(d=20, L=4, lam=1000.0, gamma=1e-6, nonlinearity="tanh"),
+            (0.6, 0.5, 0.1, 0.2, 0.1),
+        ),
+    ],
+)
+def test_the_saturated_tanh_risk_matches_monte_carlo(p, ov):
+    """Two saturated tanh risks that were 9.2211 against 10.797 +- 0.047 and 3.0358
+    against 3.2836 +- 0.0073 (every sigma(t + g z) with t = a kappa beyond 372 read as 0)."""
+    from slr_theory.model import monte_carlo_risk, vectors_from_overlaps
+
+    k, v, ks, vs = vectors_from_overlaps(ov, p.d)
+    mc = monte_carlo_risk(p, k, v, ks, vs, 100_000, np.random.default_rng(5))
+    got = float(risk(p, *ov))
+    assert abs(got - mc.estimate) < 4 * mc.stderr, (got, mc)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -372,6 +445,88 @@ def test_nonlinearity_validation_names_what_is_wrong():
     # found by the dev profile too: g = 1e300 overflowed choosing the rule
     with pytest.raises(ValueError, match="`g` must be <= 1e\\+06"):
         gaussian_moments("tanh", [0.1], 1e300)
+
+
+def _sech2(x):
+    return 1 / np.cosh(np.clip(x, -300, 300)) ** 2
+
+
+def test_a_nonlinearity_is_checked_over_the_whole_range_not_at_five_points():
+    """Wrong only beyond |u| = 3 (or 10, or 1e5): every one was accepted by a five-point
+    probe and gave a NaN risk, or a gradient 0.0295 against a difference of 0.168."""
+    d2 = lambda x: -2 * np.tanh(x) * _sech2(x)  # noqa: E731
+    with pytest.raises(ValueError, match=r"`f` of nonlinearity 'nan' must be finite .* u = "):
+        Nonlinearity("nan", lambda x: np.where(np.abs(x) > 3, np.nan, np.tanh(x)), _sech2, d2)
+    for cut in (3.0, 10.0):
+        with pytest.raises(ValueError, match="`df` of nonlinearity 'cut' is not the derivative"):
+            Nonlinearity(
+                "cut", np.tanh, lambda x, c=cut: np.where(np.abs(x) > c, 0, _sech2(x)), d2
+            )
+    with pytest.raises(ValueError, match="`df` of nonlinearity 'far' is not the derivative"):
+        Nonlinearity("far", np.tanh, lambda x: np.where(x > 1e5, 1e-3, _sech2(x)), d2)
+    with pytest.raises(ValueError, match="`d2f` of nonlinearity 'd2' is not the derivative"):
+        Nonlinearity("d2", np.tanh, _sech2, lambda x: np.where(np.abs(x) > 5, 0, d2(x)))
+    with pytest.raises(ValueError, match="`complement` of nonlinearity 'c' must equal 1 - f"):
+        Nonlinearity(
+            "c", np.tanh, _sech2, d2, complement=lambda x: np.where(x > 4, 0, 1 - np.tanh(x))
+        )
+
+
+def test_the_builtins_are_finite_and_quiet_out_to_1e300():
+    """Every function of every built-in at every check point with floating-point errors
+    raised: erf's and arctan's u * u overflowed beyond 1e154 (then inf * 0 = NaN)."""
+    from slr_theory.nonlinearity import CHECK_POINTS
+
+    for name, sig in BUILTIN_NONLINEARITIES.items():
+        for j in range(5):
+            with np.errstate(over="raise", invalid="raise", divide="raise"):
+                values = sig.derivative(j)(CHECK_POINTS)
+            assert np.all(np.isfinite(values)), (name, j)
+        with np.errstate(over="raise", invalid="raise", divide="raise"):
+            tails = [sig.tail(CHECK_POINTS, np.full_like(CHECK_POINTS, s)) for s in (-1.0, 1.0)]
+        assert all(np.all(np.isfinite(t)) for t in tails), name
+        got = gaussian_moments(name, [1e200, -1e300], 0.1, 2)
+        assert all(np.all(np.isfinite(v)) for v in got.values()), name
+
+
+def _skew(complement=False):
+    """``tanh u + tanh(u)^2 / 2``: sigma(0) = 0, increasing, not odd, limits -1/2 and 3/2."""
+    t = np.tanh
+    return Nonlinearity(
+        "skew",
+        lambda u: t(u) + 0.5 * t(u) ** 2,
+        lambda u: _sech2(u) * 2 * expit(2 * u),  # 1 + tanh u = 2 expit(2u), no cancellation
+        lambda u: _sech2(u) ** 2 - 2 * t(u) * _sech2(u) * 2 * expit(2 * u),
+        complement=(lambda u: 1 - t(u) - 0.5 * t(u) ** 2) if complement else None,
+    )
+
+
+def test_oddness_monotonicity_and_bound_are_verified_not_assumed():
+    for sig in BUILTIN_NONLINEARITIES.values():
+        assert sig.odd and sig.increasing and sig.bound == 1.0
+    skew = _skew()
+    assert not skew.odd and skew.increasing and skew.bound == pytest.approx(1.5)
+    c = lambda u: np.clip(u, -40, 40)  # noqa: E731  (u e^{-u^2} is 0 beyond: no u * u overflow)
+    bump = Nonlinearity(
+        "bump",
+        lambda u: c(u) * np.exp(-(c(u) ** 2)),
+        lambda u: (1 - 2 * c(u) ** 2) * np.exp(-(c(u) ** 2)),
+        lambda u: (4 * c(u) ** 3 - 6 * c(u)) * np.exp(-(c(u) ** 2)),
+    )
+    assert bump.odd and not bump.increasing
+
+
+def test_a_complement_of_a_non_odd_sigma_gives_the_tail_on_both_sides():
+    """``tail(u, -1) = 1 + sigma(u)``; the complement (``1 - sigma``) served it as
+    ``complement(-u)``, right only for an odd sigma."""
+    with_c, without = _skew(True), _skew(False)
+    u = np.linspace(-30, 30, 601)
+    for s in (-1.0, 1.0):
+        np.testing.assert_allclose(with_c.tail(u, s), without.tail(u, s), rtol=1e-12, atol=0)
+    a = gaussian_moments(with_c, [-2.0, 0.5, 3.0], 0.3, 2)
+    b = gaussian_moments(without, [-2.0, 0.5, 3.0], 0.3, 2)
+    for key in a:
+        np.testing.assert_allclose(a[key], b[key], rtol=1e-12, atol=1e-15)
 
 
 def test_default_params_are_the_papers_erf_and_results_save_the_name():
