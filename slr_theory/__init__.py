@@ -12,8 +12,9 @@ exceptions).
    estimates; the output discipline; local worker processes.
 2. ``engine``: the one risk engine (value, gradient, Hessian tables).
 3. ``trajectory``: the batched loop shared by PGD, SGD and the experiments.
-4. ``model``, ``geometry``, ``flows``: the data model and Monte Carlo; the product of
-   spheres in overlap coordinates; the gradient flows.
+4. ``model``, ``geometry``, ``flows``, ``manifold``: the data model and Monte Carlo; the
+   product of spheres in overlap coordinates; the gradient flows; the critical points of
+   the flow on M.
 5. ``risk``: the exact population risk, validated.
 6. ``statistics``, ``sgd``, ``critical``, ``dynamics``: the paper's section 4; online SGD;
    every critical point, classified; projected gradient descent, exactly.

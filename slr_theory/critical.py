@@ -39,7 +39,6 @@ pair under ``O(d - 2)``). A point with more zero modes than that is *degenerate*
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 import numpy as np
 from scipy.optimize import OptimizeResult
@@ -51,6 +50,14 @@ from .geometry import (
     span_dimension,
     spectrum,
     vector_derivatives,
+)
+from .manifold import (
+    EDGE_SCAN,
+    ORIGIN_AND_CORNERS,
+    edge_roots,
+    five_points_proved,
+    interior_points,
+    manifold_critical_overlaps,
 )
 from .nonlinearity import moments, nonlinearity_of
 from .params import Params, check_params
@@ -74,7 +81,6 @@ __all__ = [
     "hessian_norm_bound",
     "lipschitz_bound",
     "manifold_certificate",
-    "manifold_critical_overlaps",
     "overlaps_text",
     "pgd_map_spectrum",
     "polish",
@@ -266,9 +272,12 @@ SYMMETRIES = np.array(
 def symmetries(params: Params) -> np.ndarray:
     """The rows of :data:`SYMMETRIES` that leave the model's risk unchanged.
 
-    All four for pointwise attention with an odd ``sigma``; for softmax attention the
-    weights are not odd (``softmax(-z) != -softmax(z)``), so ``(k, v) -> (-k, -v)`` is
-    not a symmetry, and only ``(k, v) -> (S k, -S v)`` remains (with the identity).
+    ``(k, v) -> (S k, -S v)`` holds for every model: ``X -> S X`` preserves the law of
+    the tokens and flips the label, and the squared error does not see the sign.
+    ``(k, v) -> (-k, -v)`` needs weights odd in the key (:attr:`Params.odd_weights`):
+    pointwise attention with a ``sigma`` verified odd when it was built, never softmax
+    (``softmax(-z) != -softmax(z)``). Hence all four rows, or the identity and
+    ``(S k, -S v)``.
 
     Parameters
     ----------
@@ -285,7 +294,7 @@ def symmetries(params: Params) -> np.ndarray:
     >>> symmetries(Params.paper().replace(attention="softmax")).tolist()
     [[1.0, 1.0, 1.0, 1.0, 1.0], [1.0, 1.0, -1.0, -1.0, -1.0]]
     """
-    return SYMMETRIES[[0, 2]] if check_params(params).attention == "softmax" else SYMMETRIES
+    return SYMMETRIES if check_params(params).odd_weights else SYMMETRIES[[0, 2]]
 
 
 def _images(ov: np.ndarray, group: np.ndarray = SYMMETRIES) -> np.ndarray:
@@ -450,9 +459,14 @@ def classify(params: Params, k, v) -> CriticalPoint:
 
 
 def manifold_certificate(params: Params) -> list[str]:
-    """The proof that the origin and the four corners are all the critical points on M.
+    """What is proved of the critical points on M, step by step with its numbers.
 
-    Each numeric step is an inequality certified with mpmath interval arithmetic
+    For the paper's ``erf`` the proof that the origin and the four corners are all of
+    them; for another ``sigma`` that is odd, non-decreasing and bounded by 1 the same
+    argument on quadratures; otherwise what was located by scans and what is proved of
+    it; for softmax attention its own argument.
+
+    For ``erf`` each numeric step is an inequality certified with mpmath interval arithmetic
     (outward rounding): ``c > 0`` and ``erfc(a/s) > 0`` (a rigorous lower bound
     ``erfc(z) > 2 e^{-z^2} / (sqrt(pi) (z + sqrt(z^2 + 2)))``), and ``erf(c) > 0``.
 
@@ -477,7 +491,9 @@ def manifold_certificate(params: Params) -> list[str]:
     params = check_params(params)
     if params.attention == "softmax":
         return _softmax_certificate(params)
-    if params.nonlinearity != "erf":
+    if not five_points_proved(params):
+        return _scan_certificate(params)
+    if not params.closed_form:
         return _moment_certificate(params)
     iv = mp.iv
     iv.dps = 30
@@ -525,31 +541,12 @@ def manifold_certificate(params: Params) -> list[str]:
 def _moment_certificate(params: Params) -> list[str]:
     """The same argument for a nonlinearity by quadrature, with the properties it uses.
 
-    It needs ``sigma`` odd, strictly increasing and ``|sigma| < 1``; these are checked on a
-    grid of ``[-60, 60]`` (step ``5e-4``; ``sigma' > 0`` on ``[-20, 20]``, ``>= 0`` beyond,
-    where it may underflow), and the two positive numbers come from the
-    quadrature (relative error ``~1e-15``), not from interval arithmetic.
+    It needs ``sigma`` odd, increasing and ``|sigma| <= 1`` (so ``|sigma| < 1`` wherever
+    ``sigma' > 0``); these were checked on :data:`slr_theory.nonlinearity.CHECK_POINTS`
+    when ``sigma`` was built, and the two positive numbers come from the quadrature
+    (relative error ``~1e-15``), not from interval arithmetic.
     """
     sig = nonlinearity_of(params.nonlinearity)
-    u = np.linspace(0.0, 60.0, 120_001)
-    f, df = sig.f(u), np.concatenate([sig.df(u), sig.df(-u)])
-    inner = np.concatenate([u, u]) <= 20.0  # beyond, sigma' may underflow to 0.0
-    failed = [
-        name
-        for name, ok in (
-            ("odd", np.all(np.abs(f + sig.f(-u)) <= 1e-14 * np.maximum(1.0, np.abs(f)))),
-            ("strictly increasing", np.all(df[inner] > 0) and np.all(df >= 0)),
-            # |sigma| <= 1 and strictly increasing: |sigma| < 1
-            ("|sigma| < 1", np.all(np.abs(f) <= 1)),
-        )
-        if not ok
-    ]
-    if failed:
-        raise ValueError(
-            f"the critical points of M are proved for an odd, strictly increasing sigma with "
-            f"|sigma| < 1; nonlinearity {sig.name!r} is not {' and '.join(failed)} on "
-            "[-60, 60]: use where='sphere' (the search)."
-        )
     a = params.lam * np.sqrt(params.d / 2)
     g = params.lam * params.gamma
     m = moments(sig, np.array([a]), g, 0)
@@ -561,7 +558,8 @@ def _moment_certificate(params: Params) -> list[str]:
         f"R_kappa = 2 {sg} a E[sigma'(U) (sigma(U) - nu)], R_nu = -2 {sg} E sigma(U), "
         f"U = a kappa + g Z, sigma = {sig.name}"
         + ("." if S == 1 else f", with S = {S} informative tokens."),
-        "sigma is odd, strictly increasing and |sigma| < 1 (checked on a grid of [-60, 60]); "
+        "sigma is odd, non-decreasing and not constant, and |sigma| <= 1 (checked on a grid of "
+        "[-60, 60] and out to 1e300); "
         "the numbers below are quadratures, not interval bounds.",
         "Interior (|kappa|, |nu| < 1): E sigma(a kappa + g Z) is odd and strictly increasing "
         "in kappa (its derivative a E sigma'(U) > 0), so R_nu = 0 iff kappa = 0; then "
@@ -577,68 +575,54 @@ def _moment_certificate(params: Params) -> list[str]:
     ]
 
 
-#: Points of the scan of ``R_kappa`` on the edge ``nu = 1`` (softmax attention).
-EDGE_SCAN = 2001
-
-
-@lru_cache(maxsize=64)
-def _softmax_edge_roots(params: Params, nu: float) -> np.ndarray:
-    """The roots of ``R_kappa(kappa, nu)`` in ``(-1, 1)`` on M: a scan of :data:`EDGE_SCAN`
-    points, each sign change refined by Brent's method (once per model and edge: the
-    points of M and their certificate both ask; the array is read-only)."""
-    from scipy.optimize import brentq
-
-    tab = engine.table(params, params.lam, 1)
-
-    def r_kappa(k):
-        kn = np.stack([np.atleast_1d(np.asarray(k, dtype=float)), np.full(np.size(k), nu)])
-        return tab.manifold_gradient(kn)[0]
-
-    k = np.linspace(-1.0, 1.0, EDGE_SCAN)[1:-1]
-    r = r_kappa(k)
-    flips = np.nonzero(np.sign(r[:-1]) * np.sign(r[1:]) < 0)[0]
-    roots = [k[i] for i in np.nonzero(r == 0.0)[0]]
-    roots += [
-        brentq(lambda x: float(r_kappa(x)[0]), k[i], k[i + 1], xtol=1e-15, rtol=1e-15)
-        for i in flips
+def _scan_certificate(params: Params) -> list[str]:
+    """What is known of M's critical points where the proof does not apply, with numbers."""
+    S = params.s
+    sg = "gamma^2" if S == 1 else "S gamma^2"
+    sig = nonlinearity_of(params.nonlinearity)
+    inner = interior_points(params)
+    fmt = lambda rows: (  # noqa: E731
+        "; ".join(f"({a:.6g}, {b:.6g})" for a, b in rows) if len(rows) else "none"
+    )
+    edges = {nu: edge_roots(params, nu) for nu in (1.0, -1.0)}
+    why = [
+        name
+        for name, ok in (
+            ("odd", sig.odd),
+            ("monotone", sig.increasing),
+            ("bounded by 1", sig.bound <= 1.0),
+        )
+        if not ok
     ]
-    out = np.array(sorted(roots))
-    out.flags.writeable = False
-    return out
-
-
-def manifold_critical_overlaps(params: Params) -> np.ndarray:
-    """Every critical point of the flow on M, as rows ``(kappa, nu)``, symmetric copies included.
-
-    Pointwise attention (an odd, increasing ``sigma``): the origin and the four corners
-    (:func:`manifold_certificate`). Softmax attention: ``R_nu < 0`` on all of M, so the
-    critical points lie on the edges ``nu = +-1``: the four corners and the roots of
-    ``R_kappa(kappa, +-1)`` in ``(-1, 1)``.
-
-    Parameters
-    ----------
-    params : Params
-
-    Returns
-    -------
-    ndarray, shape ``(m, 2)``
-
-    Examples
-    --------
-    >>> from slr_theory import Params
-    >>> from slr_theory.critical import manifold_critical_overlaps
-    >>> manifold_critical_overlaps(Params.paper()).tolist()
-    [[0.0, 0.0], [1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]]
-    """
-    params = check_params(params)
-    if params.attention != "softmax":
-        return _on_m_points()[:, :2].copy()
-    edges = [
-        np.stack([r, np.full_like(r, nu)], axis=1)
-        for nu in (1.0, -1.0)
-        for r in [_softmax_edge_roots(params, nu)]
+    unique = (
+        "E sigma(U) is strictly increasing in kappa (sigma verified non-decreasing and not "
+        "constant), so R_nu has at most one root: the interior list is complete."
+        if sig.increasing
+        else "sigma is not monotone, so R_nu may have roots the scan does not separate: "
+        f"the interior list is what a scan of {EDGE_SCAN} points found, not a proof."
+    )
+    return [
+        f"On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with "
+        f"R_kappa = 2 {sg} a E[sigma'(U) (sigma(U) - nu)], R_nu = -2 {sg} E sigma(U), "
+        f"U = a kappa + g Z, sigma = {sig.name}"
+        + ("." if S == 1 else f", with S = {S} informative tokens."),
+        f"sigma is {', '.join('not ' + w for w in why)} (checked when it was built), so the proof that "
+        "M has exactly the origin and the four corners does not apply; M's critical points "
+        f"are located instead, by scans of {EDGE_SCAN} points and Brent's method.",
+        "R_M is affine in nu (checked on the scan), so an interior critical point is a root "
+        "kappa_0 of R_nu with nu_0 = E[sigma' sigma] / E sigma' at kappa_0, kept where "
+        f"|nu_0| < 1: {fmt(inner)}. {unique}",
+        "Edges kappa = +-1, |nu| < 1: R_nu != 0 there (checked): no critical point.",
+        f"Edges nu = +-1, |kappa| < 1: the roots of R_kappa(kappa, +-1): "
+        f"{fmt([(r, 1.0) for r in edges[1.0]])} on nu = 1, "
+        f"{fmt([(r, -1.0) for r in edges[-1.0]])} on nu = -1"
+        + (
+            " (sigma <= 1 makes sigma'(U)(sigma(U) - 1) of one sign: none on nu = 1)."
+            if sig.bound <= 1.0 and sig.increasing
+            else f" (found by the scan: roots closer than 2/{EDGE_SCAN - 1} may be missed)."
+        ),
+        "Corners (+-1, +-1): both factors 1 - kappa^2 and 1 - nu^2 vanish: four critical points.",
     ]
-    return np.concatenate([_on_m_points()[1:, :2], *edges])
 
 
 def _softmax_certificate(params: Params) -> list[str]:
@@ -651,7 +635,7 @@ def _softmax_certificate(params: Params) -> list[str]:
     where = {
         nu: ", ".join(f"{r:.6g}" for r in roots) if roots.size else "none"
         for nu in (1.0, -1.0)
-        for roots in [_softmax_edge_roots(params, nu)]
+        for roots in [edge_roots(params, nu)]
     }
     return [
         "On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with "
@@ -668,19 +652,6 @@ def _softmax_certificate(params: Params) -> list[str]:
         f"nu = -1 (a scan of {EDGE_SCAN} points and Brent's method, L = {L}). Softmax "
         "weights are not odd, so (k, v) -> (-k, -v) is no symmetry: each edge is its own.",
     ]
-
-
-def _on_m_points() -> np.ndarray:
-    return np.array(
-        [
-            [0.0, 0.0, 0, 0, 0],
-            [1.0, 1.0, 0, 0, 0],
-            [-1.0, -1.0, 0, 0, 0],
-            [1.0, -1.0, 0, 0, 0],
-            [-1.0, 1.0, 0, 0, 0],
-        ],
-        dtype=float,
-    )
 
 
 # --- classification -------------------------------------------------------------------------
@@ -842,8 +813,19 @@ def _newton(tables, K: np.ndarray, V: np.ndarray, iterations: int, update=None, 
     return K, V, ov, np.linalg.norm(G, axis=1), _relative_gradient(ov, G, mag), newton_len
 
 
-def _structured_starts(grid: int) -> np.ndarray:
-    """M's critical points, a grid on M, and points with ``k, v`` in ``span{k*, v*}``."""
+def _structured_starts(grid: int, m_points: np.ndarray | None = None) -> np.ndarray:
+    """M's critical points, a grid on M, and points with ``k, v`` in ``span{k*, v*}``.
+
+    M's points are the origin and the corners, then those of `m_points` (rows ``(kappa,
+    nu)``, :func:`manifold_critical_overlaps`) that are neither: the search then starts
+    on every critical point of M, and its list always holds them.
+    """
+    first = ORIGIN_AND_CORNERS
+    if m_points is not None:
+        extra = [row for row in m_points if not np.any(np.all(first[:, :2] == row, axis=1))]
+        more = np.zeros((len(extra), 5))
+        more[:, :2] = np.reshape(extra, (-1, 2))
+        first = np.concatenate([first, more])
     t = np.linspace(-0.95, 0.95, grid)
     kk, nn = np.meshgrid(t, t)
     on_m = np.zeros((kk.size, 5))
@@ -862,7 +844,7 @@ def _structured_starts(grid: int) -> np.ndarray:
     inplane = np.cos(a1) * np.cos(a2) * c + np.sin(a1) * np.sin(a2) * c  # k . v
     k_in = np.stack([np.cos(a1), c * np.sin(a2), c * np.cos(a2), np.sin(a1), inplane], axis=-1)
     v_in = np.stack([c * np.cos(a1), np.sin(a2), np.cos(a2), c * np.sin(a1), inplane], axis=-1)
-    return np.concatenate([_on_m_points(), on_m, span, np.array(special, float), k_in, v_in])
+    return np.concatenate([first, on_m, span, np.array(special, float), k_in, v_in])
 
 
 def _random_starts(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -949,7 +931,7 @@ def critical_points(
     iterations = positive_int(iterations, "iterations", upper=MAX_ITERATIONS)
     tol = positive_real(tol, "tol")
     rng = random_generator(rng)
-    structured = _structured_starts(grid)
+    structured = _structured_starts(grid, manifold_critical_overlaps(params))
     kv = to_vectors(structured.T.copy())
     K0 = np.concatenate([kv[:4].T, _random_starts(rng, starts)[0]]) if starts else kv[:4].T
     V0 = np.concatenate([kv[4:].T, _random_starts(rng, starts)[1]]) if starts else kv[4:].T
@@ -1183,7 +1165,7 @@ def lipschitz_bound(
     t1, t2 = _tables(params)
     upper, _kappa = hessian_norm_bound(params)
     K, V = _random_starts(rng, samples)
-    kv = to_vectors(np.concatenate([_on_m_points(), _structured_starts(12)]).T.copy())
+    kv = to_vectors(np.concatenate([ORIGIN_AND_CORNERS, _structured_starts(12)]).T.copy())
     K = np.concatenate([kv[:4].T, K])
     V = np.concatenate([kv[4:].T, V])
     K /= np.linalg.norm(K, axis=1, keepdims=True)  # candidates: any unit vectors will do

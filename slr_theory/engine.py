@@ -447,6 +447,10 @@ class RiskTable(Protocol):
     - ``at(j)``: the table of the `j`-th temperature of a table built for several;
     - ``scaled_part(ov5)``: ``(C, Phi)`` of the columns carrying a factor that underflows
       before its terms do (the locator's plateau test), or ``None`` when there are none;
+    - ``sizes(ov5, phi)``: ``(K, n)``, the size of the terms each feature ``phi`` (its
+      ``features(ov5)``) is made of: ``|phi|`` where every feature is an expectation
+      of one sign, larger where an integrand changes sign (what a partial that
+      vanishes by cancellation is zero against);
     - ``manifold_gradient(kn)``: ``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M;
     - ``pairs``: whether the rows include the informative pairs of ``s > 1``;
     - ``prepared()``: the same table, readied for a loop that evaluates it again and
@@ -476,6 +480,8 @@ class RiskTable(Protocol):
     def at(self, j: int) -> RiskTable: ...
 
     def scaled_part(self, ov5: np.ndarray): ...
+
+    def sizes(self, ov5: np.ndarray, phi: np.ndarray) -> np.ndarray: ...
 
     def manifold_gradient(self, kn: np.ndarray) -> np.ndarray: ...
 
@@ -615,6 +621,10 @@ class EngineTable:
         mask = gaussian_columns(self.order, self.pairs)
         return self.C[..., mask], features(ov5, self.constants, self.order, scaled=True)[mask]
 
+    def sizes(self, ov5: np.ndarray, phi: np.ndarray) -> np.ndarray:
+        """``|phi|``: every feature is an expectation of one sign (protocol: :class:`RiskTable`)."""
+        return np.abs(phi)
+
     def manifold_columns(self) -> tuple[np.ndarray, np.ndarray]:
         """The coefficients of the two columns that survive on M (for :func:`manifold_gradient`)."""
         return self.column(0, (0, 0, 0, 0), 0, "exD"), self.column(1, (0, 0, 0, 0), 0, "erf")
@@ -737,11 +747,57 @@ class MomentTable:
         """``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M at ``kn = (kappa, nu)`` (order-1 tables)."""
         return _rows_on_m(self, kn)[:2]
 
+    def sizes(self, ov5: np.ndarray, phi: np.ndarray) -> np.ndarray:
+        """The size of each feature's terms (protocol: :class:`RiskTable`).
+
+        ``|phi|`` when ``sigma`` is odd, non-decreasing and ``|sigma| <= 1`` (each verified
+        when it was built), the class whose features were designed as expectations of
+        one sign. Otherwise two moments can vanish by cancellation inside them, and get
+        a bound on their terms instead:
+
+        - ``E0 = E sigma(U)``, ``U = t + gZ``, where ``sigma`` changes sign: its terms are
+          at most ``E |sigma(U)| <= sup |sigma'| E |U| <= sup |sigma'| (|t| + g sqrt(2/pi))``
+          (``sigma(0) = 0``), and ``max |sigma|``;
+        - ``E sigma' tau`` inside ``W1 = 2 s (w E sigma' - E sigma' tau)``, where ``tau =
+          1 - s sigma`` changes sign (``sigma`` crosses 1): ``2 (|w| + 1 + max |sigma|)
+          E |sigma'|`` (``E sigma'`` for a non-decreasing ``sigma``, else the sup of
+          ``|sigma'|``).
+
+        ``W0`` and the products of moments take the sizes of the moments they are made of.
+        """
+        out = np.abs(phi)
+        sig = self.sigma
+        if sig.odd and sig.increasing and sig.bound <= 1.0:
+            return out
+        basis, plan, ext = self._bases(ov5)
+        index = {b: i for i, b in enumerate(MOMENT_BASES)}
+        a, g = float(self.constants[0]), float(self.constants[1])
+        t = a * ov5[0]
+        sup1 = moment_sups(sig, g)["E1"]
+        e0 = np.minimum(sig.bound, sup1 * (np.abs(t) + g * np.sqrt(2.0 / np.pi)))
+        e1 = np.abs(basis[index["E1"]]) if sig.increasing else np.full(t.shape, sup1)
+        size = {f"E{j}": np.abs(basis[index[f"E{j}"]]) for j in range(1, 5)}
+        size["E0"] = np.maximum(np.abs(basis[index["E0"]]), e0)
+        sgn = np.where(t >= 0, 1.0, -1.0)
+        w = np.abs(1.0 - sgn * ov5[1])
+        basis[index["E0"]] = size["E0"]
+        basis[index["W0"]] = np.abs(basis[index["W0"]]) + 2.0 * w * size["E0"]
+        basis[index["W1"]] = 2.0 * (w + 1.0 + sig.bound) * e1
+        for b in plan.bases:
+            if len(b) == 4:
+                basis[index[b]] = size[b[:2]] * size[b[2:]]
+        return np.maximum(out, np.abs(ext[plan.i1] * ext[plan.i2] * basis[plan.ib]))
+
     def features(self, ov5: np.ndarray, constants: np.ndarray | None = None) -> np.ndarray:
         """``Phi`` ``(K, n)`` at overlaps ``(5, n)``; `constants` default: the table's own.
 
         `constants` may be transposed, ``(3, n)``: one temperature per column.
         """
+        basis, plan, ext = self._bases(ov5, constants)
+        return ext[plan.i1] * ext[plan.i2] * basis[plan.ib]
+
+    def _bases(self, ov5: np.ndarray, constants: np.ndarray | None = None):
+        """The bases ``(len(MOMENT_BASES), n)`` at the overlaps, the plan, and ``(1, ov5[1:])``."""
         k = self.constants if constants is None else constants
         orders = _orders(self.order)
         plan = _plan(orders, self.pairs, False)
@@ -782,7 +838,7 @@ class MomentTable:
         ext = np.empty((5, n))
         ext[0] = 1.0
         ext[1:] = ov5[1:]
-        return ext[plan.i1] * ext[plan.i2] * basis[plan.ib]
+        return basis, plan, ext
 
 
 def _rows_on_m(table, kn: np.ndarray) -> np.ndarray:
@@ -920,6 +976,10 @@ class SoftmaxTable:
     def scaled_part(self, ov5: np.ndarray):
         """None: no feature carries a factor that underflows before its terms do."""
         return None
+
+    def sizes(self, ov5: np.ndarray, phi: np.ndarray) -> np.ndarray:
+        """``|phi|``: every feature is an expectation of one sign (protocol: :class:`RiskTable`)."""
+        return np.abs(phi)
 
     def manifold_gradient(self, kn: np.ndarray) -> np.ndarray:
         """``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M at ``kn = (kappa, nu)`` (order-1 tables)."""

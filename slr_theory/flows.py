@@ -43,6 +43,7 @@ from scipy.integrate import solve_ivp
 
 from . import engine
 from .geometry import overlap_velocity, velocity_partials
+from .manifold import manifold_critical_overlaps
 from .params import Params, check_overlaps, check_params
 from .validate import as_array, finite_real, positive_real
 
@@ -57,8 +58,6 @@ __all__ = [
     "overlap_flow",
     "overlap_jacobian",
 ]
-
-_ON_M_CRITICAL = np.array([[0.0, 0.0], [1, 1], [1, -1], [-1, 1], [-1, -1]])
 
 
 @dataclass(frozen=True)
@@ -298,7 +297,8 @@ def manifold_flow(
         ``"BDF"`` also receive the analytic Jacobian.
     stop_radius : float, optional
         Stop when the trajectory enters the disc of this radius around a critical
-        point of the flow on M (the origin or a corner); ``t_event`` records when.
+        point of the flow on M (:func:`slr_theory.manifold.manifold_critical_overlaps`:
+        the origin and the corners for an odd ``sigma``); ``t_event`` records when.
     t_eval : array_like, optional
         Output times (default: the integrator's steps).
     dense_output : bool
@@ -351,10 +351,11 @@ def manifold_flow(
 
     event = None
     if stop_radius is not None:
+        targets = manifold_critical_overlaps(params).T  # (2, m)
 
-        def event(_t, z):  # entering the disc around the origin or a corner
+        def event(_t, z):  # entering the disc around one of M's critical points
             kn = kn_of(z)
-            return float(np.min(np.hypot(*(kn[:, None] - _ON_M_CRITICAL.T)))) - stop_radius
+            return float(np.min(np.hypot(*(kn[:, None] - targets)))) - stop_radius
 
     meth, sol = _solve(fun, jac, z0, t_max, method, rtol, atol, event, t_eval, dense_output)
     kn = kn_of(sol.y)

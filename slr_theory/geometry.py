@@ -262,14 +262,15 @@ def vector_derivatives(tables, K: np.ndarray, V: np.ndarray):
     AB : ndarray, shape ``(n, 2)``
         ``A = k . grad_k R`` and ``B = v . grad_v R``.
     magnitudes : ndarray, shape ``(n, 5)``
-        The size of the terms each partial is made of (``|C| @ |Phi|``): the scale
+        The size of the terms each partial is made of (``|C|`` times the features'
+        sizes, :class:`slr_theory.engine.RiskTable`): the scale
         against which a partial that vanishes by cancellation is zero.
     """
     n = K.shape[0]
     ov = to_overlaps(np.concatenate([K.T, V.T]))
     phi = tables[0].features(ov)
     g = (tables[0].C @ phi).T
-    magnitudes = (np.abs(tables[0].C) @ np.abs(phi)).T
+    magnitudes = (np.abs(tables[0].C) @ tables[0].sizes(ov, phi)).T
     rows = tables[1](ov)
     H = np.empty((n, 5, 5))
     for row, (i, j) in enumerate(engine.HESSIAN_PAIRS):
@@ -442,7 +443,11 @@ def spectrum(
     else:
         big = float(transverse[np.argmax(np.abs(transverse))])
         err_big = 1e3 * eps * (a_scale + b_scale + r_rho_scale)
-        err_small = 1e3 * eps * (a_scale * b_scale + r_rho_scale * r_rho_scale) / abs(big)
+        # the small eigenvalue is det / big: where big is itself zero within its error
+        # (H_W = 0 up to rounding, A = B = R_rho = 0 in exact arithmetic), so is det / big
+        err_small = (
+            1e3 * eps * (a_scale * b_scale + r_rho_scale * r_rho_scale) / max(abs(big), err_big)
+        )
         err_w = np.array(
             [err_small, err_big]
             if abs(transverse[0]) <= abs(transverse[1])

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .nonlinearity import Nonlinearity, resolve_nonlinearity
+from .nonlinearity import Nonlinearity, nonlinearity_of, resolve_nonlinearity
 from .softmax import SOFTMAX_DOMAIN
 from .validate import (
     as_array,
@@ -219,6 +219,14 @@ class Params:
                 SOFTMAX_DOMAIN["spread"] / max(1.0, self.gamma),
             )
         return float(hi)
+
+    @property
+    def odd_weights(self) -> bool:
+        """Whether the attention weight is odd in the key, so that ``(k, v) -> (-k, -v)``
+        leaves the risk unchanged: pointwise attention with a ``sigma`` verified odd on a
+        dense grid when it was built (:attr:`slr_theory.Nonlinearity.odd`); never softmax
+        (``softmax(-z) != -softmax(z)``)."""
+        return self.attention == "pointwise" and nonlinearity_of(self.nonlinearity).odd
 
     @property
     def closed_form(self) -> bool:

@@ -106,3 +106,47 @@ def assert_derivatives_match_differences(p, ov, rel: float = 1e-8) -> None:
     )
     np.testing.assert_allclose(fd_g, g, rtol=0, atol=rel * np.abs(g).max())
     np.testing.assert_allclose(fd_h, H, rtol=0, atol=rel * np.abs(H).max())
+
+
+def skew_tanh():
+    """``sigma(u) = tanh u + tanh(u)^2 / 2``: ``sigma(0) = 0``, increasing, not odd, from
+    ``-1/2`` to ``3/2`` (it crosses 1, so ``1 - sigma`` changes sign)."""
+    import numpy as np
+    from scipy.special import expit
+
+    from slr_theory import Nonlinearity
+
+    def sech2(u):
+        return 1 / np.cosh(np.clip(u, -300, 300)) ** 2
+
+    t = np.tanh
+    return Nonlinearity(
+        "skew-tanh",
+        lambda u: t(u) + 0.5 * t(u) ** 2,
+        lambda u: sech2(u) * 2 * expit(2 * u),  # 1 + tanh u = 2 expit(2u): no cancellation
+        lambda u: sech2(u) ** 2 - 2 * t(u) * sech2(u) * 2 * expit(2 * u),
+    )
+
+
+def shifted_erf():
+    """``sigma(u) = erf u + 0.3 (1 - e^{-u^2})``: ``sigma(0) = 0``, not odd, not monotone
+    (``sigma' < 0`` below ``u = -2 / (0.6 sqrt(pi))``), from ``-0.7`` to ``1.3``."""
+    import numpy as np
+    from scipy.special import erf
+
+    from slr_theory import Nonlinearity
+
+    k = 2 / np.sqrt(np.pi)
+
+    def e(u):
+        return np.exp(-(np.clip(u, -40, 40) ** 2))
+
+    def c(u):
+        return np.clip(u, -40, 40)  # e^{-u^2} is 0 beyond: no u * u overflow
+
+    return Nonlinearity(
+        "shifted-erf",
+        lambda u: erf(u) + 0.3 * (1 - e(u)),
+        lambda u: (k + 0.6 * c(u)) * e(u),
+        lambda u: (-2 * k * c(u) + 0.6 * (1 - 2 * c(u) ** 2)) * e(u),
+    )

@@ -13,7 +13,14 @@ from slr_theory.flows import manifold_flow, overlap_flow
 from slr_theory.geometry import manifold_chart_jacobian
 from slr_theory.verify.risk_checks import mp_risk_components
 
-from .strategies import geodesic_hessian, random_overlaps, retract, tangent_basis
+from .strategies import (
+    geodesic_hessian,
+    random_overlaps,
+    retract,
+    shifted_erf,
+    skew_tanh,
+    tangent_basis,
+)
 
 
 @cache
@@ -426,3 +433,104 @@ def test_the_certified_bound_is_tight_at_the_papers_parameters(lam, within):
     upper bound within a factor 1.5'); at lambda = 0.1 within 3 %."""
     b = lipschitz_bound(Params.paper(lam=lam), samples=500)
     assert b.lower <= b.upper <= within * b.lower
+
+
+# --- a sigma that is not odd: its own group, M's own points, every listed point critical ------
+
+NON_ODD = {"skew-tanh": skew_tanh, "shifted-erf": shifted_erf}
+
+
+@cache
+def _non_odd(name):
+    return Params(d=400, L=10, lam=0.1, gamma=0.7, nonlinearity=NON_ODD[name]())
+
+
+@pytest.mark.parametrize("name", NON_ODD)
+def test_a_sigma_that_is_not_odd_has_the_group_its_risk_has(name):
+    """(k, v) -> (-k, -v) was listed for every pointwise sigma; the risk at 30 random
+    feasible points says which rows hold (the identity's value to 1e-12) and which not."""
+    from slr_theory.critical import symmetries
+
+    p = _non_odd(name)
+    ov = random_overlaps(np.random.default_rng(4), 30)
+    base = risk(p, *ov.T)
+    holds = [np.allclose(risk(p, *(g * ov).T), base, rtol=1e-12, atol=0) for g in SYMMETRIES]
+    assert holds == [True, False, True, False]
+    assert symmetries(p).tolist() == SYMMETRIES[[0, 2]].tolist()
+    tanh = Params(d=400, L=10, lam=0.1, gamma=0.7, nonlinearity="tanh")
+    assert all(
+        np.allclose(risk(tanh, *(g * ov).T), risk(tanh, *ov.T), rtol=1e-12) for g in SYMMETRIES
+    )
+    assert symmetries(tanh).tolist() == SYMMETRIES.tolist()
+
+
+def _mp_sigma(name):
+    """sigma and sigma' in mpmath, written independently of the tests' NumPy forms."""
+    if name == "skew-tanh":
+        return (lambda u: mp.tanh(u) + mp.tanh(u) ** 2 / 2), (
+            lambda u: mp.sech(u) ** 2 * (1 + mp.tanh(u))
+        )
+    return (lambda u: mp.erf(u) + mp.mpf("0.3") * (1 - mp.exp(-u * u))), (
+        lambda u: (2 / mp.sqrt(mp.pi) + mp.mpf("0.6") * u) * mp.exp(-u * u)
+    )
+
+
+@pytest.mark.parametrize("name", NON_ODD)
+def test_the_critical_points_of_m_for_a_sigma_not_odd_match_mpmath(name):
+    """No origin: the interior point is where E sigma(a kappa + g Z) = 0 and nu = E[sigma'
+    sigma] / E sigma'; the edge nu = 1 carries a root of E[sigma' (sigma - 1)] (sigma
+    crosses 1). Each against 30-digit quadrature of the defining expectations."""
+    from slr_theory.manifold import manifold_critical_overlaps, manifold_saddle
+    from slr_theory.verify.reference import mp_expect
+
+    p = _non_odd(name)
+    pts = manifold_critical_overlaps(p)
+    corners = [[1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]]
+    assert pts[:4].tolist() == corners and len(pts) == 6
+    saddle = manifold_saddle(p)
+    assert abs(saddle[0]) > 1e-4  # not the origin
+    edge = pts[-1]
+    assert edge[1] == 1.0 and 0.5 < edge[0] < 0.9
+    f, df = _mp_sigma(name)
+    a, g = p.lam * np.sqrt(p.d / 2), p.lam * p.gamma
+    with mp.workdps(30):
+        t0 = a * saddle[0]
+        mean, size = mp_expect(f, t0, g, 30), mp_expect(lambda u: abs(f(u)), t0, g, 30)
+        assert abs(mean) <= 1e-14 * size
+        nu0 = mp_expect(lambda u: df(u) * f(u), t0, g, 30) / mp_expect(df, t0, g, 30)
+        assert abs(float(nu0) - saddle[1]) <= 1e-12
+        te = a * edge[0]
+        drive = mp_expect(lambda u: df(u) * (f(u) - 1), te, g, 30)
+        scale = mp_expect(lambda u: df(u) * abs(f(u) - 1), te, g, 30)
+        assert abs(drive) <= 1e-13 * scale
+    for line in manifold_certificate(p)[1:]:  # what is proved is said, and what is not
+        assert "origin and the four corners" not in line or "does not apply" in line
+
+
+@pytest.mark.parametrize("name", NON_ODD)
+def test_the_search_for_a_sigma_not_odd_lists_only_critical_points_and_where_pgd_ends(name):
+    """Before, 18 'critical points' with gradients up to 19.1 (images under a symmetry the
+    risk does not have) and no minimum below what PGD reaches; now every listed point has
+    a gradient <= 1e-8, M's points are among them, and 16 PGD runs from uniform starts each
+    end within 0.02 of a listed minimum (up to the group)."""
+    from slr_theory import pgd, sample_initial_overlaps
+    from slr_theory.critical import same_point, symmetries
+    from slr_theory.manifold import manifold_critical_overlaps
+
+    p = _non_odd(name)
+    pts = critical_points(p, starts=64)
+    group = symmetries(p)
+    assert max(q.grad_norm for q in pts) <= 1e-8
+    for row in manifold_critical_overlaps(p):
+        o = np.concatenate([row, np.zeros(3)])
+        assert any(same_point(q.overlaps, o, 1e-8, group) for q in pts), row
+    run = pgd(p, sample_initial_overlaps(p.d, np.random.default_rng(0), 16), 4e-3, 20_000)
+    for end in run.overlaps[-1]:
+        dist = [min(np.abs(img - end).max() for img in group * q.overlaps) for q in pts]
+        nearest = pts[int(np.argmin(dist))]
+        assert min(dist) <= 0.02 and nearest.kind.startswith("minimum"), (end, nearest.overlaps)
+    assert pts[0].risk <= min(float(risk(p, *e)) for e in run.overlaps[-1]) + 1e-12
+    on_m = critical_points(p, "manifold")
+    inner = next(q for q in on_m if abs(q.overlaps[0]) < 1 and abs(q.overlaps[1]) < 1)
+    found = next(q for q in pts if same_point(q.overlaps, inner.overlaps, 1e-8, group))
+    assert (found.index, found.nullity, found.kind) == (inner.index, inner.nullity, inner.kind)

@@ -110,7 +110,7 @@ LAYERS = [
     {"gaussian", "nonlinearity", "softmax", "params", "work", "output", "workers"},
     {"engine"},
     {"trajectory"},
-    {"model", "geometry", "flows"},
+    {"model", "geometry", "flows", "manifold"},
     {"risk"},
     {"statistics", "sgd", "critical", "dynamics"},
     {"landscape", "experiments", "survey"},
