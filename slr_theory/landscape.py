@@ -38,6 +38,7 @@ from .critical import (
     symmetries,
 )
 from .geometry import velocity_partials
+from .manifold import manifold_saddle
 from .params import Params, check_overlaps, check_params, temperature_range
 from .trajectory import MAX_STEPS, to_overlaps
 from .validate import as_array, positive_int, positive_real, random_generator
@@ -321,10 +322,11 @@ def manifold_basins(
 def separatrix(
     params: Params, *, delta: float = 1e-6, t_max: float = 2000.0, dt: float = 0.01
 ) -> np.ndarray:
-    """The stable manifold of the saddle at the origin of M, as a curve in ``(kappa, nu)``.
+    """The stable manifold of M's interior saddle, as a curve in ``(kappa, nu)``.
 
-    Traced backward along the flow (classical RK4 in the angle chart) from ``origin +-
-    delta`` along the stable eigenvector of the chart's Jacobian, until it leaves the
+    The saddle is :func:`slr_theory.manifold.manifold_saddle` (the origin for an odd
+    ``sigma``). Traced backward along the flow (classical RK4 in the angle chart) from
+    ``saddle +- delta`` along the stable eigenvector of the chart's Jacobian, until it leaves the
     open square or stops advancing (where it meets an invariant edge of the square, the
     slopes of one RK4 step cancel). The curve is followed in arc length (the velocity
     normalised), so its cost does not depend on how slow the flow is: where the flow is
@@ -344,7 +346,7 @@ def separatrix(
     Returns
     -------
     ndarray, shape ``(m, 2)``
-        Points ``(kappa, nu)`` ordered along the curve, through the origin.
+        Points ``(kappa, nu)`` ordered along the curve, through the saddle.
 
     Examples
     --------
@@ -358,15 +360,10 @@ def separatrix(
     from .geometry import manifold_chart_jacobian
 
     params = check_params(params)
-    if params.attention == "softmax":
-        raise ValueError(
-            "`params`: under softmax attention R_nu < 0 on all of M, so the origin is not a "
-            "saddle and has no separatrix (critical.manifold_critical_overlaps gives M's "
-            "critical points)."
-        )
+    centre = _saddle_angles(params, "separatrix")
     delta = positive_real(delta, "delta", upper=0.5)
     steps, dt = _rk4_steps(t_max, dt)
-    J = manifold_chart_jacobian(params, np.pi / 2, np.pi / 2)
+    J = manifold_chart_jacobian(params, *centre)
     w, U = np.linalg.eigh(J)  # symmetric: the flow in the angles is a gradient flow
     stable = U[:, int(np.argmin(w))]
     table = engine.table(params, params.lam, 1).prepared()  # at every RK4 stage
@@ -378,7 +375,7 @@ def separatrix(
 
     halves = []
     for sign in (1.0, -1.0):
-        y = np.array([np.pi / 2, np.pi / 2]) + sign * delta * stable
+        y = centre + sign * delta * stable
         pts = [y.copy()]
         for _ in range(steps):
             k1 = f(y)
@@ -395,7 +392,20 @@ def separatrix(
             if np.any(np.abs(np.cos(y)) > 1 - 1e-9) or np.hypot(*step) < 0.1 * dt:
                 break  # at the edge, or no longer advancing (the slopes cancel: it has arrived)
         halves.append(np.cos(np.array(pts)))
-    return np.concatenate([halves[1][::-1], np.zeros((1, 2)), halves[0]])
+    return np.concatenate([halves[1][::-1], np.cos(centre)[None], halves[0]])
+
+
+def _saddle_angles(params: Params, what: str) -> np.ndarray:
+    """The angles ``(arccos kappa_0, arccos nu_0)`` of M's interior saddle
+    (:func:`slr_theory.manifold.manifold_saddle`); ``ValueError`` naming `what` if none."""
+    saddle = manifold_saddle(params)
+    if saddle is None:
+        raise ValueError(
+            f"`params`: M has no critical point inside the square for this model (R_nu does "
+            f"not vanish there; critical.manifold_critical_overlaps gives M's points), so no "
+            f"saddle and no {what}."
+        )
+    return np.arccos(saddle)
 
 
 # --- basins in the full space ---------------------------------------------------------------
@@ -791,10 +801,11 @@ def saddle_escape(
 def convergence_time(
     params: Params, offsets, *, radius: float = 1e-2, t_max: float = 1e5
 ) -> OptimizeResult:
-    """Flow time on M from near the saddle at the origin to the minimum, against the offset.
+    """Flow time on M from near its interior saddle to the minimum, against the offset.
 
-    A run starts at distance ``s`` from the separatrix (the origin's stable manifold),
-    along the unstable direction at the origin, and is integrated on M
+    A run starts at distance ``s`` (in the angle chart) from the separatrix (the stable
+    manifold of :func:`slr_theory.manifold.manifold_saddle`, the origin for an odd
+    ``sigma``), along the unstable direction there, and is integrated on M
     (:func:`slr_theory.flows.manifold_flow`) until it enters the `radius`-disc around the
     minimum it heads to. The linearisation predicts ``T(s) = log(1/s) / mu + C``: the rate
     the center-stable manifold theorem does not give.
@@ -812,7 +823,7 @@ def convergence_time(
     Returns
     -------
     OptimizeResult
-        ``offsets``, ``time``, ``mu`` (the unstable rate at the origin) and ``slope``, the
+        ``offsets``, ``time``, ``mu`` (the unstable rate at the saddle) and ``slope``, the
         fitted ``dT / d log(1/s)`` (compare with ``1 / mu``).
 
     Examples
@@ -836,17 +847,18 @@ def convergence_time(
         )
     radius = positive_real(radius, "radius", upper=1.0)
     t_max = positive_real(t_max, "t_max")
-    J = manifold_chart_jacobian(params, np.pi / 2, np.pi / 2)
+    centre = _saddle_angles(params, "convergence time from it")
+    J = manifold_chart_jacobian(params, *centre)
     w, U = np.linalg.eigh(J)
     mu = float(w.max())
     u = U[:, int(np.argmax(w))]
-    du = -u  # d kappa = -sin(phi) d phi = -d phi at the origin
     times = []
     for off in s:
+        start = np.cos(centre + off * u)  # along the unstable direction, in the angle chart
         res = manifold_flow(
             params,
-            float(off * du[0]),
-            float(off * du[1]),
+            float(start[0]),
+            float(start[1]),
             t_max,
             stop_radius=radius,
             dense_output=False,
@@ -1677,8 +1689,8 @@ class PortraitData:
     nullcline : ndarray, shape ``(m, 2)``
         The ``kappa``-nullcline on M (``nu = erf(a kappa / s)`` for ``erf``).
     separatrix : ndarray, shape ``(m, 2)``
-        The stable manifold of the saddle at the origin (:func:`separatrix`); empty
-        (``m = 0``) under softmax attention, where the origin is not critical.
+        The stable manifold of M's interior saddle (:func:`separatrix`); empty
+        (``m = 0``) where M has none (softmax attention).
     flows : list of ndarray
         Each flow trajectory's ``(kappa, nu)``, shape ``(m_i, 2)``.
     pgd_alpha : float or None
@@ -1812,8 +1824,10 @@ def portrait_data(
     F = manifold_field(params, K, N)
     tick(1)
     kk = np.linspace(-1, 1, 400)
-    # softmax attention: R_nu < 0 on M, the origin is no saddle and has no separatrix
-    sep = separatrix(params) if params.attention == "pointwise" else np.empty((0, 2))
+    # one interior saddle on M, or no separatrix (softmax attention: R_nu < 0 on M)
+    m_points = manifold_critical_overlaps(params)
+    inner = np.sum(np.all(np.abs(m_points) < 1, axis=1))
+    sep = separatrix(params) if inner == 1 else np.empty((0, 2))
     tick(1)
     ang = np.linspace(0, 2 * np.pi, trajectories, endpoint=False) + 0.4
     starts = 0.6 * np.stack([np.cos(ang), np.sin(ang)], axis=1)

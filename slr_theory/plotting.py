@@ -559,9 +559,10 @@ def phase_portrait(
 ) -> Path:
     """The flow on M over the closed square: everything at a glance.
 
-    Streamlines of ``(kappa', nu')``, the nullclines (``kappa = 0`` for ``nu``, pointwise
-    attention only; ``nu = erf(a kappa / s)`` for ``kappa``; and the edges), the critical
-    points marked by their kind on M, the separatrix (when the origin is a saddle), sample
+    Streamlines of ``(kappa', nu')``, the nullclines (for ``nu``, ``kappa = kappa_0`` through
+    M's interior saddle, where M has one; ``nu = erf(a kappa / s)`` for ``kappa``; and the
+    edges), the critical points marked by their kind on M, the separatrix (the saddle's
+    stable manifold), sample
     trajectories, the basins shaded and risk contours; with `pgd_alpha`, the iterates of
     PGD at that step from the same starts.
 
@@ -672,10 +673,11 @@ def _draw_portrait(data, path, dpi: int) -> Path:
         label=r"$\kappa$-nullcline",
         zorder=3,
     )
-    if data.params.attention == "pointwise":  # R_nu ~ -E sigma(a kappa + gZ): zero at 0
-        ax.axvline(0.0, color=_OKABE_ITO[1], lw=1.4, label=r"$\nu$-nullcline", zorder=3)
+    inner = [p for p in data.points if abs(p[0]) < 1 and abs(p[1]) < 1]
+    if len(inner) == 1:  # R_nu depends on kappa only: it vanishes on the saddle's kappa
+        ax.axvline(inner[0][0], color=_OKABE_ITO[1], lw=1.4, label=r"$\nu$-nullcline", zorder=3)
     sep = data.separatrix
-    if len(sep):  # the origin's stable manifold, when the origin is a saddle
+    if len(sep):  # the stable manifold of M's interior saddle, where M has one
         ax.plot(sep[:, 0], sep[:, 1], "k-", lw=2.0, label="separatrix", zorder=4)
     for i, f in enumerate(data.flows):
         ax.plot(

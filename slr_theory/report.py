@@ -358,12 +358,28 @@ def _portrait(s, dest) -> list[str]:
         + (
             "the separatrix (the saddle's stable manifold), "
             if len(s.portrait.separatrix)
-            else "no separatrix (the origin is not a saddle: `R_ν < 0` on all of M), "
+            else _no_separatrix(s.portrait)
         )
         + "flow trajectories and PGD iterates, the basins and the risk contours.",
         "",
         _seconds(s, "portrait"),
     ]
+
+
+def _saddle_place(at) -> str:
+    """Where the escape's saddle is, in words: ``at the origin`` or its ``(kappa, nu)``."""
+    if at is None or not np.any(at):
+        return "at the origin"
+    return f"of M at (κ, ν) = ({at[0]:.4g}, {at[1]:.4g})"
+
+
+def _no_separatrix(portrait) -> str:
+    """Why the portrait has no separatrix, from its saved points."""
+    pts = np.asarray(portrait.points, dtype=float).reshape(-1, 2)
+    inner = int(np.sum(np.all(np.abs(pts) < 1, axis=1)))
+    if inner == 0:
+        return "no separatrix (M has no critical point inside the square: `R_ν ≠ 0` there), "
+    return f"no separatrix (M has {inner} critical points inside the square, not one saddle), "
 
 
 def _landscape(s, dest) -> list[str]:
@@ -401,7 +417,8 @@ def _landscape(s, dest) -> list[str]:
     if s.escape is not None:
         e = s.escape
         lines += [
-            f"**Escape from the saddle at the origin** (unstable rate `μ = {e.mu:.4g}`): flow "
+            f"**Escape from the saddle {_saddle_place(e.at)}** (unstable rate "
+            f"`μ = {e.mu:.4g}`): flow "
             "time to leave a 0.01-neighbourhood from distance "
             f"{', '.join(f'{x:g}' for x in e.r0)}: measured "
             f"{', '.join(f'{x:.2f}' for x in e.measured)}; linearised `log(r/r₀)/μ`: "

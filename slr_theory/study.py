@@ -31,6 +31,7 @@ from .critical import (
 )
 from .experiments import ExperimentResult
 from .landscape import Basins, Continuation, PortraitData, StabilityMap, basins
+from .manifold import five_points_proved
 from .output import quiet_workers
 from .params import Params, check_params
 from .results import dumps, loads
@@ -135,18 +136,22 @@ class Lipschitz:
 
 @dataclass
 class Escape:
-    """Escape from the saddle at the origin: measured against linearised times.
+    """Escape from M's interior saddle: measured against linearised times.
 
     Attributes
     ----------
     mu : float
     r0, measured, predicted : ndarray
+    at : ndarray, shape (5,), or None
+        The saddle's overlaps (the origin for an odd ``sigma``); None in results saved
+        before it was kept (the origin then).
     """
 
     mu: float
     r0: np.ndarray
     measured: np.ndarray
     predicted: np.ndarray
+    at: np.ndarray | None = None
 
 
 @dataclass
@@ -226,6 +231,10 @@ class Study:
     findings : list of str
     atlas : Atlas or None
         The atlas the report shows, when one was given.
+    manifold_proved : bool or None
+        Whether M's critical points are proved to be the origin and the four corners
+        (:func:`slr_theory.manifold.five_points_proved`); None in results saved before
+        it was kept (their models all were, but softmax).
     """
 
     schema: int
@@ -254,6 +263,7 @@ class Study:
     seconds: dict[str, float] = field(default_factory=dict)
     findings: list[str] = field(default_factory=list)
     atlas: Atlas | None = None
+    manifold_proved: bool | None = None
 
     def save(self, path: str | Path) -> Path:
         """Write the study as JSON to `path` (plain write: use an output Destination).
@@ -474,10 +484,20 @@ def study(
         )
         tell("basins")
         escape = None
-        origin = [q for q in found if q.index >= 1 and q.on_manifold and not q.overlaps.any()]
-        if origin:
-            e = saddle_escape(params, origin[0], [1e-4, 1e-6, 1e-8])
-            escape = Escape(float(e.mu), np.array([1e-4, 1e-6, 1e-8]), e.measured, e.predicted)
+        inner = [  # M's interior saddle (the origin for an odd sigma)
+            q
+            for q in found
+            if q.index >= 1 and q.on_manifold and np.all(np.abs(q.overlaps[:2]) < 1)
+        ]
+        if inner:
+            e = saddle_escape(params, inner[0], [1e-4, 1e-6, 1e-8])
+            escape = Escape(
+                float(e.mu),
+                np.array([1e-4, 1e-6, 1e-8]),
+                e.measured,
+                e.predicted,
+                np.asarray(inner[0].overlaps, dtype=float),
+            )
         lam_range = (0.02, 2.0)
         cont = _timed(seconds, "continuation", continuation, params, lam_range, steps=30, seeds=3)
         tell("continuation")
@@ -541,6 +561,7 @@ def study(
         experiments=exps,
         statistics=stats,
         seconds=seconds,
+        manifold_proved=five_points_proved(params),
     )
     out.atlas = atlas
     out.findings = findings(out)
@@ -593,6 +614,30 @@ def _events(c: Continuation, names: list[str]) -> list[Event]:
 # --- findings --------------------------------------------------------------------------------
 
 
+def _located_on_m(portrait) -> str:
+    """The finding on M's critical points where the proof does not apply, from the saved
+    points of the portrait (each with its symmetric copies)."""
+    pts = np.asarray(portrait.points, dtype=float).reshape(-1, 2)
+    kinds = list(portrait.point_kinds)
+    inner = [(o, k) for o, k in zip(pts, kinds, strict=True) if np.all(np.abs(o) < 1)]
+    edge = [(o, k) for o, k in zip(pts, kinds, strict=True) if int(np.sum(np.abs(o) == 1)) == 1]
+    where = lambda o: f"({o[0]:.4g}, {o[1]:.4g})"  # noqa: E731
+    parts = ["the four corners `(±1, ±1)`"]
+    parts += [f"a {k} at (κ, ν) = {where(o)}" for o, k in inner]
+    parts += [f"a {k} on the edge at {where(o)}" for o, k in edge]
+    origin = (
+        ""
+        if any(np.all(o == 0) for o, _k in inner)
+        else " The origin is not one of them: this σ's weights are not odd."
+    )
+    return (
+        "On M the proof for an odd, monotone σ bounded by 1 does not apply; scans locate "
+        f"{len(pts)} critical points (what is proved of them, below): "
+        f"{', '.join(parts[:-1]) + ' and ' + parts[-1] if len(parts) > 1 else parts[0]}."
+        f"{origin}"
+    )
+
+
 def findings(s: Study) -> list[str]:
     """The report's "What this shows": sentences built from a study's numbers.
 
@@ -614,14 +659,21 @@ def findings(s: Study) -> list[str]:
     plural = {"minimum": "minima", "saddle": "saddles", "maximum": "maxima"}
     counts = ", ".join(f"{n} {plural.get(k, k) if n > 1 else k}" for k, n in kinds.items())
     n_m = len([q for q in s.points if q.on_manifold])
-    on_m = (
-        "On M there are exactly five critical points (a proof, below): the origin and the "
-        "four corners `(±1, ±1)`."
-        if p.attention == "pointwise"
-        else "On M `R_ν < 0` everywhere (softmax weights are positive), so the origin is not "
-        "critical and every critical point of M lies on the edges `ν = ±1` (the argument, "
-        "below)."
-    )
+    proved = p.attention == "pointwise" if s.manifold_proved is None else s.manifold_proved
+    if proved:
+        on_m = (
+            "On M there are exactly five critical points (a proof, below): the origin and the "
+            "four corners `(±1, ±1)`."
+        )
+    elif p.attention == "softmax":
+        on_m = (
+            "On M `R_ν < 0` everywhere (softmax weights are positive), so the origin is not "
+            "critical and every critical point of M lies on the edges `ν = ±1` (the argument, "
+            "below)."
+        )
+    else:
+        on_m = _located_on_m(s.portrait)
+
     out.append(
         f"**Critical points.** {on_m} In the full space the search "
         f"finds {len(s.points)} up to symmetry ({counts}), {n_m} of them on M."

@@ -5,7 +5,7 @@ from functools import cache
 import numpy as np
 import pytest
 
-from slr_theory import Params, critical_points, risk
+from slr_theory import Params, critical_points, manifold_flow, manifold_risk_grad, risk
 from slr_theory.critical import same_point
 from slr_theory.dynamics import pgd_vectors
 from slr_theory.flows import overlap_field, overlap_flow
@@ -554,3 +554,40 @@ def test_portrait_data_bounds_its_pgd_steps():
         portrait_data(Params.paper(), grid=5, pgd_alpha=1e-3, pgd_steps=MAX_PORTRAIT_STEPS + 1)
     with pytest.raises(ValueError, match="`pgd_steps`"):
         portrait_data(Params.paper(), grid=5, pgd_alpha=1e-3, pgd_steps=14174543314.0)
+
+
+def test_the_separatrix_and_the_escape_start_at_ms_own_saddle_for_a_sigma_not_odd():
+    """For sigma = tanh + tanh^2 / 2 the origin is not critical (its manifold gradient is
+    about 7e-3); the separatrix went through it all the same. It now passes through M's
+    interior saddle, which the flow leaves along the unstable direction only: a point of
+    the separatrix flows back to the saddle, and the escape slope is 1 / mu there."""
+    from slr_theory.landscape import convergence_time, separatrix
+    from slr_theory.manifold import manifold_saddle
+
+    from .strategies import skew_tanh
+
+    p = Params(d=400, L=10, lam=0.1, gamma=0.7, nonlinearity=skew_tanh())
+    saddle = manifold_saddle(p)
+    assert np.abs(manifold_risk_grad(p, 0.0, 0.0)).max() > 1e-3  # the origin is no zero
+    assert np.abs(manifold_risk_grad(p, *saddle)).max() < 1e-14
+    sep = separatrix(p)
+    assert np.min(np.abs(sep - saddle).max(axis=1)) < 1e-15  # through the saddle itself
+    assert np.abs(sep).max() > 0.9
+    far = sep[np.argmin(np.abs(np.abs(sep[:, 0] - saddle[0]) - 0.3))]  # 0.3 from it in kappa
+    closest = []
+    for dk in (0.0, 0.02, -0.02):  # on the curve, and just off it on either side
+        res = manifold_flow(p, float(far[0] + dk), float(far[1]), 200.0, dense_output=False)
+        path = np.stack([res.kappa, res.nu], axis=1)
+        closest.append(np.min(np.abs(path - saddle).max(axis=1)))
+    # the run from the curve comes back to the saddle (1.4e-6 measured) before rounding
+    # carries it off; runs 0.02 off it pass the saddle 100 times further away
+    assert closest[0] < 1e-4 and min(closest[1:]) > 100 * closest[0], closest
+    r = convergence_time(p, [1e-3, 1e-5, 1e-7])
+    assert abs(r.slope * r.mu - 1) < 0.02
+
+
+def test_a_model_without_an_interior_saddle_has_no_separatrix():
+    from slr_theory.landscape import separatrix
+
+    with pytest.raises(ValueError, match=r"no critical point inside the square .* no separatrix"):
+        separatrix(Params.paper().replace(attention="softmax"))

@@ -227,3 +227,25 @@ def test_report_refuses_an_atlas_it_cannot_read(tmp_path, capsys, no_computing):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "argument --atlas" in err
     assert not (tmp_path / "r").exists()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["skew-tanh", "shifted-erf"])
+def test_the_report_runs_at_a_sigma_that_is_not_odd_and_says_what_m_has(tmp_path, name):
+    """The whole report (about 3 minutes each) at a sigma whose weights are not odd: it
+    runs, and its first finding lists M's six located points instead of claiming the
+    five proved for an odd sigma; the escape starts at M's own saddle, not the origin."""
+    from .strategies import shifted_erf, skew_tanh
+
+    make = {"skew-tanh": skew_tanh, "shifted-erf": shifted_erf}[name]
+    p = Params(d=400, L=10, lam=0.1, gamma=0.7, nonlinearity=make())
+    path = rep.write_report(tmp_path / "r", p, jobs=1)  # a lambda sigma does not pickle
+    text = path.read_text()
+    assert "exactly five critical points" not in text
+    assert "scans locate 6 critical points" in text and "The origin is not one of them" in text
+    assert "Escape from the saddle of M at (κ, ν) = (" in text
+    import json
+
+    saved = json.loads((tmp_path / "r" / "results.json").read_text())  # a user's sigma is
+    assert saved["manifold_proved"] is False  # saved by name, so read it as data
+    assert abs(saved["escape"]["at"][0]) > 1e-4
