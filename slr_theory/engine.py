@@ -756,8 +756,8 @@ class MomentTable:
         a bound on their terms instead:
 
         - ``E0 = E sigma(U)``, ``U = t + gZ``, where ``sigma`` changes sign: its terms are
-          at most ``E |sigma(U)| <= sup |sigma'| E |U| <= sup |sigma'| (|t| + g sqrt(2/pi))``
-          (``sigma(0) = 0``), and ``max |sigma|``;
+          at most ``E |sigma(U)| <= |sigma(0)| + sup |sigma'| E |U| <= |sigma(0)| +
+          sup |sigma'| (|t| + g sqrt(2/pi))``, and ``max |sigma|``;
         - ``E sigma' tau`` inside ``W1 = 2 s (w E sigma' - E sigma' tau)``, where ``tau =
           1 - s sigma`` changes sign (``sigma`` crosses 1): ``2 (|w| + 1 + max |sigma|)
           E |sigma'|`` (``E sigma'`` for a non-decreasing ``sigma``, else the sup of
@@ -774,7 +774,8 @@ class MomentTable:
         a, g = float(self.constants[0]), float(self.constants[1])
         t = a * ov5[0]
         sup1 = moment_sups(sig, g)["E1"]
-        e0 = np.minimum(sig.bound, sup1 * (np.abs(t) + g * np.sqrt(2.0 / np.pi)))
+        at0 = abs(float(np.asarray(sig.f(np.zeros(1)), dtype=np.float64)[0]))
+        e0 = np.minimum(sig.bound, at0 + sup1 * (np.abs(t) + g * np.sqrt(2.0 / np.pi)))
         e1 = np.abs(basis[index["E1"]]) if sig.increasing else np.full(t.shape, sup1)
         size = {f"E{j}": np.abs(basis[index[f"E{j}"]]) for j in range(1, 5)}
         size["E0"] = np.maximum(np.abs(basis[index["E0"]]), e0)

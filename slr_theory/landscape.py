@@ -360,7 +360,8 @@ def separatrix(
     from .geometry import manifold_chart_jacobian
 
     params = check_params(params)
-    centre = _saddle_angles(params, "separatrix")
+    saddle = _interior_saddle(params, "separatrix")
+    centre = np.arccos(saddle)
     delta = positive_real(delta, "delta", upper=0.5)
     steps, dt = _rk4_steps(t_max, dt)
     J = manifold_chart_jacobian(params, *centre)
@@ -392,12 +393,12 @@ def separatrix(
             if np.any(np.abs(np.cos(y)) > 1 - 1e-9) or np.hypot(*step) < 0.1 * dt:
                 break  # at the edge, or no longer advancing (the slopes cancel: it has arrived)
         halves.append(np.cos(np.array(pts)))
-    return np.concatenate([halves[1][::-1], np.cos(centre)[None], halves[0]])
+    return np.concatenate([halves[1][::-1], saddle[None], halves[0]])
 
 
-def _saddle_angles(params: Params, what: str) -> np.ndarray:
-    """The angles ``(arccos kappa_0, arccos nu_0)`` of M's interior saddle
-    (:func:`slr_theory.manifold.manifold_saddle`); ``ValueError`` naming `what` if none."""
+def _interior_saddle(params: Params, what: str) -> np.ndarray:
+    """M's interior saddle ``(kappa_0, nu_0)`` (:func:`slr_theory.manifold.manifold_saddle`);
+    ``ValueError`` naming `what` if M has none."""
     saddle = manifold_saddle(params)
     if saddle is None:
         raise ValueError(
@@ -405,7 +406,7 @@ def _saddle_angles(params: Params, what: str) -> np.ndarray:
             f"not vanish there; critical.manifold_critical_overlaps gives M's points), so no "
             f"saddle and no {what}."
         )
-    return np.arccos(saddle)
+    return saddle
 
 
 # --- basins in the full space ---------------------------------------------------------------
@@ -847,7 +848,7 @@ def convergence_time(
         )
     radius = positive_real(radius, "radius", upper=1.0)
     t_max = positive_real(t_max, "t_max")
-    centre = _saddle_angles(params, "convergence time from it")
+    centre = np.arccos(_interior_saddle(params, "convergence time from it"))
     J = manifold_chart_jacobian(params, *centre)
     w, U = np.linalg.eigh(J)
     mu = float(w.max())

@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 import numpy as np
-from scipy.special import erf, erfc
+from scipy.special import erf, erfc, expit
 
 from .chebyshev import Pieces, build_pieces
 from .validate import as_array, positive_real
@@ -66,7 +66,11 @@ class Nonlinearity:
     """An attention nonlinearity ``sigma`` with its derivatives, all vectorised.
 
     The paper's class is ``sigma`` bounded, increasing, differentiable, ``sigma(0) = 0``;
-    the risk formulas need only that ``sigma`` is smooth with Gaussian expectations.
+    the risk formulas need only that ``sigma`` is smooth with Gaussian expectations, so
+    ``sigma(0) != 0`` (sigmoid attention) and a ``sigma`` that is not odd are taken too.
+    What a result depends on is verified here, on :data:`CHECK_POINTS`, and recorded:
+    :attr:`odd` (the symmetry ``(k, v) -> (-k, -v)``), :attr:`increasing` and
+    :attr:`bound` (the proof that M has five critical points).
 
     Parameters
     ----------
@@ -80,8 +84,7 @@ class Nonlinearity:
     d4f : callable, optional
         ``sigma''''`` (the Hessian); without it, Stein's identity again.
     complement : callable, optional
-        ``1 - sigma(u)`` computed without cancellation where ``sigma`` saturates (for an
-        odd ``sigma`` with limit 1). Without it ``1 - f(u)`` is used, and the risk near
+        ``1 - sigma(u)`` computed without cancellation where ``sigma`` saturates towards 1. Without it ``1 - f(u)`` is used, and the risk near
         the optimum, a difference of numbers of order one, loses the digits it cancels.
     strip : float, optional
         Half-width of a strip ``|Im u| < strip`` where ``sigma`` is analytic and bounded
@@ -91,9 +94,9 @@ class Nonlinearity:
     Raises
     ------
     ValueError
-        If `name` is empty, a callable is missing, ``f(0) != 0``, a function does not
-        return finite values of its input's shape, or ``df``, ``d2f`` disagree with a
-        finite difference of the function before them (relative ``1e-5``).
+        If `name` is empty, a callable is missing, a function does not return finite
+        values of its input's shape on :data:`CHECK_POINTS`, or a derivative disagrees
+        with a central difference of the function before it there (relative ``1e-5``).
 
     Examples
     --------
@@ -127,6 +130,10 @@ class Nonlinearity:
     increasing: bool = field(init=False, repr=False, compare=False)
     #: ``max |sigma|`` on :data:`CHECK_POINTS` (measured).
     bound: float = field(init=False, repr=False, compare=False)
+    #: ``(left, right)``: whether ``|sigma| < 1e-20`` at every check point beyond ``-60``
+    #: (``+60``), as sigmoid's left tail: there ``sigma^2`` itself is the integrand the
+    #: quadrature must follow into the tail (measured).
+    vanishes: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -155,9 +162,6 @@ class Nonlinearity:
                     f"`{attr}` of nonlinearity {self.name!r} must map an array to finite "
                     f"values of the same shape; at {probe.tolist()} it gave {out!r}."
                 )
-        f0 = float(np.asarray(self.f(np.zeros(1)), dtype=np.float64)[0])
-        if abs(f0) > 1e-12:
-            raise ValueError(f"`f` of nonlinearity {self.name!r} must vanish at 0, got {f0!r}.")
         values = _checked_values(self, chain)
         for low, high in itertools.pairwise(chain):
             _check_derivative(self, low, high, values)
@@ -168,6 +172,10 @@ class Nonlinearity:
         object.__setattr__(self, "odd", odd)
         object.__setattr__(self, "increasing", increasing)
         object.__setattr__(self, "bound", float(np.max(np.abs(f))))
+        tiny = np.abs(f) < 1e-20
+        object.__setattr__(
+            self, "vanishes", (bool(np.all(tiny[u <= -60.0])), bool(np.all(tiny[u >= 60.0])))
+        )
         if self.complement is not None:
             with np.errstate(all="ignore"):
                 c = np.asarray(self.complement(u), dtype=np.float64)
@@ -337,6 +345,22 @@ def _atan_d4(u):
     return _TWO_OVER_PI * 24.0 * x * r**5 * (r * r - x * x)
 
 
+def _sigmoid_d1(u):
+    return expit(u) * expit(-u)  # sigma (1 - sigma), each factor without cancellation
+
+
+def _sigmoid_d2(u):
+    return _sigmoid_d1(u) * (expit(-u) - expit(u))  # sigma' (1 - 2 sigma)
+
+
+def _sigmoid_d3(u):
+    return _sigmoid_d1(u) * (1.0 - 6.0 * _sigmoid_d1(u))  # sigma' (1 - 6 sigma (1 - sigma))
+
+
+def _sigmoid_d4(u):
+    return _sigmoid_d2(u) * (1.0 - 12.0 * _sigmoid_d1(u))
+
+
 #: The built-in nonlinearities by name; ``"erf"`` is the paper's (the risk engine uses its
 #: closed forms, and this entry serves as an independent reference through quadrature).
 BUILTIN_NONLINEARITIES: dict[str, Nonlinearity] = {
@@ -378,6 +402,17 @@ BUILTIN_NONLINEARITIES: dict[str, Nonlinearity] = {
         d4f=_atan_d4,
         complement=lambda u: _TWO_OVER_PI * np.arctan2(1.0, u),
         strip=1.0,  # branch points at +-i
+    ),
+    # sigmoid attention: sigma(0) = 1/2, not odd (its weights are positive, as softmax's)
+    "sigmoid": Nonlinearity(
+        "sigmoid",
+        expit,
+        _sigmoid_d1,
+        _sigmoid_d2,
+        _sigmoid_d3,
+        d4f=_sigmoid_d4,
+        complement=lambda u: expit(-u),
+        strip=np.pi,  # poles at +-i pi
     ),
 }
 
@@ -476,16 +511,55 @@ def _mode(sigma: Nonlinearity, t: np.ndarray, g: np.ndarray, s: np.ndarray) -> n
     return np.where(peak > 0.0, mu, 0.0)
 
 
-def _rule(t: np.ndarray, g: float, s: np.ndarray, mu: np.ndarray):
+def _square_mode(sigma: Nonlinearity, t: np.ndarray, g: float) -> np.ndarray:
+    """Where ``sigma(t + gz)^2 phi(z)`` peaks, for a ``sigma`` that vanishes in a tail; else 0.
+
+    For an odd ``sigma`` the only integrand that is small in a tail is ``tau^2``
+    (:func:`_mode`). A ``sigma`` that tends to 0 (sigmoid's left tail,
+    :attr:`Nonlinearity.vanishes`) makes ``sigma^2`` small there too, with its mass at
+    ``z`` of order ``2 g`` towards the rest of ``sigma``: its mode, by bisection on the log
+    derivative ``2 g d sigma'(u) / sigma(u) - y`` along ``z = d y`` (``d = +1`` from a
+    vanishing left tail), ``0 <= y <= 40``. 0 where the peak underflows or ``sigma`` does
+    not vanish on the side of ``t``.
+    """
+    out = np.zeros_like(t)
+    for d, vanishing in zip((1.0, -1.0), sigma.vanishes, strict=True):
+        side = (d * t < 0) if vanishing else np.zeros(t.shape, bool)
+        if not np.any(side):
+            continue
+        ts = t[side]
+
+        def G(y, ts=ts, d=d):
+            u = ts + g * d * y
+            with np.errstate(divide="ignore", over="ignore", invalid="ignore"):
+                val = 2.0 * g * d * sigma.df(u) / sigma.f(u) - y
+            return np.where(np.isfinite(val), val, np.inf)  # sigma underflows: further on
+
+        near, far = np.zeros_like(ts), np.full_like(ts, _MODE_REACH)
+        for _ in range(_MODE_STEPS):
+            mid = 0.5 * (near + far)
+            beyond = G(mid) < 0
+            far, near = np.where(beyond, mid, far), np.where(beyond, near, mid)
+        y = 0.5 * (near + far)
+        with np.errstate(under="ignore"):
+            peak = sigma.f(ts + g * d * y) ** 2 * np.exp(-0.5 * y * y)
+        out[side] = np.where(peak > 0.0, d * y, 0.0)
+    return out
+
+
+def _rule(t: np.ndarray, g: float, s: np.ndarray, mu: np.ndarray, reach=None):
     """Nodes ``z`` ``(n, N)`` and weights (``phi`` included) for the window of each ``t``.
 
     Panels of width at most 1 over the window, and panels graded geometrically around
     ``z0 = -t/g`` (where ``sigma`` turns over, within ``1/g``): breakpoints
     ``z0 +- (0.75/g) 2^k`` below 1, so a sharp ``sigma`` costs ``O(log g)`` panels.
-    ``s = sgn t`` and ``mu`` the mode (:func:`_mode`) come from the caller.
+    ``s = sgn t`` and ``mu`` the mode (:func:`_mode`) come from the caller, and `reach`,
+    the mode of ``sigma^2 phi`` where ``sigma`` vanishes (:func:`_square_mode`; None: 0),
+    which the window covers too.
     """
-    lo = np.where(s > 0, mu - _HALF_WINDOW, -_HALF_WINDOW)
-    hi = np.where(s > 0, _HALF_WINDOW, mu + _HALF_WINDOW)
+    reach = np.zeros_like(t) if reach is None else reach
+    lo = np.minimum(np.minimum(mu, 0.0), reach) - _HALF_WINDOW
+    hi = np.maximum(np.maximum(mu, 0.0), reach) + _HALF_WINDOW
     coarse = int(np.ceil(np.max(hi - lo)))
     cuts = [lo[:, None] + (hi - lo)[:, None] * np.linspace(0.0, 1.0, coarse + 1)[None, :]]
     if g > 0.75:
@@ -749,16 +823,19 @@ def _quadrature(
         return {k: np.empty(0) for o in range(order + 1) for k in MOMENT_NAMES[o]}
     s = np.where(t >= 0, 1.0, -1.0)
     mu = _mode(sigma, t, np.full_like(t, g), s)
+    reach = _square_mode(sigma, t, g)
     n = _hermite_nodes(_hermite_size(sigma, g), mu)
+    if n is not None and np.any(reach != 0.0):
+        n = np.where(reach != 0.0, 0, n)  # sigma^2 peaks off the shift: the panels
     if n is None or np.all(n == n.flat[0]):
-        rule = None if n is None else int(n.flat[0])
-        return _integrate(sigma, t, g, order, s, mu, rule, absolute)
+        rule = None if n is None or n.flat[0] == 0 else int(n.flat[0])
+        return _integrate(sigma, t, g, order, s, mu, reach, rule, absolute)
     out = {k: np.empty(t.size) for o in range(order + 1) for k in MOMENT_NAMES[o]}
     parts = {} if absolute is None else {k: np.empty(t.size) for k in out}
     for rule in np.unique(n):  # each point by the cheapest rule exact for it
         at = n == rule
         size: dict | None = None if absolute is None else {}
-        got = _integrate(sigma, t[at], g, order, s[at], mu[at], int(rule) or None, size)
+        got = _integrate(sigma, t[at], g, order, s[at], mu[at], reach[at], int(rule) or None, size)
         for k, v in got.items():
             out[k][at] = v
             if size is not None:
@@ -790,11 +867,12 @@ def _integrate(
     order: int,
     s: np.ndarray,
     mu: np.ndarray,
+    reach: np.ndarray,
     n: int | None,
     absolute: dict | None,
 ) -> dict:
     """The moments at `t` by one rule: `n` Gauss–Hermite nodes, or the panels (None)."""
-    z, w = _rule(t, g, s, mu) if n is None else _hermite_rule(n, mu)
+    z, w = _rule(t, g, s, mu, reach) if n is None else _hermite_rule(n, mu)
     u = t[:, None] + g * z
     top = min(sigma.order, 2 + order)
     d = [sigma.derivative(j)(u) for j in range(top + 1)]

@@ -116,7 +116,8 @@ class Params:
         ``sum_{j in J} X_j^T v* + xi``. ``s = 1`` is the paper's model.
     nonlinearity : str or Nonlinearity, default ``"erf"``
         The attention's ``sigma``: ``"erf"`` (the paper's; closed forms), ``"tanh"``,
-        ``"algebraic"`` (``x / sqrt(1 + x^2)``), ``"arctan"`` (``(2/pi) arctan x``), or a
+        ``"algebraic"`` (``x / sqrt(1 + x^2)``), ``"arctan"`` (``(2/pi) arctan x``),
+        ``"sigmoid"`` (``1 / (1 + e^{-x})``: sigmoid attention, ``sigma(0) = 1/2``), or a
         user's :class:`slr_theory.Nonlinearity`. Other than ``"erf"``, the risk's Gaussian
         expectations come from quadrature (:func:`slr_theory.nonlinearity.gaussian_moments`).
     attention : {"pointwise", "softmax"}, default ``"pointwise"``

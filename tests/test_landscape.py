@@ -571,7 +571,7 @@ def test_the_separatrix_and_the_escape_start_at_ms_own_saddle_for_a_sigma_not_od
     assert np.abs(manifold_risk_grad(p, 0.0, 0.0)).max() > 1e-3  # the origin is no zero
     assert np.abs(manifold_risk_grad(p, *saddle)).max() < 1e-14
     sep = separatrix(p)
-    assert np.min(np.abs(sep - saddle).max(axis=1)) < 1e-15  # through the saddle itself
+    assert np.min(np.abs(sep - saddle).max(axis=1)) == 0.0  # through the saddle itself
     assert np.abs(sep).max() > 0.9
     far = sep[np.argmin(np.abs(np.abs(sep[:, 0] - saddle[0]) - 0.3))]  # 0.3 from it in kappa
     closest = []

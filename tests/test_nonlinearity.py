@@ -26,7 +26,7 @@ from .strategies import (
     random_overlaps,
 )
 
-NAMES = ("tanh", "algebraic", "arctan", "erf")
+NAMES = ("tanh", "algebraic", "arctan", "sigmoid", "erf")
 
 
 def _mp_derivatives(name):
@@ -61,6 +61,13 @@ def _mp_derivatives(name):
                 k * (6 * u * u - 2) * w**3,
                 24 * k * u * (1 - u * u) * w**4,
             ][j]
+
+    elif name == "sigmoid":
+
+        def D(u, j):
+            f, c = 1 / (1 + mp.exp(-u)), 1 / (1 + mp.exp(u))  # sigma and 1 - sigma
+            p = f * c
+            return [f, p, p * (c - f), p * (1 - 6 * p), p * (c - f) * (1 - 12 * p)][j]
 
     else:
 
@@ -183,6 +190,8 @@ SATURATED = [
     ("algebraic", -1e5, 0.07),
     ("arctan", 1e300, 0.15),
     ("arctan", 1e5, 0.07),
+    ("sigmoid", 800.0, 0.25),
+    ("sigmoid", -800.0, 0.25),
 ]
 
 
@@ -199,6 +208,7 @@ def test_moments_at_the_saturation_edge_match_mpmath(name, t, g):
         "erf": lambda u: 2 / mp.sqrt(mp.pi) * mp.exp(-u * u),
         "algebraic": lambda u: (1 + u * u) ** mp.mpf(-1.5),
         "arctan": lambda u: 2 / mp.pi / (1 + u * u),
+        "sigmoid": lambda u: 1 / ((1 + mp.exp(-u)) * (1 + mp.exp(u))),
     }[name]
     s = 1 if t >= 0 else -1
     got = gaussian_moments(name, [t], g, 1)
@@ -298,7 +308,7 @@ def test_a_large_batch_through_the_interpolant_agrees_with_the_quadrature(name, 
     np.testing.assert_allclose(big_v[0, opt], small_v[0, opt], rtol=1e-12, atol=0.0)
 
 
-@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan"))
+@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan", "sigmoid"))
 @pytest.mark.parametrize(
     "lam, ov",
     [
@@ -343,7 +353,7 @@ def test_erf_through_quadrature_agrees_with_the_closed_form(cfg):
     np.testing.assert_allclose(h2, h1, rtol=0, atol=1e-12 * np.abs(h1).max())
 
 
-@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan"))
+@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan", "sigmoid"))
 def test_risk_matches_monte_carlo_on_explicit_vectors(name):
     """The data model itself (tokens drawn in R^d) within 4 standard errors."""
     from slr_theory.model import monte_carlo_risk, vectors_from_overlaps
@@ -356,7 +366,7 @@ def test_risk_matches_monte_carlo_on_explicit_vectors(name):
         assert abs(mc.estimate - risk(p, *ov)) < 4 * mc.stderr, (ov, mc, risk(p, *ov))
 
 
-@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan"))
+@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan", "sigmoid"))
 @pytest.mark.parametrize("s", [1, 2])
 def test_gradient_and_hessian_match_finite_differences(name, s):
     rng = np.random.default_rng(3 + s)
@@ -373,7 +383,7 @@ def test_gradient_and_hessian_match_finite_differences(name, s):
         assert_derivatives_match_differences(p, ov)
 
 
-@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan"))
+@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan", "sigmoid"))
 def test_m_is_invariant(name):
     """On M the partials in theta, eta, rho vanish exactly (their terms carry theta, eta or rho)."""
     p = Params(d=400, L=10, lam=0.3, gamma=0.7, s=2, nonlinearity=name)
@@ -412,13 +422,13 @@ def test_a_users_nonlinearity_matches_mpmath_and_uses_stein_beyond_its_derivativ
 
 
 def test_nonlinearity_validation_names_what_is_wrong():
-    with pytest.raises(ValueError, match="`f` of nonlinearity 'shift' must vanish at 0"):
-        Nonlinearity(
-            "shift",
-            lambda x: np.tanh(x) + 0.1,
-            lambda x: 1 / np.cosh(x) ** 2,
-            lambda x: -2 * np.tanh(x) / np.cosh(x) ** 2,
-        )
+    shift = Nonlinearity(  # sigma(0) != 0 is a model (sigmoid attention), not an error
+        "shift",
+        lambda x: np.tanh(x) + 0.1,
+        lambda x: 1 / np.cosh(np.clip(x, -300, 300)) ** 2,
+        lambda x: -2 * np.tanh(x) / np.cosh(np.clip(x, -300, 300)) ** 2,
+    )
+    assert not shift.odd and shift.increasing and shift.bound == pytest.approx(1.1)
     with pytest.raises(ValueError, match="`df` of nonlinearity 'bad' is not the derivative"):
         Nonlinearity("bad", np.tanh, np.cos, np.sin)
     with pytest.raises(ValueError, match="same shape"):
@@ -502,8 +512,11 @@ def _skew(complement=False):
 
 
 def test_oddness_monotonicity_and_bound_are_verified_not_assumed():
-    for sig in BUILTIN_NONLINEARITIES.values():
+    for name in ("erf", "tanh", "algebraic", "arctan"):
+        sig = BUILTIN_NONLINEARITIES[name]
         assert sig.odd and sig.increasing and sig.bound == 1.0
+    sigmoid = BUILTIN_NONLINEARITIES["sigmoid"]  # sigma(0) = 1/2
+    assert not sigmoid.odd and sigmoid.increasing and sigmoid.bound == 1.0
     skew = _skew()
     assert not skew.odd and skew.increasing and skew.bound == pytest.approx(1.5)
     c = lambda u: np.clip(u, -40, 40)  # noqa: E731  (u e^{-u^2} is 0 beyond: no u * u overflow)
@@ -594,7 +607,7 @@ def test_off_m_minimum_beats_the_optimum_at_the_papers_lambda(name, off_m):
     assert gap > 4 * np.hypot(est[0].stderr, est[1].stderr), (gap, est)
 
 
-@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan"))
+@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan", "sigmoid"))
 @pytest.mark.parametrize("g", [0.01, 0.07, 0.13])
 def test_the_gauss_hermite_rule_agrees_with_the_panels(name, g, monkeypatch):
     """Small g takes Gauss–Hermite; the composite rule (checked against mpmath above) is the

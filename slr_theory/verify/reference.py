@@ -152,6 +152,10 @@ MP_NONLINEARITIES: dict[str, tuple] = {
         ),
     ),
     "arctan": (lambda x: 2 / mp.pi * mp.atan(x), lambda x, s: 2 / mp.pi * mp.atan2(1, s * x)),
+    "sigmoid": (
+        lambda x: 1 / (1 + mp.exp(-x)),
+        lambda x, s: 1 / (1 + mp.exp(x)) if s > 0 else 1 + 1 / (1 + mp.exp(-x)),
+    ),
 }
 
 

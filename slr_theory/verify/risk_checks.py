@@ -222,7 +222,7 @@ register(
 )
 
 
-for _sigma in ("tanh", "algebraic", "arctan"):  # the quadrature backend, same references
+for _sigma in ("tanh", "algebraic", "arctan", "sigmoid"):  # quadrature, same references
     register(
         Check(
             name=f"risk.total_{_sigma}",
