@@ -750,25 +750,26 @@ class MomentTable:
     def sizes(self, ov5: np.ndarray, phi: np.ndarray) -> np.ndarray:
         """The size of each feature's terms (protocol: :class:`RiskTable`).
 
-        ``|phi|`` when ``sigma`` is odd, non-decreasing and ``|sigma| <= 1`` (each verified
-        when it was built), the class whose features were designed as expectations of
-        one sign. Otherwise two moments can vanish by cancellation inside them, and get
-        a bound on their terms instead:
+        ``|phi|``, except for two moments that can vanish by cancellation inside
+        themselves, which get a bound on their terms instead:
 
-        - ``E0 = E sigma(U)``, ``U = t + gZ``, where ``sigma`` changes sign: its terms are
-          at most ``E |sigma(U)| <= |sigma(0)| + sup |sigma'| E |U| <= |sigma(0)| +
-          sup |sigma'| (|t| + g sqrt(2/pi))``, and ``max |sigma|``;
-        - ``E sigma' tau`` inside ``W1 = 2 s (w E sigma' - E sigma' tau)``, where ``tau =
-          1 - s sigma`` changes sign (``sigma`` crosses 1): ``2 (|w| + 1 + max |sigma|)
-          E |sigma'|`` (``E sigma'`` for a non-decreasing ``sigma``, else the sup of
-          ``|sigma'|``).
+        - ``E0 = E sigma(U)``, ``U = t + gZ``, wherever ``sigma`` changes sign (at the
+          origin of M, ``E tanh(gZ)`` is 0 up to rounding): its terms are at most
+          ``E |sigma(U)| <= |sigma(0)| + sup |sigma'| E |U| <= |sigma(0)| + sup |sigma'|
+          (|t| + g sqrt(2/pi))``, and ``max |sigma|``;
+        - ``W1 = 2 s (w E sigma' - E sigma' tau)``, a difference of two terms (at the
+          origin of M both are of order one and ``W1 = 2 E sigma' sigma = 0``): its size
+          is ``2 (|w| E sigma' + E sigma' tau)`` where ``sigma' >= 0`` and ``tau = 1 - s sigma
+          >= 0`` (``sigma`` non-decreasing, ``|sigma| <= 1``). Otherwise ``E sigma' tau``
+          cancels inside itself too, and the size is ``2 (|w| + 1 + max |sigma|) E |sigma'|``
+          (``E sigma'`` for a non-decreasing ``sigma``, else the sup of ``|sigma'|``). On the
+          edge ``nu = sgn kappa`` (``w = 0``) one term remains: a plateau, where it is
+          exponentially small, stays one.
 
         ``W0`` and the products of moments take the sizes of the moments they are made of.
         """
         out = np.abs(phi)
         sig = self.sigma
-        if sig.odd and sig.increasing and sig.bound <= 1.0:
-            return out
         basis, plan, ext = self._bases(ov5)
         index = {b: i for i, b in enumerate(MOMENT_BASES)}
         a, g = float(self.constants[0]), float(self.constants[1])
@@ -776,14 +777,19 @@ class MomentTable:
         sup1 = moment_sups(sig, g)["E1"]
         at0 = abs(float(np.asarray(sig.f(np.zeros(1)), dtype=np.float64)[0]))
         e0 = np.minimum(sig.bound, at0 + sup1 * (np.abs(t) + g * np.sqrt(2.0 / np.pi)))
-        e1 = np.abs(basis[index["E1"]]) if sig.increasing else np.full(t.shape, sup1)
         size = {f"E{j}": np.abs(basis[index[f"E{j}"]]) for j in range(1, 5)}
         size["E0"] = np.maximum(np.abs(basis[index["E0"]]), e0)
         sgn = np.where(t >= 0, 1.0, -1.0)
         w = np.abs(1.0 - sgn * ov5[1])
         basis[index["E0"]] = size["E0"]
         basis[index["W0"]] = np.abs(basis[index["W0"]]) + 2.0 * w * size["E0"]
-        basis[index["W1"]] = 2.0 * (w + 1.0 + sig.bound) * e1
+        if sig.increasing and sig.bound <= 1.0:
+            e1 = np.abs(basis[index["E1"]])
+            d1tau = np.abs(w * basis[index["E1"]] - 0.5 * sgn * basis[index["W1"]])
+            basis[index["W1"]] = 2.0 * (w * e1 + d1tau)
+        else:
+            e1 = np.abs(basis[index["E1"]]) if sig.increasing else np.full(t.shape, sup1)
+            basis[index["W1"]] = 2.0 * (w + 1.0 + sig.bound) * e1
         for b in plan.bases:
             if len(b) == 4:
                 basis[index[b]] = size[b[:2]] * size[b[2:]]

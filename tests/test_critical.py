@@ -534,3 +534,21 @@ def test_the_search_for_a_sigma_not_odd_lists_only_critical_points_and_where_pgd
     inner = next(q for q in on_m if abs(q.overlaps[0]) < 1 and abs(q.overlaps[1]) < 1)
     found = next(q for q in pts if same_point(q.overlaps, inner.overlaps, 1e-8, group))
     assert (found.index, found.nullity, found.kind) == (inner.index, inner.nullity, inner.kind)
+
+
+@pytest.mark.parametrize("name", ["tanh", "algebraic", "arctan", "sigmoid", "erf"])
+@pytest.mark.parametrize("lam", [0.1, 0.9])
+def test_the_search_lists_every_critical_point_of_m_with_its_class(name, lam):
+    """The tanh search listed 11 points and not the origin, which the proof on M
+    establishes (index 2, nullity 793): E tanh(gZ) vanishes there by cancellation and was
+    measured against its own rounding. Each of M's points is now in the list (no random
+    starts needed) with the index and nullity the manifold's door gives it."""
+    from slr_theory.critical import same_point, symmetries
+
+    p = Params.paper(lam=lam).replace(nonlinearity=name)
+    found = critical_points(p, starts=0)
+    group = symmetries(p)
+    for q in critical_points(p, "manifold"):
+        match = [c for c in found if same_point(c.overlaps, q.overlaps, 1e-8, group)]
+        assert len(match) == 1, (q.overlaps, [c.overlaps for c in found])
+        assert (match[0].index, match[0].nullity) == (q.index, q.nullity), q.overlaps
