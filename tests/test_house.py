@@ -220,3 +220,21 @@ def test_above_the_trajectory_loop_only_the_model_interface_of_the_engine_is_use
         seen += len(used)
         bad += [f"{path.name}: engine.{n}" for n in sorted(used - set(engine.__all__))]
     assert seen > 5 and not bad, bad
+
+
+def test_the_version_has_one_home_and_the_release_files_name_it():
+    """pyproject reads slr_theory.__version__ (no second copy); the changelog has a section
+    for it and the citation states it; the licence is the one pyproject names."""
+    import importlib.metadata
+
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+
+    root = PKG.parent
+    project = tomllib.loads((root / "pyproject.toml").read_text())["project"]
+    assert "version" not in project and "version" in project["dynamic"]
+    assert importlib.metadata.version("slr-theory") == slr_theory.__version__
+    assert f"## {slr_theory.__version__} " in (root / "CHANGELOG.md").read_text()
+    cff = (root / "CITATION.cff").read_text()
+    assert re.search(rf"^version: {re.escape(slr_theory.__version__)}$", cff, flags=re.M)
+    assert project["license"] == "BSD-3-Clause"
+    assert (root / "LICENSE").read_text().startswith("BSD 3-Clause License")
