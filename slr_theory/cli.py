@@ -181,6 +181,7 @@ def _stats_parser(sub) -> None:
         s_help="informative tokens per sequence, at most every row's L (1: the paper's model)",
         sigma_help="the attention's sigma (the attention column; Bayes and linear do not use it)",
     )
+    _attention_option(st)
     _max_minutes(st)
     st.add_argument("--json", action="store_true", help="print rows as JSON")
     st.set_defaults(run=_cmd_stats)
@@ -251,6 +252,11 @@ def _model_options(p, lam: float = 0.1, d_min: int | None = None) -> None:
         s_help="informative tokens per sequence, at most --L (1: the paper's model)",
         sigma_help="the attention's sigma (erf: the paper's, closed forms; others by quadrature)",
     )
+    _attention_option(p)
+
+
+def _attention_option(p) -> None:
+    """``--attention``: pointwise (the paper's) or softmax weights."""
     from .params import ATTENTIONS
 
     p.add_argument(
@@ -1085,11 +1091,14 @@ def _cmd_stats(args) -> int:
             progress=bar.update,
             s=args.s,
             nonlinearity=args.nonlinearity,
+            attention=args.attention,
         )
     _emit(
         args,
         rows,
-        lambda: statistics_text(rows, args.gamma, args.eps, s=args.s, sigma=args.nonlinearity),
+        lambda: statistics_text(
+            rows, args.gamma, args.eps, s=args.s, sigma=args.nonlinearity, attention=args.attention
+        ),
     )
     return 0
 

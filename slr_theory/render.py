@@ -126,7 +126,13 @@ def verification_text(results: Sequence) -> str:
 
 
 def statistics_text(
-    rows: Sequence[dict], gamma: float, eps: float, *, s: int = 1, sigma: str = "erf"
+    rows: Sequence[dict],
+    gamma: float,
+    eps: float,
+    *,
+    s: int = 1,
+    sigma: str = "erf",
+    attention: str = "pointwise",
 ) -> str:
     """The table ``slr-theory stats`` prints (rows of :func:`slr_theory.statistics.statistics_table`).
 
@@ -138,12 +144,18 @@ def statistics_text(
         Informative tokens of the rows' model (named in the title when not 1).
     sigma : str, optional
         The attention's nonlinearity (named in the title when not ``"erf"``).
+    attention : str, optional
+        The attention (named in the title when not ``"pointwise"``).
 
     Returns
     -------
     str
     """
-    model = (f", s = {s}" if s != 1 else "") + (f", sigma = {sigma}" if sigma != "erf" else "")
+    model = (
+        (f", s = {s}" if s != 1 else "")
+        + (f", sigma = {sigma}" if sigma != "erf" else "")
+        + (f", {attention} attention" if attention != "pointwise" else "")
+    )
     lines = [
         f"risk - eps^2 at gamma = {gamma:.4g}, eps = {eps:.4g}{model} "
         "(attention at k*, v* and its best lambda)",

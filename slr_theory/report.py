@@ -516,10 +516,11 @@ def _statistics(s, dest) -> list[str]:
     return [
         "## 8. Attention against the Bayes and linear risks (the paper's section 4)",
         "",
-        f"Risk − ε² at the report's `γ = {p.gamma:.4g}`, `ε = {p.eps:g}`, over the paper's "
-        "dimensions with `L = ⌈√d⌉`: the attention predictor at `(k*, v*)` and its best "
-        "temperature, the Bayes risk (Monte Carlo, 20 000 draws) and the best linear "
-        "predictor.",
+        f"Risk − ε² at the report's `γ = {p.gamma:.4g}`, `ε = {p.eps:g}`"
+        + (f", `s = {p.s}`" if p.s != 1 else "")
+        + ", over the paper's dimensions with `L = ⌈√d⌉`: the attention predictor "
+        f"`{p.predictor}` at `(k*, v*)` and its best temperature, the Bayes risk (Monte "
+        "Carlo, 20 000 draws) and the best linear predictor.",
         "",
         *_md_table(("d", "L", "λ*", "attention", "Bayes (MC)", "linear"), table),
         "",

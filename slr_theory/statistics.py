@@ -310,12 +310,14 @@ def statistics_table(
     *,
     s: int = 1,
     nonlinearity: str | Nonlinearity = "erf",
+    attention: str = "pointwise",
 ) -> list[dict]:
     """Rows ``d, L, lam*, attention, bayes (+- se), linear`` (risks minus ``eps**2``).
 
     ``L=None`` grows the sequence length with the dimension as ``L = ceil(sqrt(d))``.
     The attention column is the risk at ``(k*, v*)`` at its best temperature, for the
-    model's nonlinearity; the Bayes and linear columns do not depend on it.
+    model's nonlinearity and attention; the Bayes and linear columns do not depend on
+    them.
 
     Parameters
     ----------
@@ -334,6 +336,8 @@ def statistics_table(
         Informative tokens per sequence, ``1 <= s <= L`` (1: the paper's model).
     nonlinearity : str or Nonlinearity, optional
         The attention's ``sigma`` (``"erf"``: the paper's).
+    attention : {"pointwise", "softmax"}, optional
+        The attention (:class:`slr_theory.Params`).
 
     Returns
     -------
@@ -353,7 +357,16 @@ def statistics_table(
     rows = []
     for d in dims:
         length = int(np.ceil(np.sqrt(d))) if L is None else L
-        p = Params(d=d, L=length, lam=1.0, gamma=gamma, eps=eps, s=s, nonlinearity=nonlinearity)
+        p = Params(
+            d=d,
+            L=length,
+            lam=DOMAIN["lam"][0],  # every model takes it; optimal_lambda ignores it
+            gamma=gamma,
+            eps=eps,
+            s=s,
+            nonlinearity=nonlinearity,
+            attention=attention,
+        )
         lam = optimal_lambda(p)
         bayes = bayes_risk_mc(p, samples, rng)
         rows.append(

@@ -225,7 +225,7 @@ class Study:
     experiments : list of ExperimentResult
         The paper's configurations (fixed parameters, not `params`).
     statistics : list of dict
-        The paper's section 4 at ``gamma, eps`` of `params`.
+        The paper's section 4 at ``gamma, eps, s`` and the attention of `params`.
     seconds : dict
         Wall time of each part.
     findings : list of str
@@ -513,6 +513,9 @@ def study(
             [100, 1000, 10_000],
             20_000,
             np.random.default_rng(seed),
+            s=params.s,
+            nonlinearity=params.nonlinearity,
+            attention=params.attention,
         )
         here = _timed(seconds, "identities", _verify, _CHECKS_HERE, params, seed)
         if beside is not None:

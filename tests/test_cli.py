@@ -91,7 +91,9 @@ def test_python_dash_m_is_the_same_command():
 def test_stats_prints_the_table(capsys):
     assert main(["stats", "--d-max", "1000", "--samples", "2000", "--L", "10"]) == 0
     out = capsys.readouterr().out.splitlines()
-    assert out[0].startswith("parameters: L = 10, d_max = 1000, eps = 0.0, gamma = 0.70710678")
+    assert out[0].startswith(
+        "parameters: L = 10, attention = pointwise, d_max = 1000, eps = 0.0, gamma = 0.70710678"
+    )
     assert out[2].split()[:3] == ["d", "L", "lambda*"]
     assert [line.split()[0] for line in out[3:]] == ["100", "1000"]
 
@@ -109,6 +111,20 @@ def test_stats_takes_the_model_flags(capsys):
     assert row["bayes"] < row["attention"] < row["linear"]
     assert main(argv) == 0
     assert "s = 2, sigma = tanh" in capsys.readouterr().out.splitlines()[1]
+
+
+def test_stats_takes_the_attention(capsys):
+    """`stats --attention softmax` was 'unrecognized arguments'; its attention column is
+    softmax attention's risk at (k*, v*) at its best temperature, named in the title."""
+    from slr_theory import Params, risk
+
+    argv = ["stats", "--d-max", "100", "--samples", "500", "--attention", "softmax"]
+    assert main([*argv, "--json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    p = Params(d=100, L=10, lam=row["lam_opt"], gamma=0.5**0.5, attention="softmax")
+    assert row["attention"] == float(risk(p, 1.0, 1.0))
+    assert main(argv) == 0
+    assert "softmax attention" in capsys.readouterr().out.splitlines()[1]
 
 
 def test_stats_json(capsys):

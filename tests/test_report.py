@@ -251,6 +251,8 @@ def test_the_report_runs_at_a_sigma_that_is_not_odd_and_says_what_m_has(
     assert "exactly five critical points" not in text
     assert f"scans locate {on_m} critical points" in text
     assert "The origin is not one of them" in text
+    section8 = text[text.index("## 8.") :]
+    assert f"`{p.predictor}`" in section8.split("\n\n")[1]  # section 8 at this model
     saved = json.loads((tmp_path / "r" / "results.json").read_text())  # a user's sigma is
     assert saved["manifold_proved"] is False  # saved by name, so read it as data
     if saddle:
