@@ -284,8 +284,20 @@ def _risk(s, dest) -> list[str]:
         "",
         *_md_table(("point", "risk", "informative", "distractors", "interactions"), rows),
         "",
-        f"At `(k*, v*)` the risk is smallest at `λ* = {s.lam_star:.4g}` for these `d, L, γ, ε`.",
+        _lam_star_sentence(s),
     ]
+
+
+def _lam_star_sentence(s) -> str:
+    """Where the risk at ``(k*, v*)`` is smallest in ``lam``: an interior optimum, or the
+    edge of the model's domain when it still falls there (softmax attention)."""
+    if s.lam_star >= s.params.lam_max:
+        return (
+            f"At `(k*, v*)` the risk still falls at `λ = {s.lam_star:.4g}`, the largest "
+            "temperature this model takes (its domain's edge): over that range it has no "
+            "interior optimum."
+        )
+    return f"At `(k*, v*)` the risk is smallest at `λ* = {s.lam_star:.4g}` for these `d, L, γ, ε`."
 
 
 def _critical(s, dest) -> list[str]:
@@ -392,7 +404,11 @@ def _landscape(s, dest) -> list[str]:
         for m, name, f, se in zip(b.minima, b.names, b.fractions, b.stderr, strict=True)
     ]
     rows.append(
-        ("—", f"not converged after {int(b.steps_run.max())} steps", f"{b.unconverged / b.n:.2f}")
+        (
+            "—",
+            f"at no minimum within the budget of {b.max_steps} steps",
+            f"{b.unconverged / b.n:.2f}",
+        )
     )
     off_manifold_figure(b, dest.file("off_manifold.png"))
     lines = [

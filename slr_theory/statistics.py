@@ -94,12 +94,17 @@ def optimal_lambda(params: Params, lam_range: tuple[float, float] = (1e-6, 1e3))
     Returns
     -------
     float
-        The minimising temperature.
+        The minimising temperature; the interval's end itself when the risk is smallest
+        there (within ``1e-6`` in ``log lam`` of it, and no higher at it): softmax
+        attention at the paper's ``d``, whose risk still falls at ``lam_max``.
 
     Examples
     --------
     >>> from slr_theory import Params
     >>> from slr_theory.statistics import optimal_lambda, oracle_risk
+    >>> soft = Params.paper().replace(attention="softmax")
+    >>> optimal_lambda(soft) == soft.lam_max  # the edge of the model's domain
+    True
     >>> p = Params.paper()
     >>> lam = optimal_lambda(p)
     >>> bool(oracle_risk(p.replace(lam=lam)) <= oracle_risk(p.replace(lam=2 * lam)))
@@ -107,13 +112,20 @@ def optimal_lambda(params: Params, lam_range: tuple[float, float] = (1e-6, 1e3))
     """
     lo, hi = temperature_range(lam_range)
     hi = min(hi, params.lam_max)
-    lo, hi = np.log(min(lo, hi)), np.log(hi)
+    ends = (float(min(lo, hi)), float(hi))
+    lo, hi = np.log(ends[0]), np.log(ends[1])
     res = minimize_scalar(
         lambda u: oracle_risk(params.replace(lam=float(np.exp(u)))),
         bounds=(lo, hi),
         method="bounded",
         options={"xatol": 1e-10},
     )
+    for lam_end in ends:  # Brent stops inside the interval: an end it approaches is the answer
+        if (
+            abs(res.x - np.log(lam_end)) <= 1e-6
+            and oracle_risk(params.replace(lam=lam_end)) <= res.fun
+        ):
+            return lam_end
     return float(np.exp(res.x))
 
 

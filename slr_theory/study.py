@@ -735,10 +735,12 @@ def findings(s: Study) -> list[str]:
     if b.unconverged:
         stalled = int(b.stalled.sum())
         far = b.distance[b.label < 0]
+        moving = b.unconverged - stalled
         sentence += (
-            f" {b.unconverged} runs are **not converged** after {int(b.steps_run.max())} "
-            f"steps (distance to the nearest minimum {far.min():.3g} to {far.max():.3g}, "
-            f"gradient norm up to {b.gradient[b.label < 0].max():.3g})"
+            f" {b.unconverged} runs are **not converged** within the budget of {b.max_steps} "
+            f"steps ({moving} still moving at it; distance to the nearest minimum "
+            f"{far.min():.3g} to {far.max():.3g}, gradient norm up to "
+            f"{b.gradient[b.label < 0].max():.3g})"
             + (
                 f"; {stalled} of them no longer move: they sit on a cycle or a fixed point "
                 "of the PGD map that is no minimum."

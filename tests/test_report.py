@@ -150,7 +150,9 @@ def test_the_report_states_its_parameters_and_explains(tmp_path, quick):
     for paragraph in s.findings:
         assert paragraph in first
     assert "your parameters" in text  # the model's checks at the report's parameters
-    assert "not converged after" in text  # the basin table's last row, with its steps
+    # the basin table's last row, with the budget, not the longest run (which once read
+    # 'after 60000 steps' under a cap of 200000)
+    assert f"at no minimum within the budget of {s.basins.max_steps} steps" in text
     assert "**global minimum**" in text
     for e in s.events:
         assert e.lam_text in text  # with the decimals its width supports
@@ -191,6 +193,25 @@ def tiny_atlas():
         stability_grid=9,
         jobs=1,
     )
+
+
+def test_a_temperature_at_the_models_edge_is_not_called_an_optimum(
+    tmp_path, monkeypatch, small_study
+):
+    """Softmax's report said 'the risk is smallest at lambda* = 10', the edge of its domain,
+    where the risk still falls. optimal_lambda returns the edge itself there, and the
+    report says what it is."""
+    from slr_theory.statistics import optimal_lambda, oracle_risk
+
+    soft = Params.paper().replace(attention="softmax")
+    edge = optimal_lambda(soft)
+    assert edge == soft.lam_max
+    assert oracle_risk(soft.replace(lam=edge)) < oracle_risk(soft.replace(lam=0.999 * edge))
+    s = copy.deepcopy(small_study)
+    s.lam_star = s.params.lam_max
+    monkeypatch.setattr(study_module, "study", lambda *a, **k: s)
+    text = rep.write_report(tmp_path / "r").read_text()
+    assert "the largest temperature this model takes" in text and "λ* =" not in text
 
 
 def test_an_atlas_given_is_shown_saved_and_redrawn(tmp_path, monkeypatch, small_study, tiny_atlas):

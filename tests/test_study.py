@@ -109,6 +109,7 @@ def test_every_number_in_the_findings_comes_from_the_study(small_study):
     s.basins.stalled[:] = True
     text3 = "\n".join(findings(s))
     assert f"{s.basins.n} runs are **not converged**" in text3
+    assert f"within the budget of {s.basins.max_steps} steps (0 still moving at it" in text3
     assert "no longer move" in text3 and "none of the" in text3
     # the step condition: each of its three outcomes is said with the bounds' own numbers
     lip = s.lipschitz
