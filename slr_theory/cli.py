@@ -49,6 +49,10 @@ class _HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 
 class _Parser(argparse.ArgumentParser):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("allow_abbrev", False)  # `--d 400` is not `--d-max 400`
+        super().__init__(*args, **kwargs)
+
     def error(self, message: str):  # one line, no usage dump, no traceback
         raise _UsageError(f"{self.prog}: error: {message}")
 

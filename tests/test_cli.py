@@ -127,6 +127,15 @@ def test_stats_takes_the_attention(capsys):
     assert "softmax attention" in capsys.readouterr().out.splitlines()[1]
 
 
+def test_a_flag_is_never_taken_for_a_longer_one(capsys):
+    """`stats --d 400` ran as `--d-max 400` (argparse's prefix matching) and failed on a
+    flag the user never gave; every command now refuses a prefix, in one line."""
+    for argv in (["stats", "--d", "400"], ["critical", "--star", "8"], ["report", "--ou", "x"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and "unrecognized arguments" in err, err
+
+
 def test_stats_json(capsys):
     assert main(["stats", "--d-max", "100", "--samples", "500", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
