@@ -1003,14 +1003,22 @@ def _cmd_reproduce(args) -> int:
             progress=True,
             jobs=args.jobs,
         )
+        import numpy as np
+
+        from .critical import canonical, end_groups, overlaps_text, symmetries
+
         for name, res in results.items():
             csv_path, png_path = write(res, dest)
             tr = res.trajectory
+            group = symmetries(res.experiment.params)
+            ends = [  # group by group: a mean over runs that ended apart describes none
+                f"{g.size} near {overlaps_text(canonical(tr.overlaps[-1, g[0]], group), 2)} "
+                f"(risk - eps^2 {float(np.mean(tr.risk[-1, g]) - res.experiment.eps**2):.3e})"
+                for g in end_groups(tr.overlaps[-1], group)
+            ]
             lines.append(
                 f"{name}: {tr.overlaps.shape[1]} repeats x {int(tr.step[-1])} steps; "
-                f"final risk - eps^2 {float((tr.risk[-1] - res.experiment.eps**2).mean()):.3e}, "
-                f"|kappa| {float(abs(tr.overlaps[-1, :, 0]).mean()):.3f}, "
-                f"|nu| {float(abs(tr.overlaps[-1, :, 1]).mean()):.3f} -> {csv_path}, {png_path}"
+                f"ends up to symmetry: {'; '.join(ends)} -> {csv_path}, {png_path}"
             )
     print("\n".join(lines))
     return 0

@@ -78,6 +78,7 @@ __all__ = [
     "classify",
     "critical_points",
     "describe",
+    "end_groups",
     "hessian_norm_bound",
     "lipschitz_bound",
     "manifold_certificate",
@@ -322,6 +323,50 @@ def _group(group) -> np.ndarray:
             f"(slr_theory.critical.symmetries), got {group!r}."
         )
     return g
+
+
+def end_groups(final, group: np.ndarray | None = None, tol: float = 0.05) -> list[np.ndarray]:
+    """Runs grouped by where they ended, up to the risk's symmetries (largest group first).
+
+    A mean over runs that ended in different places describes no run: what a batch of
+    runs did is said group by group. Two ends are in one group when they are the same
+    point up to `group` within `tol` (:func:`same_point`); this says where runs ended, not
+    that they are at a critical point.
+
+    Parameters
+    ----------
+    final : array_like, shape ``(n, 5)``
+        The runs' last overlaps.
+    group : ndarray, optional
+        Rows of sign patterns (:func:`symmetries`); default :data:`SYMMETRIES`.
+    tol : float
+        Largest difference of two ends in one group, ``> 0``.
+
+    Returns
+    -------
+    list of ndarray of int
+        The runs of each group, the largest first.
+
+    Examples
+    --------
+    >>> from slr_theory.critical import end_groups
+    >>> ends = [[1, 1, 0, 0, 0], [0, 0, 0, 0, 0], [-1, -1, 0, 0, 0], [0.99, 1, 0, 0, 0]]
+    >>> [g.tolist() for g in end_groups(ends)]  # (-1, -1) is (1, 1) under (k, v) -> (-k, -v)
+    [[0, 2, 3], [1]]
+    """
+    final = as_array(final, "final", allow_nan=False)
+    if final.ndim != 2 or final.shape[1] != 5:
+        raise ValueError(f"`final` must have shape (n, 5), got {final.shape}.")
+    tol = positive_real(tol, "tol")
+    groups: list[list[int]] = []
+    for i, o in enumerate(final):
+        for g in groups:
+            if same_point(final[g[0]], o, tol=tol, group=group):
+                g.append(i)
+                break
+        else:
+            groups.append([i])
+    return [np.array(g) for g in sorted(groups, key=len, reverse=True)]
 
 
 def canonical(ov, group: np.ndarray | None = None) -> np.ndarray:

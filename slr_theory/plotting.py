@@ -47,21 +47,6 @@ def _save(fig, path, dpi: int) -> None:
         )
 
 
-def _end_groups(final: np.ndarray, group: np.ndarray, tol: float = 0.05) -> list[np.ndarray]:
-    """Runs grouped by their end point, up to the risk's symmetries `group` (largest first)."""
-    from .critical import same_point
-
-    groups: list[list[int]] = []
-    for i, o in enumerate(final):
-        for g in groups:
-            if same_point(final[g[0]], o, tol=tol, group=group):
-                g.append(i)
-                break
-        else:
-            groups.append([i])
-    return [np.array(g) for g in sorted(groups, key=len, reverse=True)]
-
-
 def _fmt(o, group: np.ndarray | None = None) -> str:
     """An end point as text to 2 decimals (its representative under `group`, if given)."""
     from .critical import canonical, overlaps_text
@@ -132,10 +117,10 @@ def experiment_figure(result, path: str | Path, *, dpi: int = 110) -> Path:
     ov = tr.overlaps  # (n_rec, R, 5)
     steps = tr.step
     R = ov.shape[1]
-    from .critical import symmetries
+    from .critical import end_groups, symmetries
 
     group = symmetries(e.params)
-    groups = _end_groups(ov[-1], group)
+    groups = end_groups(ov[-1], group)
     fig = _new_figure(figsize=(11.5, 8.4), constrained_layout=True)
     (a_risk, a_abs), (a_path, a_dist) = fig.subplots(2, 2)
     excess = tr.risk - e.eps**2

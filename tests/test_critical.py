@@ -552,3 +552,27 @@ def test_the_search_lists_every_critical_point_of_m_with_its_class(name, lam):
         match = [c for c in found if same_point(c.overlaps, q.overlaps, 1e-8, group)]
         assert len(match) == 1, (q.overlaps, [c.overlaps for c in found])
         assert (match[0].index, match[0].nullity) == (q.index, q.nullity), q.overlaps
+
+
+def test_end_groups_group_by_place_up_to_the_group_and_refuse_bad_input():
+    from slr_theory.critical import end_groups
+
+    ends = np.array(
+        [
+            [1, 1, 0, 0, 0],
+            [0, 0, 0.6, 1, 0],
+            [-1, -1, 0, 0, 0],
+            [0, 0, -0.6, -1, 0],
+            [0.5, 0, 0, 0, 0],
+        ]
+    )
+    assert [g.tolist() for g in end_groups(ends)] == [[0, 2], [1, 3], [4]]
+    only_s = SYMMETRIES[[0, 2]]  # without (k, v) -> (-k, -v): the corners are apart
+    assert [g.tolist() for g in end_groups(ends, only_s)] == [[1, 3], [0], [2], [4]]
+    close = np.array([[1, 1, 0, 0, 0], [0.97, 1, 0, 0, 0]])
+    assert [g.tolist() for g in end_groups(close)] == [[0, 1]]  # within the default 0.05
+    assert [g.tolist() for g in end_groups(close, tol=0.01)] == [[0], [1]]
+    with pytest.raises(ValueError, match=r"`final` must have shape \(n, 5\)"):
+        end_groups(np.zeros((3, 4)))
+    with pytest.raises(ValueError, match="`tol`"):
+        end_groups(ends, tol=0.0)

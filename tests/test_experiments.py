@@ -121,6 +121,29 @@ def test_cli_reproduce(tmp_path, capsys):
     assert main([*args, "--force"]) == 0
 
 
+def test_cli_reproduce_says_where_runs_ended_group_by_group(tmp_path, capsys):
+    """It printed '|kappa| 0.590, |nu| 0.600' when 18 of 30 runs end near |kappa| = 0.98
+    and 12 near 0: a mean over runs that ended apart. Each group of ends is now said with
+    its size, its place and its risk, and the sizes add up to the repeats; the groups are
+    the runs' own ends up to the model's symmetries."""
+    import re
+
+    from slr_theory.critical import end_groups, symmetries
+    from slr_theory.experiments import experiments, run
+
+    argv = ["reproduce", "gd_sphere_small_lambda", "--out", str(tmp_path), "--repeats", "30"]
+    assert main(argv) == 0
+    line = capsys.readouterr().out.strip().splitlines()[-1]
+    assert "|kappa|" not in line
+    sizes = [int(n) for n in re.findall(r"(\d+) near \(", line)]
+    res = run(["gd_sphere_small_lambda"], repeats=30)["gd_sphere_small_lambda"]
+    want = end_groups(
+        res.trajectory.overlaps[-1], symmetries(experiments()["gd_sphere_small_lambda"].params)
+    )
+    assert sizes == [g.size for g in want] and sum(sizes) == 30 and len(sizes) >= 2
+    assert "near (0.00, 0.00, 0.63, 1.00, 0.00)" in line  # the minimum off M (k = v*)
+
+
 @pytest.mark.parametrize(
     ("argv", "match"),
     [

@@ -143,6 +143,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "landscape.stability_map": ((P,), {"grid": 5}),
     "landscape.manifold_kind": (([1.0, 2.0],), {}),
     "critical.describe": ((list(OV),), {}),
+    "critical.end_groups": (([list(OV), list(OV)],), {"tol": 0.05}),
     "critical.overlaps_text": ((list(OV),), {"digits": 3}),
 }
 # Calls of a second or more: fuzzed only in the slow suite (`pytest -m slow`).
