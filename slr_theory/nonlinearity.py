@@ -824,9 +824,8 @@ def _quadrature(
     s = np.where(t >= 0, 1.0, -1.0)
     mu = _mode(sigma, t, np.full_like(t, g), s)
     reach = _square_mode(sigma, t, g)
-    n = _hermite_nodes(_hermite_size(sigma, g), mu)
-    if n is not None and np.any(reach != 0.0):
-        n = np.where(reach != 0.0, 0, n)  # sigma^2 peaks off the shift: the panels
+    # the rule shifted to mu must also reach sigma^2's mode: N >= 16 |reach - mu| too
+    n = _hermite_nodes(_hermite_size(sigma, g), np.maximum(np.abs(mu), np.abs(reach - mu)))
     if n is None or np.all(n == n.flat[0]):
         rule = None if n is None or n.flat[0] == 0 else int(n.flat[0])
         return _integrate(sigma, t, g, order, s, mu, reach, rule, absolute)

@@ -192,6 +192,8 @@ SATURATED = [
     ("arctan", 1e5, 0.07),
     ("sigmoid", 800.0, 0.25),
     ("sigmoid", -800.0, 0.25),
+    ("sigmoid", -28.0, 0.07),  # sigma^2 ~ 1e-25, its mode 2g off the rule's centre
+    ("sigmoid", -28.0, 1.41),
 ]
 
 
