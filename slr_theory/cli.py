@@ -1040,9 +1040,18 @@ _NOT_PARAMETERS = {
 
 
 def _used(args) -> dict:
-    """The options a command computed with: every output echoes them."""
+    """The options a command computed with: every output echoes them.
+
+    A ``None`` is an option not given whose value nothing used (no PGD-map check without
+    ``--alpha``), so it is not echoed; a command whose value is derived sets it first
+    (``stats``: ``L = ceil(sqrt(d))``), and one that does not use an option removes it
+    (``critical --where manifold``: no search). The output never says ``None``.
+    """
+    skip = _NOT_PARAMETERS | set(getattr(args, "not_applied", ()))
     return {
-        k: v for k, v in sorted(vars(args).items()) if k not in _NOT_PARAMETERS and not callable(v)
+        k: v
+        for k, v in sorted(vars(args).items())
+        if k not in skip and k != "not_applied" and v is not None and not callable(v)
     }
 
 
@@ -1105,6 +1114,8 @@ def _cmd_stats(args) -> int:
             nonlinearity=args.nonlinearity,
             attention=args.attention,
         )
+    if args.L is None:
+        args.L = "ceil(sqrt(d))"  # each row's, as its L column says
     _emit(
         args,
         rows,
@@ -1147,6 +1158,8 @@ def _cmd_critical(args) -> int:
     pts = critical_points(
         params, args.where, starts=args.starts, rng=args.seed, progress=not args.json
     )
+    if args.where == "manifold":  # the points of M are located, not searched for
+        args.not_applied = ("starts", "seed")
     spectra = [pgd_map_spectrum(q, args.alpha) for q in pts] if args.alpha else None
     bound = lipschitz_bound(params, rng=args.seed) if args.alpha else None
     _emit(

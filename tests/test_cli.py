@@ -136,6 +136,23 @@ def test_a_flag_is_never_taken_for_a_longer_one(capsys):
         assert len(err.splitlines()) == 1 and "unrecognized arguments" in err, err
 
 
+def test_echoes_say_the_values_used_never_none_and_nothing_that_does_not_apply(capsys):
+    """Echoes printed `L = None`, `alpha = None`, and `critical --where manifold` echoed
+    `starts = 512`, which it does not use."""
+    assert main(["stats", "--d-max", "100", "--samples", "100"]) == 0
+    echo = capsys.readouterr().out.splitlines()[0]
+    assert "None" not in echo and "L = ceil(sqrt(d))" in echo
+    assert main(["critical", "--where", "manifold"]) == 0
+    echo = capsys.readouterr().out.splitlines()[0]
+    assert "None" not in echo and "starts" not in echo and "where = manifold" in echo
+    assert main(["critical", "--where", "manifold", "--json"]) == 0
+    used = json.loads(capsys.readouterr().out)["parameters"]
+    assert None not in used.values() and "starts" not in used and "alpha" not in used
+    assert main(["critical", "--starts", "4"]) == 0  # the search uses them
+    echo = capsys.readouterr().out.splitlines()[0]
+    assert "starts = 4" in echo and "seed = 0" in echo and "None" not in echo
+
+
 def test_stats_json(capsys):
     assert main(["stats", "--d-max", "100", "--samples", "500", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
