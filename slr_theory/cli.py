@@ -365,7 +365,10 @@ def _report_parser(sub) -> None:
         default=None,
         help="an atlas (the --out of slr-theory atlas, or its table) to show in a last section",
     )
-    computing = ("d", "L", "lam", "gamma", "eps", "alpha", "seed", "full", "atlas")
+    computing = (
+        *("d", "L", "lam", "gamma", "eps", "s", "nonlinearity", "attention"),
+        *("alpha", "seed", "full", "atlas"),
+    )
     r.set_defaults(run=_cmd_report, computing_defaults={k: r.get_default(k) for k in computing})
 
 

@@ -56,6 +56,7 @@ __all__ = [
     "Refusal",
     "Terminated",
     "deferred_signals",
+    "file_digest",
     "is_io_error",
     "quiet_workers",
     "refusal",
@@ -265,7 +266,17 @@ def deferred_signals() -> Iterator[None]:
                 os.kill(os.getpid(), s)
 
 
-def _digest(path: Path) -> str:
+def file_digest(path: str | os.PathLike) -> str:
+    """The SHA-256 hex digest of a file's bytes: what :func:`written_files` records.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+
+    Returns
+    -------
+    str
+    """
     h = hashlib.sha256()
     with open(path, "rb") as fh:
         for block in iter(lambda: fh.read(1 << 20), b""):
@@ -346,7 +357,7 @@ def _is_ours(directory: Path, name: str, marker: dict[str, str]) -> bool:
     path = directory / name
     if name not in marker or path.is_symlink() or not path.is_file():
         return False
-    return _digest(path) == marker[name]
+    return file_digest(path) == marker[name]
 
 
 def _ours_or_reserved(name: str) -> bool:
@@ -638,7 +649,7 @@ class Destination:
             record = {
                 "written_by": "slr-theory",
                 "version": _version(),
-                "files": kept | {n: _digest(self.staging / n) for n in new},
+                "files": kept | {n: file_digest(self.staging / n) for n in new},
             }
             (self.staging / MARKER_NAME).write_text(json.dumps(record, indent=1, sort_keys=True))
             bookkeeping = [MARKER_NAME]
@@ -720,7 +731,7 @@ class Destination:
                         f"{dst} was not written by slr-theory (or was changed since); it "
                         "is never replaced: move it away or choose another destination",
                     )
-            digest = _digest(src)
+            digest = file_digest(src)
             if self._journal_fd is None:
                 self._journal_fd = _open_journal(self.directory / JOURNAL_NAME)
             os.write(self._journal_fd, _journal_line(name, digest))

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .critical import overlaps_text
-from .output import Destination
+from .output import Destination, file_digest, written_files
 from .params import Params, check_params
 from .survey import Atlas, read_atlas
 from .trajectory import MAX_ALPHA
@@ -154,7 +154,9 @@ def redraw_report(
     Raises
     ------
     ValueError
-        When `source` holds no readable ``results.json``.
+        When `source` holds no readable ``results.json``, one changed since slr-theory
+        wrote it (where its digest was recorded beside it), or one with a parameter
+        outside its domain.
     """
     from .study import Study
 
@@ -162,6 +164,13 @@ def redraw_report(
     path = src if src.is_file() else src / RESULTS
     if not path.is_file():
         raise ValueError(f"`from` must be a report directory with {RESULTS}, got {str(source)!r}.")
+    recorded = written_files(path.parent).get(path.name)
+    if recorded is not None and recorded != file_digest(path):
+        raise ValueError(
+            f"`from`: {str(path)!r} changed since slr-theory wrote it (its digest is not the "
+            "one recorded beside it), so its parameters may no longer be those its numbers "
+            "were computed at; compute the report again"
+        )
     try:
         result = Study.load(path)
     except ValueError as exc:

@@ -294,7 +294,9 @@ class Study:
         Raises
         ------
         ValueError
-            When the file is not a study of this schema.
+            When the file is not a study of this schema, or a parameter it holds lies
+            outside its domain (naming the field: an edited ``alpha = -1`` was drawn as
+            'PGD step alpha = -1').
         """
         import json
 
@@ -307,9 +309,31 @@ class Study:
             got = data.get("schema") if isinstance(data, dict) else type(data).__name__
             raise ValueError(f"`{path}` must hold a study of schema {SCHEMA}, got {got!r}.")
         try:
-            return loads(cls, text)
+            study = loads(cls, text)
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"`{path}` is not a complete study: {exc!r}.") from None
+        _check_fields(study, path)
+        return study
+
+
+def _check_fields(s: Study, path) -> None:
+    """The study's own parameters inside their domains, each named as its field
+    (``params`` is checked by :class:`Params` when it is rebuilt)."""
+    from .params import temperature_range
+    from .trajectory import MAX_ALPHA
+    from .validate import positive_int, positive_real
+
+    checks = (
+        ("alpha", lambda: positive_real(s.alpha, "alpha", upper=MAX_ALPHA)),
+        ("seed", lambda: positive_int(s.seed, "seed", allow_zero=True)),
+        ("lam_star", lambda: positive_real(s.lam_star, "lam_star")),
+        ("lam_range", lambda: temperature_range(list(s.lam_range), "lam_range")),
+    )
+    for name, check in checks:
+        try:
+            check()
+        except ValueError as exc:
+            raise ValueError(f"`{path}` field `{name}`: {exc}") from None
 
 
 def _branch_names(c: Continuation, lam: float) -> list[str]:

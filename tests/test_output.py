@@ -521,3 +521,15 @@ def test_commit_file_needs_a_staged_file_and_a_shared_destination(tmp_path):
         dest.file("x").write_text("x")
         with pytest.raises(RuntimeError, match="exclusive"):
             dest.commit_file("x")
+
+
+def test_file_digest_is_the_sha256_the_record_holds(tmp_path):
+    import hashlib
+
+    from slr_theory.output import Destination, file_digest, written_files
+
+    with Destination(tmp_path / "out") as dest:
+        dest.file("a.bin").write_bytes(bytes(range(256)) * 5000)  # over one read block
+    path = tmp_path / "out" / "a.bin"
+    assert file_digest(path) == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert written_files(tmp_path / "out")["a.bin"] == file_digest(path)

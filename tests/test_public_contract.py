@@ -201,6 +201,8 @@ NOT_CALLED: dict[str, str] = {
     "workers.in_worker_bootstrap": "takes no argument; tested in test_workers.py",
     "output.refusal": "builds the error a destination is refused with; every refusal is "
     "tested in test_output.py",
+    "output.file_digest": "reads a file's bytes; the digests it gives are what "
+    "written_files records (tested in test_output.py) and report --from checks (test_report.py)",
     "study.findings": "reads a Study the toolkit built; tested in test_study.py",
     "study.atlas_finding": "reads an Atlas the toolkit built; tested in test_study.py",
     **_whole_module(

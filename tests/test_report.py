@@ -141,6 +141,38 @@ def test_from_redraws_everything_without_computing(tmp_path, quick, monkeypatch,
     assert (out / "report.md").read_text() == "my notes" and not _leftovers(tmp_path)
 
 
+def test_from_refuses_what_it_would_ignore_or_could_not_stand_behind(tmp_path, quick, capsys):
+    """`report --from` ignored --attention, --nonlinearity and --s, and drew an edited
+    results.json with alpha = -1 as 'PGD step alpha = -1': each is refused in one line, an
+    edited file by its digest (recorded when the report was written), a value outside its
+    domain by its field (a copied results.json, which has no record beside it)."""
+    import json
+
+    out = tmp_path / "r"
+    rep.write_report(out)
+    for flag in (["--attention", "softmax"], ["--nonlinearity", "tanh"], ["--s", "2"]):
+        assert main(["report", "--from", str(out), *flag]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and f"drop {flag[0]}" in err, err
+    data = json.loads((out / rep.RESULTS).read_text())
+    data["alpha"] = -1.0
+    (out / rep.RESULTS).write_text(json.dumps(data))
+    assert main(["report", "--from", str(out), "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "changed since slr-theory wrote it" in err, err
+    assert not (tmp_path / "x").exists()
+    lone = tmp_path / "copied.json"  # no record beside it: the values are checked instead
+    for field, value in (("alpha", -1.0), ("alpha", "NaN"), ("seed", -3), ("lam_star", 0.0)):
+        bad = {**data, "alpha": 0.004, field: value}
+        lone.write_text(json.dumps(bad).replace('"NaN"', "NaN"))
+        assert main(["report", "--from", str(lone), "--out", str(tmp_path / "y")]) == 2
+        err = capsys.readouterr().err.strip()
+        assert len(err.splitlines()) == 1 and f"field `{field}`" in err, (field, err)
+    lone.write_text(json.dumps(dict(data, alpha=0.004)))
+    assert main(["report", "--from", str(lone), "--out", str(tmp_path / "z")]) == 0
+    assert "PGD step `α = 0.004`" in (tmp_path / "z" / "report.md").read_text()
+
+
 def test_the_report_states_its_parameters_and_explains(tmp_path, quick):
     s = quick
     text = rep.write_report(tmp_path / "r").read_text()
