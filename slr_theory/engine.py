@@ -65,7 +65,14 @@ from .gaussian import (
     zeta_series_coefficients,
     zeta_tt,
 )
-from .nonlinearity import MOMENT_NAMES, Nonlinearity, moment_sups, moments, nonlinearity_of
+from .nonlinearity import (
+    MOMENT_NAMES,
+    Nonlinearity,
+    derivative_sup,
+    moment_sups,
+    moments,
+    nonlinearity_of,
+)
 from .params import Params
 from .softmax import d_mu, risk_expression, term_bound, term_integrals, term_interpolant
 
@@ -761,8 +768,10 @@ class MomentTable:
           origin of M both are of order one and ``W1 = 2 E sigma' sigma = 0``): its size
           is ``2 (|w| E sigma' + E sigma' tau)`` where ``sigma' >= 0`` and ``tau = 1 - s sigma
           >= 0`` (``sigma`` non-decreasing, ``|sigma| <= 1``). Otherwise ``E sigma' tau``
-          cancels inside itself too, and the size is ``2 (|w| + 1 + max |sigma|) E |sigma'|``
-          (``E sigma'`` for a non-decreasing ``sigma``, else the sup of ``|sigma'|``). On the
+          cancels inside itself too, and the size is ``2 (|w| E |sigma'| + T)`` with ``T`` the
+          smaller of ``(1 + max |sigma|) E |sigma'|`` and ``sup |sigma'| (1 + E |sigma|)`` (the
+          latter finite for an unbounded ``sigma``); ``E |sigma'|`` is ``E sigma'`` for a
+          non-decreasing ``sigma``, else the sup of ``|sigma'|``. On the
           edge ``nu = sgn kappa`` (``w = 0``) one term remains: a plateau, where it is
           exponentially small, stays one.
 
@@ -774,9 +783,11 @@ class MomentTable:
         index = {b: i for i, b in enumerate(MOMENT_BASES)}
         a, g = float(self.constants[0]), float(self.constants[1])
         t = a * ov5[0]
-        sup1 = moment_sups(sig, g)["E1"]
+        sup1 = derivative_sup(sig, 1)  # finite for the identity too, whose sigma is not
         at0 = abs(float(np.asarray(sig.f(np.zeros(1)), dtype=np.float64)[0]))
         e0 = np.minimum(sig.bound, at0 + sup1 * (np.abs(t) + g * np.sqrt(2.0 / np.pi)))
+        if not np.isfinite(sup1):  # sigma' unbounded too: no bound of E |sigma| from it
+            e0 = np.zeros_like(t)
         size = {f"E{j}": np.abs(basis[index[f"E{j}"]]) for j in range(1, 5)}
         size["E0"] = np.maximum(np.abs(basis[index["E0"]]), e0)
         sgn = np.where(t >= 0, 1.0, -1.0)
@@ -788,8 +799,17 @@ class MomentTable:
             d1tau = np.abs(w * basis[index["E1"]] - 0.5 * sgn * basis[index["W1"]])
             basis[index["W1"]] = 2.0 * (w * e1 + d1tau)
         else:
-            e1 = np.abs(basis[index["E1"]]) if sig.increasing else np.full(t.shape, sup1)
-            basis[index["W1"]] = 2.0 * (w + 1.0 + sig.bound) * e1
+            e1 = (
+                np.abs(basis[index["E1"]])
+                if sig.increasing or not np.isfinite(sup1)
+                else np.full(t.shape, sup1)
+            )
+            # E |sigma' tau| <= (1 + max |sigma|) E |sigma'|, and <= sup |sigma'| (1 + E |sigma|):
+            # the second is the one that stays finite for an unbounded sigma (the identity)
+            tail = (1.0 + sig.bound) * e1
+            if np.isfinite(sup1):
+                tail = np.minimum(tail, sup1 * (1.0 + size["E0"]))
+            basis[index["W1"]] = 2.0 * (w * e1 + tail)
         for b in plan.bases:
             if len(b) == 4:
                 basis[index[b]] = size[b[:2]] * size[b[2:]]

@@ -91,10 +91,16 @@ def _roots(fn) -> list[float]:
     r = fn(k)
     flips = np.nonzero(np.sign(r[:-1]) * np.sign(r[1:]) < 0)[0]
     roots = [float(k[i]) for i in np.nonzero(r == 0.0)[0]]
-    roots += [
-        brentq(lambda x: float(fn(x)[0]), k[i], k[i + 1], xtol=1e-15, rtol=1e-15) for i in flips
-    ]
-    return sorted(roots)
+    one = lambda x: float(fn(x)[0])  # noqa: E731
+    for i in flips:
+        a, b = float(k[i]), float(k[i + 1])
+        fa, fb = one(a), one(b)
+        if fa * fb < 0:
+            roots.append(brentq(one, a, b, xtol=1e-15, rtol=1e-15))
+        else:  # the scan's sign change is within rounding of an end: the root is there
+            roots.append(a if abs(fa) <= abs(fb) else b)
+    roots = sorted(roots)
+    return [x for i, x in enumerate(roots) if i == 0 or x - roots[i - 1] > 1e-12]
 
 
 @lru_cache(maxsize=64)

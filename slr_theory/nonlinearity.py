@@ -49,6 +49,7 @@ __all__ = [
     "MAX_SCALE",
     "MOMENT_NAMES",
     "Nonlinearity",
+    "derivative_sup",
     "gaussian_moments",
     "moment_sups",
     "moments",
@@ -594,8 +595,10 @@ def moment_sups(sigma: Nonlinearity, g: float) -> dict:
 
     Sampled on a grid of step ``h = 5e-4`` over ``[-60, 60]`` (where the built-ins have
     turned monotone), each raised by ``h`` times its largest sampled slope (twice what a
-    smooth function can rise between nodes); a derivative not provided is bounded
-    through Stein's identity, ``|E h^(m)(t + gZ)| <= sup |h| E|He_m(Z)| / g^m``.
+    smooth function can rise between nodes), and at least the largest value at the far
+    check points out to ``1e300`` (:data:`CHECK_POINTS`; arctan reaches only 0.9897 of its
+    sup 1 inside ``[-60, 60]``); a derivative not provided is bounded through Stein's
+    identity, ``|E h^(m)(t + gZ)| <= sup |h| E|He_m(Z)| / g^m``.
 
     Parameters
     ----------
@@ -608,8 +611,21 @@ def moment_sups(sigma: Nonlinearity, g: float) -> dict:
     dict of str to float
         Keys ``E0..E5``, ``Z0..Z5`` as in :func:`gaussian_moments` (``j = 5``, one past
         what the tables use, bounds the slopes of ``E_4``, ``Z_4``: ``dE_j/dt = E_{j+1}``).
+
+    Raises
+    ------
+    ValueError
+        If ``sigma`` or a derivative is unbounded (its sup passes ``1e100`` out to
+        ``1e300``, as the identity's): its moments have no bound to certify.
     """
     e, z = _sampled_sups(sigma)
+    worst = max(*e, *z)
+    if not worst <= 1e100:
+        raise ValueError(
+            f"`sigma` {sigma.name!r} is unbounded (|sigma^(j)| or |(sigma^2)^(j)| reaches "
+            f"{worst:.3g} for |u| <= 1e300): its Gaussian moments have no bound over every t, "
+            "so nothing built on one (the certified Lipschitz bound) can be given."
+        )
     top = sigma.order
     out = {}
     for j in range(6):
@@ -620,6 +636,30 @@ def moment_sups(sigma: Nonlinearity, g: float) -> dict:
             out[f"E{j}"] = e[top] * _E_ABS_HE[m] / g**m
             out[f"Z{j}"] = z[top] * _E_ABS_HE[m] / g**m
     return out
+
+
+def derivative_sup(sigma: Nonlinearity, j: int) -> float:
+    """``sup |sigma^(j)|`` as :func:`moment_sups` samples it (``inf`` where unbounded).
+
+    Parameters
+    ----------
+    sigma : Nonlinearity
+    j : int
+        ``0 <= j <= sigma.order``.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from slr_theory.nonlinearity import derivative_sup, nonlinearity_of
+    >>> round(derivative_sup(nonlinearity_of("tanh"), 1), 3)  # sech^2 peaks at 1, at 0
+    1.0
+    """
+    if isinstance(j, bool) or not isinstance(j, int | np.integer) or not 0 <= j <= sigma.order:
+        raise ValueError(f"`j` must be an integer in [0, {sigma.order}], got {j!r}.")
+    return _sampled_sups(sigma)[0][int(j)]
 
 
 @lru_cache(maxsize=32)
@@ -633,12 +673,19 @@ def _sampled_sups(sigma: Nonlinearity) -> tuple[tuple[float, ...], tuple[float, 
     d = [sigma.derivative(j)(u) for j in range(sigma.order + 1)]
     sq = _square_derivatives(d)
     h = u[1] - u[0]
+    far_u = CHECK_POINTS[np.abs(CHECK_POINTS) > 60.0]
+    with np.errstate(over="ignore", invalid="ignore"):  # an unbounded sigma: inf, refused
+        far = [sigma.derivative(j)(far_u) for j in range(sigma.order + 1)]
+        far_sq = _square_derivatives(far)
 
-    def bound(vals):
+    def bound(vals, beyond):
         slope = np.max(np.abs(np.diff(vals))) / h
-        return float(np.max(np.abs(vals)) + h * slope)
+        return float(max(np.max(np.abs(vals)) + h * slope, np.max(np.abs(beyond))))
 
-    return tuple(bound(v) for v in d), tuple(bound(v) for v in sq)
+    return (
+        tuple(bound(v, b) for v, b in zip(d, far, strict=True)),
+        tuple(bound(v, b) for v, b in zip(sq, far_sq, strict=True)),
+    )
 
 
 def _hermite_size(sigma: Nonlinearity, g: float) -> int | None:

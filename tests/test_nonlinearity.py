@@ -625,3 +625,65 @@ def test_the_gauss_hermite_rule_agrees_with_the_panels(name, g, monkeypatch):
     for key, ref in slow.items():
         floor = 1e-3 * np.max(np.abs(ref))
         assert np.all(np.abs(fast[key] - ref) <= 1e-12 * np.maximum(np.abs(ref), floor)), key
+
+
+def _identity():
+    """sigma(u) = u: linear attention, T(X) = lam sum_l (X_l.k)(X_l.v). Unbounded."""
+    return Nonlinearity("identity", lambda u: u, np.ones_like, np.zeros_like)
+
+
+def test_linear_attention_matches_its_closed_form_on_m_and_monte_carlo_off_it():
+    """With sigma = u every moment is a polynomial: on M, R = (L - s) lam^2 + s gamma^2 (1
+    - 2 nu a kappa + a^2 kappa^2 + g^2) (E U = a kappa, E U^2 = a^2 kappa^2 + g^2 for
+    U = a kappa + g Z; a distractor's E (lam Z)^2 V^2 = lam^2), so the minimum on the edge
+    nu = 1 is at kappa = 1/a with risk (L - 1) lam^2 + gamma^2 g^2. Off M, against Monte
+    Carlo on explicit tokens."""
+    from slr_theory import critical_points
+    from slr_theory.manifold import manifold_critical_overlaps
+    from slr_theory.model import monte_carlo_risk, vectors_from_overlaps
+
+    ident = _identity()
+    assert ident.odd and ident.increasing and ident.bound == 1e300
+    for p in (
+        Params.paper().replace(nonlinearity=ident),
+        Params(d=50, L=6, lam=0.3, gamma=0.9, s=2, nonlinearity=ident),
+    ):
+        a, g = p.lam * np.sqrt(p.d / 2), p.lam * p.gamma
+        kappa, nu = np.meshgrid(np.linspace(-1, 1, 7), np.linspace(-1, 1, 7))
+        want = (p.L - p.s) * p.lam**2 + p.s * p.gamma**2 * (
+            1 - 2 * nu * a * kappa + (a * kappa) ** 2 + g**2
+        )
+        np.testing.assert_allclose(risk(p, kappa, nu), want, rtol=1e-13, atol=0)
+    p = Params.paper().replace(nonlinearity=ident)
+    a = p.lam * np.sqrt(p.d / 2)
+    edge = [row for row in manifold_critical_overlaps(p) if row[1] == 1.0 and abs(row[0]) < 1]
+    assert len(edge) == 1 and edge[0][0] == pytest.approx(1 / a, rel=1e-12)
+    q = next(q for q in critical_points(p, "manifold") if q.overlaps[1] == 1 and q.overlaps[0] < 1)
+    assert q.kind.startswith("minimum")
+    assert q.risk == pytest.approx(
+        (p.L - 1) * p.lam**2 + (p.gamma * p.lam * p.gamma) ** 2, rel=1e-12
+    )
+    rng = np.random.default_rng(7)
+    small = Params(d=20, L=4, lam=0.5, gamma=0.7, nonlinearity=ident)
+    for ov in [(0.5, 0.3, 0.1, -0.2, 0.05), (-0.2, 0.6, 0.3, 0.4, -0.3)]:
+        k, v, ks, vs = vectors_from_overlaps(ov, small.d)
+        mc = monte_carlo_risk(small, k, v, ks, vs, 200_000, rng)
+        assert abs(mc.estimate - risk(small, *ov)) < 4 * mc.stderr, (ov, mc)
+
+
+def test_moment_bounds_are_sups_over_the_whole_line_or_refused():
+    """arctan reaches only 0.9897 of its sup 1 inside [-60, 60], where the bounds were
+    sampled: the 'certified' bound on |E sigma| was below the truth. Now the far check
+    points count too; and an unbounded sigma has no bound to certify: refused by name."""
+    from slr_theory.critical import lipschitz_bound
+    from slr_theory.nonlinearity import derivative_sup, moment_sups
+
+    for name in ("arctan", "algebraic", "tanh", "erf", "sigmoid"):
+        sup = moment_sups(BUILTIN_NONLINEARITIES[name], 0.1)
+        assert sup["E0"] >= 1.0 and sup["Z0"] >= 1.0, name
+    ident = _identity()
+    assert derivative_sup(ident, 1) == pytest.approx(1.0) and derivative_sup(ident, 0) >= 1e300
+    with pytest.raises(ValueError, match="`sigma` 'identity' is unbounded"):
+        moment_sups(ident, 0.1)
+    with pytest.raises(ValueError, match="`sigma` 'identity' is unbounded"):
+        lipschitz_bound(Params.paper().replace(nonlinearity=ident), samples=10)

@@ -171,6 +171,8 @@ NOT_CALLED: dict[str, str] = {
     "nonlinearity.nonlinearity_of": "takes a value resolve_nonlinearity returned",
     "nonlinearity.moments": "the engine's unchecked door; gaussian_moments is its checked one",
     "nonlinearity.moment_sups": "unchecked, for lipschitz_bound (its door); tested there",
+    "nonlinearity.derivative_sup": "takes a Nonlinearity the door built; for the engine's "
+    "feature sizes; tested in test_nonlinearity.py",
     "softmax.term_integrals": "the engine's unchecked door; risk(Params(attention='softmax')) "
     "is its checked one, tested in test_softmax.py",
     "softmax.d_mu": "the algebra of the softmax table: takes the terms it builds; tested in "
