@@ -49,6 +49,7 @@ __all__ = [
     "MAX_SCALE",
     "MOMENT_NAMES",
     "Nonlinearity",
+    "UnboundedSigma",
     "derivative_sup",
     "gaussian_moments",
     "moment_sups",
@@ -590,6 +591,11 @@ _E_ABS_HE = {  # E|He_m(Z)|
 }
 
 
+class UnboundedSigma(ValueError):
+    """A ``sigma`` whose sups are not finite was asked for a bound that needs them (the
+    certified Lipschitz bound): refused, never a false certificate."""
+
+
 def moment_sups(sigma: Nonlinearity, g: float) -> dict:
     """Bounds on ``|E_j|``, ``|Z_j|`` (``j <= 5``) over every ``t``: the sups of what they average.
 
@@ -614,14 +620,14 @@ def moment_sups(sigma: Nonlinearity, g: float) -> dict:
 
     Raises
     ------
-    ValueError
+    UnboundedSigma
         If ``sigma`` or a derivative is unbounded (its sup passes ``1e100`` out to
         ``1e300``, as the identity's): its moments have no bound to certify.
     """
     e, z = _sampled_sups(sigma)
     worst = max(*e, *z)
     if not worst <= 1e100:
-        raise ValueError(
+        raise UnboundedSigma(
             f"`sigma` {sigma.name!r} is unbounded (|sigma^(j)| or |(sigma^2)^(j)| reaches "
             f"{worst:.3g} for |u| <= 1e300): its Gaussian moments have no bound over every t, "
             "so nothing built on one (the certified Lipschitz bound) can be given."

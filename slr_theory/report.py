@@ -327,13 +327,11 @@ def _critical(s, dest) -> list[str]:
     return [
         "## 4. Critical points",
         "",
-        "### On M: complete by proof"
-        if s.params.attention == "pointwise"
-        else "### On M: the edges, scanned",
+        "### On M: complete by proof" if _m_proved(s) else "### On M: located by scans",
         "",
         *[f"- {line}" for line in s.manifold_certificate],
         "",
-        "### On the spheres: complete with evidence",
+        "### On the spheres: found by search",
         "",
         *[f"- {line}" for line in s.search_certificate],
         "",
@@ -356,13 +354,25 @@ def _critical(s, dest) -> list[str]:
         "",
         "**The center-stable manifold argument.** A strict saddle (an unstable direction of "
         "the PGD map) attracts PGD only from a set of measure zero, provided the PGD map is "
-        "a global diffeomorphism, which the theorem gets from `α < 1/Lip`. Here "
-        f"`{lip.lower:.4g} ≤ Lip ≤ {lip.upper:.4g}` (the lower bound attained at "
-        f"{overlaps_text(lip.lower_at)}), so `α < 1/Lip` **{lip.condition}** at `α = {lip.alpha:g}`. "
-        "Section 1 says what follows.",
+        "a global diffeomorphism, which the theorem gets from `α < 1/Lip`. "
+        + (
+            "Here σ is unbounded, so no Lipschitz bound is certified and the hypothesis "
+            "cannot be checked. "
+            if lip is None
+            else f"Here `{lip.lower:.4g} ≤ Lip ≤ {lip.upper:.4g}` (the lower bound attained at "
+            f"{overlaps_text(lip.lower_at)}), so `α < 1/Lip` **{lip.condition}** at "
+            f"`α = {lip.alpha:g}`. "
+        )
+        + "Section 1 says what follows.",
         "",
         _seconds(s, "critical points", "lipschitz"),
     ]
+
+
+def _m_proved(s) -> bool:
+    """Whether the study's critical points of M were proved (results saved before it was
+    kept: every pointwise model they could hold was)."""
+    return s.params.attention == "pointwise" if s.manifold_proved is None else s.manifold_proved
 
 
 def _portrait(s, dest) -> list[str]:
@@ -389,7 +399,7 @@ def _portrait(s, dest) -> list[str]:
 
 def _saddle_place(at) -> str:
     """Where the escape's saddle is, in words: ``at the origin`` or its ``(kappa, nu)``."""
-    if at is None or not np.any(at):
+    if at is None or np.abs(at).max() < 1e-9:  # M's saddle at the origin, to rounding
         return "at the origin"
     return f"of M at (κ, ν) = ({at[0]:.4g}, {at[1]:.4g})"
 

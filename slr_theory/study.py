@@ -32,6 +32,7 @@ from .critical import (
 from .experiments import ExperimentResult
 from .landscape import Basins, Continuation, PortraitData, StabilityMap, basins
 from .manifold import five_points_proved
+from .nonlinearity import UnboundedSigma
 from .output import quiet_workers
 from .params import Params, check_params
 from .results import dumps, loads
@@ -213,7 +214,8 @@ class Study:
         The temperature minimising the risk at ``(k*, v*)``.
     manifold_certificate, search_certificate : list of str
     points : list of Point
-    lipschitz : Lipschitz
+    lipschitz : Lipschitz or None
+        None where ``sigma`` is unbounded (linear attention): no bound is certified.
     portrait : PortraitData
     stability : StabilityMap
     basins : Basins
@@ -249,7 +251,7 @@ class Study:
     manifold_certificate: list[str]
     search_certificate: list[str]
     points: list[Point]
-    lipschitz: Lipschitz
+    lipschitz: Lipschitz | None
     portrait: PortraitData
     stability: StabilityMap
     basins: Basins
@@ -477,7 +479,10 @@ def study(
         found = critical_points(params, rng=seed)
         seconds["critical points"] = time.perf_counter() - t0
         tell("critical points")
-        bound = _timed(seconds, "lipschitz", lipschitz_bound, params, rng=seed)
+        try:
+            bound = _timed(seconds, "lipschitz", lipschitz_bound, params, rng=seed)
+        except UnboundedSigma:  # no bound to certify (linear attention): none is claimed
+            bound = None
         tell("lipschitz")
         low = min(q.risk for q in found)
         points = []
@@ -570,7 +575,9 @@ def study(
         manifold_certificate=list(on_m.certificate),
         search_certificate=list(found.certificate),
         points=points,
-        lipschitz=Lipschitz(
+        lipschitz=None
+        if bound is None
+        else Lipschitz(
             float(bound.lower),
             float(bound.upper),
             np.asarray(bound.lower_at, dtype=float),
@@ -654,7 +661,7 @@ def _located_on_m(portrait) -> str:
     parts += [f"a {k} on the edge at {where(o)}" for o, k in edge]
     origin = (
         ""
-        if any(np.all(o == 0) for o, _k in inner)
+        if any(np.abs(o).max() < 1e-9 for o, _k in inner)  # a root of R_nu: 0 to rounding
         else " The origin is not one of them: this σ's weights are not odd."
     )
     return (
@@ -778,30 +785,39 @@ def findings(s: Study) -> list[str]:
     unstable_min = [q for q in s.points if q.index == 0 and q.map_conclusion != "stable"]
     lip = s.lipschitz
     cs = (
-        f"**What the center-stable manifold theorem gives at α = {lip.alpha:g}.** "
+        f"**What the center-stable manifold theorem gives at α = {s.alpha:g}.** "
         f"{len(strict)} of the {len(saddles)} saddles and maxima are strict for the PGD map "
         f"(an unstable direction), and the map is a local diffeomorphism at "
         f"{sum(q.local_diffeomorphism for q in s.points)} of the {len(s.points)} critical "
-        f"points. The theorem's global hypothesis `α < 1/Lip` {lip.condition}: "
-        f"`{lip.lower:.4g} ≤ Lip ≤ {lip.upper:.4g}` (the upper bound certified), so "
-        + (
-            f"`α·Lip ≤ {lip.alpha * lip.upper:.3g}`. "
-            if lip.condition == "holds"
-            else f"`α·Lip` is at least {lip.alpha * lip.lower:.3g}"
+        "points. "
+    )
+    if lip is None:
+        cs += (
+            "The theorem's global hypothesis `α < 1/Lip` cannot be checked: σ is unbounded, "
+            "so no Lipschitz bound of the gradient over the spheres is certified. "
+        )
+    else:
+        cs += (
+            f"The theorem's global hypothesis `α < 1/Lip` {lip.condition}: "
+            f"`{lip.lower:.4g} ≤ Lip ≤ {lip.upper:.4g}` (the upper bound certified), so "
             + (
-                f"; it would hold for `α < 1/{lip.upper:.4g} = {1.0 / lip.upper:.2g}`. "
-                if lip.condition == "fails"
-                else f" and at most {lip.alpha * lip.upper:.3g}. "
+                f"`α·Lip ≤ {lip.alpha * lip.upper:.3g}`. "
+                if lip.condition == "holds"
+                else f"`α·Lip` is at least {lip.alpha * lip.lower:.3g}"
+                + (
+                    f"; it would hold for `α < 1/{lip.upper:.4g} = {1.0 / lip.upper:.2g}`. "
+                    if lip.condition == "fails"
+                    else f" and at most {lip.alpha * lip.upper:.3g}. "
+                )
             )
         )
-    )
     runs = (
         f"{b.n - b.unconverged} of {b.n} are at a minimum"
         + (f", {b.unconverged} did not converge." if b.unconverged else ".")
         if b.unconverged < b.n
         else f"none of the {b.n} runs converged."
     )
-    if lip.condition == "holds":
+    if lip is not None and lip.condition == "holds":
         cs += (
             "So PGD from almost every start avoids every strict saddle: whatever it "
             "converges to is a minimum (of runs that do not converge it says nothing). "
@@ -817,7 +833,7 @@ def findings(s: Study) -> list[str]:
         cs += (
             f" At this step the PGD map is unstable even at a minimum ({q.name}: "
             f"{q.map_conclusion}: its largest Hessian eigenvalue {q.largest_eigenvalue:.4g} "
-            f"is above 2/α = {2 / lip.alpha:.4g}), so runs near it cannot settle there; "
+            f"is above 2/α = {2 / s.alpha:.4g}), so runs near it cannot settle there; "
             f"a step below {2 / q.largest_eigenvalue:.3g} would let them."
         )
     out.append(cs)

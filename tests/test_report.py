@@ -4,10 +4,11 @@ import copy
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import slr_theory.study as study_module
-from slr_theory import Params
+from slr_theory import Nonlinearity, Params
 from slr_theory import report as rep
 from slr_theory.cli import main
 from slr_theory.output import LOCK_NAME, STAGING_PREFIX
@@ -283,33 +284,65 @@ def test_report_refuses_an_atlas_it_cannot_read(tmp_path, capsys, no_computing):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize(
-    "name, on_m, saddle", [("skew-tanh", 6, True), ("shifted-erf", 6, True), ("sigmoid", 4, False)]
-)
-def test_the_report_runs_at_a_sigma_that_is_not_odd_and_says_what_m_has(
-    tmp_path, name, on_m, saddle
-):
-    """The whole report (2 to 3 minutes each) at a sigma whose weights are not odd: it
-    runs, and its first finding lists M's located points instead of claiming the five
-    proved for an odd sigma; the escape starts at M's own saddle (none for sigmoid, whose
-    R_nu < 0 on all of M), not at the origin."""
+@pytest.mark.parametrize("name", ["skew-tanh", "shifted-erf", "sigmoid", "identity"])
+def test_the_report_runs_at_a_model_the_proof_on_m_does_not_cover(tmp_path, name):
+    """The whole report (2 to 10 minutes each: a sigma without a strip of analyticity takes
+    the panels) at a sigma that is not odd, or is unbounded (linear attention): it runs;
+    its first finding lists M's located points instead of claiming the five proved for an
+    odd, bounded sigma; the escape starts at M's own saddle; section 8 is at this model;
+    and for the unbounded identity no Lipschitz bound is claimed."""
     import json
+
+    from slr_theory.manifold import manifold_critical_overlaps, manifold_saddle
 
     from .strategies import shifted_erf, skew_tanh
 
-    make = {"skew-tanh": skew_tanh, "shifted-erf": shifted_erf, "sigmoid": lambda: "sigmoid"}
+    make = {
+        "skew-tanh": skew_tanh,
+        "shifted-erf": shifted_erf,
+        "sigmoid": lambda: "sigmoid",
+        "identity": lambda: Nonlinearity("identity", lambda u: u, np.ones_like, np.zeros_like),
+    }
     p = Params(d=400, L=10, lam=0.1, gamma=0.7, nonlinearity=make[name]())
     path = rep.write_report(tmp_path / "r", p, jobs=1)  # a lambda sigma does not pickle
     text = path.read_text()
-    assert "exactly five critical points" not in text
-    assert f"scans locate {on_m} critical points" in text
-    assert "The origin is not one of them" in text
+    assert "exactly five critical points" not in text and "### On M: located by scans" in text
+    assert f"scans locate {len(manifold_critical_overlaps(p))} critical points" in text
+    saddle = manifold_saddle(p)
+    at_origin = saddle is not None and np.abs(saddle).max() < 1e-9
+    assert ("The origin is not one of them" in text) == (not at_origin)
     section8 = text[text.index("## 8.") :]
     assert f"`{p.predictor}`" in section8.split("\n\n")[1]  # section 8 at this model
     saved = json.loads((tmp_path / "r" / "results.json").read_text())  # a user's sigma is
     assert saved["manifold_proved"] is False  # saved by name, so read it as data
-    if saddle:
+    if saddle is None:
+        assert saved["escape"] is None and "no separatrix (M has no critical point" in text
+    elif at_origin:
+        assert "Escape from the saddle at the origin" in text
+    else:
         assert "Escape from the saddle of M at (κ, ν) = (" in text
         assert abs(saved["escape"]["at"][0]) > 1e-4
-    else:
-        assert saved["escape"] is None and "no separatrix (M has no critical point" in text
+    unbounded = name == "identity"
+    assert (saved["lipschitz"] is None) == unbounded
+    assert (
+        "no Lipschitz bound of the gradient over the spheres is certified" in text
+    ) == unbounded
+
+
+def test_without_a_certified_lipschitz_bound_the_report_says_so(
+    tmp_path, monkeypatch, small_study
+):
+    """An unbounded sigma has no certified bound (nonlinearity.UnboundedSigma): the study
+    keeps None, and sections 1 and 4 say the hypothesis cannot be checked instead of
+    quoting a bound; the headings say what was proved and what was searched."""
+    s = copy.deepcopy(small_study)
+    s.lipschitz, s.manifold_proved = None, False
+    s.findings = study_module.findings(s)
+    monkeypatch.setattr(study_module, "study", lambda *a, **k: s)
+    text = rep.write_report(tmp_path / "r").read_text()
+    assert "`α < 1/Lip` cannot be checked: σ is unbounded" in text
+    assert "no Lipschitz bound is certified and the hypothesis cannot be checked" in text
+    assert "### On M: located by scans" in text and "### On the spheres: found by search" in text
+    assert "Lip ≤" not in text
+    again = study_module.Study.load(tmp_path / "r" / rep.RESULTS)
+    assert again.lipschitz is None
