@@ -167,8 +167,8 @@ def manifold_critical_overlaps(params: Params) -> np.ndarray:
     (:func:`slr_theory.critical.manifold_certificate`). Any other model: the four corners, the interior
     points (roots of ``R_nu``, each with the ``nu`` where ``R_kappa`` vanishes) and the
     roots of ``R_kappa(kappa, +-1)`` on the edges ``nu = +-1``, located by scans
-    (:func:`slr_theory.critical.manifold_certificate` says what is proved). Under softmax attention ``R_nu < 0``
-    on all of M: only the edges ``nu = +-1`` carry critical points.
+    (:func:`slr_theory.critical.manifold_certificate` says what is proved). Under softmax
+    attention ``R_nu < 0`` on all of M: only the edges ``nu = +-1`` carry critical points.
 
     Parameters
     ----------
@@ -181,7 +181,7 @@ def manifold_critical_overlaps(params: Params) -> np.ndarray:
     Examples
     --------
     >>> from slr_theory import Params
-    >>> from slr_theory.critical import manifold_critical_overlaps
+    >>> from slr_theory.manifold import manifold_critical_overlaps
     >>> manifold_critical_overlaps(Params.paper()).tolist()
     [[0.0, 0.0], [1.0, 1.0], [-1.0, -1.0], [1.0, -1.0], [-1.0, 1.0]]
     """
