@@ -593,7 +593,13 @@ _E_ABS_HE = {  # E|He_m(Z)|
 
 class UnboundedSigma(ValueError):
     """A ``sigma`` whose sups are not finite was asked for a bound that needs them (the
-    certified Lipschitz bound): refused, never a false certificate."""
+    certified Lipschitz bound): refused, never a false certificate.
+
+    Attributes
+    ----------
+    args : tuple of str
+        The message, naming ``sigma`` and how large its sups grow.
+    """
 
 
 def moment_sups(sigma: Nonlinearity, g: float) -> dict:
