@@ -454,10 +454,10 @@ class RiskTable(Protocol):
     - ``at(j)``: the table of the `j`-th temperature of a table built for several;
     - ``scaled_part(ov5)``: ``(C, Phi)`` of the columns carrying a factor that underflows
       before its terms do (the locator's plateau test), or ``None`` when there are none;
-    - ``sizes(ov5, phi)``: ``(K, n)``, the size of the terms each feature ``phi`` (its
-      ``features(ov5)``) is made of: ``|phi|`` where every feature is an expectation
-      of one sign, larger where an integrand changes sign (what a partial that
-      vanishes by cancellation is zero against);
+    - ``features_and_sizes(ov5)``: ``Phi`` and ``(K, n)`` the size of the terms each
+      feature is made of, from one evaluation: ``|Phi|`` where every feature is an
+      expectation of one sign, larger where an integrand changes sign (what a partial
+      that vanishes by cancellation is zero against);
     - ``manifold_gradient(kn)``: ``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M;
     - ``pairs``: whether the rows include the informative pairs of ``s > 1``;
     - ``prepared()``: the same table, readied for a loop that evaluates it again and
@@ -488,7 +488,7 @@ class RiskTable(Protocol):
 
     def scaled_part(self, ov5: np.ndarray): ...
 
-    def sizes(self, ov5: np.ndarray, phi: np.ndarray) -> np.ndarray: ...
+    def features_and_sizes(self, ov5: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
 
     def manifold_gradient(self, kn: np.ndarray) -> np.ndarray: ...
 
@@ -628,9 +628,11 @@ class EngineTable:
         mask = gaussian_columns(self.order, self.pairs)
         return self.C[..., mask], features(ov5, self.constants, self.order, scaled=True)[mask]
 
-    def sizes(self, ov5: np.ndarray, phi: np.ndarray) -> np.ndarray:
-        """``|phi|``: every feature is an expectation of one sign (protocol: :class:`RiskTable`)."""
-        return np.abs(phi)
+    def features_and_sizes(self, ov5: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``Phi`` and ``|Phi|``: every feature is an expectation of one sign (protocol:
+        :class:`RiskTable`)."""
+        phi = self.features(ov5)
+        return phi, np.abs(phi)
 
     def manifold_columns(self) -> tuple[np.ndarray, np.ndarray]:
         """The coefficients of the two columns that survive on M (for :func:`manifold_gradient`)."""
@@ -754,10 +756,11 @@ class MomentTable:
         """``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M at ``kn = (kappa, nu)`` (order-1 tables)."""
         return _rows_on_m(self, kn)[:2]
 
-    def sizes(self, ov5: np.ndarray, phi: np.ndarray) -> np.ndarray:
-        """The size of each feature's terms (protocol: :class:`RiskTable`).
+    def features_and_sizes(self, ov5: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``Phi`` and the size of each feature's terms, from one evaluation of the
+        moments (protocol: :class:`RiskTable`).
 
-        ``|phi|``, except for two moments that can vanish by cancellation inside
+        The size is ``|Phi|``, except for two moments that can vanish by cancellation inside
         themselves, which get a bound on their terms instead:
 
         - ``E0 = E sigma(U)``, ``U = t + gZ``, wherever ``sigma`` changes sign (at the
@@ -777,9 +780,9 @@ class MomentTable:
 
         ``W0`` and the products of moments take the sizes of the moments they are made of.
         """
-        out = np.abs(phi)
-        sig = self.sigma
         basis, plan, ext = self._bases(ov5)
+        phi = ext[plan.i1] * ext[plan.i2] * basis[plan.ib]
+        sig = self.sigma
         index = {b: i for i, b in enumerate(MOMENT_BASES)}
         a, g = float(self.constants[0]), float(self.constants[1])
         t = a * ov5[0]
@@ -813,7 +816,7 @@ class MomentTable:
         for b in plan.bases:
             if len(b) == 4:
                 basis[index[b]] = size[b[:2]] * size[b[2:]]
-        return np.maximum(out, np.abs(ext[plan.i1] * ext[plan.i2] * basis[plan.ib]))
+        return phi, np.maximum(np.abs(phi), np.abs(ext[plan.i1] * ext[plan.i2] * basis[plan.ib]))
 
     def features(self, ov5: np.ndarray, constants: np.ndarray | None = None) -> np.ndarray:
         """``Phi`` ``(K, n)`` at overlaps ``(5, n)``; `constants` default: the table's own.
@@ -1004,9 +1007,11 @@ class SoftmaxTable:
         """None: no feature carries a factor that underflows before its terms do."""
         return None
 
-    def sizes(self, ov5: np.ndarray, phi: np.ndarray) -> np.ndarray:
-        """``|phi|``: every feature is an expectation of one sign (protocol: :class:`RiskTable`)."""
-        return np.abs(phi)
+    def features_and_sizes(self, ov5: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``Phi`` and ``|Phi|``: every feature is an expectation of one sign (protocol:
+        :class:`RiskTable`)."""
+        phi = self.features(ov5)
+        return phi, np.abs(phi)
 
     def manifold_gradient(self, kn: np.ndarray) -> np.ndarray:
         """``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M at ``kn = (kappa, nu)`` (order-1 tables)."""

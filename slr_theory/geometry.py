@@ -268,9 +268,9 @@ def vector_derivatives(tables, K: np.ndarray, V: np.ndarray):
     """
     n = K.shape[0]
     ov = to_overlaps(np.concatenate([K.T, V.T]))
-    phi = tables[0].features(ov)
+    phi, size = tables[0].features_and_sizes(ov)  # one evaluation of the features
     g = (tables[0].C @ phi).T
-    magnitudes = (np.abs(tables[0].C) @ tables[0].sizes(ov, phi)).T
+    magnitudes = (np.abs(tables[0].C) @ size).T
     rows = tables[1](ov)
     H = np.empty((n, 5, 5))
     for row, (i, j) in enumerate(engine.HESSIAN_PAIRS):
