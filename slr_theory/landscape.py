@@ -38,7 +38,7 @@ from .critical import (
     symmetries,
 )
 from .geometry import velocity_partials
-from .manifold import manifold_saddle
+from .manifold import in_open_square, manifold_saddle
 from .params import Params, check_overlaps, check_params, temperature_range
 from .trajectory import MAX_STEPS, to_overlaps
 from .validate import as_array, positive_int, positive_real, random_generator
@@ -1725,6 +1725,12 @@ class PortraitData:
     basin_targets: np.ndarray | None = None
 
     @property
+    def interior(self) -> np.ndarray:
+        """Which of :attr:`points` lie inside the open square (M's interior saddle, where
+        there is one; :func:`slr_theory.manifold.in_open_square`), a boolean mask."""
+        return in_open_square(self.points)
+
+    @property
     def max_speed(self) -> float:
         """Largest ``|(kappa', nu')|`` on the streamline grid."""
         return float(np.hypot(self.field[..., 0], self.field[..., 1]).max())
@@ -1826,8 +1832,7 @@ def portrait_data(
     tick(1)
     kk = np.linspace(-1, 1, 400)
     # one interior saddle on M, or no separatrix (softmax attention: R_nu < 0 on M)
-    m_points = manifold_critical_overlaps(params)
-    inner = np.sum(np.all(np.abs(m_points) < 1, axis=1))
+    inner = int(in_open_square(manifold_critical_overlaps(params)).sum())
     sep = separatrix(params) if inner == 1 else np.empty((0, 2))
     tick(1)
     ang = np.linspace(0, 2 * np.pi, trajectories, endpoint=False) + 0.4

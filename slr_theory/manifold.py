@@ -24,12 +24,14 @@ import numpy as np
 from . import engine
 from .nonlinearity import nonlinearity_of
 from .params import Params, check_params
+from .validate import as_array
 
 __all__ = [
     "EDGE_SCAN",
     "ORIGIN_AND_CORNERS",
     "edge_roots",
     "five_points_proved",
+    "in_open_square",
     "interior_points",
     "manifold_critical_overlaps",
     "manifold_saddle",
@@ -196,6 +198,31 @@ def manifold_critical_overlaps(params: Params) -> np.ndarray:
     return np.concatenate([ORIGIN_AND_CORNERS[1:, :2], interior_points(params), *edges])
 
 
+def in_open_square(points) -> np.ndarray:
+    """Which rows ``(kappa, nu)`` of `points` lie inside the open square, off its edges.
+
+    Parameters
+    ----------
+    points : array_like, shape ``(m, 2)``
+
+    Returns
+    -------
+    ndarray of bool, shape ``(m,)``
+
+    Examples
+    --------
+    >>> from slr_theory.manifold import in_open_square
+    >>> in_open_square([[0.0, 0.0], [1.0, 1.0], [0.67, 1.0]]).tolist()
+    [True, False, False]
+    """
+    pts = as_array(points, "points", allow_nan=False)
+    if pts.size == 0:
+        return np.zeros(0, dtype=bool)
+    if pts.ndim != 2 or pts.shape[1] != 2:
+        raise ValueError(f"`points` must have shape (m, 2), got {pts.shape}.")
+    return np.all(np.abs(pts) < 1.0, axis=1)
+
+
 def manifold_saddle(params: Params) -> np.ndarray | None:
     """M's critical point inside the open square, ``(kappa, nu)``, or None if it has none.
 
@@ -231,7 +258,7 @@ def manifold_saddle(params: Params) -> np.ndarray | None:
     True
     """
     pts = manifold_critical_overlaps(check_params(params))
-    inner = pts[np.all(np.abs(pts) < 1.0, axis=1)]
+    inner = pts[in_open_square(pts)]
     if len(inner) > 1:
         raise ValueError(
             f"`params`: M has {len(inner)} interior critical points ({inner.tolist()!r}), "

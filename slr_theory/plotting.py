@@ -658,7 +658,7 @@ def _draw_portrait(data, path, dpi: int) -> Path:
         label=r"$\kappa$-nullcline",
         zorder=3,
     )
-    inner = [p for p in data.points if abs(p[0]) < 1 and abs(p[1]) < 1]
+    inner = np.asarray(data.points, dtype=float).reshape(-1, 2)[data.interior]
     if len(inner) == 1:  # R_nu depends on kappa only: it vanishes on the saddle's kappa
         ax.axvline(inner[0][0], color=_OKABE_ITO[1], lw=1.4, label=r"$\nu$-nullcline", zorder=3)
     sep = data.separatrix

@@ -406,8 +406,7 @@ def _saddle_place(at) -> str:
 
 def _no_separatrix(portrait) -> str:
     """Why the portrait has no separatrix, from its saved points."""
-    pts = np.asarray(portrait.points, dtype=float).reshape(-1, 2)
-    inner = int(np.sum(np.all(np.abs(pts) < 1, axis=1)))
+    inner = int(portrait.interior.sum())
     if inner == 0:
         return "no separatrix (M has no critical point inside the square: `R_ν ≠ 0` there), "
     return f"no separatrix (M has {inner} critical points inside the square, not one saddle), "

@@ -653,7 +653,7 @@ def _located_on_m(portrait) -> str:
     points of the portrait (each with its symmetric copies)."""
     pts = np.asarray(portrait.points, dtype=float).reshape(-1, 2)
     kinds = list(portrait.point_kinds)
-    inner = [(o, k) for o, k in zip(pts, kinds, strict=True) if np.all(np.abs(o) < 1)]
+    inner = [(o, k) for o, k, i in zip(pts, kinds, portrait.interior, strict=True) if i]
     edge = [(o, k) for o, k in zip(pts, kinds, strict=True) if int(np.sum(np.abs(o) == 1)) == 1]
     where = lambda o: f"({o[0]:.4g}, {o[1]:.4g})"  # noqa: E731
     parts = ["the four corners `(±1, ±1)`"]

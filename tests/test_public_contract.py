@@ -128,6 +128,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "manifold.manifold_critical_overlaps": ((P,), {}),
     "manifold.manifold_saddle": ((P,), {}),
     "manifold.five_points_proved": ((P,), {}),
+    "manifold.in_open_square": (([[0.0, 0.0], [1.0, 0.5]],), {}),
     "critical.symmetries": ((P,), {}),
     "critical.hessian_norm_bound": ((P,), {}),
     "pgd_map_spectrum": ((ORIGIN, 1e-3), {}),
