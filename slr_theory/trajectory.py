@@ -109,17 +109,39 @@ def temperatures(schedule, steps: int) -> np.ndarray | None:
     """
     if schedule is None:
         return None
+    return temperatures_at(schedule, np.arange(steps + 1))
+
+
+def temperatures_at(schedule, t: np.ndarray) -> np.ndarray:
+    """The temperatures of `schedule` at the steps `t` (any shape), validated.
+
+    Parameters
+    ----------
+    schedule : callable ``step -> lam``
+        A :class:`PaperSchedule` is evaluated on the whole array; any other callable once
+        per step, with a Python ``int`` (a ``float`` beyond ``2**63``).
+    t : ndarray
+        Non-negative whole step numbers.
+
+    Returns
+    -------
+    ndarray, the shape of `t`
+        In the domain of ``lam`` (:data:`slr_theory.params.DOMAIN`), else ``ValueError``
+        naming the first step outside it.
+    """
+    t = np.asarray(t)
     if isinstance(schedule, PaperSchedule):
-        lam = schedule(np.arange(steps + 1))
+        lam = np.asarray(schedule(t), dtype=np.float64).reshape(t.shape)
     elif callable(schedule):
-        lam = np.empty(steps + 1)
-        for t in range(steps + 1):
-            value = schedule(t)
+        lam = np.empty(t.shape)
+        for i, step in np.ndenumerate(t):
+            step = int(step) if step < 2.0**63 else float(step)
+            value = schedule(step)
             if isinstance(value, bool) or not isinstance(value, numbers.Real):
                 raise ValueError(
-                    f"`schedule` must return a real temperature, got {value!r} at step {t}."
+                    f"`schedule` must return a real temperature, got {value!r} at step {step}."
                 )
-            lam[t] = float(value)
+            lam[i] = float(value)
     else:
         raise ValueError(
             f"`schedule` must be None or a callable step -> lam, got {type(schedule).__name__}."
@@ -127,10 +149,11 @@ def temperatures(schedule, steps: int) -> np.ndarray | None:
     lo, hi = DOMAIN["lam"]
     bad = ~(np.isfinite(lam) & (lam >= lo) & (lam <= hi))
     if np.any(bad):
-        t = int(np.argmax(bad))
+        i = np.unravel_index(int(np.argmax(bad)), bad.shape)
+        step = t[i] if t.dtype.kind in "iu" else float(t[i])
         raise ValueError(
             f"`schedule` must return temperatures in [{lo:g}, {hi:g}] (the domain of lam), "
-            f"got {float(lam[t])!r} at step {t}."
+            f"got {float(lam[i])!r} at step {step}."
         )
     return lam
 
@@ -260,9 +283,40 @@ def price_records(params: Params, rec, out, lam_rec, shape) -> PGDResult:
 def overlap_step(ov5: np.ndarray, G: np.ndarray, alpha) -> np.ndarray:
     """One exact PGD step on overlaps ``(5, n)`` given the partials ``(5, n)``; unchecked.
 
-    The closed-form map (``A``, ``B``, ``cA``, ``cB`` named as in the code) is written out in
-    :mod:`slr_theory.dynamics` (the public door to it is :func:`slr_theory.dynamics.pgd_step`);
-    ``k~ . v~`` is expanded in the Gram entries, then both vectors are normalised.
+    ``ov5 + overlap_increment(ov5, G, alpha)``: the closed-form map is written out once, in
+    :func:`overlap_increment` (the public door to it is
+    :func:`slr_theory.dynamics.pgd_step`).
+
+    Parameters
+    ----------
+    ov5, G : ndarray, shape ``(5, n)``
+        Overlaps and partials, rows ``(kappa, nu, theta, eta, rho)``.
+    alpha : float or ndarray ``(n,)``
+
+    Returns
+    -------
+    ndarray, shape ``(5, n)``
+    """
+    return ov5 + overlap_increment(ov5, G, alpha)
+
+
+def overlap_increment(ov5: np.ndarray, G: np.ndarray, alpha) -> np.ndarray:
+    r"""What one exact PGD step adds to the overlaps ``(5, n)``, to the precision of the partials.
+
+    With ``A = k . grad_k R``, ``B = v . grad_v R`` and the flow's velocity ``u``
+    (:func:`slr_theory.geometry.overlap_velocity`), the step is
+    ``k <- (k - alpha P_k grad_k R) i_k``, ``i_k = (1 + alpha^2 |P_k grad_k R|^2)^{-1/2}``
+    (likewise ``v``), so
+
+    .. math::
+
+        \Delta\kappa = \alpha u_\kappa i_k + \kappa (i_k - 1), \qquad
+        \Delta\rho = (\alpha u_\rho + \alpha^2 c_2) i_k i_v + \rho (i_k i_v - 1),
+
+    (``nu, theta`` with ``i_v``, ``eta`` with ``i_k``), ``i - 1 = -alpha^2 Q i / (1 + 1/i)``
+    written without cancellation: an increment far below the rounding of the overlaps
+    (``1e-20`` on a plateau, where ``kappa + Delta kappa == kappa``) keeps the relative
+    precision of the partials. Unchecked.
 
     Parameters
     ----------
@@ -278,23 +332,24 @@ def overlap_step(ov5: np.ndarray, G: np.ndarray, alpha) -> np.ndarray:
     rk, rn, rt, re, rr = G
     A = k * rk + e * re + r * rr
     Bv = t * rt + n * rn + r * rr
-    ca = 1.0 + alpha * A
-    cb = 1.0 + alpha * Bv
     X = rt * k + rn * e  # grad_v R . k minus its rho part
     Y = rk * t + re * n  # grad_k R . v minus its rho part
     al2 = alpha * alpha
-    ik = 1.0 / np.sqrt(1.0 + al2 * (rk * rk + re * re + rr * (rr + 2.0 * Y) - A * A))
-    iv = 1.0 / np.sqrt(1.0 + al2 * (rt * rt + rn * rn + rr * (rr + 2.0 * X) - Bv * Bv))
+    qk = al2 * (rk * rk + re * re + rr * (rr + 2.0 * Y) - A * A)
+    qv = al2 * (rt * rt + rn * rn + rr * (rr + 2.0 * X) - Bv * Bv)
+    sk = np.sqrt(1.0 + qk)
+    sv = np.sqrt(1.0 + qv)
+    ik, iv = 1.0 / sk, 1.0 / sv
+    dk = -qk / (sk * (1.0 + sk))  # i_k - 1
+    dv = -qv / (sv * (1.0 + sv))
     out = np.empty_like(ov5)
-    out[0] = (ca * k - alpha * (rk + rr * t)) * ik
-    out[1] = (cb * n - alpha * (rn + rr * e)) * iv
-    out[2] = (cb * t - alpha * (rt + rr * k)) * iv
-    out[3] = (ca * e - alpha * (re + rr * n)) * ik
-    out[4] = (
-        ca * cb * r
-        - alpha * (ca * (X + rr) + cb * (Y + rr))
-        + al2 * (rk * rt + re * rn + rr * (A + Bv - r * rr))
-    ) * (ik * iv)
+    out[0] = alpha * (A * k - rk - rr * t) * ik + k * dk
+    out[1] = alpha * (Bv * n - rn - rr * e) * iv + n * dv
+    out[2] = alpha * (Bv * t - rt - rr * k) * iv + t * dv
+    out[3] = alpha * (A * e - re - rr * n) * ik + e * dk
+    u_rho = (A + Bv) * r - (X + Y + 2.0 * rr)
+    c2 = A * Bv * r - A * (X + rr) - Bv * (Y + rr) + rk * rt + re * rn + rr * (A + Bv - r * rr)
+    out[4] = (alpha * u_rho + al2 * c2) * (ik * iv) + r * (dk + dv + dk * dv)
     return out
 
 
@@ -476,15 +531,51 @@ def run_pgd(ov5: np.ndarray, group: Group, steps: int, record_every: int, progre
     out : ndarray ``(n_records, 5, n)``
         The recorded overlaps.
     """
+    rec, out, _ = run_coordinates(ov5, None, group, steps, record_every, progress)
+    return rec, out
+
+
+def run_coordinates(
+    ov5: np.ndarray,
+    kv: np.ndarray | None,
+    group: Group,
+    steps: int,
+    record_every: int,
+    progress=None,
+):
+    """:func:`run_pgd` from overlaps or from the coordinates that realise them, and the
+    coordinates it ends at.
+
+    Near the boundary of the feasible set (``k`` or ``v`` almost in ``span{k*, v*}``) the
+    coordinates hold what the overlaps round away (``k3 = 1e-9`` where ``eta = 1``):
+    a long run in pieces goes on from the coordinates, not from the overlaps.
+
+    Parameters
+    ----------
+    ov5 : ndarray, shape ``(5, n)``
+        The overlaps of the start (of ``kv`` when given).
+    kv : ndarray ``(8, n)`` or None
+        The coordinates of the start (:func:`to_vectors`'s layout), or None: from `ov5`.
+    group, steps, record_every, progress
+        As :func:`run_pgd`.
+
+    Returns
+    -------
+    rec, out
+        As :func:`run_pgd`.
+    kv : ndarray ``(8, n)`` or None
+        The final coordinates; None for a batch on M (its state is ``(kappa, nu)``).
+    """
     n = ov5.shape[1]
     rec = sorted(set(range(0, steps + 1, record_every)) | {steps})
     out = np.empty((len(rec), 5, n))
     out[0] = ov5
-    if not np.any(ov5[2:]):  # a batch on M stays there: the 2-D map
+    if kv is None and not np.any(ov5[2:]):  # a batch on M stays there: the 2-D map
         _manifold_run(ov5, _manifold_source(group, n), rec, out, progress)
-    else:
-        _coordinate_run(ov5, _coordinate_source(group, n), rec, out, progress)
-    return np.array(rec), out
+        return np.array(rec), out, None
+    S = np.ascontiguousarray((to_vectors(ov5) if kv is None else kv).T).reshape(n, 2, 4)
+    _coordinate_run(S, _coordinate_source(group, n), rec, out, progress)
+    return np.array(rec), out, S.reshape(n, 8).T.copy()
 
 
 # What the gradient sources read off M, one row per run: ext = (1, kappa, eta, theta,
@@ -574,16 +665,15 @@ def _manifold_source(grp: Group, n: int):
     return chunk
 
 
-def _coordinate_run(ov5, chunks, rec, out, progress) -> None:
+def _coordinate_run(S, chunks, rec, out, progress) -> None:
     """:func:`run_pgd` off M: :func:`coordinate_step` on coordinates held run by run.
 
     ``S`` ``(n, 2, 4)`` (contiguous: every call of the step then runs one loop over
-    its values) holds ``k``'s and ``v``'s coordinates (:func:`to_vectors`);
-    ``chunks(start, stop)`` gives the gradient of each step of a chunk,
-    ``(j, ext) -> (n, 9)`` (:func:`_coordinate_source`).
+    its values; overwritten with the last iterate) holds ``k``'s and ``v``'s coordinates
+    (:func:`to_vectors`); ``chunks(start, stop)`` gives the gradient of each step of a
+    chunk, ``(j, ext) -> (n, 9)`` (:func:`_coordinate_source`).
     """
-    n = ov5.shape[1]
-    S = np.ascontiguousarray(to_vectors(ov5).T).reshape(n, 2, 4)
+    n = S.shape[0]
     ext = np.ones((n, 6))
     pairs = ext[:, 1:5].reshape(n, 2, 2)  # S[:, :, :2] is (kappa, eta, theta, nu)
     steps, nxt = rec[-1], 1

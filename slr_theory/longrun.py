@@ -1,0 +1,850 @@
+r"""Where and when: PGD over any number of steps, and the fate of every run.
+
+Exact PGD (:func:`slr_theory.pgd`) costs one step a step, and on the plateaus of the
+landscape a run needs ``1e20`` steps and more (the drive in ``kappa`` along the edge
+``nu = 1`` of M is ``erfc``-small). :func:`advance` gives the state after any number of
+steps by stepping exactly where the dynamics are fast and integrating, where they are
+slow, the *modified equation* of the step map: with ``Delta(x)`` the increment of one
+exact step (:func:`slr_theory.trajectory.overlap_increment`, to the relative precision
+of the gradient) and ``M = alpha J`` the Jacobian of the flow per step,
+
+.. math::
+
+    \frac{dx}{dn} = F(x) = \Delta(x) - \tfrac12 M(x) \Delta(x),
+
+whose flow over one unit of ``n`` (one step) is the step map up to ``O(alpha^3)``: it is
+of order 2. The leading defect, ``(1/3) M^2 Delta``, and the integrator's own error
+(linearly implicit Euler extrapolated to order 6, which damps what the map damps) set
+the integration step and add up to the error estimate of every run. A run returns
+to exact steps wherever the integrator would need fewer than :data:`MIN_FLOW_STEP`
+steps at a time, which is where a fast transient (``alpha h`` of order one) makes the
+modified equation meaningless.
+
+:func:`fate` runs every start until it enters the ``tol``-ball of a minimum (or of a
+symmetric image), for PGD or for the gradient flow, and returns the number of steps (or
+the flow time) it took, with the runs that end at a saddle, on its stable manifold,
+reported with an infinite time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+from . import engine
+from .critical import critical_points, end_groups, symmetries
+from .geometry import overlap_velocity, velocity_partials
+from .params import Params, check_overlaps, check_params
+from .trajectory import (
+    MAX_ALPHA,
+    Group,
+    overlap_increment,
+    run_coordinates,
+    temperatures_at,
+    to_overlaps,
+    to_vectors,
+)
+from .validate import as_array, positive_real
+
+__all__ = [
+    "FLOW_ORDER",
+    "HORIZON",
+    "MAX_ADVANCE_STEPS",
+    "MIN_FLOW_STEP",
+    "UNLISTED",
+    "Advanced",
+    "Fates",
+    "advance",
+    "fate",
+]
+
+#: Order of the modified equation :func:`advance` integrates (its flow over one step is
+#: the step map up to ``O(alpha^(FLOW_ORDER + 1))``).
+FLOW_ORDER = 2
+#: Most steps :func:`advance` accepts.
+MAX_ADVANCE_STEPS = 1e300
+#: Where :func:`fate` stops a run that has reached no ball: ``1e300`` steps (or flow time).
+HORIZON = 1e300
+#: The kind :class:`Fates` gives a point where runs stopped at the horizon that is none of
+#: the critical points it was given (a point the search missed, or a plateau).
+UNLISTED = "end point not among the critical points given"
+#: Exact steps between two attempts to integrate, and the shortest integration step
+#: worth taking (in steps): below it, exact steps cost no more.
+BURST = 256
+MIN_FLOW_STEP = 256
+#: Local error (max-norm of the overlaps) each integration step may make.
+LOCAL_TOL = 1e-10
+#: The rounding error an exact step may add to the overlaps, and the largest error the
+#: estimate reports (the diameter of the overlaps' box: nothing is known beyond).
+ROUNDING = 4.0 * np.finfo(np.float64).eps
+#: The rounding of a computed eigenvalue, relative to its matrix: a zero mode (a
+#: critical manifold) computed as ``+1e-20`` grows no error.
+_NOISE = 64.0 * np.finfo(np.float64).eps
+MAX_ERROR = 2.0
+
+
+def _hessians(rows: np.ndarray) -> np.ndarray:
+    """The Hessians ``(n, 5, 5)`` from the 15 Hessian rows ``(15, n)`` of the engine."""
+    H = np.empty((rows.shape[1], 5, 5))
+    for row, (i, j) in enumerate(engine.HESSIAN_PAIRS):
+        H[:, i, j] = H[:, j, i] = rows[row]
+    return H
+
+
+class _Field:
+    """The field and its Jacobian per unit of time, at overlaps ``(5, n)`` and times ``(n,)``.
+
+    PGD (``alpha`` given): the modified field ``F`` of the step map (module docstring),
+    per step, with ``M = alpha J``, the increment ``Delta`` and the defect ``M^2 Delta / 3``.
+    The gradient flow (``alpha`` None): ``F`` the flow's velocity, ``M = J``, no defect.
+    """
+
+    def __init__(self, params: Params, alpha: float | None, schedule):
+        self.params = params
+        self.alpha = alpha
+        self.schedule = schedule
+        self.table = None
+        if schedule is None:
+            self.table = engine.table(params, params.lam, (1, 2)).prepared()
+
+    def rows(self, ov5: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """The engine's rows ``(20, n)``: the five partials, then the Hessian's."""
+        if self.table is not None:
+            return self.table(ov5)
+        lam = temperatures_at(self.schedule, t)
+        tabs = engine.table(self.params, lam, (1, 2))
+        phi = tabs.features(ov5, np.moveaxis(tabs.constants, -1, 0))
+        return np.einsum("nrk,kn->rn", tabs.C, phi)
+
+    def __call__(self, ov5: np.ndarray, t: np.ndarray):
+        """``(F, M, defect)`` ``(n, 5)``, ``(n, 5, 5)``, ``(n, 5)`` at overlaps ``(5, n)``."""
+        return self.evaluate(ov5, t)[:3]
+
+    def evaluate(self, ov5: np.ndarray, t: np.ndarray):
+        """As :meth:`__call__`, and the smaller eigenvalue ``(n,)`` of the Hessian's block
+        out of ``span{k, v, k*, v*}``, ``H_W = [[-A, R_rho], [R_rho, -B]]``."""
+        rows = self.rows(ov5, t)
+        G = rows[:5]
+        A = ov5[0] * G[0] + ov5[3] * G[3] + ov5[4] * G[4]
+        B = ov5[2] * G[2] + ov5[1] * G[1] + ov5[4] * G[4]
+        hw = -0.5 * (A + B) - np.sqrt(0.25 * (A - B) ** 2 + G[4] ** 2)
+        Jo, Jg = velocity_partials(ov5, G)
+        J = Jo + Jg @ _hessians(rows[5:])
+        if self.alpha is None:
+            u = overlap_velocity(ov5, G).T
+            return u, J, np.zeros_like(u), hw
+        M = self.alpha * J
+        delta = overlap_increment(ov5, G, self.alpha).T  # (n, 5)
+        md = np.einsum("nij,nj->ni", M, delta)
+        defect = np.einsum("nij,nj->ni", M, md) / 3.0
+        return delta - 0.5 * md, M, defect, hw
+
+
+def _feasible(ov5: np.ndarray) -> np.ndarray:
+    """Overlaps ``(5, n)`` brought back into the feasible set where a stage left it.
+
+    The coordinates of :func:`slr_theory.trajectory.to_vectors` clamp a negative square;
+    there ``k`` and ``v`` are renormalised. Feasible columns are returned unchanged.
+    """
+    k, n, t, e, r = ov5
+    k2 = 1.0 - k * k - e * e
+    bad = k2 < 0
+    safe = np.where(k2 > 0, k2, 1.0)
+    v3 = (r - k * t - e * n) / np.sqrt(safe)
+    bad |= 1.0 - t * t - n * n - np.where(k2 > 0, v3 * v3, 0.0) < 0
+    if not np.any(bad):
+        return ov5
+    out = ov5.copy()
+    kv = to_vectors(ov5[:, bad])
+    kv[:4] /= np.sqrt(np.sum(kv[:4] ** 2, axis=0))
+    kv[4:] /= np.sqrt(np.sum(kv[4:] ** 2, axis=0))
+    out[:, bad] = to_overlaps(kv)
+    return out
+
+
+#: Where the modified equation may stand for the step map: every eigenvalue ``mu`` of
+#: ``M = alpha J`` (on the coordinates a run moves in) is slow, ``|mu| <= SLOW``, or a
+#: direction the map contracts, ``|1 + mu| <= CONTRACTS``. Elsewhere (a direction the
+#: map flips and amplifies, ``1 + mu < -1``, or barely damps) a run steps exactly.
+SLOW = 0.1
+CONTRACTS = 0.95
+
+
+def _per_run(A: np.ndarray, on_m: np.ndarray, reduce) -> np.ndarray:
+    """``reduce(eigenvalues (m, k)) -> (m,)`` of each ``A`` ``(n, 5, 5)``, on the ``(kappa,
+    nu)`` block for the runs `on_m` (which move in it only)."""
+    out = np.empty(A.shape[0])
+    for rows, k in ((on_m, 2), (~on_m, 5)):
+        if np.any(rows):
+            out[rows] = reduce(np.linalg.eigvals(A[rows][:, :k, :k]))
+    return out
+
+
+def _flow_allowed(M: np.ndarray, on_m: np.ndarray) -> np.ndarray:
+    """Whether the spectrum of each ``M`` ``(n, 5, 5)`` lets the flow stand for the map."""
+
+    def good(mu):
+        return np.all((np.abs(mu) <= SLOW) | (np.abs(1.0 + mu) <= CONTRACTS), axis=1)
+
+    return _per_run(M, on_m, good).astype(bool)
+
+
+def _map_growth(M: np.ndarray, on_m: np.ndarray, hw: np.ndarray, alpha: float) -> np.ndarray:
+    """How much one exact step can grow an error: ``max(1, max |1 + mu|, 1 - alpha h_W)``,
+    ``mu`` the eigenvalues of ``M`` (the step map's Jacobian is ``I + M`` to first order)
+    and ``h_W`` the Hessian out of the span, whose directions rounding seeds when the span
+    degenerates (the overlaps then see them at second order)."""
+    noise = _NOISE * np.max(np.abs(M), axis=(1, 2))
+    grow = _per_run(M, on_m, lambda mu: np.max(np.abs(1.0 + mu), axis=1))
+    return np.maximum(1.0, np.maximum(grow, np.abs(1.0 - alpha * hw)) - noise)
+
+
+def _on_manifold(field: _Field, y: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """Runs exactly on M (``theta = eta = rho = 0``) whose field leaves M exactly: computed,
+    not assumed (a model that does not keep M invariant pushes them off)."""
+    on_m = ~np.any(y[2:], axis=0)
+    if np.any(on_m):
+        off = field(y[:, on_m], t[on_m])[0][:, 2:]
+        on_m[np.flatnonzero(on_m)[np.any(off != 0.0, axis=1)]] = False
+    return on_m
+
+
+#: The substeps of the extrapolated linearly implicit Euler method: the result of order
+#: ``len(SUBSTEPS)``, checked against the one of order one less.
+SUBSTEPS = (1, 2, 3, 4, 5, 6)
+
+
+def _jacobian_of_field(field: _Field, M: np.ndarray, on_m: np.ndarray) -> np.ndarray:
+    """The Jacobian of ``F`` the integration uses: ``M - M^2 / 2`` for PGD (``M`` for the
+    flow), with the off-M block cut for the runs on M, which move in ``(kappa, nu)`` only."""
+    JF = M if field.alpha is None else M - 0.5 * (M @ M)
+    if np.any(on_m):
+        JF = JF.copy()
+        JF[on_m, 2:, :] = 0.0
+        JF[on_m, :, 2:] = 0.0
+    return JF
+
+
+def _step(field: _Field, y: np.ndarray, t: np.ndarray, h: np.ndarray, on_m: np.ndarray):
+    """One integration step of size ``h`` ``(n,)`` from ``y`` ``(5, n)`` at times ``t``.
+
+    The linearly implicit Euler method, ``(I - (h/m) J_F) delta = (h/m) F``, with
+    ``m = 1, ..., 6`` substeps and ``J_F`` the Jacobian at ``y``, extrapolated to ``h = 0``
+    (Aitken-Neville; Deuflhard's scheme for stiff systems): the result is of order 6, and
+    its distance to the one of order 5 estimates the local error. The defect of the
+    modified equation, ``M^2 Delta / 3`` per step, adds its damped response over the
+    step, ``(I - h J_F)^{-1} h defect``. Runs ``on_m`` (on M, which the field leaves
+    exactly) move in ``(kappa, nu)`` only, as exact PGD does.
+
+    Returns
+    -------
+    y_new : ndarray ``(5, n)``
+    est : ndarray ``(n,)``
+        Local error estimate (max-norm).
+    allowed : ndarray of bool ``(n,)``
+        Whether the spectrum lets the flow stand for the map there (:func:`_flow_allowed`).
+    rate : ndarray ``(n,)``
+        The largest growth rate of the linearised flow at ``y``, ``>= 0``: an error grows by
+        ``exp(h rate)`` over the step.
+    """
+    F0, M0, defect, hw = field.evaluate(y, t)
+    JF = _jacobian_of_field(field, M0, on_m)
+    eye = np.eye(5)
+    table = []
+    for m in SUBSTEPS:
+        sub = h / m
+        W = eye - sub[:, None, None] * JF
+        x, F = y, F0
+        for i in range(m):
+            if i:
+                F = field(x, t + i * sub)[0]
+            delta = np.linalg.solve(W, (sub[:, None] * F)[..., None])[..., 0]
+            x = _feasible(x + delta.T)
+        row = [x]
+        for k in range(1, len(table) + 1):  # Aitken-Neville in h
+            ratio = m / SUBSTEPS[len(table) - k] - 1.0
+            row.append(row[k - 1] + (row[k - 1] - table[-1][k - 1]) / ratio)
+        table.append(row)
+    y_new = _feasible(table[-1][-1])
+    est = np.max(np.abs(table[-1][-1] - table[-1][-2]), axis=0)
+    if np.any(defect):
+        W = eye - h[:, None, None] * JF
+        response = np.linalg.solve(W, (h[:, None] * defect)[..., None])[..., 0]
+        est = est + np.max(np.abs(response), axis=1)
+    allowed = np.ones(h.shape, dtype=bool) if field.alpha is None else _flow_allowed(M0, on_m)
+    rate = _per_run(JF, on_m, lambda mu: np.max(mu.real, axis=1))
+    rate = np.maximum(rate, -hw * (1.0 if field.alpha is None else field.alpha))
+    rate = np.maximum(0.0, rate - _NOISE * np.max(np.abs(JF), axis=(1, 2)))
+    return y_new, est, allowed, rate
+
+
+def _exact(params, alpha, schedule, y, kv, t, steps, record=False):
+    """Exact PGD, `steps` steps, of the columns ``y`` ``(5, n)`` all at step ``t``, from
+    their coordinates ``kv`` ``(8, n)`` where finite; returns the overlaps (all of them
+    with `record`, else the last) and the final coordinates (NaN for a batch on M)."""
+    lam = None if schedule is None else temperatures_at(schedule, t + np.arange(steps + 1.0))
+    synced = np.all(np.isfinite(kv), axis=0)
+    if not np.any(y[2:]) and not np.any(synced):
+        start = None  # on M: the 2-D map
+    else:
+        start = np.where(synced, kv, to_vectors(y))
+    _, out, kv_end = run_coordinates(
+        np.ascontiguousarray(y), start, Group(params, alpha, lam), steps, 1 if record else steps
+    )
+    if kv_end is None:
+        kv_end = np.full((8, y.shape[1]), np.nan)
+    return (out if record else out[-1]), kv_end
+
+
+@dataclass(frozen=True)
+class Advanced:
+    """PGD after a number of steps (:func:`advance`).
+
+    Attributes
+    ----------
+    steps : float
+        The steps taken by every run.
+    overlaps : ndarray, shape ``(..., 5)``
+        Where each run is.
+    error : ndarray, shape ``(...)``
+        Estimated error of each run's overlaps (max-norm) against PGD in exact arithmetic:
+        the local error of every integration step and the rounding of every exact step
+        (``4 eps``), each grown by what the linearised dynamics grow it by afterwards (at
+        most :data:`MAX_ERROR`: near a saddle, or where the map amplifies, PGD in floating
+        point is itself sensitive to rounding, and the estimate says so).
+    exact_steps : ndarray, shape ``(...)``
+        Steps each run took exactly; the rest were integrated.
+    flow_steps : ndarray of int, shape ``(...)``
+        Integration steps each run took.
+    order : int
+        Order of the modified equation (:data:`FLOW_ORDER`).
+    """
+
+    steps: float
+    overlaps: np.ndarray
+    error: np.ndarray
+    exact_steps: np.ndarray
+    flow_steps: np.ndarray
+    order: int = FLOW_ORDER
+
+
+def _whole_steps(steps, name: str = "steps", upper: float = MAX_ADVANCE_STEPS) -> float:
+    """A whole number of steps in ``[0, upper]`` as a float (exact below ``2**53``)."""
+    if isinstance(steps, bool) or not isinstance(steps, (int, float, np.integer, np.floating)):
+        raise ValueError(f"`{name}` must be a whole number of steps, got {steps!r}.")
+    value = float(steps)
+    if not (math.isfinite(value) and 0 <= value <= upper and value == math.floor(value)):
+        raise ValueError(f"`{name}` must be a whole number in [0, {upper:g}], got {steps!r}.")
+    return value
+
+
+def _starts(params: Params, overlaps, name: str) -> np.ndarray:
+    ov = as_array(overlaps, name).copy()
+    if ov.shape[-1:] != (5,):
+        raise ValueError(f"`{name}` must have last dimension 5, got shape {ov.shape}.")
+    return np.stack(check_overlaps(*np.moveaxis(ov, -1, 0), d=params.d), axis=-1)
+
+
+class _Runs:
+    """The state of a batch of runs between the exact steps and the integration."""
+
+    def __init__(self, params, alpha, schedule, y: np.ndarray):
+        self.params, self.alpha, self.schedule = params, alpha, schedule
+        self.field = _Field(params, alpha, schedule)
+        n = y.shape[1]
+        self.y = y
+        self.kv = np.full((8, n), np.nan)  # the coordinates of y where known (exact steps)
+        self.t = np.zeros(n)
+        self.h = np.full(n, 4.0 * MIN_FLOW_STEP if alpha is not None else 1e-3)
+        self.exact = np.full(n, alpha is not None)
+        self.error = np.zeros(n)
+        self.exact_steps = np.zeros(n)
+        self.flow_steps = np.zeros(n, dtype=np.int64)
+
+    def exact_burst(self, idx: np.ndarray, stop: np.ndarray, inside=None) -> None:
+        """Exact steps for the runs `idx`, at most :data:`BURST` and never past `stop`.
+
+        With `inside` (a function of overlaps ``(m, 5, k)`` -> bool ``(m, k)``), a run
+        stops at the first step where it holds (and its ``t`` is that step).
+        """
+        for t0 in np.unique(self.t[idx]) if self.schedule is not None else [None]:
+            sub = idx if t0 is None else idx[self.t[idx] == t0]
+            n_steps = int(min(BURST, np.min(stop[sub] - self.t[sub])))
+            if n_steps <= 0:
+                continue
+            y0 = self.y[:, sub]
+            _, M, _, hw = self.field.evaluate(y0, self.t[sub])
+            on_m = _on_manifold(self.field, y0, self.t[sub])
+            growth = _map_growth(M, on_m, hw, self.alpha) ** n_steps
+            self.error[sub] = np.minimum(
+                self.error[sub] * np.minimum(growth, 1e300) + ROUNDING * n_steps, MAX_ERROR
+            )
+            start = float(self.t[sub[0]]) if t0 is not None else 0.0
+            out, kv = _exact(
+                self.params,
+                self.alpha,
+                self.schedule,
+                y0,
+                self.kv[:, sub],
+                start,
+                n_steps,
+                record=inside is not None,
+            )
+            if inside is None:
+                self.y[:, sub], self.kv[:, sub] = out, kv
+                self.t[sub] += n_steps
+                self.exact_steps[sub] += n_steps
+                continue
+            hit = inside(out)  # (n_steps + 1, k)
+            hit[0] = False
+            first = np.where(hit.any(axis=0), np.argmax(hit, axis=0), n_steps)
+            self.y[:, sub] = out[first, :, np.arange(sub.size)].T
+            self.kv[:, sub] = np.where(first == n_steps, kv, np.nan)
+            self.t[sub] += first
+            self.exact_steps[sub] += first
+        self.exact[idx] = False  # try the integration next
+
+    def flow_step(self, idx: np.ndarray, stop: np.ndarray):
+        """One integration step for the runs `idx`; returns the accepted ones and where they were."""
+        h = np.minimum(self.h[idx], stop[idx] - self.t[idx])
+        if self.alpha is not None:
+            h = np.floor(h)
+        y0 = self.y[:, idx]
+        on_m = _on_manifold(self.field, y0, self.t[idx])
+        y1, est, allowed, rate = _step(self.field, y0, self.t[idx], h, on_m)
+        ok = allowed & np.isfinite(est) & (est <= LOCAL_TOL) & np.all(np.isfinite(y1), axis=0)
+        ratio = LOCAL_TOL / np.maximum(est, 1e-300)
+        grow = np.clip(0.8 * ratio ** (1.0 / len(SUBSTEPS)), 0.2, 8.0)
+        grow = np.where(np.isfinite(est), grow, 0.2)
+        acc = idx[ok]
+        self.y[:, acc] = y1[:, ok]
+        self.kv[:, acc] = np.nan
+        self.t[acc] += h[ok]
+        self.error[acc] = np.minimum(
+            self.error[acc] * np.exp(np.minimum(h[ok] * rate[ok], 700.0)) + est[ok], MAX_ERROR
+        )
+        self.flow_steps[acc] += 1
+        self.h[idx] = h * grow
+        if self.alpha is not None:  # too short to be worth it, or not allowed: exact steps
+            back = (self.h[idx] < MIN_FLOW_STEP) | ~allowed
+            self.exact[idx[back]] = True
+            self.h[idx[back]] = 4.0 * MIN_FLOW_STEP
+        return acc, y0[:, ok]
+
+
+def advance(
+    params: Params,
+    overlaps: ArrayLike,
+    steps: float,
+    *,
+    alpha: float,
+    schedule=None,
+) -> Advanced:
+    """The state of the paper's PGD after `steps` steps, for any `steps` up to ``1e300``.
+
+    Exact steps (:func:`slr_theory.pgd`'s loop) where the dynamics are fast; where they
+    are slow, the modified equation of the step map, of order :data:`FLOW_ORDER`,
+    integrated with an error estimate per run (module docstring).
+
+    Parameters
+    ----------
+    params : Params
+        Model parameters (``params.lam`` unless `schedule` is given).
+    overlaps : array_like, shape ``(..., 5)``
+        Feasible starting overlaps; a batch of runs.
+    steps : int or float
+        A whole number of steps, ``0 <= steps <= 1e300``.
+    alpha : float
+        Step size, ``0 < alpha <= 1e100``.
+    schedule : callable ``step -> lam``, optional
+        A temperature schedule (e.g. :func:`slr_theory.paper_schedule`), evaluated at the
+        steps each run reaches; its temperatures must stay in the domain of ``lam``.
+
+    Returns
+    -------
+    Advanced
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory import Params, advance, pgd
+    >>> p = Params.paper(lam=0.5)
+    >>> start = [0.05, 0.999, 0.0, 0.0, 0.0]
+    >>> far = advance(p, start, 2e7, alpha=4e-3)
+    >>> print(f"{far.overlaps[0]:.4f} in {far.exact_steps:.0f} exact steps")
+    0.4840 in 5120 exact steps
+    >>> bool(far.error < 1e-6)
+    True
+    """
+    params = check_params(params)
+    ov = _starts(params, overlaps, "overlaps")
+    target = _whole_steps(steps)
+    alpha = positive_real(alpha, "alpha", upper=MAX_ALPHA)
+    shape = ov.shape[:-1]
+    runs = _Runs(params, alpha, schedule, ov.reshape(-1, 5).T.copy())
+    stop = np.full(runs.t.shape, target)
+    while True:
+        active = runs.t < stop
+        if not np.any(active):
+            break
+        ex = np.flatnonzero(active & runs.exact)
+        if ex.size:
+            runs.exact_burst(ex, stop)
+        fl = np.flatnonzero((runs.t < stop) & ~runs.exact)
+        if fl.size:
+            short = stop[fl] - runs.t[fl] < MIN_FLOW_STEP
+            runs.exact[fl[short]] = True  # the last few steps are exact ones
+            fl = fl[~short]
+            if fl.size:
+                runs.flow_step(fl, stop)
+    return Advanced(
+        steps=target,
+        overlaps=runs.y.T.reshape(*shape, 5),
+        error=runs.error.reshape(shape),
+        exact_steps=runs.exact_steps.reshape(shape),
+        flow_steps=runs.flow_steps.reshape(shape),
+    )
+
+
+# --- fates ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Fates:
+    """Where every run ends and when it gets there (:func:`fate`).
+
+    Attributes
+    ----------
+    points : ndarray, shape ``(m, 5)``
+        The critical points runs are classified against (one representative of each
+        orbit): the minima, then the saddles some run ends at, then where runs stopped at
+        the horizon away from every point given (one per group of ends, kind
+        :data:`UNLISTED`).
+    kinds : list of str
+        Their kinds (:attr:`slr_theory.critical.CriticalPoint.kind`).
+    minimum : ndarray of bool, shape ``(m,)``
+        Which points are minima (attractors).
+    label : ndarray of int, shape ``(n,)``
+        The point each run ends at (or at a symmetric image of), ``-1`` for a run held in
+        exact steps beyond `max_exact_steps` (the map amplifies there: undecided).
+    steps : ndarray, shape ``(n,)``
+        Steps (PGD) or flow time (``alpha`` None) to enter the `tol`-ball of its minimum;
+        ``inf`` for a run that ends at a saddle (on its stable manifold it never reaches a
+        minimum); NaN for a run at a point of kind :data:`UNLISTED` or with label ``-1``.
+    relative_error : ndarray, shape ``(n,)``
+        Estimated relative error of `steps`: the run's error in the overlaps over the
+        distance it covers near its entry, plus the resolution of the entry.
+    error : ndarray, shape ``(n,)``
+        Estimated error of the overlaps where each run stopped (:attr:`Advanced.error`).
+    final : ndarray, shape ``(n, 5)``
+        Where each run stopped.
+    exact_steps : ndarray, shape ``(n,)``
+        Steps each run took exactly (PGD; 0 for the flow).
+    alpha : float or None
+        The step size, None for the gradient flow.
+    tol : float
+        Radius of the balls (max-norm of the overlaps).
+    horizon : float
+        Where runs that reached no ball were stopped.
+    max_exact_steps : float
+        The budget of exact steps of a run.
+    """
+
+    points: np.ndarray
+    kinds: list
+    minimum: np.ndarray
+    label: np.ndarray
+    steps: np.ndarray
+    relative_error: np.ndarray
+    error: np.ndarray
+    final: np.ndarray
+    exact_steps: np.ndarray
+    alpha: float | None
+    tol: float
+    horizon: float
+    max_exact_steps: float
+
+    @property
+    def n(self) -> int:
+        """Number of runs."""
+        return int(self.label.size)
+
+    @property
+    def names(self) -> list[str]:
+        """A name for each point: its kind and overlaps."""
+        return [
+            f"{kind} at ({', '.join(f'{x:.4g}' for x in np.where(np.abs(p) < 5e-5, 0.0, p))})"
+            for kind, p in zip(self.kinds, self.points, strict=True)
+        ]
+
+    @property
+    def fractions(self) -> np.ndarray:
+        """Share of the runs that end at each point ``(m,)``."""
+        return np.array([np.mean(self.label == j) for j in range(len(self.kinds))])
+
+    @property
+    def stderr(self) -> np.ndarray:
+        """Binomial standard error of :attr:`fractions`, ``sqrt(p (1 - p) / n)``."""
+        p = self.fractions
+        return np.sqrt(p * (1.0 - p) / self.n)
+
+    @property
+    def undecided(self) -> float:
+        """Share of the runs with label ``-1``."""
+        return float(np.mean(self.label < 0))
+
+    def quantiles(self, q: ArrayLike, point: int | None = None) -> np.ndarray:
+        """Quantiles of ``log10`` of the finite arrival times (of the runs at `point`).
+
+        Parameters
+        ----------
+        q : array_like
+            Probabilities in ``[0, 1]``.
+        point : int, optional
+            Index into :attr:`points` (default: every run that reaches a minimum).
+
+        Returns
+        -------
+        ndarray, the shape of `q`
+            NaN where no run arrives.
+        """
+        q = np.asarray(q, dtype=np.float64)
+        if np.any(~np.isfinite(q)) or np.any((q < 0) | (q > 1)):
+            raise ValueError(f"`q` must lie in [0, 1], got {q!r}.")
+        keep = np.isfinite(self.steps) & (self.label >= 0)
+        if point is not None:
+            keep &= self.label == point
+        if not np.any(keep):
+            return np.full(q.shape, np.nan)
+        return np.quantile(np.log10(np.maximum(self.steps[keep], 1.0)), q)
+
+    def within(self, steps: float) -> np.ndarray:
+        """Share of the runs at each point ``(m,)`` after `steps` steps (flow time).
+
+        A run counts at its minimum once its arrival time is at most `steps`; a run that
+        ends at a saddle counts there from its entry into the saddle's ball, which is not
+        recorded, so only at the horizon. What is left, ``1 - within(N).sum()``, is the
+        share *not converged after N steps*.
+
+        Parameters
+        ----------
+        steps : float
+            ``>= 0``.
+
+        Returns
+        -------
+        ndarray, shape ``(m,)``
+        """
+        n_steps = positive_real(steps, "steps", allow_zero=True)
+        there = (self.steps <= n_steps) | (np.isinf(self.steps) & (n_steps >= self.horizon))
+        return np.array([np.mean(there & (self.label == j)) for j in range(len(self.kinds))])
+
+
+def _images(points) -> tuple[np.ndarray, np.ndarray]:
+    """Every symmetric image ``(k, 5)`` of the points and the index of its point ``(k,)``."""
+    rows, owner = [], []
+    for j, q in enumerate(points):
+        for o in (q.overlaps, *q.symmetry_copies):
+            rows.append(np.asarray(o, dtype=np.float64))
+            owner.append(j)
+    return np.array(rows).reshape(-1, 5), np.array(owner, dtype=np.int64)
+
+
+def _nearest(ov: np.ndarray, images: np.ndarray, owner: np.ndarray):
+    """Nearest image (max-norm) of overlaps ``(..., 5, k)``: its point and the distance."""
+    if images.shape[0] == 0:
+        shape = ov.shape[:-2] + ov.shape[-1:]
+        return np.full(shape, -1), np.full(shape, np.inf)
+    d = np.max(np.abs(ov[..., None, :, :] - images[:, :, None]), axis=-2)  # (..., k_img, k)
+    j = np.argmin(d, axis=-2)
+    return owner[j], np.take_along_axis(d, j[..., None, :], axis=-2)[..., 0, :]
+
+
+def _hermite(y0, F0, y1, F1, h, s):
+    """The cubic Hermite interpolant between ``(y0, F0)`` and ``(y1, F1)`` ``(5, k)`` at
+    fractions ``s`` ``(k,)`` of steps ``h`` ``(k,)``."""
+    s2, s3 = s * s, s * s * s
+    return (
+        (2 * s3 - 3 * s2 + 1) * y0
+        + (s3 - 2 * s2 + s) * h * F0
+        + (-2 * s3 + 3 * s2) * y1
+        + (s3 - s2) * h * F1
+    )
+
+
+def _entry(field, y0, y1, t0, h, centre, tol):
+    """Where in a step ``y0 -> y1`` ``(5, k)`` each run first comes within `tol` of
+    `centre` ``(5, k)``: the fraction of the step ``(k,)`` (bisection on the Hermite
+    interpolant, after a scan of 64 points)."""
+    F0 = field(y0, t0)[0].T
+    F1 = field(y1, t0 + h)[0].T
+    grid = np.linspace(0.0, 1.0, 65)
+    inside = np.stack(
+        [np.max(np.abs(_hermite(y0, F0, y1, F1, h, s) - centre), axis=0) < tol for s in grid]
+    )
+    inside[-1] = True
+    hi_i = np.argmax(inside, axis=0)
+    lo = grid[np.maximum(hi_i - 1, 0)]
+    hi = grid[hi_i]
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        yes = np.max(np.abs(_hermite(y0, F0, y1, F1, h, mid) - centre), axis=0) < tol
+        hi = np.where(yes, mid, hi)
+        lo = np.where(yes, lo, mid)
+    return hi, np.max(np.abs(F1), axis=0)
+
+
+def fate(
+    params: Params,
+    starts: ArrayLike,
+    *,
+    alpha: float | None = None,
+    tol: float = 1e-3,
+    points=None,
+    max_exact_steps: float = 1e6,
+) -> Fates:
+    """The minimum every start reaches and how long it takes, for PGD or the gradient flow.
+
+    Each run goes on (:func:`advance`'s exact steps and modified equation for PGD; the
+    same integrator on the flow's own field for ``alpha=None``) until it enters the
+    `tol`-ball of a minimum or of a symmetric image, or until :data:`HORIZON`; a run
+    there within `tol` of a saddle ends at it (it is on the saddle's stable manifold:
+    M, for instance, which the runs that start on it never leave).
+
+    Parameters
+    ----------
+    params : Params
+    starts : array_like, shape ``(n, 5)``
+        Feasible starting overlaps (e.g. :func:`slr_theory.sample_initial_overlaps`).
+    alpha : float, optional
+        PGD's step size; None for the gradient flow (times are then flow times).
+    tol : float
+        Radius of the balls, max-norm of the overlaps, ``0 < tol <= 0.1``.
+    points : CriticalPoints, optional
+        The critical points (default: :func:`slr_theory.critical_points` of `params`).
+    max_exact_steps : float
+        The exact steps a run may take (PGD): where the map amplifies in some direction
+        (a step beyond ``2 / h`` of a Hessian eigenvalue ``h``) no flow stands for it and
+        a run steps exactly; beyond this budget it is left undecided (label ``-1``).
+
+    Returns
+    -------
+    Fates
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory import Params, critical_points, sample_initial_overlaps
+    >>> from slr_theory.longrun import fate
+    >>> p = Params.paper(lam=0.3)
+    >>> starts = sample_initial_overlaps(p.d, np.random.default_rng(0), 8)
+    >>> f = fate(p, starts, alpha=2e-3, points=critical_points(p))
+    >>> print(f.undecided, f.fractions.sum())
+    0.0 1.0
+    """
+
+    params = check_params(params)
+    ov = _starts(params, starts, "starts")
+    if ov.ndim != 2:
+        raise ValueError(f"`starts` must have shape (n, 5), got {ov.shape}.")
+    if alpha is not None:
+        alpha = positive_real(alpha, "alpha", upper=MAX_ALPHA)
+    tol = positive_real(tol, "tol", upper=0.1)
+    max_exact = _whole_steps(max_exact_steps, "max_exact_steps")
+    if points is None:
+        points = critical_points(params)
+    minima = [q for q in points if q.index == 0]
+    saddles = [q for q in points if q.index != 0]
+    images, owner = _images(minima)
+    n = ov.shape[0]
+    runs = _Runs(params, alpha, None, ov.T.copy())
+    stop = np.full(n, HORIZON)
+    label = np.full(n, -1)
+    steps = np.full(n, np.nan)
+    rel = np.zeros(n)
+    done = np.zeros(n, dtype=bool)
+
+    def inside(out):  # (m, 5, k) -> (m, k)
+        return _nearest(out, images, owner)[1] < tol
+
+    first, _ = _nearest(runs.y, images, owner)
+    at0 = _nearest(runs.y, images, owner)[1] < tol
+    label[at0], steps[at0], done[at0] = first[at0], 0.0, True
+    while True:
+        live = ~done & (runs.t < stop)
+        if not np.any(live):
+            break
+        ex = np.flatnonzero(live & runs.exact)
+        if ex.size:
+            over = ex[runs.exact_steps[ex] >= max_exact]
+            done[over] = True
+            ex = ex[runs.exact_steps[ex] < max_exact]
+        if ex.size:
+            runs.exact_burst(ex, stop, inside=inside)
+            j, dist = _nearest(runs.y[:, ex], images, owner)
+            hit = dist < tol
+            arrived = ex[hit]
+            label[arrived], steps[arrived], done[arrived] = j[hit], runs.t[arrived], True
+            speed = np.max(np.abs(runs.field(runs.y[:, arrived], runs.t[arrived])[0]), axis=1)
+            rel[arrived] = runs.error[arrived] / np.maximum(speed * runs.t[arrived], 1e-300)
+        fl = np.flatnonzero(~done & (runs.t < stop) & ~runs.exact)
+        if fl.size:
+            t_before = runs.t[fl].copy()
+            acc, y_prev = runs.flow_step(fl, stop)
+            if acc.size:
+                j, dist = _nearest(runs.y[:, acc], images, owner)
+                hit = dist < tol
+                if np.any(hit):
+                    arrived = acc[hit]
+                    t0 = t_before[np.searchsorted(fl, arrived)]
+                    h = runs.t[arrived] - t0
+                    centre = images[
+                        np.argmin(
+                            np.max(
+                                np.abs(runs.y[:, arrived, None] - images.T[:, None, :]), axis=0
+                            ),
+                            axis=1,
+                        )
+                    ].T
+                    s, speed = _entry(
+                        runs.field, y_prev[:, hit], runs.y[:, arrived], t0, h, centre, tol
+                    )
+                    steps[arrived] = t0 + s * h
+                    label[arrived], done[arrived] = j[hit], True
+                    rel[arrived] = runs.error[arrived] / np.maximum(
+                        speed * steps[arrived], 1e-300
+                    ) + h * 2.0**-40 / np.maximum(steps[arrived], 1e-300)
+    # at the horizon: at a saddle (on its stable manifold), or at a point not given
+    left = np.flatnonzero((label < 0) & (runs.t >= stop))
+    kept = [(q.overlaps, str(q.kind), True) for q in minima]
+    if left.size and saddles:
+        s_images, s_owner = _images(saddles)
+        j, dist = _nearest(runs.y[:, left], s_images, s_owner)
+        for k in np.unique(j[dist < tol]):
+            mine = left[(dist < tol) & (j == k)]
+            label[mine] = len(kept)
+            steps[mine] = np.inf
+            kept.append((saddles[k].overlaps, str(saddles[k].kind), False))
+        left = left[dist >= tol]
+    if left.size:
+        for g in end_groups(runs.y[:, left].T, symmetries(params), tol=tol):
+            label[left[g]] = len(kept)
+            kept.append((runs.y[:, left[g[0]]], UNLISTED, False))
+    return Fates(
+        points=np.array([np.asarray(o, dtype=np.float64) for o, _, _ in kept]).reshape(-1, 5),
+        kinds=[kind for _, kind, _ in kept],
+        minimum=np.array([m for _, _, m in kept], dtype=bool),
+        label=label,
+        steps=steps,
+        relative_error=np.where(np.isfinite(steps), rel, np.nan),
+        error=runs.error.copy(),
+        final=runs.y.T.copy(),
+        exact_steps=runs.exact_steps.copy(),
+        alpha=alpha,
+        tol=tol,
+        horizon=HORIZON,
+        max_exact_steps=max_exact,
+    )
