@@ -16,8 +16,9 @@ exceptions).
    product of spheres in overlap coordinates; the gradient flows; the critical points of
    the flow on M.
 5. ``risk``: the exact population risk, validated.
-6. ``statistics``, ``sgd``, ``critical``, ``dynamics``: the paper's section 4; online SGD;
-   every critical point, classified; projected gradient descent, exactly.
+6. ``statistics``, ``sgd``, ``critical``, ``dynamics``, ``longrun``: the paper's section 4;
+   online SGD; every critical point, classified; projected gradient descent, exactly; PGD
+   over any number of steps and the fate of every run.
 7. ``landscape``, ``experiments``, ``survey``: stability of M, basins, continuation; the
    paper's section 5; the atlas over parameter space.
 8. ``verify``, ``study``: the registry of checks against mpmath and Monte Carlo; the
@@ -67,6 +68,12 @@ _EXPORTS = {  # module -> the names it lends the package (imported on first use)
         "basin_fractions",
         "continuation",
         "manifold_stability",
+    ),
+    "longrun": (
+        "Advanced",
+        "Fates",
+        "advance",
+        "fate",
     ),
     "nonlinearity": ("Nonlinearity",),
     "params": (

@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import engine
-from .critical import critical_points, end_groups, symmetries
+from .critical import CriticalPoint, critical_points, end_groups, symmetries
 from .geometry import overlap_velocity, velocity_partials
 from .params import Params, check_overlaps, check_params
 from .trajectory import (
@@ -363,6 +363,7 @@ class _Runs:
         self.error = np.zeros(n)
         self.exact_steps = np.zeros(n)
         self.flow_steps = np.zeros(n, dtype=np.int64)
+        self.stuck = np.zeros(n, dtype=bool)
 
     def exact_burst(self, idx: np.ndarray, stop: np.ndarray, inside=None) -> None:
         """Exact steps for the runs `idx`, at most :data:`BURST` and never past `stop`.
@@ -378,9 +379,10 @@ class _Runs:
             y0 = self.y[:, sub]
             _, M, _, hw = self.field.evaluate(y0, self.t[sub])
             on_m = _on_manifold(self.field, y0, self.t[sub])
-            growth = _map_growth(M, on_m, hw, self.alpha) ** n_steps
+            log_growth = n_steps * np.log(_map_growth(M, on_m, hw, self.alpha))
             self.error[sub] = np.minimum(
-                self.error[sub] * np.minimum(growth, 1e300) + ROUNDING * n_steps, MAX_ERROR
+                self.error[sub] * np.exp(np.minimum(log_growth, 690.0)) + ROUNDING * n_steps,
+                MAX_ERROR,
             )
             start = float(self.t[sub[0]]) if t0 is not None else 0.0
             out, kv = _exact(
@@ -428,6 +430,8 @@ class _Runs:
         )
         self.flow_steps[acc] += 1
         self.h[idx] = h * grow
+        if self.alpha is None:  # the flow: a step too short to move the time is stuck
+            self.stuck[idx] = self.h[idx] <= 4.0 * np.finfo(float).eps * self.t[idx]
         if self.alpha is not None:  # too short to be worth it, or not allowed: exact steps
             back = (self.h[idx] < MIN_FLOW_STEP) | ~allowed
             self.exact[idx[back]] = True
@@ -529,7 +533,8 @@ class Fates:
         Which points are minima (attractors).
     label : ndarray of int, shape ``(n,)``
         The point each run ends at (or at a symmetric image of), ``-1`` for a run held in
-        exact steps beyond `max_exact_steps` (the map amplifies there: undecided).
+        exact steps beyond `max_exact_steps` (the map amplifies there: undecided), or a
+        flow the integrator cannot follow (a step below the rounding of the time).
     steps : ndarray, shape ``(n,)``
         Steps (PGD) or flow time (``alpha`` None) to enter the `tol`-ball of its minimum;
         ``inf`` for a run that ends at a saddle (on its stable manifold it never reaches a
@@ -641,6 +646,15 @@ class Fates:
         n_steps = positive_real(steps, "steps", allow_zero=True)
         there = (self.steps <= n_steps) | (np.isinf(self.steps) & (n_steps >= self.horizon))
         return np.array([np.mean(there & (self.label == j)) for j in range(len(self.kinds))])
+
+
+def _check_points(points) -> None:
+    """``ValueError`` naming `points` unless it is a sequence of critical points."""
+    if isinstance(points, (str, bytes)) or not hasattr(points, "__iter__"):
+        raise ValueError(f"`points` must be a list of CriticalPoint, got {points!r}.")
+    for q in points:
+        if not isinstance(q, CriticalPoint):
+            raise ValueError(f"`points` must be a list of CriticalPoint, got an item {q!r}.")
 
 
 def _images(points) -> tuple[np.ndarray, np.ndarray]:
@@ -756,6 +770,7 @@ def fate(
     max_exact = _whole_steps(max_exact_steps, "max_exact_steps")
     if points is None:
         points = critical_points(params)
+    _check_points(points)
     minima = [q for q in points if q.index == 0]
     saddles = [q for q in points if q.index != 0]
     images, owner = _images(minima)
@@ -790,6 +805,7 @@ def fate(
             label[arrived], steps[arrived], done[arrived] = j[hit], runs.t[arrived], True
             speed = np.max(np.abs(runs.field(runs.y[:, arrived], runs.t[arrived])[0]), axis=1)
             rel[arrived] = runs.error[arrived] / np.maximum(speed * runs.t[arrived], 1e-300)
+        done |= runs.stuck
         fl = np.flatnonzero(~done & (runs.t < stop) & ~runs.exact)
         if fl.size:
             t_before = runs.t[fl].copy()

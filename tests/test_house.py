@@ -112,7 +112,7 @@ LAYERS = [
     {"trajectory"},
     {"model", "geometry", "flows", "manifold"},
     {"risk"},
-    {"statistics", "sgd", "critical", "dynamics"},
+    {"statistics", "sgd", "critical", "dynamics", "longrun"},
     {"landscape", "experiments", "survey"},
     {"verify", "study"},
     {"render", "plotting"},

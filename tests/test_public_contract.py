@@ -48,6 +48,7 @@ class Lazy:
 
 
 ORIGIN = Lazy(lambda: slr_theory.critical_points(P, "manifold")[1])  # a saddle
+ON_M = Lazy(lambda: slr_theory.critical_points(P, "manifold"))
 TOKENS = Lazy(lambda: np.random.default_rng(1).standard_normal((3, 4, 6)))
 GAUSSIAN = ("mean_erf", "mean_erf_prime", "mean_erf_second", "mean_erf_third", "mean_x_erf")
 GAUSSIAN += ("mean_x2_erf", "mean_x_erf_prime", "zeta", "zeta_c", "zeta_t", "zeta_tt")
@@ -114,6 +115,11 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "manifold_flow": ((P, 0.3, 0.2, 1.0), {"rtol": 1e-8, "atol": 1e-10}),
     "overlap_flow": ((P, list(OV), 1.0), {"rtol": 1e-8, "atol": 1e-10}),
     "pgd": ((P, list(OV), 1e-3, 10), {"record_every": 5}),
+    "advance": ((P, list(OV), 3000), {"alpha": 1e-4}),
+    "fate": (
+        (P, [list(OV)]),
+        {"alpha": None, "tol": 0.05, "points": ON_M, "max_exact_steps": 2000},
+    ),
     "dynamics.pgd_vectors": ((P6, K, V, KS, VS, 1e-3, 10), {}),
     "sgd.sgd": ((P6, list(OV), 1e-3, 10), {"batch": 4, "rng": RNG(0), "record_every": 5}),
     "sgd.sgd_vectors": ((P6, K, V, KS, VS, 1e-3, 10), {"batch": 4, "rng": RNG(0)}),
@@ -286,6 +292,7 @@ DOCUMENTED_NAN = {
     "landscape.manifold_basins": {"time"},  # "nan if never" (ManifoldBasins)
     "landscape.basins": {"trace_distance"},  # "NaN once a run has stopped" (Basins)
     "survey.atlas_cell": {"optimum_risk"},  # NaN when the search did not find (k*, v*)
+    "fate": {"steps", "relative_error"},  # inf at a saddle, NaN undecided (Fates)
 }
 # Counts whose valid values are work: the fuzz keeps them small (or beyond the bound).
 COUNT_CAP = 64
@@ -398,6 +405,7 @@ def _fuzzed(table) -> list[str]:
 
 def _call(key: str, args, kw):
     args = [a.get() if isinstance(a, Lazy) else a for a in args]
+    kw = {k: a.get() if isinstance(a, Lazy) else a for k, a in kw.items()}
     return _resolve(key)(*args, **kw)
 
 

@@ -1,0 +1,208 @@
+"""advance and fate: PGD over any number of steps, checked against exact PGD, against values
+computed independently on the plateaus, and against a quadrature of the plateau's drift."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from scipy.integrate import quad
+
+from slr_theory import Params, advance, critical_points, fate, pgd, risk_grad
+from slr_theory.dynamics import sample_initial_overlaps
+from slr_theory.longrun import HORIZON, UNLISTED, Fates
+from slr_theory.results import dumps, loads
+
+PAPER = Params.paper(lam=0.1)
+
+
+@pytest.mark.parametrize(
+    "lam, alpha, steps",
+    [(0.1, 4e-3, 30_000), (0.3, 2e-3, 30_000), (0.9, 1e-3, 20_000)],
+)
+def test_advance_is_exact_pgd_where_both_run(lam, alpha, steps):
+    """Uniform starts at the paper's d, L, gamma: the two agree to 1e-6 (the issue's bar),
+    and within ten times the estimate of the error plus the rounding of the steps."""
+    p = Params.paper(lam=lam)
+    starts = sample_initial_overlaps(p.d, np.random.default_rng(3), 8)
+    got = advance(p, starts, steps, alpha=alpha)
+    ref = pgd(p, starts, alpha, steps, record_every=steps).overlaps[-1]
+    diff = np.max(np.abs(got.overlaps - ref), axis=-1)
+    assert np.all(diff < 1e-6), diff
+    assert np.all(diff <= 10.0 * got.error + 1e-12), (diff, got.error)
+    assert np.all(got.exact_steps <= steps) and got.steps == steps
+
+
+def test_advance_integrates_where_the_runs_are_slow():
+    """From a plateau point on M the run is integrated after a short exact start."""
+    p = Params.paper(lam=0.5)
+    got = advance(p, [0.35, 1.0, 0.0, 0.0, 0.0], 200_000, alpha=4e-3)
+    assert got.exact_steps < 10_000 and got.flow_steps > 0
+    ref = pgd(p, [0.35, 1.0, 0.0, 0.0, 0.0], 4e-3, 200_000, record_every=200_000).overlaps[-1]
+    assert np.max(np.abs(got.overlaps - ref)) < 1e-9
+    np.testing.assert_array_equal(got.overlaps[2:], 0.0)  # M is left exactly as PGD leaves it
+
+
+# kappa after 2e5, 2e6, 2e7, 2e8 steps from kappa = 0.05 on the edge nu = 1 of M, at the
+# paper's d, L, gamma, computed independently (the exact scalar map to 2e6 steps, the
+# integral of its drift beyond)
+PLATEAUS = [
+    ("erf", 0.5, 0.004, (0.407401, 0.447365, 0.48395, 0.51788)),
+    ("tanh", 0.9, 0.00236, (0.349498, 0.394542, 0.43912, 0.48345)),
+]
+
+
+@pytest.mark.parametrize("sigma, lam, alpha, kappas", PLATEAUS)
+def test_advance_on_the_plateaus_matches_an_independent_computation(sigma, lam, alpha, kappas):
+    p = Params.paper(lam=lam).replace(nonlinearity=sigma)
+    for steps, kappa in zip((2e5, 2e6, 2e7, 2e8), kappas, strict=True):
+        got = advance(p, [0.05, 1.0, 0.0, 0.0, 0.0], steps, alpha=alpha)
+        digits = len(str(kappa).split(".")[1])
+        assert abs(got.overlaps[0] - kappa) <= 0.6 * 10.0**-digits, (steps, got.overlaps[0])
+        assert got.error < 1e-7
+
+
+def _edge_increment(p: Params, alpha: float, kappa: float) -> float:
+    """One exact PGD step's increment of kappa on the edge nu = 1 of M, from the validated
+    gradient and the map on M written out here: x <- (x - a R (1 - x^2)) / sqrt(1 + a^2 R^2 (1 - x^2))."""
+    r = float(risk_grad(p, kappa, 1.0, 0.0, 0.0, 0.0)[0])
+    one = (1.0 - kappa) * (1.0 + kappa)
+    s = np.sqrt(1.0 + (alpha * r) ** 2 * one)
+    return -alpha * r * one / s - kappa * (alpha * r) ** 2 * one / (s * (1.0 + s))
+
+
+@pytest.mark.parametrize("sigma, lam, alpha", [("erf", 0.5, 4e-3), ("tanh", 0.9, 0.00236)])
+@pytest.mark.parametrize("steps", [1e12, 1e20])
+def test_far_on_the_plateau_the_steps_are_the_integral_of_the_drift(sigma, lam, alpha, steps):
+    """Where exact PGD cannot go: the steps from kappa_a to where advance ends is
+    the integral of 1 / increment (the increment changes by a relative 1e-9 a step there,
+    so the sum of the map and the integral agree far below the tolerance)."""
+    p = Params.paper(lam=lam).replace(nonlinearity=sigma)
+    k0 = 0.6
+    got = advance(p, [k0, 1.0, 0.0, 0.0, 0.0], steps, alpha=alpha)
+    k1 = float(got.overlaps[0])
+    assert k0 < k1 < 1.0
+    grid = np.linspace(k0, k1, 65)
+    n = sum(
+        quad(lambda k: 1.0 / _edge_increment(p, alpha, k), a, b, epsabs=0, epsrel=1e-12)[0]
+        for a, b in itertools.pairwise(grid)
+    )
+    assert abs(n / steps - 1.0) < 1e-6, n / steps
+
+
+def test_advance_with_a_schedule_is_exact_pgd():
+    from slr_theory import paper_schedule
+
+    p = Params.paper(lam=0.5)
+    sched = paper_schedule(0.5)
+    starts = sample_initial_overlaps(p.d, np.random.default_rng(4), 4)
+    got = advance(p, starts, 12_000, alpha=2e-3, schedule=sched)
+    ref = pgd(p, starts, 2e-3, 12_000, schedule=sched, record_every=12_000).overlaps[-1]
+    assert np.max(np.abs(got.overlaps - ref)) < 1e-6
+
+
+def test_advance_refuses_bad_input_by_name():
+    with pytest.raises(ValueError, match="steps"):
+        advance(PAPER, [0.1, 0.1, 0, 0, 0], 1.5, alpha=1e-3)
+    with pytest.raises(ValueError, match="steps"):
+        advance(PAPER, [0.1, 0.1, 0, 0, 0], 1e301, alpha=1e-3)
+    with pytest.raises(ValueError, match="alpha"):
+        advance(PAPER, [0.1, 0.1, 0, 0, 0], 10, alpha=-1.0)
+    with pytest.raises(ValueError, match="schedule"):
+        advance(PAPER, [0.1, 0.1, 0, 0, 0], 10**9, alpha=1e-3, schedule=lambda t: 0.1 / (1 + t))
+
+
+@pytest.fixture(scope="module")
+def paper_points():
+    return critical_points(PAPER)
+
+
+@pytest.fixture(scope="module")
+def paper_fates(paper_points):
+    starts = sample_initial_overlaps(PAPER.d, np.random.default_rng(5), 48)
+    return starts, fate(PAPER, starts, alpha=4e-3, points=paper_points)
+
+
+def test_fate_decides_every_start_and_agrees_with_exact_pgd(paper_fates):
+    """Each run's arrival step, replayed with exact PGD: inside the ball at that step and
+    not one step before (to the arrival's resolution)."""
+    starts, f = paper_fates
+    assert f.undecided == 0.0 and abs(f.fractions.sum() - 1.0) < 1e-12
+    assert np.all(np.isfinite(f.steps)) and np.all(f.minimum[f.label])
+    pick = np.argsort(f.steps)[[0, len(f.steps) // 2, -1]]
+    for i in pick:
+        n = int(np.ceil(f.steps[i]))
+        run = pgd(PAPER, starts[i], 4e-3, n, record_every=1).overlaps
+        p = f.points[f.label[i]]
+        images = np.array(
+            [p, p * [-1, -1, -1, -1, 1], p * [1, 1, -1, -1, -1], p * [-1, -1, 1, 1, -1]]
+        )
+        dist = np.min(np.max(np.abs(run[:, None, :] - images[None]), axis=-1), axis=1)
+        inside = np.flatnonzero(dist < f.tol)
+        assert inside.size and abs(inside[0] - f.steps[i]) <= 1 + f.relative_error[i] * n
+
+
+def test_fates_shares_and_quantiles(paper_fates):
+    _, f = paper_fates
+    assert np.all(f.within(0) == 0) or f.steps.min() == 0
+    late = f.within(np.nanmax(f.steps))
+    np.testing.assert_allclose(late, f.fractions)
+    q = f.quantiles([0.0, 0.5, 1.0])
+    assert np.all(np.diff(q) >= 0)
+    assert q[0] == pytest.approx(np.log10(np.nanmin(f.steps)))
+    np.testing.assert_allclose(f.stderr, np.sqrt(f.fractions * (1 - f.fractions) / f.n))
+    with pytest.raises(ValueError, match="q"):
+        f.quantiles([1.5])
+    with pytest.raises(ValueError, match="steps"):
+        f.within(-1.0)
+
+
+def test_fates_round_trip_through_json(paper_fates):
+    _, f = paper_fates
+    back = loads(Fates, dumps(f))
+    np.testing.assert_array_equal(back.steps, f.steps)
+    assert back.names == f.names
+
+
+def test_a_start_on_m_ends_at_a_saddle_with_an_infinite_time():
+    """At lam = 0.9, (k*, v*) is a minimum on M but a saddle in the full space: a run that
+    starts on M stays on M (its stable manifold) and never reaches a minimum."""
+    p = Params.paper(lam=0.9)
+    f = fate(p, [[0.5, 0.5, 0.0, 0.0, 0.0]], alpha=1e-3)
+    assert not f.minimum[f.label[0]] and np.isinf(f.steps[0])
+    np.testing.assert_allclose(np.abs(f.points[f.label[0]][:2]), [1.0, 1.0], atol=1e-12)
+    assert f.within(1e299)[f.label[0]] == 0.0 and f.within(HORIZON)[f.label[0]] == 1.0
+
+
+def test_the_gradient_flow_fate_agrees_with_the_flow():
+    """alpha=None: the flow time to the ball against overlap_flow's own trajectory."""
+    from slr_theory import overlap_flow
+
+    start = [0.2, 0.3, 0.05, -0.05, 0.02]
+    f = fate(PAPER, [start], alpha=None, points=critical_points(PAPER))
+    t = float(f.steps[0])
+    sol = overlap_flow(PAPER, start, 1.2 * t, t_eval=np.array([0.99 * t, 1.01 * t]))
+    p = f.points[f.label[0]]
+    d = np.max(np.abs(sol.overlaps - p), axis=-1)
+    assert d[0] > f.tol > d[1]
+
+
+def test_an_end_point_the_points_do_not_list_is_named_as_such():
+    """Given only M's five points at lam = 0.1, the runs that end at the second minimum
+    (off M) end at an unlisted point."""
+    pts = critical_points(PAPER, "manifold")
+    starts = sample_initial_overlaps(PAPER.d, np.random.default_rng(6), 12)
+    f = fate(PAPER, starts, alpha=4e-3, points=pts)
+    assert UNLISTED in f.kinds
+    j = f.kinds.index(UNLISTED)
+    np.testing.assert_allclose(np.abs(f.points[j][2:4]), [0.629772, 1.0], atol=2e-3)
+
+
+def test_fate_refuses_bad_input_by_name():
+    with pytest.raises(ValueError, match="points"):
+        fate(PAPER, [[0.1, 0.1, 0, 0, 0]], points=[1.0])
+    with pytest.raises(ValueError, match="tol"):
+        fate(PAPER, [[0.1, 0.1, 0, 0, 0]], tol=0.5, points=[])
+    with pytest.raises(ValueError, match="starts"):
+        fate(PAPER, [0.1, 0.1, 0, 0, 0], points=[])
