@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -590,6 +591,16 @@ _EXT_OVERLAPS = np.array([1, 4, 3, 2, 5])  # (kappa, nu, theta, eta, rho) among 
 KERNEL_RUNS = 512
 
 
+@lru_cache(maxsize=64)
+def _step_kernel(params: Params, alpha: float, on_manifold: bool):
+    """The loop kernel of ``params`` at ``params.lam``, its rows placed for the step and
+    times `alpha`; built once (a long run in pieces asks for it again and again)."""
+    kernel = engine.loop_kernel(engine.table(params, params.lam, 1))
+    if on_manifold:
+        return kernel.on_manifold().permuted((0, 1), alpha)
+    return kernel.permuted(STEP_COLUMNS, alpha)
+
+
 def _kernel_serves(grp: Group, n: int) -> bool:
     """Whether `n` runs at a fixed temperature take their gradient from the loop kernel."""
     return grp.params.closed_form and n <= KERNEL_RUNS
@@ -607,7 +618,7 @@ def _coordinate_source(grp: Group, n: int):
     if grp.lam is None:
         tab = engine.table(grp.params, grp.params.lam, 1)
         if _kernel_serves(grp, n):
-            kernel = engine.loop_kernel(tab).permuted(STEP_COLUMNS, a)
+            kernel = _step_kernel(grp.params, a, False)
 
             def fixed(j, X):
                 return kernel(X)
@@ -649,7 +660,7 @@ def _manifold_source(grp: Group, n: int):
     if grp.lam is None:
         tab = engine.table(grp.params, grp.params.lam, 1)
         if _kernel_serves(grp, n):
-            kernel = engine.loop_kernel(tab).on_manifold().permuted((0, 1), a)
+            kernel = _step_kernel(grp.params, a, True)
 
             def fixed(j, X):
                 return kernel(X)
