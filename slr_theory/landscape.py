@@ -19,6 +19,7 @@ r"""The global picture: stability of M, basins and separatrices, escape from sad
 
 from __future__ import annotations
 
+import copy
 import math
 from dataclasses import dataclass, field
 
@@ -38,6 +39,7 @@ from .critical import (
     symmetries,
 )
 from .geometry import velocity_partials
+from .longrun import Fates, fate
 from .manifold import in_open_square, manifold_saddle
 from .params import Params, check_overlaps, check_params, temperature_range
 from .trajectory import MAX_STEPS, to_overlaps
@@ -1909,6 +1911,10 @@ class Basins:
     trace_step : ndarray of int, shape (r,)
     trace_distance : ndarray, shape (r, n)
         Distance to M at the recorded steps (NaN once a run has stopped).
+    fates : Fates or None
+        The same starts followed to their end (:func:`slr_theory.fate`, balls of radius
+        :data:`AT_DISTANCE`, at most `max_steps` exact steps a run): where every run ends
+        and how many steps it takes, at any budget (:meth:`Fates.within`).
     """
 
     n: int
@@ -1928,10 +1934,11 @@ class Basins:
     final: np.ndarray
     trace_step: np.ndarray
     trace_distance: np.ndarray
+    fates: Fates | None = None
 
     @property
     def unconverged(self) -> int:
-        """Runs at no minimum."""
+        """Runs at no minimum after `max_steps` steps."""
         return int((self.label < 0).sum())
 
 
@@ -1985,13 +1992,23 @@ def basins(
     Basins
     """
 
+    from .dynamics import sample_initial_overlaps
+
+    params = check_params(params)
+    n = positive_int(n, "n", upper=10**6)
     steps = positive_int(steps, "steps", upper=MAX_STEPS)
+    max_steps = positive_int(max_steps, "max_steps", upper=MAX_STEPS)
+    alpha = positive_real(alpha, "alpha")
     records = positive_int(records, "records")
     every = _largest_divisor_at_most(steps, max(1, steps // records))
+    gen = random_generator(rng)
+    starts = sample_initial_overlaps(params.d, copy.deepcopy(gen), n)  # what basin_fractions draws
+    if points is None:
+        points = critical_points(params, rng=0)
     b = basin_fractions(
         params,
         n,
-        rng=rng,
+        rng=gen,
         alpha=alpha,
         steps=steps,
         tol=AT_DISTANCE,
@@ -2019,4 +2036,7 @@ def basins(
         final=b.final,
         trace_step=b.trace_step,
         trace_distance=b.trace_distance,
+        fates=fate(
+            params, starts, alpha=alpha, tol=AT_DISTANCE, points=points, max_exact_steps=max_steps
+        ),
     )

@@ -16,6 +16,7 @@ from . import engine
 __all__ = [
     "SETTLED_SPEED",
     "UNCONVERGED_MARK",
+    "arrival_figure",
     "atlas_figure",
     "basins_figure",
     "bifurcation_figure",
@@ -967,3 +968,74 @@ def atlas_figure(atlas, path: str | Path, *, x: str = "lam", y: str = "L", dpi: 
     fig.suptitle(f"The atlas at {held}, {atlas.settings['basin_runs']} runs per cell")
     _save(fig, path, dpi)
     return Path(path)
+
+
+def arrival_figure(
+    fates, path: str | Path, *, budget: float | None = None, dpi: int = 120
+) -> Path:
+    """When runs arrive, grouped by where they end: the share at each minimum after ``N`` steps.
+
+    One curve per minimum that runs reach, ``Fates.within(N)`` against ``N`` on a log
+    axis from the first arrival to the last; the runs that end elsewhere (at a saddle, on
+    its stable manifold; at a point the critical points did not list; undecided) are
+    counted in the legend. With `budget`, a dashed line marks it: what a run of that many
+    steps sees.
+
+    Parameters
+    ----------
+    fates : slr_theory.longrun.Fates
+    path : str or Path
+    budget : float, optional
+        A step budget to mark (e.g. the budgeted runs' ``max_steps``).
+    dpi : int
+
+    Returns
+    -------
+    Path
+    """
+    f = fates
+    unit = "steps" if f.alpha is not None else "flow time"
+    fig = _new_figure(figsize=(7.8, 4.4), constrained_layout=True)
+    ax = fig.subplots()
+    finite = f.steps[np.isfinite(f.steps) & (f.label >= 0)]
+    if finite.size:
+        lo = max(float(finite.min()), 1e-300)
+        hi = max(float(finite.max()), lo * 10.0)
+        grid = np.geomspace(lo / 2.0, hi * 2.0, 400)
+        for j, name in enumerate(f.names):
+            if not f.minimum[j] or not np.any(f.label == j):
+                continue
+            share = np.array([f.within(n)[j] for n in grid])
+            colour = _OKABE_ITO[j % len(_OKABE_ITO)]
+            q = f.quantiles([0.5], j)[0]
+            ax.step(
+                grid,
+                share,
+                where="post",
+                color=colour,
+                label=f"{int(np.sum(f.label == j))} of {f.n} runs reach {name} "
+                f"(median 10^{q:.1f} {unit})",
+            )
+        ax.set_xscale("log")
+        ax.set_xlim(grid[0], grid[-1])
+    other = [
+        f"{int(np.sum(f.label == j))} end at {name}"
+        for j, name in enumerate(f.names)
+        if not f.minimum[j] and np.any(f.label == j)
+    ]
+    if np.any(f.label < 0):
+        other.append(
+            f"{int(np.sum(f.label < 0))} undecided after {f.max_exact_steps:.3g} exact steps"
+        )
+    for text in other:
+        ax.plot([], [], " ", label=text)
+    if budget is not None and finite.size:
+        ax.axvline(budget, color="0.3", ls="--", lw=1, label=f"a budget of {budget:.3g} {unit}")
+    ax.set_ylim(0.0, 1.0)
+    ax.set_xlabel(f"{unit} (log scale)")
+    ax.set_ylabel("share of runs arrived")
+    ax.set_title(f"{f.n} runs: arrival in the {f.tol:g}-ball of their minimum", fontsize=10)
+    ax.legend(fontsize=7, loc="upper left")
+    path = Path(path)
+    _save(fig, path, dpi)
+    return path

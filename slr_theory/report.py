@@ -397,6 +397,84 @@ def _portrait(s, dest) -> list[str]:
     ]
 
 
+def _arrival(b, dest) -> list[str]:
+    """The subsection "How long it takes": the same starts followed to their end."""
+    from .plotting import arrival_figure
+
+    f = b.fates
+    if f is None:  # a study saved before the fates
+        return []
+    arrival_figure(f, dest.file("arrival.png"), budget=b.max_steps)
+    budgets = sorted({10**4, 10**6, 10**8, int(b.max_steps)})
+    rows = []
+    for j, name in enumerate(f.names):
+        mine = f.label == j
+        if not np.any(mine):
+            continue
+        q = f.quantiles([0.1, 0.5, 0.9], j) if f.minimum[j] else None
+        rows.append(
+            (
+                name,
+                f"{f.fractions[j]:.2f} ± {f.stderr[j]:.2f}",
+                " / ".join(f"{x:.1f}" for x in q) if q is not None else "never (∞)",
+                *(f"{f.within(n)[j]:.2f}" for n in budgets),
+            )
+        )
+    if np.any(f.label < 0):
+        rows.append(
+            (
+                f"undecided: held in exact steps beyond {f.max_exact_steps:.3g}",
+                f"{f.undecided:.2f}",
+                "—",
+                *("—" for _ in budgets),
+            )
+        )
+    worst = float(np.nanmax(f.relative_error)) if np.any(np.isfinite(f.relative_error)) else 0.0
+    return [
+        "### How long it takes",
+        "",
+        f"The same {f.n} starts, each followed to its end: exact PGD steps where the "
+        "dynamics are fast, the step map's modified equation (order 2) integrated where "
+        f"they are slow, until the run enters the {f.tol:g}-ball of a minimum (or of a "
+        "symmetric image). Arrival times in `log10` steps (10 / 50 / 90 %), estimated to a "
+        f"relative error of at most {worst:.1e}; the last columns are the share of the runs "
+        "at each end after that many steps: what a run with that budget sees.",
+        "",
+        *_md_table(
+            ("end", "fraction ± s.e.", "log10 steps", *(f"after {n:.0e}" for n in budgets)),
+            rows,
+        ),
+        "",
+        *_plateau_lines(b),
+        "![arrival times](arrival.png)",
+        "",
+    ]
+
+
+def _plateau_lines(b) -> list[str]:
+    """Where the runs still on their way at the budget are, from the saved ends: on the
+    edge ``nu = +-1`` of M (a plateau) or elsewhere."""
+    f = b.fates
+    late = np.flatnonzero((b.label < 0) & np.isfinite(f.steps) & (f.label >= 0))
+    if not late.size:
+        return []
+    end = b.final[late]
+    edge = (np.abs(np.abs(end[:, 1]) - 1.0) < 1e-3) & (np.max(np.abs(end[:, 2:]), axis=1) < 1e-3)
+    lo, hi = np.log10(f.steps[late].min()), np.log10(f.steps[late].max())
+    text = (
+        f"**The plateau.** {late.size} runs are at no minimum after the budget of "
+        f"{b.max_steps} steps; they arrive after 10^{lo:.1f} to 10^{hi:.1f} steps."
+    )
+    if np.any(edge):
+        k = np.abs(end[edge, 0])
+        text += (
+            f" At the budget {int(edge.sum())} of them sit on the edge `ν = ±1` of M, at "
+            f"`|κ|` from {k.min():.3g} to {k.max():.3g}, where the only drive is `κ' = -(1 - κ²) "
+            "R_κ(κ, ±1)`: the steps above are what it takes to cross that edge."
+        )
+    return [text, ""]
+
+
 def _saddle_place(at) -> str:
     """Where the escape's saddle is, in words: ``at the origin`` or its ``(kappa, nu)``."""
     if at is None or np.abs(at).max() < 1e-9:  # M's saddle at the origin, to rounding
@@ -447,6 +525,7 @@ def _landscape(s, dest) -> list[str]:
         "",
         "![distance to M](off_manifold.png)",
         "",
+        *_arrival(b, dest),
     ]
     if s.escape is not None:
         e = s.escape

@@ -31,6 +31,7 @@ from .critical import (
 )
 from .experiments import ExperimentResult
 from .landscape import Basins, Continuation, PortraitData, StabilityMap, basins
+from .longrun import UNLISTED
 from .manifold import five_points_proved
 from .nonlinearity import UnboundedSigma
 from .output import quiet_workers
@@ -47,6 +48,7 @@ __all__ = [
     "RiskRow",
     "Study",
     "atlas_finding",
+    "fates_sentence",
     "findings",
     "study",
 ]
@@ -763,7 +765,9 @@ def findings(s: Study) -> list[str]:
                 else ""
             )
         )
-    if b.unconverged:
+    if b.fates is not None:
+        sentence += " " + fates_sentence(b)
+    elif b.unconverged:
         stalled = int(b.stalled.sum())
         far = b.distance[b.label < 0]
         moving = b.unconverged - stalled
@@ -817,6 +821,19 @@ def findings(s: Study) -> list[str]:
         if b.unconverged < b.n
         else f"none of the {b.n} runs converged."
     )
+    if b.fates is not None:
+        f = b.fates
+        arrived = int(np.sum(f.minimum[f.label[f.label >= 0]]))
+        runs = (
+            f"{arrived} of {b.n} reach a minimum ({b.n - b.unconverged} within {b.max_steps} "
+            "steps)"
+            + (
+                f", {b.n - arrived} do not (they end at a saddle, at a point the search did "
+                "not list, or are undecided: the table of section 6)."
+                if arrived < b.n
+                else "."
+            )
+        )
     if lip is not None and lip.condition == "holds":
         cs += (
             "So PGD from almost every start avoids every strict saddle: whatever it "
@@ -847,6 +864,47 @@ def findings(s: Study) -> list[str]:
     if s.atlas is not None and s.atlas.rows:
         out.append(atlas_finding(s.atlas))
     return out
+
+
+def fates_sentence(b) -> str:
+    """Where the runs of an ensemble end when followed to their end, and when they get
+    there, from its :class:`~slr_theory.longrun.Fates` (one sentence of the findings).
+
+    Parameters
+    ----------
+    b : slr_theory.landscape.Basins
+        An ensemble with its fates.
+
+    Returns
+    -------
+    str
+    """
+    f = b.fates
+    parts = []
+    for j, name in enumerate(f.names):
+        count = int(np.sum(f.label == j))
+        if not count:
+            continue
+        if f.minimum[j]:
+            q = f.quantiles([0.5], j)[0]
+            parts.append(f"{count} reach {name} (median 10^{q:.1f} steps)")
+        elif f.kinds[j] == UNLISTED:
+            parts.append(f"{count} stop at {name}")
+        else:
+            parts.append(f"{count} end at the {name}, on its stable manifold (never a minimum)")
+    if np.any(f.label < 0):
+        parts.append(
+            f"{int(np.sum(f.label < 0))} are undecided (held in exact steps beyond "
+            f"{f.max_exact_steps:.3g}: the map amplifies where they are)"
+        )
+    text = "Followed to their end: " + "; ".join(parts) + "."
+    if b.unconverged:
+        seen = f"{b.n - b.unconverged} of them" if b.unconverged < b.n else "none of them"
+        text += (
+            f" A budget of {b.max_steps} steps sees {seen} at a minimum: the others are on "
+            "their way (section 6, *How long it takes*)."
+        )
+    return text
 
 
 def atlas_finding(a: Atlas) -> str:

@@ -38,6 +38,7 @@ import numpy as np
 
 from .critical import canonical, critical_points, same_point, symmetries
 from .landscape import basins, stability_map
+from .longrun import UNLISTED, Fates
 from .params import Params, check_params
 from .validate import boolean, positive_int, positive_real
 
@@ -47,11 +48,13 @@ __all__ = [
     "MAX_CELLS",
     "MIN_D",
     "STEP_SHARE",
+    "WITHIN",
     "Atlas",
     "AtlasIncomplete",
     "atlas",
     "atlas_cell",
     "dask_setup",
+    "fate_columns",
     "read_atlas",
 ]
 
@@ -74,6 +77,14 @@ COLUMNS = (
     "optimum_basin_fraction",
     "optimum_basin_se",
     "basin_unconverged_fraction",
+    "fate_optimum_fraction",
+    "fate_optimum_se",
+    "fate_saddle_fraction",
+    "fate_undecided_fraction",
+    "optimum_log10_steps",
+    "within_1e4",
+    "within_1e6",
+    "within_1e8",
     "basin_runs",
     "alpha",
     "seconds",
@@ -164,8 +175,10 @@ def atlas_cell(
         ``optimum_is_global``, ``global_min_overlaps`` (a list of five),
         ``global_min_risk``, ``optimum_risk``, ``m_attracting_fraction`` (share of M
         where M attracts transversally), ``optimum_basin_fraction`` and its standard
-        error ``optimum_basin_se``, ``basin_unconverged_fraction``, ``basin_runs``,
-        ``alpha`` and the ``seconds`` the cell took.
+        error ``optimum_basin_se``, ``basin_unconverged_fraction`` (at no minimum after
+        `max_steps` steps), the fates of the same runs (:func:`fate_columns`: where each
+        ends and when, at any budget), ``basin_runs``, ``alpha`` and the ``seconds`` the
+        cell took.
 
     Examples
     --------
@@ -230,10 +243,65 @@ def atlas_cell(
         "optimum_basin_fraction": float(b.fractions[at_opt[0]]) if at_opt else 0.0,
         "optimum_basin_se": float(b.stderr[at_opt[0]]) if at_opt else 0.0,
         "basin_unconverged_fraction": b.unconverged / b.n,
+        **fate_columns(b.fates, group),
         "basin_runs": basin_runs,
         "alpha": float(alpha),
         "seconds": time.perf_counter() - t0,
     }
+
+
+#: The columns from the fates of a cell's runs (:func:`fate_columns`); a table written
+#: before them reads them as NaN.
+_FATE_COLUMNS = (
+    "fate_optimum_fraction",
+    "fate_optimum_se",
+    "fate_saddle_fraction",
+    "fate_undecided_fraction",
+    "optimum_log10_steps",
+    "within_1e4",
+    "within_1e6",
+    "within_1e8",
+)
+#: The budgets (steps) of the columns ``within_1e4``, ``within_1e6``, ``within_1e8``.
+WITHIN = (10**4, 10**6, 10**8)
+
+
+def fate_columns(f: Fates, group: np.ndarray) -> dict:
+    """A cell's columns from the fates of its runs: where they end, and when.
+
+    Parameters
+    ----------
+    f : Fates
+    group : ndarray
+        The model's symmetries (:func:`slr_theory.critical.symmetries`): the optimum is
+        ``(k*, v*)`` or an image.
+
+    Returns
+    -------
+    dict
+        ``fate_optimum_fraction`` and its ``fate_optimum_se``, ``fate_saddle_fraction``
+        (runs that end at a saddle, on its stable manifold), ``fate_undecided_fraction``
+        (label ``-1``), ``optimum_log10_steps`` (the median ``log10`` steps of the runs
+        that reach the optimum, ``inf`` if none does) and ``within_1e4``, ... (the share of
+        the runs at a minimum after that many steps).
+    """
+    at_opt = [
+        j for j, p in enumerate(f.points) if f.minimum[j] and same_point(p, _OPTIMUM, group=group)
+    ]
+    share = f.fractions
+    saddle = [j for j in range(len(f.kinds)) if not f.minimum[j] and f.kinds[j] != UNLISTED]
+    out = {
+        "fate_optimum_fraction": float(share[at_opt[0]]) if at_opt else 0.0,
+        "fate_optimum_se": float(f.stderr[at_opt[0]]) if at_opt else 0.0,
+        "fate_saddle_fraction": float(share[saddle].sum()) if saddle else 0.0,
+        "fate_undecided_fraction": f.undecided,
+        "optimum_log10_steps": math.inf,
+    }
+    if at_opt and np.any(f.label == at_opt[0]):
+        out["optimum_log10_steps"] = float(f.quantiles(0.5, at_opt[0]))
+    for n, name in zip(WITHIN, ("within_1e4", "within_1e6", "within_1e8"), strict=True):
+        out[name] = float(f.within(n)[f.minimum].sum())
+    return out
 
 
 @dataclass
@@ -329,7 +397,12 @@ def _row_from_table(raw: dict) -> dict:
     row = {}
     for name in COLUMNS:
         # a table written before the attention axis: the paper's pointwise attention
-        value = raw.get(name, "pointwise") if name == "attention" else raw[name]
+        value = raw.get(name, "pointwise") if name == "attention" else raw.get(name)
+        if value is None and name in _FATE_COLUMNS:  # a table written before the fates
+            row[name] = math.nan
+            continue
+        if value is None:
+            raise KeyError(name)
         if name in _TEXT_AXES:
             row[name] = str(value)
         elif name == "global_min_overlaps":

@@ -206,3 +206,28 @@ def test_fate_refuses_bad_input_by_name():
         fate(PAPER, [[0.1, 0.1, 0, 0, 0]], tol=0.5, points=[])
     with pytest.raises(ValueError, match="starts"):
         fate(PAPER, [0.1, 0.1, 0, 0, 0], points=[])
+
+
+def test_the_arrival_figure_is_drawn_from_the_fates(paper_fates, tmp_path):
+    from slr_theory.plotting import arrival_figure
+
+    _, f = paper_fates
+    out = arrival_figure(f, tmp_path / "arrival.png", budget=2e4)
+    assert out.stat().st_size > 10_000
+
+
+def test_basins_carry_the_fates_of_the_same_starts():
+    """The budgeted runs and the fates start from the same draws: a run at a minimum within
+    the budget is at the same minimum in its fate, and arrived within the budget."""
+    from slr_theory.landscape import AT_DISTANCE, basins
+
+    b = basins(PAPER, 24, alpha=4e-3, steps=2000, max_steps=20_000, rng=7)
+    f = b.fates
+    assert f.n == b.n and f.tol == AT_DISTANCE
+    at = np.flatnonzero(b.label >= 0)
+    assert at.size
+    for i in at:
+        np.testing.assert_allclose(f.points[f.label[i]], b.minima[b.label[i]], atol=1e-9)
+        assert f.steps[i] <= b.steps_run[i]
+    late = np.flatnonzero(b.label < 0)
+    assert np.all(f.steps[late] > b.max_steps)

@@ -1,6 +1,7 @@
 """slr_theory.study: the report's one computation, its saved form, and findings built from it."""
 
 import copy
+import dataclasses
 import json
 import re
 
@@ -104,6 +105,20 @@ def test_every_number_in_the_findings_comes_from_the_study(small_study):
     minimum.map_conclusion, minimum.largest_eigenvalue = "step-size instability", 2345.5
     text_unstable = "\n".join(findings(s))
     assert "2346" in text_unstable and f"{2 / 2345.5:.3g}" in text_unstable
+    # followed to their end: each end with its count and median arrival, from the fates
+    f = s.basins.fates
+    text_f = "\n".join(findings(s))
+    for j, name in enumerate(f.names):
+        if f.minimum[j] and np.any(f.label == j):
+            count, q = int(np.sum(f.label == j)), f.quantiles([0.5], j)[0]
+            assert f"{count} reach {name} (median 10^{q:.1f} steps)" in text_f
+    f.steps[:] = f.steps * 10.0**3  # later arrivals: the sentence moves with them
+    text_later = "\n".join(findings(s))
+    assert f"(median 10^{f.quantiles([0.5], int(f.label[0]))[0]:.1f} steps)" in text_later
+    # every run unconverged within the budget: the fates say where they are going
+    s.basins.label[:] = -1
+    assert f"A budget of {s.basins.max_steps} steps sees none of them" in "\n".join(findings(s))
+    s.basins = dataclasses.replace(s.basins, fates=None)  # a study saved before the fates
     # every run unconverged: the findings say so, with the steps and distances
     s.basins.label[:] = -1
     s.basins.stalled[:] = True

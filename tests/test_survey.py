@@ -36,6 +36,23 @@ def test_the_rows_are_the_cells_in_order_with_every_column(serial):
     assert serial.column("global_min_overlaps").shape == (4, 5)
 
 
+def test_the_fate_columns_agree_with_the_budgeted_runs(serial):
+    """The fates follow the budgeted runs' own starts: whoever is at the optimum within the
+    budget is at it in its fate; the shares after more steps only grow."""
+    for r in serial.rows:
+        shares = [r[c] for c in ("within_1e4", "within_1e6", "within_1e8")]
+        assert all(0 <= x <= 1 for x in shares) and shares == sorted(shares)
+        assert r["fate_optimum_fraction"] >= r["optimum_basin_fraction"] - 1e-12
+        total = (
+            r["fate_optimum_fraction"] + r["fate_saddle_fraction"] + r["fate_undecided_fraction"]
+        )
+        assert total <= 1 + 1e-12
+        if r["fate_optimum_fraction"] > 0:
+            assert np.isfinite(r["optimum_log10_steps"])
+        else:
+            assert r["optimum_log10_steps"] == np.inf
+
+
 def test_a_cell_agrees_with_the_search_it_reports(serial):
     """n_critical, the optimum's index and the global minimum are those of
     critical_points at the cell's parameters (same seed: same search)."""
