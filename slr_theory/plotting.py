@@ -818,9 +818,11 @@ def atlas_figure(atlas, path: str | Path, *, x: str = "lam", y: str = "L", dpi: 
 
     Left: what ``(k*, v*)`` is in each cell (the global minimum, a minimum that is not
     global, a saddle, or not found), so the regions' boundaries are the colour changes.
-    Middle: the share of uniform starts that PGD takes to ``(k*, v*)``. Right: the share
-    of M where M attracts transversally. A cross marks a cell where more than
+    Middle: the share of uniform starts that PGD takes to ``(k*, v*)``, followed to their
+    end (the fate columns) with the median steps it takes; for a table written before
+    the fates, within the budget, a cross marking a cell where more than
     :data:`UNCONVERGED_MARK` of the runs did not converge (its share is a lower bound).
+    Right: the share of M where M attracts transversally.
 
     Parameters
     ----------
@@ -860,13 +862,22 @@ def atlas_figure(atlas, path: str | Path, *, x: str = "lam", y: str = "L", dpi: 
     basin = np.full(shape, np.nan)
     attract = np.full(shape, np.nan)
     unconverged = np.zeros(shape, dtype=bool)
+    # the fates of the runs, where every row has them (a table written before reads NaN)
+    fates = all(np.isfinite(r["fate_optimum_fraction"]) for r in atlas.rows)
+    median = np.full(shape, np.nan)
+    undecided = np.zeros(shape)
     for r in atlas.rows:
         i, j = ys.index(r[y]), xs.index(r[x])
         idx = r["optimum_index"]
         status[i, j] = 3 if idx < 0 else 0 if r["optimum_is_global"] else 1 if idx == 0 else 2
-        basin[i, j] = r["optimum_basin_fraction"]
         attract[i, j] = r["m_attracting_fraction"]
-        unconverged[i, j] = r["basin_unconverged_fraction"] > UNCONVERGED_MARK
+        if fates:
+            basin[i, j] = r["fate_optimum_fraction"]
+            median[i, j] = r["optimum_log10_steps"]
+            undecided[i, j] = r["fate_undecided_fraction"]
+        else:
+            basin[i, j] = r["optimum_basin_fraction"]
+            unconverged[i, j] = r["basin_unconverged_fraction"] > UNCONVERGED_MARK
     colours = [_OKABE_ITO[2], _OKABE_ITO[1], _OKABE_ITO[4], "0.75"]
     labels = ["global minimum", "minimum, not global", "saddle", "not found"]
     fig = _new_figure(figsize=(14.0, 5.0), constrained_layout=True)
@@ -886,8 +897,13 @@ def atlas_figure(atlas, path: str | Path, *, x: str = "lam", y: str = "L", dpi: 
     )
     present = sorted({int(v) for v in status[~np.isnan(status)]})
     handles = [Patch(color=colours[k], label=labels[k]) for k in present]
+    middle = (
+        "share of uniform starts PGD takes to (k*, v*), followed to the end"
+        if fates
+        else "share of uniform starts PGD takes to (k*, v*)"
+    )
     for ax, values, title in (
-        (axes[1], basin, "share of uniform starts PGD takes to (k*, v*)"),
+        (axes[1], basin, middle),
         (axes[2], attract, "share of M where M attracts"),
     ):
         mesh = ax.pcolormesh(
@@ -900,10 +916,18 @@ def atlas_figure(atlas, path: str | Path, *, x: str = "lam", y: str = "L", dpi: 
         se = np.full(shape, np.nan)
         left = np.zeros(shape)
         for r in atlas.rows:
-            se[ys.index(r[y]), xs.index(r[x])] = r["optimum_basin_se"]
+            se[ys.index(r[y]), xs.index(r[x])] = r[
+                "fate_optimum_se" if fates else "optimum_basin_se"
+            ]
             left[ys.index(r[y]), xs.index(r[x])] = r["basin_unconverged_fraction"]
         for i, j in zip(*np.nonzero(~np.isnan(basin)), strict=True):
             text = f"{basin[i, j]:.2f}\n± {se[i, j]:.2f}"
+            if fates:
+                text = f"{basin[i, j]:.2f}\n±{se[i, j]:.2f}".replace("±0.", "±.")
+                if np.isfinite(median[i, j]):
+                    text += f"\n1e{median[i, j]:.0f}"
+                if undecided[i, j] > 0:
+                    text += f"\n?{undecided[i, j]:.0%}"
             if unconverged[i, j]:
                 text = f"≥{basin[i, j]:.2f}\n({left[i, j]:.0%})"
             axes[1].text(
@@ -912,11 +936,16 @@ def atlas_figure(atlas, path: str | Path, *, x: str = "lam", y: str = "L", dpi: 
                 text,
                 ha="center",
                 va="center",
-                fontsize=7,
+                fontsize=6 if fates else 7,
                 color="w" if basin[i, j] < 0.6 else "k",
             )
     axes[0].set_title("(k*, v*) is ...")
-    if unconverged.any() and annotate:
+    if fates and annotate:
+        note = "under each share ± s.e.: 1en, the median steps to reach (k*, v*), 10^n"
+        if undecided.any():
+            note += ";\n?n%: the runs left undecided (held in exact steps beyond the budget)"
+        axes[1].text(0.5, -0.3, note, transform=axes[1].transAxes, ha="center", va="top")
+    elif unconverged.any() and annotate:
         axes[1].text(
             0.5,
             -0.3,
