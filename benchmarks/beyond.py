@@ -4,9 +4,9 @@ For s in {1, 2, 3} at the paper's d = 400, L = 10, gamma^2 = 1/2 and lambda in {
 0.9}: the critical points in the full space with their kinds, whether (k*, v*) is a
 minimum and the global one, the minima off M, and where PGD from uniform starts ends
 (n runs, at a step small enough for every minimum to hold: alpha = min(4e-3, 1.9 / the
-largest Hessian eigenvalue of the minima)), each run continued until it is at a minimum
-(distance and gradient below 1e-3), stops moving, or reaches 200 000 steps. About 15
-minutes on 2 cores.
+largest Hessian eigenvalue of the minima)), each run followed to its end (slr_theory.fate:
+the 1e-3-ball of a minimum, with the steps it takes, or a saddle's stable manifold), and
+the share at a minimum after 200 000 steps.
 
     python benchmarks/beyond.py [--runs 1000] [--sigma tanh] [--s 1 2 3] [--lam 0.1 0.5 0.9]
                                 [--starts 512] [--attention softmax]
@@ -27,7 +27,8 @@ import numpy as np
 
 from slr_theory import Params, critical_points, risk_grad
 from slr_theory.critical import describe, overlaps_text
-from slr_theory.landscape import AT_DISTANCE, AT_GRADIENT, basin_fractions
+from slr_theory.dynamics import sample_initial_overlaps
+from slr_theory.longrun import fate
 
 
 def main() -> None:
@@ -87,55 +88,24 @@ def main() -> None:
             print(f"  largest Hessian eigenvalue of the minima: {tops}", flush=True)
             if args.runs == 0:
                 continue
-            b = basin_fractions(
-                p,
-                args.runs,
-                rng=s,
-                alpha=alpha,
-                steps=20_000,
-                max_steps=200_000,
-                points=pts,
-                tol=AT_DISTANCE,
-                grad_tol=AT_GRADIENT,
-            )
+            starts = sample_initial_overlaps(p.d, np.random.default_rng(s), args.runs)
+            f = fate(p, starts, alpha=alpha, points=pts)
             ends = "; ".join(
-                f"{describe(q.overlaps)} {f:.3f} ± {se:.3f}"
-                for q, f, se in zip(b.attractors, b.fractions, b.stderr, strict=True)
+                f"{describe(o)} {f.fractions[j]:.3f} ± {f.stderr[j]:.3f}"
+                + (
+                    f" (log10 steps {' / '.join(f'{x:.1f}' for x in f.quantiles([0.1, 0.5, 0.9], j))})"
+                    if f.minimum[j]
+                    else f" ({f.kinds[j]})"
+                )
+                for j, o in enumerate(f.points)
+                if np.any(f.label == j)
             )
             print(
-                f"  PGD alpha = {alpha:.3g}, {args.runs} runs: {ends}; not converged "
-                f"{b.none_fraction:.3f}  [{time.perf_counter() - t0:.0f} s]",
+                f"  PGD alpha = {alpha:.3g}, {args.runs} runs followed to their end: {ends}; "
+                f"undecided {f.undecided:.3f}; at a minimum after 200 000 steps "
+                f"{f.within(200_000)[f.minimum].sum():.3f}  [{time.perf_counter() - t0:.0f} s]",
                 flush=True,
             )
-            left = b.label < 0
-            if np.any(left):  # where the unconverged runs are: a plateau, or still moving
-                k, n = np.median(np.abs(b.final[left, :2]), axis=0)  # up to the symmetries
-                print(
-                    f"  unconverged runs: median |kappa| {k:.3f}, |nu| {n:.3f}, gradient "
-                    f"{np.median(b.gradient[left]):.2g}, distance to the nearest minimum "
-                    f"{np.median(b.distance[left]):.3f}, stalled {int(b.stalled[left].sum())}",
-                    flush=True,
-                )
-                near = [  # the minimum each unconverged run is nearest to, up to symmetry
-                    min(
-                        range(len(b.attractors)),
-                        key=lambda j, f=f: min(
-                            np.linalg.norm(f - o)
-                            for o in [b.attractors[j].overlaps, *b.attractors[j].symmetry_copies]
-                        ),
-                    )
-                    for f in b.final[left]
-                ]
-                counts = ", ".join(
-                    f"{describe(q.overlaps)} {near.count(j)}"
-                    for j, q in enumerate(b.attractors)
-                    if near.count(j)
-                )
-                print(
-                    f"  nearest minimum of the unconverged runs: {counts}; distance at most "
-                    f"{b.distance[left].max():.3f}",
-                    flush=True,
-                )
 
 
 if __name__ == "__main__":
