@@ -62,6 +62,18 @@ __all__ = [
 AXES = ("lam", "L", "gamma", "d", "s", "nonlinearity", "attention")
 #: The axes whose values are names.
 _TEXT_AXES = ("nonlinearity", "attention")
+#: The columns from the fates of a cell's runs (:func:`fate_columns`); a table written
+#: before them reads them as NaN.
+_FATE_COLUMNS = (
+    "fate_optimum_fraction",
+    "fate_optimum_se",
+    "fate_saddle_fraction",
+    "fate_undecided_fraction",
+    "optimum_log10_steps",
+    "within_1e4",
+    "within_1e6",
+    "within_1e8",
+)
 #: The columns of :attr:`Atlas.rows`, in the order of the table.
 COLUMNS = (
     "cell",
@@ -77,14 +89,7 @@ COLUMNS = (
     "optimum_basin_fraction",
     "optimum_basin_se",
     "basin_unconverged_fraction",
-    "fate_optimum_fraction",
-    "fate_optimum_se",
-    "fate_saddle_fraction",
-    "fate_undecided_fraction",
-    "optimum_log10_steps",
-    "within_1e4",
-    "within_1e6",
-    "within_1e8",
+    *_FATE_COLUMNS,
     "basin_runs",
     "alpha",
     "seconds",
@@ -250,18 +255,6 @@ def atlas_cell(
     }
 
 
-#: The columns from the fates of a cell's runs (:func:`fate_columns`); a table written
-#: before them reads them as NaN.
-_FATE_COLUMNS = (
-    "fate_optimum_fraction",
-    "fate_optimum_se",
-    "fate_saddle_fraction",
-    "fate_undecided_fraction",
-    "optimum_log10_steps",
-    "within_1e4",
-    "within_1e6",
-    "within_1e8",
-)
 #: The budgets (steps) of the columns ``within_1e4``, ``within_1e6``, ``within_1e8``.
 WITHIN = (10**4, 10**6, 10**8)
 
