@@ -231,3 +231,44 @@ def test_basins_carry_the_fates_of_the_same_starts():
         assert f.steps[i] <= b.steps_run[i]
     late = np.flatnonzero(b.label < 0)
     assert np.all(f.steps[late] > b.max_steps)
+
+
+@pytest.mark.parametrize("lam", [0.5, 0.9, 2.0])
+def test_the_plateau_drive_of_erf_has_relative_precision(lam):
+    """R_kappa on M near and on the edge nu = 1, where it is erfc-small (down to 1e-69),
+    against the closed form of M's gradient at 60 digits: the drive advance integrates."""
+    import mpmath as mp
+
+    p = Params.paper(lam=lam)
+    with mp.workdps(60):
+        a = mp.mpf(lam) * mp.sqrt(mp.mpf(p.d) / 2)
+        g = mp.mpf(lam) * mp.mpf(p.gamma)
+        c, s = a / mp.sqrt(1 + 2 * g**2), mp.sqrt((1 + 2 * g**2) * (1 + 4 * g**2))
+        for kappa in (0.3, 0.6, 0.9, 0.99, 0.999):
+            for nu in (1.0, 1.0 - 1e-6, 0.999):
+                got = float(risk_grad(p, kappa, nu, 0.0, 0.0, 0.0)[0])
+                k, n = mp.mpf(kappa), mp.mpf(nu)
+                ref = 4 * mp.mpf(p.gamma) ** 2 * c / mp.sqrt(mp.pi) * mp.exp(-(c**2) * k**2)
+                ref *= mp.erf(a * k / s) - n
+                assert abs(got - ref) <= 1e-12 * abs(ref), (kappa, nu, got, float(ref))
+
+
+@pytest.mark.parametrize("lam", [0.5, 0.9])
+def test_the_plateau_drive_of_tanh_has_relative_precision(lam):
+    """R_kappa(kappa, 1) = 2 a gamma^2 E[sigma'(1 - sigma)] (sign aside) for tanh, against a
+    50-digit quadrature of that product written without cancellation."""
+    import mpmath as mp
+
+    from slr_theory.verify.reference import mp_expect
+
+    p = Params.paper(lam=lam).replace(nonlinearity="tanh")
+    a = mp.mpf(lam) * mp.sqrt(mp.mpf(p.d) / 2)
+    g = mp.mpf(lam) * mp.mpf(p.gamma)
+
+    def h(u):  # -sech(u)^2 (1 - tanh u)
+        return -(4 / (mp.exp(u) + mp.exp(-u)) ** 2) * (2 / (1 + mp.exp(2 * u)))
+
+    for kappa in (0.3, 0.6, 0.9, 0.99):
+        got = float(risk_grad(p, kappa, 1.0, 0.0, 0.0, 0.0)[0])
+        ref = 2 * a * mp.mpf(p.gamma) ** 2 * mp_expect(h, a * mp.mpf(kappa), g, dps=50)
+        assert abs(got - ref) <= 1e-12 * abs(ref), (kappa, got, float(ref))
