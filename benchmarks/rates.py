@@ -119,7 +119,7 @@ def _steps_to(p: Params, alpha: float, k0: float, k1: float) -> float:
     return 10.0**hi
 
 
-def plateau_table() -> None:
+def plateau_table(lams=(0.1, 0.2, 0.3, 0.5, 0.7, 0.9)) -> None:
     alpha, k0, k1 = 1e-3, 0.5, 0.99
     print(
         f"\n2. The plateau: steps on the edge nu = 1 from kappa = {k0} to {k1} (alpha = {alpha})"
@@ -127,7 +127,7 @@ def plateau_table() -> None:
     print(
         f"{'lam':>5} {'gamma^2':>7} {'advance':>11} {'quadrature':>11} {'rel. diff':>9} {'exact PGD':>11} {'s':>5}"
     )
-    for lam, g2 in itertools.product((0.2, 0.3, 0.5, 0.7, 0.9), (0.25, 0.5, 1.0)):
+    for lam, g2 in itertools.product(lams, (0.25, 0.5, 1.0)):
         t0 = time.perf_counter()
         p = Params(d=400, L=10, lam=lam, gamma=math.sqrt(g2))
         n = _steps_to(p, alpha, k0, k1)
@@ -141,7 +141,7 @@ def plateau_table() -> None:
             run = pgd(p, [k0, 1, 0, 0, 0], alpha, math.ceil(n) + 2, record_every=1)
             exact = f"{int(np.argmax(run.overlaps[:, 0] >= k1)):11d}"
         print(
-            f"{lam:5.2f} {g2:7.2f} {n:11.4g} {q:11.4g} {n / q - 1:9.1e} {exact:>11} "
+            f"{lam:5.2f} {g2:7.2f} {n:11.7g} {q:11.7g} {n / q - 1:9.1e} {exact:>11} "
             f"{time.perf_counter() - t0:5.0f}",
             flush=True,
         )
