@@ -1060,6 +1060,11 @@ def arrival_figure(
         ax.plot([], [], " ", label=text)
     if budget is not None and finite.size:
         ax.axvline(budget, color="0.3", ls="--", lw=1, label=f"a budget of {budget:.3g} {unit}")
+    if not finite.size:  # no arrival to draw: say so, on an axis that spans the work done
+        ax.set_xscale("log")
+        top = max(float(np.max(f.exact_steps)) if f.exact_steps.size else 1.0, 10.0)
+        ax.set_xlim(1.0, top)
+        ax.text(0.5, 0.5, "no run reaches a minimum", transform=ax.transAxes, ha="center")
     ax.set_ylim(0.0, 1.0)
     ax.set_xlabel(f"{unit} (log scale)")
     ax.set_ylabel("share of runs arrived")

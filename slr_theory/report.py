@@ -429,16 +429,21 @@ def _arrival(b, dest) -> list[str]:
                 *("—" for _ in budgets),
             )
         )
-    worst = float(np.nanmax(f.relative_error)) if np.any(np.isfinite(f.relative_error)) else 0.0
+    finite = np.isfinite(f.relative_error)
+    precision = (
+        f", estimated to a relative error of at most {float(np.max(f.relative_error[finite])):.1e}"
+        if np.any(finite)
+        else ""
+    )
     return [
         "### How long it takes",
         "",
         f"The same {f.n} starts, each followed to its end: exact PGD steps where the "
         "dynamics are fast, the step map's modified equation (order 2) integrated where "
         f"they are slow, until the run enters the {f.tol:g}-ball of a minimum (or of a "
-        "symmetric image). Arrival times in `log10` steps (10 / 50 / 90 %), estimated to a "
-        f"relative error of at most {worst:.1e}; the last columns are the share of the runs "
-        "at each end after that many steps: what a run with that budget sees.",
+        f"symmetric image). Arrival times in `log10` steps (10 / 50 / 90 %){precision}; the "
+        "last columns are the share of the runs at each end after that many steps: what a "
+        "run with that budget sees.",
         "",
         *_md_table(
             ("end", "fraction ± s.e.", "log10 steps", *(f"after {n:.0e}" for n in budgets)),

@@ -824,16 +824,23 @@ def findings(s: Study) -> list[str]:
     if b.fates is not None:
         f = b.fates
         arrived = int(np.sum(f.minimum[f.label[f.label >= 0]]))
-        runs = (
-            f"{arrived} of {b.n} reach a minimum ({b.n - b.unconverged} within {b.max_steps} "
-            "steps)"
-            + (
-                f", {b.n - arrived} do not (they end at a saddle, at a point the search did "
-                "not list, or are undecided: the table of section 6)."
-                if arrived < b.n
-                else "."
-            )
+        elsewhere = (
+            "they end at a saddle, at a point the search did not list, or are undecided "
+            "(the table of section 6)."
         )
+        within = b.n - b.unconverged
+        if not arrived:
+            runs = f"none of the {b.n} runs reaches a minimum: " + elsewhere
+        else:
+            runs = (
+                f"{arrived} of {b.n} reach a minimum ("
+                + (
+                    f"{within} within {b.max_steps} steps)"
+                    if within
+                    else f"none within {b.max_steps} steps)"
+                )
+                + (f"; {b.n - arrived} do not: " + elsewhere if arrived < b.n else ".")
+            )
     if lip is not None and lip.condition == "holds":
         cs += (
             "So PGD from almost every start avoids every strict saddle: whatever it "
@@ -900,10 +907,14 @@ def fates_sentence(b) -> str:
     text = "Followed to their end: " + "; ".join(parts) + "."
     if b.unconverged:
         seen = f"{b.n - b.unconverged} of them" if b.unconverged < b.n else "none of them"
-        text += (
-            f" A budget of {b.max_steps} steps sees {seen} at a minimum: the others are on "
-            "their way (section 6, *How long it takes*)."
-        )
+        text += f" A budget of {b.max_steps} steps sees {seen} at a minimum"
+        late = (b.label < 0) & np.isfinite(f.steps) & (f.label >= 0)
+        if np.any(late):
+            text += (
+                f": {int(late.sum())} others are on their way (section 6, *How long it takes*)."
+            )
+        else:
+            text += "."
     return text
 
 
