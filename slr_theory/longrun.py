@@ -202,14 +202,10 @@ def _map_growth(M: np.ndarray, on_m: np.ndarray, hw: np.ndarray, alpha: float) -
     return np.maximum(1.0, np.maximum(grow, np.abs(1.0 - alpha * hw)) - noise)
 
 
-def _on_manifold(field: _Field, y: np.ndarray, t: np.ndarray) -> np.ndarray:
-    """Runs exactly on M (``theta = eta = rho = 0``) whose field leaves M exactly: computed,
-    not assumed (a model that does not keep M invariant pushes them off)."""
-    on_m = ~np.any(y[2:], axis=0)
-    if np.any(on_m):
-        off = field(y[:, on_m], t[on_m])[0][:, 2:]
-        on_m[np.flatnonzero(on_m)[np.any(off != 0.0, axis=1)]] = False
-    return on_m
+def _on_manifold(y: np.ndarray, F: np.ndarray) -> np.ndarray:
+    """Runs exactly on M (``theta = eta = rho = 0``) whose field ``F`` ``(n, 5)`` leaves M
+    exactly: computed, not assumed (a model that does not keep M invariant pushes them off)."""
+    return ~np.any(y[2:], axis=0) & ~np.any(F[:, 2:] != 0.0, axis=1)
 
 
 #: The substeps of the extrapolated linearly implicit Euler method: the result of order
@@ -228,7 +224,7 @@ def _jacobian_of_field(field: _Field, M: np.ndarray, on_m: np.ndarray) -> np.nda
     return JF
 
 
-def _step(field: _Field, y: np.ndarray, t: np.ndarray, h: np.ndarray, on_m: np.ndarray):
+def _step(field: _Field, y: np.ndarray, t: np.ndarray, h: np.ndarray, at_y: tuple):
     """One integration step of size ``h`` ``(n,)`` from ``y`` ``(5, n)`` at times ``t``.
 
     The linearly implicit Euler method, ``(I - (h/m) J_F) delta = (h/m) F``, with
@@ -236,8 +232,9 @@ def _step(field: _Field, y: np.ndarray, t: np.ndarray, h: np.ndarray, on_m: np.n
     (Aitken-Neville; Deuflhard's scheme for stiff systems): the result is of order 6, and
     its distance to the one of order 5 estimates the local error. The defect of the
     modified equation, ``M^2 Delta / 3`` per step, adds its damped response over the
-    step, ``(I - h J_F)^{-1} h defect``. Runs ``on_m`` (on M, which the field leaves
-    exactly) move in ``(kappa, nu)`` only, as exact PGD does.
+    step, ``(I - h J_F)^{-1} h defect``. Runs on M whose field leaves M exactly
+    (:func:`_on_manifold`) move in ``(kappa, nu)`` only, as exact PGD does. ``at_y`` is
+    :meth:`_Field.evaluate` at ``(y, t)``, which the caller has.
 
     Returns
     -------
@@ -250,7 +247,8 @@ def _step(field: _Field, y: np.ndarray, t: np.ndarray, h: np.ndarray, on_m: np.n
         The largest growth rate of the linearised flow at ``y``, ``>= 0``: an error grows by
         ``exp(h rate)`` over the step.
     """
-    F0, M0, defect, hw = field.evaluate(y, t)
+    F0, M0, defect, hw = at_y
+    on_m = _on_manifold(y, F0)
     JF = _jacobian_of_field(field, M0, on_m)
     eye = np.eye(5)
     table = []
@@ -377,8 +375,8 @@ class _Runs:
             if n_steps <= 0:
                 continue
             y0 = self.y[:, sub]
-            _, M, _, hw = self.field.evaluate(y0, self.t[sub])
-            on_m = _on_manifold(self.field, y0, self.t[sub])
+            F, M, _, hw = self.field.evaluate(y0, self.t[sub])
+            on_m = _on_manifold(y0, F)
             log_growth = n_steps * np.log(_map_growth(M, on_m, hw, self.alpha))
             self.error[sub] = np.minimum(
                 self.error[sub] * np.exp(np.minimum(log_growth, 690.0)) + ROUNDING * n_steps,
@@ -415,8 +413,8 @@ class _Runs:
         if self.alpha is not None:
             h = np.floor(h)
         y0 = self.y[:, idx]
-        on_m = _on_manifold(self.field, y0, self.t[idx])
-        y1, est, allowed, rate = _step(self.field, y0, self.t[idx], h, on_m)
+        at_y = self.field.evaluate(y0, self.t[idx])
+        y1, est, allowed, rate = _step(self.field, y0, self.t[idx], h, at_y)
         ok = allowed & np.isfinite(est) & (est <= LOCAL_TOL) & np.all(np.isfinite(y1), axis=0)
         ratio = LOCAL_TOL / np.maximum(est, 1e-300)
         grow = np.clip(0.8 * ratio ** (1.0 / len(SUBSTEPS)), 0.2, 8.0)
