@@ -1030,6 +1030,8 @@ def arrival_figure(
     if finite.size:
         lo = max(float(finite.min()), 1e-300)
         hi = max(float(finite.max()), lo * 10.0)
+        if budget is not None:  # the marked budget is on the axis too
+            lo, hi = min(lo, float(budget)), max(hi, float(budget))
         grid = np.geomspace(lo / 2.0, hi * 2.0, 400)
         for j, name in enumerate(f.names):
             if not f.minimum[j] or not np.any(f.label == j):
