@@ -272,3 +272,15 @@ def test_the_plateau_drive_of_tanh_has_relative_precision(lam):
         got = float(risk_grad(p, kappa, 1.0, 0.0, 0.0, 0.0)[0])
         ref = 2 * a * mp.mpf(p.gamma) ** 2 * mp_expect(h, a * mp.mpf(kappa), g, dps=50)
         assert abs(got - ref) <= 1e-12 * abs(ref), (kappa, got, float(ref))
+
+
+@pytest.mark.parametrize("sigma", ["sigmoid", "arctan"])
+def test_advance_is_exact_pgd_for_other_nonlinearities(sigma):
+    """sigma(0) != 0 (sigmoid: not odd) and a slowly saturating sigma: from M and from off M,
+    advance agrees with exact PGD; a run on M stays exactly where exact PGD keeps it."""
+    p = Params.paper(lam=0.3).replace(nonlinearity=sigma)
+    starts = np.array([[0.3, 0.5, 0.0, 0.0, 0.0], [0.2, -0.3, 0.1, 0.05, -0.02]])
+    got = advance(p, starts, 50_000, alpha=2e-3)
+    ref = pgd(p, starts, 2e-3, 50_000, record_every=50_000).overlaps[-1]
+    assert np.max(np.abs(got.overlaps - ref)) < 1e-6
+    np.testing.assert_array_equal(got.overlaps[0, 2:] == 0.0, ref[0, 2:] == 0.0)
