@@ -136,7 +136,7 @@ def predict(
     k, v : ndarray, shape ``(d,)``
         Finite vectors.
     lam : float
-        Finite temperature.
+        Finite temperature, with ``lam X_l.k`` finite for every token.
     sigma : str or Nonlinearity, default ``"erf"``
         The nonlinearity (:attr:`slr_theory.Params.nonlinearity`) of pointwise attention.
     attention : {"pointwise", "softmax"}
@@ -166,7 +166,13 @@ def predict(
             f"{k.shape}, {v.shape}."
         )
     lam = finite_real(lam, "lam")
-    logits = lam * (X @ k)
+    with np.errstate(over="ignore", invalid="ignore"):
+        logits = lam * (X @ k)
+    if not np.all(np.isfinite(logits)):
+        raise ValueError(
+            f"`lam` times the tokens' projections on `k` must be finite, got lam={lam!r} "
+            f"with largest |X.k| {float(np.max(np.abs(X @ k))):.3g}."
+        )
     if attention == "softmax":
         w = np.exp(logits - np.max(logits, axis=-1, keepdims=True))
         w /= np.sum(w, axis=-1, keepdims=True)

@@ -510,6 +510,7 @@ PINNED = [
     ("nonlinearity.gaussian_moments", "order", np.zeros((2, 3))),  # ambiguous `in`
     ("experiments.cost", "steps_scale", True),  # a bool taken for the number 1
     ("nonlinearity.gaussian_moments", "t", 8.98846567431158e307),  # tanh's 2|u| overflowed
+    ("model.predict", "lam", 9.008587427850964e307),  # lam X.k overflowed
 ]
 
 
