@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import math
 import os
 import sys
 from collections.abc import Sequence
@@ -917,17 +918,22 @@ def _dask_client(address: str):
 
 
 def _atlas_text(result, out, figure: str | None = None, *, wrote: bool = True) -> str:
+    budget = result.settings.get("max_steps")
     lines = [
         "cell  lam        L    gamma     d     s  sigma      attention  crit  opt index  global  "
-        "basin of opt      unconv.  M attracts"
+        f"to opt, followed  log10 steps  at a min after {budget}  M attracts"
     ]
     for r in result.rows:
+        fates = math.isfinite(r["fate_optimum_fraction"])  # NaN: a table written before them
+        to_opt = f"{r['fate_optimum_fraction']:.3f} ± {r['fate_optimum_se']:.3f}" if fates else "—"
+        steps = f"{r['optimum_log10_steps']:.1f}" if fates else "—"
+        seen = 1.0 - r["basin_unconverged_fraction"]
         lines.append(
             f"{r['cell']:<5d} {r['lam']:<10.4g} {r['L']:<4d} {r['gamma']:<9.4g} {r['d']:<5d} "
             f"{r['s']:<2d} {r['nonlinearity']:<10s} {r['attention']:<10s} {r['n_critical']:<5d} "
             f"{r['optimum_index']:<10d} {'yes' if r['optimum_is_global'] else 'no':<7s} "
-            f"{r['optimum_basin_fraction']:.3f} ± {r['optimum_basin_se']:.3f}   "
-            f"{r['basin_unconverged_fraction']:<8.3f} {r['m_attracting_fraction']:.3f}"
+            f"{to_opt:<17s} {steps:<12s} {seen:<{16 + len(str(budget))}.3f} "
+            f"{r['m_attracting_fraction']:.3f}"
         )
     missing = len(result.missing)
     if wrote:
