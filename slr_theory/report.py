@@ -692,8 +692,8 @@ def _atlas(s, dest) -> list[str]:
             r["n_critical"],
             r["optimum_index"],
             "yes" if r["optimum_is_global"] else "no",
-            f"{r['optimum_basin_fraction']:.2f} ± {r['optimum_basin_se']:.2f}",
-            f"{r['basin_unconverged_fraction']:.2f}",
+            *_fate_cells(r),
+            f"{1.0 - r['basin_unconverged_fraction']:.2f}",
             f"{r['m_attracting_fraction']:.2f}",
         )
         for r in a.rows
@@ -710,10 +710,22 @@ def _atlas(s, dest) -> list[str]:
             "critical points",
             "index of (k*, v*)",
             "global",
-            "basin of (k*, v*)",
-            "unconverged",
+            "to (k*, v*), followed to the end",
+            "log10 steps to (k*, v*)",
+            f"at a minimum after {a.settings.get('max_steps')} steps",
             "M attracts",
         ),
         table,
     )
     return lines
+
+
+def _fate_cells(r: dict) -> tuple[str, str]:
+    """An atlas row's share at ``(k*, v*)`` followed to the end and its median arrival;
+    a dash for a table written before the fates (NaN)."""
+    if not np.isfinite(r["fate_optimum_fraction"]):
+        return "—", "—"
+    return (
+        f"{r['fate_optimum_fraction']:.2f} ± {r['fate_optimum_se']:.2f}",
+        f"{r['optimum_log10_steps']:.1f}",
+    )

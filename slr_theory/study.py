@@ -12,6 +12,7 @@ fields, field by field (documented in ``docs/api.md``); ``schema`` is its versio
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -991,12 +992,36 @@ def atlas_finding(a: Atlas) -> str:
                 said = "it is global at λ = " + ", ".join(f"{lams[i]:.3g}" for i in best)
             clauses.append((f"at {at}, " if at else "") + said)
         text += " By λ: " + "; ".join(clauses) + "."
-    share = [r["optimum_basin_fraction"] for r in rows]
     unconv = max(r["basin_unconverged_fraction"] for r in rows)
+    budget = a.settings.get("max_steps")
+    if all(math.isfinite(r["fate_optimum_fraction"]) for r in rows):  # followed to the end
+        share = [r["fate_optimum_fraction"] for r in rows]
+        times = [r["optimum_log10_steps"] for r in rows if math.isfinite(r["optimum_log10_steps"])]
+        text += (
+            f" Followed to their end, PGD runs from uniform starts reach `(k*, v*)` in "
+            f"{min(share):.2f} to {max(share):.2f} of the runs ({rows[0]['basin_runs']} per cell)"
+            + (
+                f", after a median of 10^{min(times):.1f} to 10^{max(times):.1f} steps"
+                if times
+                else ""
+            )
+            + (
+                f"; a budget of {budget} steps sees up to {unconv:.2f} of a cell's runs at no "
+                "minimum."
+                if unconv
+                else "."
+            )
+        )
+        return text
+    share = [r["optimum_basin_fraction"] for r in rows]
     text += (
         f" PGD from uniform starts reaches `(k*, v*)` in {min(share):.2f} to {max(share):.2f} "
         f"of the runs ({rows[0]['basin_runs']} per cell"
-        + (f"; up to {unconv:.2f} of a cell's runs did not converge" if unconv else "")
+        + (
+            f"; up to {unconv:.2f} of a cell's runs did not converge in {budget} steps"
+            if unconv
+            else ""
+        )
         + ")."
     )
     return text
