@@ -531,7 +531,7 @@ class Fates:
         Which points are minima (attractors).
     label : ndarray of int, shape ``(n,)``
         The point each run ends at (or at a symmetric image of), ``-1`` for a run held in
-        exact steps beyond `max_exact_steps` (the map amplifies there: undecided), or a
+        exact steps beyond `max_exact_steps` (no flow stood for the map there: undecided), or a
         flow the integrator cannot follow (a step below the rounding of the time).
     steps : ndarray, shape ``(n,)``
         Steps (PGD) or flow time (``alpha`` None) to enter the `tol`-ball of its minimum;
@@ -738,7 +738,7 @@ def fate(
     points : CriticalPoints, optional
         The critical points (default: :func:`slr_theory.critical_points` of `params`).
     max_exact_steps : float
-        The exact steps a run may take (PGD): where the map amplifies in some direction
+        The exact steps a run may take (PGD): where the map flips or amplifies in some direction
         (a step beyond ``2 / h`` of a Hessian eigenvalue ``h``) no flow stands for it and
         a run steps exactly; beyond this budget it is left undecided (label ``-1``).
 

@@ -903,7 +903,7 @@ def fates_sentence(b) -> str:
     if np.any(f.label < 0):
         parts.append(
             f"{int(np.sum(f.label < 0))} are undecided (held in exact steps beyond "
-            f"{f.max_exact_steps:.3g}: the map amplifies where they are)"
+            f"{f.max_exact_steps:.3g}: no flow stood for the PGD map where they are)"
         )
     text = "Followed to their end: " + "; ".join(parts) + "."
     if b.unconverged:
