@@ -110,7 +110,9 @@ def test_advance_refuses_bad_input_by_name():
     with pytest.raises(ValueError, match="alpha"):
         advance(PAPER, [0.1, 0.1, 0, 0, 0], 10, alpha=-1.0)
     with pytest.raises(ValueError, match="schedule"):
-        advance(PAPER, [0.1, 0.1, 0, 0, 0], 10**9, alpha=1e-3, schedule=lambda t: 0.1 / (1 + t))
+        advance(
+            PAPER, [0.1, 0.1, 0, 0, 0], 10**9, alpha=1e-3, schedule=lambda t: 0.1 / (1 + 1e4 * t)
+        )
 
 
 @pytest.fixture(scope="module")
