@@ -23,6 +23,9 @@ Three tables, each printed with the seconds it took:
    largest step stable at the minima): where the runs end with the share and its standard
    error, the 10 / 50 / 90 % quantiles of ``log10`` steps, and the seconds the fates took
    (issue 34's target: 1000 starts in at most 5 s on 2 cores).
+4. **The extrapolation's order** (``slr_theory.longrun.SUBSTEPS``): the same fates at
+   lam = 0.5 with orders 4 to 8, the seconds they take and the largest relative error of
+   an arrival time: how order 6 was chosen.
 """
 
 from __future__ import annotations
@@ -179,12 +182,37 @@ def arrival_table(runs: int) -> None:
         )
 
 
+def order_table(runs: int) -> None:
+    """The fates of `runs` uniform starts at lam = 0.5 (alpha 95 % of the largest stable
+    step) against the order of the extrapolation (slr_theory.longrun.SUBSTEPS)."""
+    from slr_theory import longrun
+
+    p = Params.paper(lam=0.5)
+    pts = critical_points(p, rng=0)
+    h_max = max(float(np.max(q.hessian_eigenvalues)) for q in pts if q.index == 0)
+    starts = sample_initial_overlaps(p.d, np.random.default_rng(1), runs)
+    print(f"\n4. The extrapolation's order: fates of {runs} starts at lam = 0.5")
+    kept = longrun.SUBSTEPS
+    try:
+        for order in (4, 5, 6, 7, 8):
+            longrun.SUBSTEPS = tuple(range(1, order + 1))
+            t0 = time.perf_counter()
+            f = fate(p, starts, alpha=0.95 * 2.0 / h_max, points=pts)
+            print(
+                f"   order {order}: {time.perf_counter() - t0:6.1f} s, largest relative error "
+                f"of a time {np.nanmax(f.relative_error):.1e}",
+                flush=True,
+            )
+    finally:
+        longrun.SUBSTEPS = kept
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=1000, help="starts per ensemble")
     ap.add_argument(
-        "--tables", nargs="+", default=["escape", "plateau", "arrival"],
-        choices=["escape", "plateau", "arrival"],
+        "--tables", nargs="+", default=["escape", "plateau", "arrival", "order"],
+        choices=["escape", "plateau", "arrival", "order"],
     )  # fmt: skip
     args = ap.parse_args()
     print(f"slr-theory rates benchmark, {time.strftime('%Y-%m-%d %H:%M')}")
@@ -194,6 +222,8 @@ def main() -> None:
         plateau_table()
     if "arrival" in args.tables:
         arrival_table(args.runs)
+    if "order" in args.tables:
+        order_table(args.runs)
 
 
 if __name__ == "__main__":
