@@ -1285,14 +1285,11 @@ _SLAB_CHUNK = 4096
 def _slab_bounds(tables, edges: np.ndarray) -> tuple[float, float]:
     """The largest bound of :func:`hessian_norm_bound` over the slabs between `edges`."""
     lo, hi = edges[:-1], edges[1:]
-    n = lo.size
     kmin = np.where((lo < 0) & (hi > 0), 0.0, np.minimum(np.abs(lo), np.abs(hi)))
     kmax = np.maximum(np.abs(lo), np.abs(hi))
     g = _row_sups(tables[0], lo, hi, kmin)
     h = _row_sups(tables[1], lo, hi, kmin)
-    H = np.empty((5, 5, n))
-    for row, (i, j) in enumerate(engine.HESSIAN_PAIRS):
-        H[i, j] = H[j, i] = h[row]
+    H = np.moveaxis(engine.hessian_matrices(h), 0, -1)  # (5, 5, n)
     theta = np.sqrt(np.maximum(0.0, 1.0 - kmin * kmin))
     A = np.hypot(kmax * g[0], theta * g[2]) + g[4]  # |kappa R_k + theta R_t + rho R_r|
     B = np.hypot(g[1], g[3]) + g[4]

@@ -87,6 +87,7 @@ __all__ = [
     "feature_bounds",
     "gradient",
     "hessian",
+    "hessian_matrices",
     "manifold_nullcline",
     "table",
     "value_and_gradient",
@@ -1946,9 +1947,30 @@ def hessian(params: Params, overlaps, lam=None) -> np.ndarray:
     ((5, 5), True)
     """
     ov5, lam, shape = _prepare(params, overlaps, lam)
-    rows = _evaluate(params, ov5, lam, 2)
-    out = np.empty((*shape, 5, 5))
-    flat = out.reshape(-1, 5, 5)
+    return hessian_matrices(_evaluate(params, ov5, lam, 2)).reshape(*shape, 5, 5)
+
+
+def hessian_matrices(rows: np.ndarray) -> np.ndarray:
+    """The symmetric matrices ``(n, 5, 5)`` of a Hessian table's rows ``(15, n)``.
+
+    Parameters
+    ----------
+    rows : ndarray, shape ``(15, n)``
+        Second partials in the order of :data:`HESSIAN_PAIRS` (an order-2 table's rows).
+
+    Returns
+    -------
+    ndarray, shape ``(n, 5, 5)``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> h = hessian_matrices(np.arange(15.0)[:, None])
+    >>> h[0, 1, 0], h[0, 0, 1], h.shape
+    (np.float64(1.0), np.float64(1.0), (1, 5, 5))
+    """
+    rows = np.asarray(rows, dtype=np.float64)
+    out = np.empty((rows.shape[1], 5, 5))
     for row, (i, j) in enumerate(HESSIAN_PAIRS):
-        flat[:, i, j] = flat[:, j, i] = rows[row]
+        out[:, i, j] = out[:, j, i] = rows[row]
     return out

@@ -403,11 +403,7 @@ def _grad(table, o: np.ndarray) -> np.ndarray:
 
 
 def _hess(table2, o: np.ndarray) -> np.ndarray:
-    rows = table2(o.reshape(5, 1))[:, 0]
-    H = np.empty((5, 5))
-    for row, (i, j) in enumerate(engine.HESSIAN_PAIRS):
-        H[i, j] = H[j, i] = rows[row]
-    return H
+    return engine.hessian_matrices(table2(o.reshape(5, 1)))[0]
 
 
 def overlap_field(params: Params, overlaps: ArrayLike) -> np.ndarray:

@@ -271,10 +271,7 @@ def vector_derivatives(tables, K: np.ndarray, V: np.ndarray):
     phi, size = tables[0].features_and_sizes(ov)  # one evaluation of the features
     g = (tables[0].C @ phi).T
     magnitudes = (np.abs(tables[0].C) @ size).T
-    rows = tables[1](ov)
-    H = np.empty((n, 5, 5))
-    for row, (i, j) in enumerate(engine.HESSIAN_PAIRS):
-        H[:, i, j] = H[:, j, i] = rows[row]
+    H = engine.hessian_matrices(tables[1](ov))
     G, A, B = riemannian_gradient(K, V, g)
     J = np.zeros((n, 5, 8))
     J[:, 0, 0] = J[:, 1, 5] = J[:, 2, 4] = J[:, 3, 1] = 1.0

@@ -86,14 +86,6 @@ _NOISE = 64.0 * np.finfo(np.float64).eps
 MAX_ERROR = 2.0
 
 
-def _hessians(rows: np.ndarray) -> np.ndarray:
-    """The Hessians ``(n, 5, 5)`` from the 15 Hessian rows ``(15, n)`` of the engine."""
-    H = np.empty((rows.shape[1], 5, 5))
-    for row, (i, j) in enumerate(engine.HESSIAN_PAIRS):
-        H[:, i, j] = H[:, j, i] = rows[row]
-    return H
-
-
 class _Field:
     """The field and its Jacobian per unit of time, at overlaps ``(5, n)`` and times ``(n,)``.
 
@@ -132,7 +124,7 @@ class _Field:
         B = ov5[2] * G[2] + ov5[1] * G[1] + ov5[4] * G[4]
         hw = -0.5 * (A + B) - np.sqrt(0.25 * (A - B) ** 2 + G[4] ** 2)
         Jo, Jg = velocity_partials(ov5, G)
-        J = Jo + Jg @ _hessians(rows[5:])
+        J = Jo + Jg @ engine.hessian_matrices(rows[5:])
         if self.alpha is None:
             u = overlap_velocity(ov5, G).T
             return u, J, np.zeros_like(u), hw
