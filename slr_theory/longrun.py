@@ -658,13 +658,14 @@ def _images(points) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _nearest(ov: np.ndarray, images: np.ndarray, owner: np.ndarray):
-    """Nearest image (max-norm) of overlaps ``(..., 5, k)``: its point and the distance."""
+    """Nearest image (max-norm) of overlaps ``(..., 5, k)``: its point, the distance and
+    the image's index (``-1``, ``inf``, ``-1`` without images)."""
     if images.shape[0] == 0:
         shape = ov.shape[:-2] + ov.shape[-1:]
-        return np.full(shape, -1), np.full(shape, np.inf)
+        return np.full(shape, -1), np.full(shape, np.inf), np.full(shape, -1)
     d = np.max(np.abs(ov[..., None, :, :] - images[:, :, None]), axis=-2)  # (..., k_img, k)
     j = np.argmin(d, axis=-2)
-    return owner[j], np.take_along_axis(d, j[..., None, :], axis=-2)[..., 0, :]
+    return owner[j], np.take_along_axis(d, j[..., None, :], axis=-2)[..., 0, :], j
 
 
 def _hermite(y0, F0, y1, F1, h, s):
@@ -775,8 +776,8 @@ def fate(
     def inside(out):  # (m, 5, k) -> (m, k)
         return _nearest(out, images, owner)[1] < tol
 
-    first, _ = _nearest(runs.y, images, owner)
-    at0 = _nearest(runs.y, images, owner)[1] < tol
+    first, dist0, _ = _nearest(runs.y, images, owner)
+    at0 = dist0 < tol
     label[at0], steps[at0], done[at0] = first[at0], 0.0, True
     while True:
         live = ~done & (runs.t < stop)
@@ -789,7 +790,7 @@ def fate(
             ex = ex[runs.exact_steps[ex] < max_exact]
         if ex.size:
             runs.exact_burst(ex, stop, inside=inside)
-            j, dist = _nearest(runs.y[:, ex], images, owner)
+            j, dist, _ = _nearest(runs.y[:, ex], images, owner)
             hit = dist < tol
             arrived = ex[hit]
             label[arrived], steps[arrived], done[arrived] = j[hit], runs.t[arrived], True
@@ -801,20 +802,13 @@ def fate(
             t_before = runs.t[fl].copy()
             acc, y_prev = runs.flow_step(fl, stop)
             if acc.size:
-                j, dist = _nearest(runs.y[:, acc], images, owner)
+                j, dist, img = _nearest(runs.y[:, acc], images, owner)
                 hit = dist < tol
                 if np.any(hit):
                     arrived = acc[hit]
                     t0 = t_before[np.searchsorted(fl, arrived)]
                     h = runs.t[arrived] - t0
-                    centre = images[
-                        np.argmin(
-                            np.max(
-                                np.abs(runs.y[:, arrived, None] - images.T[:, None, :]), axis=0
-                            ),
-                            axis=1,
-                        )
-                    ].T
+                    centre = images[img[hit]].T
                     s, speed = _entry(
                         runs.field, y_prev[:, hit], runs.y[:, arrived], t0, h, centre, tol
                     )
@@ -828,7 +822,7 @@ def fate(
     kept = [(q.overlaps, str(q.kind), True) for q in minima]
     if left.size and saddles:
         s_images, s_owner = _images(saddles)
-        j, dist = _nearest(runs.y[:, left], s_images, s_owner)
+        j, dist, _ = _nearest(runs.y[:, left], s_images, s_owner)
         for k in np.unique(j[dist < tol]):
             mine = left[(dist < tol) & (j == k)]
             label[mine] = len(kept)
