@@ -61,7 +61,7 @@ from .manifold import (
 )
 from .nonlinearity import moments, nonlinearity_of
 from .params import Params, check_params
-from .trajectory import Progress, to_overlaps, to_vectors
+from .trajectory import MAX_ALPHA, Progress, to_overlaps, to_vectors
 from .validate import as_array, positive_int, positive_real, random_generator, unit_vectors
 
 __all__ = [
@@ -1081,7 +1081,7 @@ def pgd_map_spectrum(point: CriticalPoint, alpha: float) -> MapSpectrum:
     point : CriticalPoint
         From :func:`critical_points`.
     alpha : float
-        Step size, ``> 0``.
+        Step size, ``0 < alpha <= 1e100`` (PGD's own bound: beyond, ``alpha h`` overflows).
 
     Returns
     -------
@@ -1099,7 +1099,7 @@ def pgd_map_spectrum(point: CriticalPoint, alpha: float) -> MapSpectrum:
         raise TypeError(
             f"`point` must be a CriticalPoint (from critical_points), got {type(point).__name__}."
         )
-    alpha = positive_real(alpha, "alpha")
+    alpha = positive_real(alpha, "alpha", upper=MAX_ALPHA)
     h = np.asarray(point.hessian_eigenvalues)
     err = np.asarray(point.eigenvalue_errors)
     mult = np.asarray(point.multiplicities)

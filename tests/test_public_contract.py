@@ -511,6 +511,7 @@ PINNED = [
     ("experiments.cost", "steps_scale", True),  # a bool taken for the number 1
     ("nonlinearity.gaussian_moments", "t", 8.98846567431158e307),  # tanh's 2|u| overflowed
     ("model.predict", "lam", 9.008587427850964e307),  # lam X.k overflowed
+    ("pgd_map_spectrum", "alpha", 3.6295802136896356e307),  # alpha h overflowed
 ]
 
 
