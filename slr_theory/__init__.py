@@ -29,7 +29,7 @@ exceptions).
 
 import importlib
 
-__version__ = "0.3.0"  # what changed: CHANGELOG.md
+__version__ = "0.3.1"  # what changed: CHANGELOG.md
 
 _EXPORTS = {  # module -> the names it lends the package (imported on first use)
     "critical": (

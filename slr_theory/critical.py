@@ -82,6 +82,7 @@ __all__ = [
     "hessian_norm_bound",
     "lipschitz_bound",
     "manifold_certificate",
+    "manifold_kind",
     "overlaps_text",
     "pgd_map_spectrum",
     "polish",
@@ -1470,3 +1471,36 @@ def describe(overlaps) -> str:
     if not parts:
         return "a point off M"
     return ", ".join(parts)
+
+
+def manifold_kind(eigenvalues) -> str:
+    """A critical point's kind for the flow on M, from its eigenvalues on M.
+
+    Parameters
+    ----------
+    eigenvalues : array_like
+        :attr:`slr_theory.CriticalPoint.manifold_eigenvalues`.
+
+    Returns
+    -------
+    str
+        ``"minimum"``, ``"maximum"`` or ``"saddle"``.
+
+    Examples
+    --------
+    >>> from slr_theory import Params, critical_points
+    >>> from slr_theory.critical import manifold_kind
+    >>> on_m = critical_points(Params.paper(lam=0.9), "manifold")
+    >>> [(q.overlaps[:2].tolist(), manifold_kind(q.manifold_eigenvalues)) for q in on_m]
+    [([1.0, 1.0], 'minimum'), ([0.0, 0.0], 'saddle'), ([1.0, -1.0], 'maximum')]
+    """
+    e = as_array(eigenvalues, "eigenvalues")
+    if e.ndim != 1 or e.size == 0 or not np.all(np.isfinite(e)):
+        raise ValueError(
+            f"`eigenvalues` must be a non-empty 1-D array of finite numbers, got {eigenvalues!r}."
+        )
+    if np.all(e > 0):
+        return "minimum"
+    if np.all(e < 0):
+        return "maximum"
+    return "saddle"

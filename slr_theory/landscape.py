@@ -34,6 +34,7 @@ from .critical import (
     critical_points,
     describe,
     manifold_critical_overlaps,
+    manifold_kind,
     polish,
     same_point,
     symmetries,
@@ -76,7 +77,6 @@ __all__ = [
     "continuation",
     "convergence_time",
     "manifold_basins",
-    "manifold_kind",
     "manifold_stability",
     "portrait_data",
     "saddle_escape",
@@ -1686,9 +1686,11 @@ class PortraitData:
     basin_edges : ndarray, shape ``(b + 1,)``, or None
         Cell edges of the basin map (tiling the closed square).
     basin_label : ndarray of int, shape ``(b, b)``, or None
-        :attr:`ManifoldBasins.label` of the flow up to `t_max`.
+        Index into :attr:`basin_targets` of the point the flow from each cell's centre
+        ends at, followed to its end (:func:`slr_theory.fate` on M); ``-1`` where it is
+        undecided. (Results saved before version 0.3.1: where the flow was by `t_max`.)
     t_max : float
-        Flow time of the trajectories and the basin map.
+        Flow time of the trajectories.
     nullcline : ndarray, shape ``(m, 2)``
         The ``kappa``-nullcline on M (``nu = erf(a kappa / s)`` for ``erf``).
     separatrix : ndarray, shape ``(m, 2)``
@@ -1708,6 +1710,10 @@ class PortraitData:
         The critical points of M that ``basin_label`` indexes
         (:attr:`ManifoldBasins.targets`); None in results saved before it was kept (then
         pointwise attention's five: the origin and the corners).
+    basin_fates : Fates or None
+        The fates of the cells' centres (row-major over the basin grid): where each flow
+        ends, and the flow time it takes to enter the ``tol``-ball of its minimum on M
+        (:attr:`basin_time`); None without a basin map (or saved before 0.3.1).
     """
 
     params: Params
@@ -1725,6 +1731,15 @@ class PortraitData:
     points: np.ndarray
     point_kinds: list[str]
     basin_targets: np.ndarray | None = None
+    basin_fates: Fates | None = None
+
+    @property
+    def basin_time(self) -> np.ndarray | None:
+        """Flow time ``(b, b)`` from each cell's centre to its minimum on M (``inf``: it
+        ends at a saddle; NaN: undecided), from :attr:`basin_fates`."""
+        if self.basin_fates is None or self.basin_label is None:
+            return None
+        return self.basin_fates.steps.reshape(self.basin_label.shape)
 
     @property
     def interior(self) -> np.ndarray:
@@ -1736,31 +1751,6 @@ class PortraitData:
     def max_speed(self) -> float:
         """Largest ``|(kappa', nu')|`` on the streamline grid."""
         return float(np.hypot(self.field[..., 0], self.field[..., 1]).max())
-
-
-def manifold_kind(eigenvalues) -> str:
-    """A critical point's kind for the flow on M, from its eigenvalues on M.
-
-    Parameters
-    ----------
-    eigenvalues : array_like
-        :attr:`slr_theory.CriticalPoint.manifold_eigenvalues`.
-
-    Returns
-    -------
-    str
-        ``"minimum"``, ``"maximum"`` or ``"saddle"``.
-    """
-    e = as_array(eigenvalues, "eigenvalues")
-    if e.ndim != 1 or e.size == 0 or not np.all(np.isfinite(e)):
-        raise ValueError(
-            f"`eigenvalues` must be a non-empty 1-D array of finite numbers, got {eigenvalues!r}."
-        )
-    if np.all(e > 0):
-        return "minimum"
-    if np.all(e < 0):
-        return "maximum"
-    return "saddle"
 
 
 def portrait_data(
@@ -1782,7 +1772,8 @@ def portrait_data(
     grid : int
         Streamline grid per side, ``2 <= grid <= 1000``.
     basin_grid : int
-        Basin-map grid per side (0: none), ``<= 1000``.
+        Basin-map grid per side (0: none), ``<= 1000``: the flow from each cell's centre
+        followed to its end, and the time it takes (:func:`slr_theory.fate` on M).
     trajectories : int
         Flow trajectories from a ring of starts of radius 0.6, ``0 <= trajectories <= 1000``.
     pgd_alpha : float, optional
@@ -1791,6 +1782,7 @@ def portrait_data(
         Steps of those iterates, ``1 <= pgd_steps <= 1e7`` (the figure's runs; a longer
         ensemble is :func:`basins`'s).
     t_max : float
+        Flow time of the trajectories.
     progress : callable, optional
         Called with 1 after each stage (basins, field, separatrix, trajectories, points).
 
@@ -1819,13 +1811,21 @@ def portrait_data(
     pgd_steps = positive_int(pgd_steps, "pgd_steps", upper=MAX_PORTRAIT_STEPS)
     t_max = positive_real(t_max, "t_max")
     tick = progress or (lambda _n: None)
-    edges = label = targets = None
+    edges = label = targets = fates = None
     if basin_grid:
-        b = manifold_basins(params, grid=basin_grid, t_max=t_max)
-        targets = b.targets
-        c = b.kappa[0]  # cells tile the closed square: the starts are interior
+        c = np.linspace(-1, 1, basin_grid + 2)[1:-1]  # cells tile the closed square
         edges = np.concatenate([[-1.0], 0.5 * (c[:-1] + c[1:]), [1.0]])
-        label = b.label
+        kk, nn = np.meshgrid(c, c)
+        starts = np.zeros((kk.size, 5))
+        starts[:, 0], starts[:, 1] = kk.ravel(), nn.ravel()
+        fates = fate(params, starts, on_manifold=True)
+        targets = manifold_critical_overlaps(params)
+        # which image: the one the run stopped at (its orbit is fates.label)
+        dist = np.max(np.abs(fates.final[:, None, :2] - targets[None]), axis=-1)
+        j = np.argmin(dist, axis=1)
+        label = np.where(
+            (fates.label >= 0) & (dist[np.arange(j.size), j] <= fates.tol), j, -1
+        ).reshape(kk.shape)
         tick(1)
     t = np.linspace(-1, 1, grid)
     K, N = np.meshgrid(t, t)
@@ -1875,6 +1875,7 @@ def portrait_data(
         points=np.array(where),
         point_kinds=kinds,
         basin_targets=targets,
+        basin_fates=fates,
     )
 
 

@@ -35,7 +35,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from . import engine
-from .critical import CriticalPoint, critical_points, end_groups, symmetries
+from .critical import CriticalPoint, critical_points, end_groups, manifold_kind, symmetries
 from .geometry import overlap_velocity, velocity_partials
 from .params import Params, check_overlaps, check_params
 from .trajectory import (
@@ -546,6 +546,9 @@ class Fates:
         Where runs that reached no ball were stopped.
     max_exact_steps : float
         The budget of exact steps of a run.
+    on_manifold : bool
+        Runs on M, classified by the flow on M (:func:`fate` with ``on_manifold=True``):
+        `minimum` then marks the minima of the flow on M and `kinds` are kinds on M.
     """
 
     points: np.ndarray
@@ -561,6 +564,7 @@ class Fates:
     tol: float
     horizon: float
     max_exact_steps: float
+    on_manifold: bool = False
 
     @property
     def n(self) -> int:
@@ -710,6 +714,7 @@ def fate(
     tol: float = 1e-3,
     points=None,
     max_exact_steps: float = 1e6,
+    on_manifold: bool = False,
 ) -> Fates:
     """The minimum every start reaches and how long it takes, for PGD or the gradient flow.
 
@@ -734,6 +739,13 @@ def fate(
         The exact steps a run may take (PGD): where the map flips or amplifies in some direction
         (a step beyond ``2 / h`` of a Hessian eigenvalue ``h``) no flow stands for it and
         a run steps exactly; beyond this budget it is left undecided (label ``-1``).
+    on_manifold : bool
+        Starts on M (``theta = eta = rho = 0``), which the runs never leave: the attractors
+        are then the minima of the dynamics on M (:func:`slr_theory.critical.manifold_kind`),
+        ``(1, 1)`` at every ``lam`` even where it is a saddle in the full space, and
+        `points` defaults to ``critical_points(params, "manifold")``. That the model keeps
+        M invariant is checked at every start (its field has no component off M), not
+        assumed.
 
     Returns
     -------
@@ -759,14 +771,37 @@ def fate(
         alpha = positive_real(alpha, "alpha", upper=MAX_ALPHA)
     tol = positive_real(tol, "tol", upper=0.1)
     max_exact = _whole_steps(max_exact_steps, "max_exact_steps")
+    if not isinstance(on_manifold, (bool, np.bool_)):
+        raise ValueError(f"`on_manifold` must be True or False, got {on_manifold!r}.")
+    if on_manifold and np.any(ov[:, 2:] != 0.0):
+        i = int(np.flatnonzero(np.any(ov[:, 2:] != 0.0, axis=1))[0])
+        raise ValueError(
+            "`starts` must lie on M (theta = eta = rho = 0) with on_manifold=True, got "
+            f"start {i}: {ov[i].tolist()}."
+        )
     if points is None:
-        points = critical_points(params)
+        points = critical_points(params, "manifold" if on_manifold else "sphere")
     _check_points(points)
-    minima = [q for q in points if q.index == 0]
-    saddles = [q for q in points if q.index != 0]
+    if on_manifold:
+        attracts = [
+            q.manifold_eigenvalues is not None
+            and manifold_kind(q.manifold_eigenvalues) == "minimum"
+            for q in points
+        ]
+    else:
+        attracts = [q.index == 0 for q in points]
+    minima = [q for q, a in zip(points, attracts, strict=True) if a]
+    saddles = [q for q, a in zip(points, attracts, strict=True) if not a]
     images, owner = _images(minima)
     n = ov.shape[0]
     runs = _Runs(params, alpha, None, ov.T.copy())
+    if on_manifold and n:
+        off = np.flatnonzero(np.any(runs.field(runs.y, runs.t)[0][:, 2:] != 0.0, axis=1))
+        if off.size:
+            raise ValueError(
+                "on_manifold=True needs M invariant, but this model's field leaves M at "
+                f"start {int(off[0])}: {ov[off[0]].tolist()} (classify with on_manifold=False)."
+            )
     stop = np.full(n, HORIZON)
     label = np.full(n, -1)
     steps = np.full(n, np.nan)
@@ -819,7 +854,13 @@ def fate(
                     ) + h * 2.0**-40 / np.maximum(steps[arrived], 1e-300)
     # at the horizon: at a saddle (on its stable manifold), or at a point not given
     left = np.flatnonzero((label < 0) & (runs.t >= stop))
-    kept = [(q.overlaps, str(q.kind), True) for q in minima]
+
+    def kind(q) -> str:
+        if on_manifold and q.manifold_eigenvalues is not None:
+            return f"{manifold_kind(q.manifold_eigenvalues)} on M"
+        return str(q.kind)
+
+    kept = [(q.overlaps, kind(q), True) for q in minima]
     if left.size and saddles:
         s_images, s_owner = _images(saddles)
         j, dist, _ = _nearest(runs.y[:, left], s_images, s_owner)
@@ -827,7 +868,7 @@ def fate(
             mine = left[(dist < tol) & (j == k)]
             label[mine] = len(kept)
             steps[mine] = np.inf
-            kept.append((saddles[k].overlaps, str(saddles[k].kind), False))
+            kept.append((saddles[k].overlaps, kind(saddles[k]), False))
         left = left[dist >= tol]
     if left.size:
         for g in end_groups(runs.y[:, left].T, symmetries(params), tol=tol):
@@ -847,4 +888,5 @@ def fate(
         tol=tol,
         horizon=HORIZON,
         max_exact_steps=max_exact,
+        on_manifold=bool(on_manifold),
     )

@@ -515,7 +515,10 @@ def _basin_names(data) -> dict[int, tuple[str, str]]:
     targets = data.basin_targets
     if targets is None:  # saved before the targets were kept: pointwise attention's five
         targets = np.array([[0.0, 0.0], [1, 1], [-1, -1], [1, -1], [-1, 1]])
-    names = {0: ("#F2F2F2", f"no critical point reached by t = {data.t_max:g}")}
+    if data.basin_fates is None:  # saved before 0.3.1: the flow up to t_max
+        names = {0: ("#F2F2F2", f"no critical point reached by t = {data.t_max:g}")}
+    else:
+        names = {0: ("#F2F2F2", "undecided (the integrator could not follow the flow)")}
     minima = iter(["#CFE8F7", "#FBE3C2", "#D5EDD9", "#F4D6E4"])
     for j, t in enumerate(targets, start=1):
         near = int(np.argmin(np.linalg.norm(np.asarray(data.points) - t, axis=1)))
@@ -603,12 +606,60 @@ def phase_portrait(
     return out
 
 
+#: Contour spacings (decades of flow time) the arrival layer of a portrait chooses from.
+_SPACINGS = tuple(m * 10.0**e for e in range(-6, 3) for m in (1, 2, 5))
+
+
+def _arrival_layer(ax, data) -> None:
+    """The flow time from each cell to its minimum on M, as contours of ``log10 t``.
+
+    The levels are the finest of :data:`_SPACINGS` that the fates' errors resolve (ten
+    times the largest relative error of a time, in decades) with at most eight levels in
+    the range; where no level falls inside it (every cell arrives at the same time, to
+    what the errors resolve), the legend gives that time instead.
+    """
+    t = data.basin_time
+    if t is None:
+        return
+    fin = np.isfinite(t) & (t > 0)
+    if not fin.any():
+        return
+    lt = np.where(fin, np.log10(np.where(fin, t, 1.0)), np.nan)
+    lo, hi = float(np.nanmin(lt)), float(np.nanmax(lt))
+    err = float(np.nanmax(data.basin_fates.relative_error.reshape(t.shape)[fin]))
+    resolution = 10.0 * np.log10(1.0 + max(err, 1e-15))
+    spacing = next((x for x in _SPACINGS if x >= resolution and (hi - lo) / x <= 8), _SPACINGS[-1])
+    levels = np.arange(np.ceil(lo / spacing), np.floor(hi / spacing) + 1) * spacing
+    levels = levels[(levels > lo) & (levels < hi)]
+    digits = max(0, -int(np.floor(np.log10(spacing))))
+    if levels.size:
+        edges = data.basin_edges
+        centres = 0.5 * (edges[:-1] + edges[1:])
+        K, N = np.meshgrid(centres, centres)
+        cs = ax.contour(
+            K, N, np.ma.masked_invalid(lt), levels=levels, colors="k",
+            linewidths=0.8, linestyles="dashdot", zorder=1,
+        )  # fmt: skip
+        ax.clabel(cs, fontsize=6, fmt=lambda v: f"10^{v:.{digits}f}")
+        ax.plot(
+            [], [], "-.", color="k", lw=0.8,
+            label=f"flow time to the minimum on M (10^x; every {spacing:g} decades)",
+        )  # fmt: skip
+    else:
+        where = (
+            f"10^{lo:.{digits}f}"
+            if round(lo, digits) == round(hi, digits)
+            else (f"10^{lo:.{digits}f} to 10^{hi:.{digits}f}")
+        )
+        ax.plot([], [], " ", label=f"flow time to the minimum on M: {where} from every cell")
+
+
 def _draw_portrait(data, path, dpi: int) -> Path:
     """Draw :func:`phase_portrait` from a :class:`slr_theory.landscape.PortraitData`."""
     from matplotlib.colors import ListedColormap
 
     params = data.params
-    fig = _new_figure(figsize=(8.9, 6.6), constrained_layout=True)
+    fig = _new_figure(figsize=(7.4, 9.0), constrained_layout=True)
     ax = fig.subplots()
     if data.basin_label is not None:
         names = _basin_names(data)
@@ -625,6 +676,7 @@ def _draw_portrait(data, path, dpi: int) -> Path:
         )
         for value in sorted(set(np.unique(data.basin_label + 1).tolist()) & set(names)):
             ax.plot([], [], "s", color=names[value][0], label=names[value][1])  # only what shows
+        _arrival_layer(ax, data)
     K, N = np.meshgrid(data.grid, data.grid)
     R = data.risk
     cs = ax.contour(
@@ -715,7 +767,7 @@ def _draw_portrait(data, path, dpi: int) -> Path:
         f"drawn at any speed, the fastest on the grid |(κ′, ν′)| = {data.max_speed:.2g}",
         fontsize=10,
     )
-    fig.legend(fontsize=8, loc="outside right upper")
+    fig.legend(fontsize=8, loc="outside lower center", ncols=2)
     _save(fig, path, dpi)
     return Path(path)
 

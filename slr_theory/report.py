@@ -393,8 +393,40 @@ def _portrait(s, dest) -> list[str]:
         )
         + "flow trajectories and PGD iterates, the basins and the risk contours.",
         "",
+        *_portrait_times(s.portrait),
         _seconds(s, "portrait"),
     ]
+
+
+def _portrait_times(portrait) -> list[str]:
+    """What the portrait's arrival layer says, from its saved fates (none before 0.3.1)."""
+    t = portrait.basin_time
+    if t is None:
+        return []
+    f = portrait.basin_fates
+    fin = np.isfinite(t)
+    out = (
+        f"The basins follow the flow from each of the {t.size} cells' centres to its end "
+        f"(`fate` on M, balls of radius {f.tol:g}): "
+    )
+    if fin.any():
+        e = np.log10(np.maximum(t[fin], 1e-300))
+        out += (
+            f"{int(fin.sum())} reach a minimum on M after a flow time of 10^{e.min():.2f} to "
+            f"10^{e.max():.2f} (median 10^{np.median(e):.2f}; largest relative error "
+            f"{np.nanmax(f.relative_error):.1e})"
+        )
+    else:
+        out += "none reaches a minimum on M"
+    rest = [
+        f"{int(n)} {what}"
+        for n, what in (
+            (np.sum(np.isinf(t)), "end at a saddle (on its stable manifold)"),
+            (np.sum(np.isnan(t)), "are undecided"),
+        )
+        if n
+    ]
+    return [out + ("; " + ", ".join(rest) if rest else "") + ".", ""]
 
 
 def _arrival(b, dest) -> list[str]:

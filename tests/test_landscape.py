@@ -16,6 +16,7 @@ from slr_theory.landscape import (
     continuation,
     manifold_basins,
     manifold_stability,
+    portrait_data,
     saddle_escape,
     separatrix,
 )
@@ -243,7 +244,7 @@ def test_phase_portrait_and_off_manifold_figure_have_the_expected_size(tmp_path)
         dpi=100,
         progress=stages.append,
     )
-    assert _png_size(path) == (890, 660)  # the legend beside the square, not on the data
+    assert _png_size(path) == (740, 900)  # the legend below the square, not on the data
     # basins, field, separatrix, the trajectories, critical points, saving
     assert stages == [1] * 6
     path = off_manifold_figure(p, tmp_path / "off.png", n=6, steps=2000, dpi=100)
@@ -302,12 +303,13 @@ def test_an_index_change_is_located_to_a_millionth_and_the_eigenvalue_agrees():
 
 
 def test_the_portraits_legend_names_only_what_it_shows(tmp_path, monkeypatch):
-    """At lam = 0.9 no start reaches a minimum by t_max: the legend says so and names no
-    basin; at lam = 0.1 it names both basins and nothing unreached."""
+    """Each cell's flow is followed to its end: at lam = 0.9 (a plateau of 1e53) as at
+    lam = 0.1 the legend names both basins and nothing unreached, and the arrival layer
+    says what it shows: contours at lam = 0.1, one time for every cell at lam = 0.9 (the
+    plateau dominates), with the exponent the portrait's own fates give."""
     from slr_theory import plotting
 
     labels = {}
-
     real = plotting._save
 
     def keep(fig, path, dpi):
@@ -315,21 +317,43 @@ def test_the_portraits_legend_names_only_what_it_shows(tmp_path, monkeypatch):
         real(fig, path, dpi)
 
     monkeypatch.setattr(plotting, "_save", keep)
+    data = {}
     for lam in (0.1, 0.9):
-        plotting.phase_portrait(
-            Params.paper(lam=lam),
-            tmp_path / f"p{lam}.png",
-            grid=11,
-            basin_grid=6,
-            trajectories=1,
-            t_max=600.0,
-            dpi=40,
-        )
-    low, high = labels["p0.1.png"], labels["p0.9.png"]
-    assert "basin of (1, 1)" in low and "basin of (−1, −1)" in low
-    assert not any(t.startswith("no critical point") for t in low)
-    assert "no critical point reached by t = 600" in high
-    assert not any(t.startswith("basin") for t in high)
+        data[lam] = portrait_data(Params.paper(lam=lam), grid=11, basin_grid=6, trajectories=1)
+        plotting.phase_portrait(data[lam], tmp_path / f"p{lam}.png", dpi=40)
+    for lam in (0.1, 0.9):
+        names = labels[f"p{lam}.png"]
+        assert "basin of (1, 1)" in names and "basin of (−1, −1)" in names
+        assert not any(t.startswith(("no critical point", "undecided")) for t in names)
+    assert any(
+        t.startswith("flow time to the minimum on M (10^x; every") for t in labels["p0.1.png"]
+    )
+    t = data[0.9].basin_time
+    assert np.all(np.isfinite(t))
+    e = np.log10(t)
+    assert e.max() - e.min() < 0.01  # the same time from every cell, to the errors
+    said = [t for t in labels["p0.9.png"] if t.startswith("flow time to the minimum on M: 10^")]
+    assert len(said) == 1 and said[0].endswith(" from every cell")
+    shown = said[0].split("10^")[1].split()[0]
+    assert abs(float(shown) - e.mean()) <= 10.0 ** -len(shown.split(".")[1])
+
+
+def test_the_portraits_basins_are_where_each_cells_flow_ends():
+    """The basin map against the flow itself (LSODA, manifold_flow) from three cells' centres:
+    the image the run ends at; and the portrait round-trips through results JSON."""
+    from slr_theory.landscape import PortraitData
+    from slr_theory.results import dumps, loads
+
+    p = Params.paper(lam=0.1)
+    data = portrait_data(p, grid=5, basin_grid=5, trajectories=0)
+    c = 0.5 * (data.basin_edges[:-1] + data.basin_edges[1:])
+    for i, j in [(0, 4), (4, 0), (2, 3)]:
+        sol = manifold_flow(p, c[j], c[i], 2000.0)
+        end = np.array([sol.kappa[-1], sol.nu[-1]])
+        np.testing.assert_allclose(data.basin_targets[data.basin_label[i, j]], end, atol=1e-3)
+        assert data.basin_time[i, j] < 2000.0
+    back = loads(PortraitData, dumps(data))
+    np.testing.assert_array_equal(back.basin_time, data.basin_time)
 
 
 def test_the_bifurcation_legend_explains_every_mark_and_names_the_branches(tmp_path, monkeypatch):

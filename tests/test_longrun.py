@@ -190,6 +190,47 @@ def test_the_gradient_flow_fate_agrees_with_the_flow():
     assert d[0] > f.tol > d[1]
 
 
+@pytest.mark.parametrize("lam", [0.1, 0.9])
+def test_on_m_the_flow_time_to_the_minimum_on_m_agrees_with_the_flow_on_m(lam):
+    """on_manifold=True: the attractors are the minima of the flow on M ((1, 1) even at
+    lam = 0.9, where it is a full-space saddle) and the time is the flow time, checked
+    against manifold_flow's own trajectory (LSODA) at 0.999 and 1.001 times it (at
+    lam = 0.9 the time is 1e53: the start is taken on the edge, near the end)."""
+    from slr_theory.flows import manifold_flow
+
+    p = Params.paper(lam=lam)
+    start = [0.2, 0.3, 0, 0, 0] if lam == 0.1 else [0.99, 1.0, 0, 0, 0]
+    f = fate(p, [start], on_manifold=True)
+    assert f.on_manifold and f.minimum[f.label[0]] and f.kinds[f.label[0]] == "minimum on M"
+    t = float(f.steps[0])
+    assert np.isfinite(t) and f.relative_error[0] < 1e-3
+    sol = manifold_flow(p, start[0], start[1], 1.2 * t, rtol=1e-12, atol=1e-14)
+    d = [np.max(np.abs(sol.sol(s)[:2] - f.points[f.label[0]][:2])) for s in (0.999 * t, 1.001 * t)]
+    assert d[0] > f.tol > d[1], (t, d)
+    full = fate(p, [start], alpha=None)  # the full space's classification of the same run
+    assert full.minimum[full.label[0]] == (lam == 0.1)
+
+
+def test_fate_on_m_refuses_starts_off_m_and_a_field_that_leaves_m(monkeypatch):
+    from slr_theory import longrun
+
+    with pytest.raises(ValueError, match="`starts` must lie on M"):
+        fate(PAPER, [[0.2, 0.3, 0.0, 0.01, 0.0]], on_manifold=True)
+    with pytest.raises(ValueError, match="`on_manifold`"):
+        fate(PAPER, [[0.2, 0.3, 0.0, 0.0, 0.0]], on_manifold="yes")
+    real = longrun._Field.evaluate
+
+    def leaky(self, ov5, t):  # a model whose field leaves M
+        F, M, defect, hw = real(self, ov5, t)
+        F = F.copy()
+        F[:, 4] += 1e-30
+        return F, M, defect, hw
+
+    monkeypatch.setattr(longrun._Field, "evaluate", leaky)
+    with pytest.raises(ValueError, match="needs M invariant"):
+        fate(PAPER, [[0.2, 0.3, 0.0, 0.0, 0.0]], on_manifold=True)
+
+
 def test_an_end_point_the_points_do_not_list_is_named_as_such():
     """Given only M's five points at lam = 0.1, the runs that end at the second minimum
     (off M) end at an unlisted point."""

@@ -148,7 +148,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "statistics.subset_posterior": ((np.zeros((2, 4)), np.arange(8.0).reshape(2, 4), 2), {}),
     "experiments.output_paths": (("gd_manifold", "figures"), {}),
     "landscape.stability_map": ((P,), {"grid": 5}),
-    "landscape.manifold_kind": (([1.0, 2.0],), {}),
+    "critical.manifold_kind": (([1.0, 2.0],), {}),
     "critical.describe": ((list(OV),), {}),
     "critical.end_groups": (([list(OV), list(OV)],), {"tol": 0.05}),
     "critical.overlaps_text": ((list(OV),), {"digits": 3}),
