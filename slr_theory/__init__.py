@@ -21,8 +21,9 @@ exceptions).
    over any number of steps and the fate of every run.
 7. ``landscape``, ``experiments``, ``survey``: stability of M, basins, continuation; the
    paper's section 5; the atlas over parameter space.
-8. ``verify``, ``study``: the registry of checks against mpmath and Monte Carlo; the
-   report's computation as one saved result, and its findings.
+8. ``verify``, ``study``, ``testing``: the registry of checks against mpmath and Monte
+   Carlo; the report's computation as one saved result, and its findings; strategies and
+   a Monte Carlo assertion for property tests of one's own.
 9. ``render``, ``plotting``: tables and figures, drawn from results.
 10. ``report``, ``cli``: the report and the command line.
 """

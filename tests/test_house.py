@@ -114,7 +114,7 @@ LAYERS = [
     {"risk"},
     {"statistics", "sgd", "critical", "dynamics", "longrun"},
     {"landscape", "experiments", "survey"},
-    {"verify", "study"},
+    {"verify", "study", "testing"},
     {"render", "plotting"},
     {"report", "cli", "__main__", "__init__"},
 ]

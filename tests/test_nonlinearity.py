@@ -247,12 +247,9 @@ def test_moments_at_the_saturation_edge_match_mpmath(name, t, g):
 def test_the_saturated_tanh_risk_matches_monte_carlo(p, ov):
     """Two saturated tanh risks that were 9.2211 against 10.797 +- 0.047 and 3.0358
     against 3.2836 +- 0.0073 (every sigma(t + g z) with t = a kappa beyond 372 read as 0)."""
-    from slr_theory.model import monte_carlo_risk, vectors_from_overlaps
+    from slr_theory.testing import assert_matches_monte_carlo
 
-    k, v, ks, vs = vectors_from_overlaps(ov, p.d)
-    mc = monte_carlo_risk(p, k, v, ks, vs, 100_000, np.random.default_rng(5))
-    got = float(risk(p, *ov))
-    assert abs(got - mc.estimate) < 4 * mc.stderr, (got, mc)
+    assert_matches_monte_carlo(p, ov, n=100_000, z=4, rng=5)
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -358,14 +355,12 @@ def test_erf_through_quadrature_agrees_with_the_closed_form(cfg):
 @pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan", "sigmoid"))
 def test_risk_matches_monte_carlo_on_explicit_vectors(name):
     """The data model itself (tokens drawn in R^d) within 4 standard errors."""
-    from slr_theory.model import monte_carlo_risk, vectors_from_overlaps
+    from slr_theory.testing import assert_matches_monte_carlo
 
     rng = np.random.default_rng(1)
     p = Params(d=12, L=5, lam=0.6, gamma=0.8, eps=0.1, s=2, nonlinearity=name)
     for ov in [(0.5, 0.4, 0.2, -0.3, 0.25), (0.3, 0.7, 0, 0, 0)]:
-        k, v, ks, vs = vectors_from_overlaps(ov, p.d)
-        mc = monte_carlo_risk(p, k, v, ks, vs, 200_000, rng)
-        assert abs(mc.estimate - risk(p, *ov)) < 4 * mc.stderr, (ov, mc, risk(p, *ov))
+        assert_matches_monte_carlo(p, ov, n=200_000, z=4, rng=rng)
 
 
 @pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan", "sigmoid"))

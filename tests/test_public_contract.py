@@ -152,6 +152,15 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "critical.describe": ((list(OV),), {}),
     "critical.end_groups": (([list(OV), list(OV)],), {"tol": 0.05}),
     "critical.overlaps_text": ((list(OV),), {"digits": 3}),
+    "testing.overlaps": ((), {"on_manifold": False, "d": 400}),
+    "testing.models": (
+        (),
+        {"nonlinearities": ("erf", "tanh"), "attentions": ("pointwise",), "s_max": 2},
+    ),
+    "testing.params": (
+        (),
+        {"d": (4, 100), "L": (1, 10), "lam": (0.1, 1.0), "gamma": (0.5, 1.0), "eps": (0, 0.5)},
+    ),
 }
 # Calls of a second or more: fuzzed only in the slow suite (`pytest -m slow`).
 SLOW_CALLS: dict[str, tuple[tuple, dict]] = {
@@ -215,6 +224,8 @@ NOT_CALLED: dict[str, str] = {
     "output.file_digest": "reads a file's bytes; the digests it gives are what "
     "written_files records (tested in test_output.py) and report --from checks (test_report.py)",
     "study.findings": "reads a Study the toolkit built; tested in test_study.py",
+    "testing.assert_matches_monte_carlo": "fails by design (AssertionError) where a fuzzed "
+    "number moves the check; its verdicts and its refusals are tested in test_testing.py",
     "study.atlas_finding": "reads an Atlas the toolkit built; tested in test_study.py",
     **_whole_module(
         "results",
