@@ -890,7 +890,16 @@ def _structured_starts(grid: int, m_points: np.ndarray | None = None) -> np.ndar
     inplane = np.cos(a1) * np.cos(a2) * c + np.sin(a1) * np.sin(a2) * c  # k . v
     k_in = np.stack([np.cos(a1), c * np.sin(a2), c * np.cos(a2), np.sin(a1), inplane], axis=-1)
     v_in = np.stack([c * np.cos(a1), np.sin(a2), np.cos(a2), c * np.sin(a1), inplane], axis=-1)
-    return np.concatenate([first, on_m, span, np.array(special, float), k_in, v_in])
+    # one vector on the other's target (k = v*, or v = k*), the other on a half circle
+    # leaving the targets' span: the families of the critical manifolds of dimension d - 3
+    # (k = v*, v . k* = theta) that random starts reach rarely
+    phi = np.linspace(0.0, np.pi, grid + 2)[1:-1]
+    z = np.zeros_like(phi)
+    k_on_v = np.stack([z, z, np.cos(phi), z + 1.0, z], axis=-1)
+    v_on_k = np.stack([np.cos(phi), z, z + 1.0, z, np.cos(phi)], axis=-1)
+    return np.concatenate(
+        [first, on_m, span, np.array(special, float), k_in, v_in, k_on_v, v_on_k]
+    )
 
 
 def _random_starts(rng: np.random.Generator, n: int) -> tuple[np.ndarray, np.ndarray]:
