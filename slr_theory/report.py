@@ -699,12 +699,20 @@ def _atlas(s, dest) -> list[str]:
         if x == y:
             y = "d"
         atlas_figure(a, dest.file("atlas.png"), x=x, y=y)
+        fates = all(np.isfinite(r["fate_optimum_fraction"]) for r in a.rows)
+        middle = (
+            "the share of uniform starts PGD takes to it, each run followed to its end, "
+            "with its standard error and the median steps of their arrival (1en: 10^n)"
+            if fates
+            else "the share of uniform starts PGD takes to it within the budget, with its "
+            "standard error (a share with ≥ and a percentage: more than a tenth of the "
+            "cell's runs did not converge)"
+        )
         lines += [
             "![The atlas](atlas.png)",
             "",
-            "Left: what `(k*, v*)` is in each cell. Middle: the share of uniform starts PGD "
-            "takes to it, with its standard error. Right: the share of M where M attracts "
-            "transversally. A cross: more than a tenth of the cell's runs did not converge.",
+            f"Left: what `(k*, v*)` is in each cell. Middle: {middle}. Right: the share of "
+            "M where M attracts transversally.",
             "",
         ]
     else:
