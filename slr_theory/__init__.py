@@ -77,6 +77,12 @@ _EXPORTS = {  # module -> the names it lends the package (imported on first use)
         "fate",
     ),
     "nonlinearity": ("Nonlinearity",),
+    "plotting": (
+        "arrival_figure",
+        "atlas_figure",
+        "bifurcation_figure",
+        "phase_portrait",
+    ),
     "params": (
         "OVERLAP_NAMES",
         "Params",

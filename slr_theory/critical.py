@@ -61,6 +61,7 @@ from .manifold import (
 )
 from .nonlinearity import moments, nonlinearity_of
 from .params import Params, check_params
+from .results import html_table
 from .trajectory import MAX_ALPHA, Progress, to_overlaps, to_vectors
 from .validate import as_array, positive_int, positive_real, random_generator, unit_vectors
 
@@ -190,6 +191,20 @@ class CriticalPoints(list):
             row += f" {p.grad_norm:>8.1e}" if grad else ""
             lines.append(row + f" {p.index:>5d} {p.nullity:>4d}  {p.kind}")
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: :meth:`table` as HTML, with how the list was established."""
+        rows = [
+            [*(f"{x:.4f}" for x in q.overlaps), f"{q.risk:.6g}", q.index, q.nullity, q.kind]
+            for q in self
+        ]
+        how = "complete by proof" if self.where == "manifold" else "found by search"
+        note = self.certificate[1] if self.where == "sphere" and len(self.certificate) > 1 else ""
+        return html_table(
+            ["kappa", "nu", "theta", "eta", "rho", "risk", "index", "nullity", "kind"],
+            rows,
+            caption=f"{len(self)} critical points on the {self.where}, {how}. {note}".strip(),
+        )
 
 
 @dataclass

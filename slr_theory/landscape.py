@@ -43,6 +43,7 @@ from .geometry import velocity_partials
 from .longrun import Fates, fate
 from .manifold import in_open_square, manifold_saddle
 from .params import Params, check_overlaps, check_params, temperature_range
+from .results import html_table
 from .trajectory import MAX_STEPS, to_overlaps
 from .validate import as_array, positive_int, positive_real, random_generator
 
@@ -955,6 +956,25 @@ class Continuation:
     events: list
     not_followed: list = field(default_factory=list)
 
+    def plot(self, path=None, **options):
+        """:func:`slr_theory.plotting.bifurcation_figure` of these branches.
+
+        Parameters
+        ----------
+        path : str or Path, optional
+            Where to write it; None: the figure is returned (a notebook shows it).
+        **options
+            ``quantity``, ``names``, ``dpi``, ``ax`` of
+            :func:`~slr_theory.plotting.bifurcation_figure`.
+
+        Returns
+        -------
+        Path or matplotlib.figure.Figure
+        """
+        from .plotting import bifurcation_figure
+
+        return bifurcation_figure(self, path, **options)
+
 
 #: Width in ``lambda`` to which :func:`continuation` locates an index change.
 LOCATE_TOL = 1e-7
@@ -1752,6 +1772,24 @@ class PortraitData:
         """Largest ``|(kappa', nu')|`` on the streamline grid."""
         return float(np.hypot(self.field[..., 0], self.field[..., 1]).max())
 
+    def plot(self, path=None, **options):
+        """:func:`slr_theory.plotting.phase_portrait` of this data (nothing is computed).
+
+        Parameters
+        ----------
+        path : str or Path, optional
+            Where to write it; None: the figure is returned (a notebook shows it).
+        **options
+            ``dpi``, ``ax`` of :func:`~slr_theory.plotting.phase_portrait`.
+
+        Returns
+        -------
+        Path or matplotlib.figure.Figure
+        """
+        from .plotting import phase_portrait
+
+        return phase_portrait(self, path, **options)
+
 
 def portrait_data(
     params: Params,
@@ -1941,6 +1979,40 @@ class Basins:
     def unconverged(self) -> int:
         """Runs at no minimum after `max_steps` steps."""
         return int((self.label < 0).sum())
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: each minimum with its share after the budget and, where
+        the fates were followed, to the end."""
+        rows = []
+        for j, name in enumerate(self.names):
+            row = [name, f"{self.fractions[j]:.3f} ± {self.stderr[j]:.3f}"]
+            rows.append(row)
+        rows.append([f"none after {self.max_steps} steps", f"{self.unconverged / self.n:.3f}"])
+        out = html_table(
+            ["minimum", "share ± s.e."],
+            rows,
+            caption=f"{self.n} PGD runs at α = {self.alpha:g}, {self.max_steps} steps at most",
+        )
+        return out + (self.fates._repr_html_() if self.fates is not None else "")
+
+    def plot(self, path=None, **options):
+        """:func:`slr_theory.plotting.off_manifold_figure` of these runs (the distance to
+        M over time, grouped by end state).
+
+        Parameters
+        ----------
+        path : str or Path, optional
+            Where to write it; None: the figure is returned (a notebook shows it).
+        **options
+            ``dpi``, ``ax`` of :func:`~slr_theory.plotting.off_manifold_figure`.
+
+        Returns
+        -------
+        Path or matplotlib.figure.Figure
+        """
+        from .plotting import off_manifold_figure
+
+        return off_manifold_figure(self, path, **options)
 
 
 #: Most PGD steps :func:`portrait_data` draws (a typo must not start hours of work).

@@ -38,6 +38,7 @@ from . import engine
 from .critical import CriticalPoint, critical_points, end_groups, manifold_kind, symmetries
 from .geometry import overlap_velocity, velocity_partials
 from .params import Params, check_overlaps, check_params
+from .results import html_table
 from .trajectory import (
     MAX_ALPHA,
     Group,
@@ -640,6 +641,48 @@ class Fates:
         n_steps = positive_real(steps, "steps", allow_zero=True)
         there = (self.steps <= n_steps) | (np.isinf(self.steps) & (n_steps >= self.horizon))
         return np.array([np.mean(there & (self.label == j)) for j in range(len(self.kinds))])
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: each end with its runs, share and arrival quantiles."""
+        unit = "steps" if self.alpha is not None else "flow time"
+        rows = []
+        for j, name in enumerate(self.names):
+            n = int(np.sum(self.label == j))
+            if not n:
+                continue
+            if self.minimum[j]:
+                q = self.quantiles([0.1, 0.5, 0.9], j)
+                when = " / ".join(f"{x:.2f}" for x in q)
+            else:
+                when = "never (a saddle's stable manifold)" if self.kinds[j] != UNLISTED else "—"
+            rows.append([name, n, f"{self.fractions[j]:.3f} ± {self.stderr[j]:.3f}", when])
+        left = int(np.sum(self.label < 0))
+        if left:
+            rows.append(["undecided", left, f"{self.undecided:.3f}", "—"])
+        how = f"PGD at α = {self.alpha:g}" if self.alpha is not None else "the gradient flow"
+        return html_table(
+            ["end", "runs", "share ± s.e.", f"log10 {unit}: 10 / 50 / 90 %"],
+            rows,
+            caption=f"{self.n} runs, {how}, to balls of radius {self.tol:g}",
+        )
+
+    def plot(self, path=None, **options):
+        """:func:`slr_theory.plotting.arrival_figure` of these fates.
+
+        Parameters
+        ----------
+        path : str or Path, optional
+            Where to write it; None: the figure is returned (a notebook shows it).
+        **options
+            ``budget``, ``dpi``, ``ax`` of :func:`~slr_theory.plotting.arrival_figure`.
+
+        Returns
+        -------
+        Path or matplotlib.figure.Figure
+        """
+        from .plotting import arrival_figure
+
+        return arrival_figure(self, path, **options)
 
 
 def _check_points(points) -> None:

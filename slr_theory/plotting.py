@@ -48,6 +48,25 @@ def _save(fig, path, dpi: int) -> None:
         )
 
 
+def _finish(fig, path, dpi: int):
+    """Save `fig` to `path` and return the path; without a path, return the Figure itself
+    (a notebook shows it)."""
+    if path is None:
+        return fig
+    _save(fig, path, dpi)
+    return Path(path)
+
+
+def _figure_and_axes(ax, figsize):
+    """A new figure with one axes, or the figure of the axes `ax` a caller gave."""
+    if ax is None:
+        fig = _new_figure(figsize=figsize, constrained_layout=True)
+        return fig, fig.subplots()
+    if not hasattr(ax, "figure") or not hasattr(ax, "plot"):
+        raise ValueError(f"`ax` must be a matplotlib Axes, got {ax!r}.")
+    return ax.figure, ax
+
+
 def _fmt(o, group: np.ndarray | None = None) -> str:
     """An end point as text to 2 decimals (its representative under `group`, if given)."""
     from .critical import canonical, overlaps_text
@@ -91,7 +110,7 @@ def _group_label(
     return head + ("\n" + "; ".join(notes) if notes else "")
 
 
-def experiment_figure(result, path: str | Path, *, dpi: int = 110) -> Path:
+def experiment_figure(result, path: str | Path | None = None, *, dpi: int = 110):
     """The paper's four panels for one experiment, 2 x 2, runs grouped by where they end.
 
     Runs that end at the same point (up to the risk's symmetries) form a group, drawn
@@ -104,13 +123,14 @@ def experiment_figure(result, path: str | Path, *, dpi: int = 110) -> Path:
     Parameters
     ----------
     result : slr_theory.experiments.ExperimentResult
-    path : str or Path
-        Output file (format from the suffix).
+    path : str or Path, optional
+        Output file (format from the suffix); None: the figure is returned.
     dpi : int
 
     Returns
     -------
-    Path
+    Path or matplotlib.figure.Figure
+        The file written, or the figure when `path` is None.
     """
     from matplotlib.ticker import MaxNLocator
 
@@ -203,8 +223,7 @@ def experiment_figure(result, path: str | Path, *, dpi: int = 110) -> Path:
         f"{R} runs × {int(steps[-1])} steps",
         fontsize=10,
     )
-    _save(fig, path, dpi)
-    return Path(path)
+    return _finish(fig, path, dpi)
 
 
 #: Okabe-Ito colours (colour-blind safe), by role.
@@ -286,19 +305,20 @@ _BRANCH_ENDS = {
 
 def bifurcation_figure(
     result,
-    path: str | Path,
+    path: str | Path | None = None,
     *,
     quantity: str = "risk",
     names: list[str] | None = None,
     dpi: int = 120,
-) -> Path:
+    ax=None,
+):
     """Branches of critical points against ``lambda``, coloured by their Morse index class.
 
     Parameters
     ----------
     result : slr_theory.landscape.Continuation
-    path : str or Path
-        Output file (PNG, SVG or PDF, from the suffix).
+    path : str or Path, optional
+        Output file, PNG, SVG or PDF (from the suffix); None: the figure is returned.
     quantity : str
         ``"risk"`` or an overlap name (``"kappa"``, ``"nu"``, ...).
     names : list of str, optional
@@ -306,16 +326,20 @@ def bifurcation_figure(
         default the branches that are critical points of M are named by their point.
     dpi : int
 
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes (of a figure of yours) instead of a new figure; with no `path`
+        the axes' figure is returned.
     Returns
     -------
-    Path
+    Path or matplotlib.figure.Figure
+        The file written, or the figure when `path` is None.
     """
     from .params import OVERLAP_NAMES
 
     if quantity != "risk" and quantity not in OVERLAP_NAMES:
         raise ValueError(f"`quantity` must be 'risk' or one of {OVERLAP_NAMES}, got {quantity!r}.")
-    fig = _new_figure(figsize=(8.6, 5.0), constrained_layout=True)
-    ax = fig.subplots()
+    given = ax is not None
+    fig, ax = _figure_and_axes(ax, (8.6, 5.0))
     classes = (
         ("minimum (index 0)", _OKABE_ITO[0]),
         ("saddle, index 1", _OKABE_ITO[1]),
@@ -393,33 +417,41 @@ def bifurcation_figure(
     ]
     handles, labels = ax.get_legend_handles_labels()
     pairs = sorted(zip(labels, handles, strict=True), key=lambda p: order.index(p[0]))
-    fig.legend(
-        [h for _, h in pairs], [lab for lab, _ in pairs], fontsize=8, loc="outside right upper"
+    (ax if given else fig).legend(
+        [h for _, h in pairs],
+        [lab for lab, _ in pairs],
+        fontsize=8 if not given else 6,
+        loc="best" if given else "outside right upper",
     )
-    _save(fig, path, dpi)
-    return Path(path)
+    return _finish(fig, path, dpi)
 
 
-def basins_figure(basins, path: str | Path, *, separatrix=None, dpi: int = 120) -> Path:
+def basins_figure(
+    basins, path: str | Path | None = None, *, separatrix=None, dpi: int = 120, ax=None
+):
     """The basin map on M over the square, with the separatrix if given.
 
     Parameters
     ----------
     basins : slr_theory.landscape.ManifoldBasins
-    path : str or Path
+    path : str or Path, optional
+        Output file, PNG, SVG or PDF (from the suffix); None: the figure is returned.
     separatrix : ndarray, shape ``(m, 2)``, optional
         From :func:`slr_theory.landscape.separatrix`.
     dpi : int
 
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes (of a figure of yours) instead of a new figure; with no `path`
+        the axes' figure is returned.
     Returns
     -------
-    Path
+    Path or matplotlib.figure.Figure
+        The file written, or the figure when `path` is None.
     """
     from matplotlib.colors import ListedColormap
 
     names = ["origin", "(1, 1)", "(-1, -1)", "(1, -1)", "(-1, 1)"]
-    fig = _new_figure(figsize=(5.6, 5.0), constrained_layout=True)
-    ax = fig.subplots()
+    fig, ax = _figure_and_axes(ax, (5.6, 5.0))
     colours = ["#BBBBBB", *_OKABE_ITO[:5]]  # -1 (none) first
     cmap = ListedColormap(colours)
     ax.pcolormesh(
@@ -440,11 +472,10 @@ def basins_figure(basins, path: str | Path, *, separatrix=None, dpi: int = 120) 
     ax.set(xlim=(-1, 1), ylim=(-1, 1), aspect="equal", xlabel=r"$\kappa$", ylabel=r"$\nu$")
     ax.set_title(f"basins on M ({basins.dynamics})")
     ax.legend(fontsize=8, loc="lower right")
-    _save(fig, path, dpi)
-    return Path(path)
+    return _finish(fig, path, dpi)
 
 
-def stability_figure(maps, path: str | Path, *, grid: int = 121, dpi: int = 120) -> Path:
+def stability_figure(maps, path: str | Path | None = None, *, grid: int = 121, dpi: int = 120):
     """Maps of the leading transverse eigenvalue of the flow on M, one panel per map.
 
     Purple where M attracts (negative real part), orange where it repels; the zero
@@ -456,14 +487,16 @@ def stability_figure(maps, path: str | Path, *, grid: int = 121, dpi: int = 120)
     maps : sequence of StabilityMap or Params
         :func:`slr_theory.landscape.stability_map` results; a ``Params`` is computed
         first at `grid`.
-    path : str or Path
+    path : str or Path, optional
+        Output file, PNG, SVG or PDF (from the suffix); None: the figure is returned.
     grid : int
         Points per side for the entries given as ``Params``.
     dpi : int
 
     Returns
     -------
-    Path
+    Path or matplotlib.figure.Figure
+        The file written, or the figure when `path` is None.
     """
     from matplotlib.colors import TwoSlopeNorm
 
@@ -498,8 +531,7 @@ def stability_figure(maps, path: str | Path, *, grid: int = 121, dpi: int = 120)
         bar = fig.colorbar(mesh, ax=ax, shrink=0.8, ticks=ticks)
         bar.ax.set_yticklabels([f"{t:.2g}" if t else "0" for t in ticks])
         bar.set_label("leading transverse eigenvalue, real part\n(purple < 0: M attracts)")
-    _save(fig, path, dpi)
-    return Path(path)
+    return _finish(fig, path, dpi)
 
 
 _KIND_MARKERS = {
@@ -535,7 +567,7 @@ def _basin_names(data) -> dict[int, tuple[str, str]]:
 
 def phase_portrait(
     params,
-    path: str | Path,
+    path: str | Path | None = None,
     *,
     grid: int = 41,
     basin_grid: int = 24,
@@ -545,7 +577,8 @@ def phase_portrait(
     t_max: float = 600.0,
     dpi: int = 120,
     progress: bool | Callable[[int], object] = False,
-) -> Path:
+    ax=None,
+):
     """The flow on M over the closed square: everything at a glance.
 
     Streamlines of ``(kappa', nu')``, the nullclines (for ``nu``, ``kappa = kappa_0`` through
@@ -560,8 +593,8 @@ def phase_portrait(
     params : Params or slr_theory.landscape.PortraitData
         A ``PortraitData`` is drawn as it is (the computing options are then unused); a
         ``Params`` is first computed by :func:`slr_theory.landscape.portrait_data`.
-    path : str or Path
-        PNG, SVG or PDF (from the suffix).
+    path : str or Path, optional
+        Output file, PNG, SVG or PDF (from the suffix); None: the figure is returned.
     grid : int
         Streamline grid per side.
     basin_grid : int
@@ -578,15 +611,19 @@ def phase_portrait(
         ``True`` shows a tqdm bar over the stages (basins, field, separatrix,
         trajectories, critical points, saving); a callable is called with 1 per stage.
 
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes (of a figure of yours) instead of a new figure; with no `path`
+        the axes' figure is returned.
     Returns
     -------
-    Path
+    Path or matplotlib.figure.Figure
+        The file written, or the figure when `path` is None.
     """
     from .landscape import PortraitData, portrait_data
     from .trajectory import Progress
 
     if isinstance(params, PortraitData):
-        return _draw_portrait(params, path, dpi)
+        return _draw_portrait(params, path, dpi, ax)
     with Progress(progress, 6, "portrait", unit="stage") as update:
         tick = update or (lambda _n: None)
         data = portrait_data(
@@ -601,7 +638,7 @@ def phase_portrait(
         )
         if not basin_grid:
             tick(1)
-        out = _draw_portrait(data, path, dpi)
+        out = _draw_portrait(data, path, dpi, ax)
         tick(1)
     return out
 
@@ -654,13 +691,13 @@ def _arrival_layer(ax, data) -> None:
         ax.plot([], [], " ", label=f"flow time to the minimum on M: {where} from every cell")
 
 
-def _draw_portrait(data, path, dpi: int) -> Path:
+def _draw_portrait(data, path, dpi: int, ax=None):
     """Draw :func:`phase_portrait` from a :class:`slr_theory.landscape.PortraitData`."""
     from matplotlib.colors import ListedColormap
 
     params = data.params
-    fig = _new_figure(figsize=(7.4, 9.0), constrained_layout=True)
-    ax = fig.subplots()
+    given = ax is not None
+    fig, ax = _figure_and_axes(ax, (7.4, 9.0))
     if data.basin_label is not None:
         names = _basin_names(data)
         colours = [names[i][0] for i in range(len(names))]
@@ -767,21 +804,24 @@ def _draw_portrait(data, path, dpi: int) -> Path:
         f"drawn at any speed, the fastest on the grid |(κ′, ν′)| = {data.max_speed:.2g}",
         fontsize=10,
     )
-    fig.legend(fontsize=8, loc="outside lower center", ncols=2)
-    _save(fig, path, dpi)
-    return Path(path)
+    if given:  # the caller's figure: the legend on its axes
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    else:
+        fig.legend(fontsize=8, loc="outside lower center", ncols=2)
+    return _finish(fig, path, dpi)
 
 
 def off_manifold_figure(
     params,
-    path: str | Path,
+    path: str | Path | None = None,
     *,
     n: int = 30,
     alpha: float = 4e-3,
     steps: int = 20_000,
     rng=0,
     dpi: int = 120,
-) -> Path:
+    ax=None,
+):
     """Distance to M over time for initialisations uniform on the spheres, grouped by end state.
 
     Each run's distance ``sqrt(theta^2 + eta^2 + rho^2)`` under exact PGD, coloured by the
@@ -796,7 +836,8 @@ def off_manifold_figure(
         A ``Basins`` ensemble is drawn as it is (the other options are then unused); a
         ``Params`` first runs :func:`slr_theory.landscape.basins` with `n`, `alpha`, `steps`
         (up to ten times `steps` for runs not yet at a minimum) and `rng`.
-    path : str or Path
+    path : str or Path, optional
+        Output file, PNG, SVG or PDF (from the suffix); None: the figure is returned.
     n : int
         Runs.
     alpha : float
@@ -804,9 +845,13 @@ def off_manifold_figure(
     rng : numpy.random.Generator or int
     dpi : int
 
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes (of a figure of yours) instead of a new figure; with no `path`
+        the axes' figure is returned.
     Returns
     -------
-    Path
+    Path or matplotlib.figure.Figure
+        The file written, or the figure when `path` is None.
     """
     from .landscape import Basins, basins
 
@@ -814,8 +859,7 @@ def off_manifold_figure(
     if not isinstance(b, Basins):
         b = basins(params, n, alpha=alpha, steps=steps, max_steps=10 * steps, rng=rng)
     dist = b.trace_distance
-    fig = _new_figure(figsize=(7.8, 4.6), constrained_layout=True)
-    ax = fig.subplots()
+    fig, ax = _figure_and_axes(ax, (7.8, 4.6))
     finite = dist[np.isfinite(dist)]
     positive = finite[finite > 0]
     floor = max(float(positive.min()) if positive.size else 1e-16, 1e-300)
@@ -857,15 +901,16 @@ def off_manifold_figure(
         fontsize=9,
     )
     ax.legend(fontsize=7, loc="lower left")
-    _save(fig, path, dpi)
-    return Path(path)
+    return _finish(fig, path, dpi)
 
 
 #: Share of a cell's runs left unconverged above which the atlas figure marks the cell.
 UNCONVERGED_MARK = 0.1
 
 
-def atlas_figure(atlas, path: str | Path, *, x: str = "lam", y: str = "L", dpi: int = 120) -> Path:
+def atlas_figure(
+    atlas, path: str | Path | None = None, *, x: str = "lam", y: str = "L", dpi: int = 120
+):
     """The phase diagram of an atlas over two of its axes, three panels.
 
     Left: what ``(k*, v*)`` is in each cell (the global minimum, a minimum that is not
@@ -880,14 +925,16 @@ def atlas_figure(atlas, path: str | Path, *, x: str = "lam", y: str = "L", dpi: 
     ----------
     atlas : Atlas
         Of :func:`slr_theory.atlas`; every axis but `x` and `y` must hold one value.
-    path : str or Path
+    path : str or Path, optional
+        Output file, PNG, SVG or PDF (from the suffix); None: the figure is returned.
     x, y : str
         Two different axes of :data:`slr_theory.survey.AXES` (numeric).
     dpi : int
 
     Returns
     -------
-    Path
+    Path or matplotlib.figure.Figure
+        The file written, or the figure when `path` is None.
     """
     from matplotlib.colors import BoundaryNorm, ListedColormap
     from matplotlib.lines import Line2D
@@ -1047,13 +1094,12 @@ def atlas_figure(atlas, path: str | Path, *, x: str = "lam", y: str = "L", dpi: 
         for k, v in fixed.items()
     )
     fig.suptitle(f"The atlas at {held}, {atlas.settings['basin_runs']} runs per cell")
-    _save(fig, path, dpi)
-    return Path(path)
+    return _finish(fig, path, dpi)
 
 
 def arrival_figure(
-    fates, path: str | Path, *, budget: float | None = None, dpi: int = 120
-) -> Path:
+    fates, path: str | Path | None = None, *, budget: float | None = None, dpi: int = 120, ax=None
+):
     """When runs arrive, grouped by where they end: the share at each minimum after ``N`` steps.
 
     One curve per minimum that runs reach, ``Fates.within(N)`` against ``N`` on a log
@@ -1065,19 +1111,23 @@ def arrival_figure(
     Parameters
     ----------
     fates : slr_theory.longrun.Fates
-    path : str or Path
+    path : str or Path, optional
+        Output file, PNG, SVG or PDF (from the suffix); None: the figure is returned.
     budget : float, optional
         A step budget to mark (e.g. the budgeted runs' ``max_steps``).
     dpi : int
 
+    ax : matplotlib.axes.Axes, optional
+        Draw on these axes (of a figure of yours) instead of a new figure; with no `path`
+        the axes' figure is returned.
     Returns
     -------
-    Path
+    Path or matplotlib.figure.Figure
+        The file written, or the figure when `path` is None.
     """
     f = fates
     unit = "steps" if f.alpha is not None else "flow time"
-    fig = _new_figure(figsize=(7.8, 4.4), constrained_layout=True)
-    ax = fig.subplots()
+    fig, ax = _figure_and_axes(ax, (7.8, 4.4))
     finite = f.steps[np.isfinite(f.steps) & (f.label >= 0)]
     if finite.size:
         lo = max(float(finite.min()), 1e-300)
@@ -1124,6 +1174,4 @@ def arrival_figure(
     ax.set_ylabel("share of runs arrived")
     ax.set_title(f"{f.n} runs: arrival in the {f.tol:g}-ball of their minimum", fontsize=10)
     ax.legend(fontsize=7, loc="upper left")
-    path = Path(path)
-    _save(fig, path, dpi)
-    return path
+    return _finish(fig, path, dpi)

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["dumps", "from_plain", "loads", "to_plain"]
+__all__ = ["dumps", "from_plain", "html_table", "loads", "to_plain"]
 
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -180,3 +180,43 @@ def loads(tp: Any, text: str) -> Any:
     array([0.1, nan])
     """
     return from_plain(tp, json.loads(text))
+
+
+def html_table(header, rows, caption: str = "") -> str:
+    """A compact HTML table (what a notebook shows for a result's ``_repr_html_``).
+
+    Parameters
+    ----------
+    header : sequence of str
+        Column names.
+    rows : sequence of sequences
+        Cells, turned into text with ``str`` and escaped.
+    caption : str
+        Shown above the table (escaped).
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> html_table(["a", "b"], [[1, "x < y"]], caption="two")
+    '<table><caption>two</caption><tr><th>a</th><th>b</th></tr><tr><td>1</td><td>x &lt; y</td></tr></table>'
+    """
+    import html
+
+    def cells(tag, values):
+        return "".join(f"<{tag}>{html.escape(str(v))}</{tag}>" for v in values)
+
+    if isinstance(header, str) or not hasattr(header, "__iter__"):
+        raise ValueError(f"`header` must be a sequence of column names, got {header!r}.")
+    if isinstance(rows, str) or not hasattr(rows, "__iter__"):
+        raise ValueError(f"`rows` must be a sequence of rows, got {rows!r}.")
+    head = list(header)
+    body = []
+    for row in rows:
+        if isinstance(row, str) or not hasattr(row, "__iter__"):
+            raise ValueError(f"`rows` must hold sequences of cells, got a row {row!r}.")
+        body.append(f"<tr>{cells('td', row)}</tr>")
+    cap = f"<caption>{html.escape(str(caption))}</caption>" if caption else ""
+    return f"<table>{cap}<tr>{cells('th', head)}</tr>{''.join(body)}</table>"

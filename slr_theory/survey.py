@@ -40,6 +40,7 @@ from .critical import canonical, critical_points, same_point, symmetries
 from .landscape import basins, stability_map
 from .longrun import UNLISTED, Fates
 from .params import Params, check_params
+from .results import html_table
 from .validate import boolean, positive_int, positive_real
 
 __all__ = [
@@ -350,6 +351,48 @@ class Atlas:
         if name not in COLUMNS:
             raise ValueError(f"`name` must be one of {', '.join(COLUMNS)}, got {name!r}.")
         return np.array([r[name] for r in self.rows])
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: one row per cell, what ``(k*, v*)`` is and who reaches it."""
+        rows = []
+        for r in self.rows:
+            fates = math.isfinite(r["fate_optimum_fraction"])
+            rows.append(
+                [
+                    f"{r['lam']:.4g}", r["L"], f"{r['gamma']:.4g}", r["d"], r["s"],
+                    r["nonlinearity"], r["attention"], r["n_critical"], r["optimum_index"],
+                    "yes" if r["optimum_is_global"] else "no",
+                    f"{r['fate_optimum_fraction']:.3f} ± {r['fate_optimum_se']:.3f}"
+                    if fates else "—",
+                    f"{r['optimum_log10_steps']:.1f}" if fates else "—",
+                ]
+            )  # fmt: skip
+        return html_table(
+            [
+                "λ", "L", "γ", "d", "s", "σ", "attention", "critical points (found)",
+                "(k*, v*) index", "global", "share to (k*, v*)", "median log10 steps",
+            ],
+            rows,
+            caption=f"atlas: {len(self.rows)} of {self.cells} cells",
+        )  # fmt: skip
+
+    def plot(self, path=None, **options):
+        """:func:`slr_theory.plotting.atlas_figure` of this atlas.
+
+        Parameters
+        ----------
+        path : str or Path, optional
+            Where to write it; None: the figure is returned (a notebook shows it).
+        **options
+            ``x``, ``y``, ``dpi`` of :func:`~slr_theory.plotting.atlas_figure`.
+
+        Returns
+        -------
+        Path or matplotlib.figure.Figure
+        """
+        from .plotting import atlas_figure
+
+        return atlas_figure(self, path, **options)
 
     def write(self, path: str | os.PathLike, *, force: bool = False) -> Path:
         """Write the rows as a tidy table: CSV, or Parquet for a ``.parquet`` path.

@@ -125,6 +125,10 @@ ALLOWED_UPWARD = {
     ("output", "__init__"): "the marker records the package's __version__",
     ("work", "risk"): "model_cost_factor prices a model by timing its risk and gradient",
     ("study", "__init__"): "a saved study records the package's __version__",
+    ("longrun", "plotting"): "Fates.plot() hands the result to plotting, imported when called",
+    ("landscape", "plotting"): "Basins, PortraitData, Continuation .plot() hand the result "
+    "to plotting, imported when called",
+    ("survey", "plotting"): "Atlas.plot() hands the result to plotting, imported when called",
 }
 
 

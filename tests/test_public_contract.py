@@ -231,6 +231,11 @@ NOT_CALLED: dict[str, str] = {
         "results",
         "the codec of saved results: round trips of every result type in test_results.py",
     ),
+    **{
+        name: "draws a result the toolkit built; returns the figure without a path (tested "
+        "in test_landscape.py); the `portrait` command is fuzzed"
+        for name in ("arrival_figure", "atlas_figure", "bifurcation_figure", "phase_portrait")
+    },
     **_whole_module(
         "plotting",
         "draws a result the toolkit built (or runs minutes of dynamics); "

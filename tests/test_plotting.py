@@ -1,0 +1,129 @@
+"""The notebook side of the figures and results: a figure without a path is returned, a
+figure can be drawn on a caller's axes, and results show themselves as HTML tables and
+plot themselves."""
+
+from __future__ import annotations
+
+import pathlib
+from html.parser import HTMLParser
+
+import numpy as np
+import pytest
+from matplotlib.figure import Figure
+
+import slr_theory
+from slr_theory import Params, critical_points, fate, sample_initial_overlaps
+from slr_theory.landscape import basins, portrait_data
+from slr_theory.results import html_table
+from slr_theory.survey import read_atlas
+
+P = Params.paper(lam=0.1)
+ATLAS = pathlib.Path(__file__).resolve().parents[1] / "docs" / "figures" / "atlas.csv"
+
+
+class _Table(HTMLParser):
+    """The cells of an HTML table, checking that every tag closes in order."""
+
+    def __init__(self):
+        super().__init__()
+        self.open, self.cells, self.caption = [], [], ""
+        self._text = None
+
+    def handle_starttag(self, tag, attrs):
+        self.open.append(tag)
+        if tag in ("td", "th", "caption"):
+            self._text = ""
+
+    def handle_endtag(self, tag):
+        assert self.open and self.open.pop() == tag, (tag, self.open)
+        if tag in ("td", "th"):
+            self.cells.append(self._text)
+        elif tag == "caption":
+            self.caption = self._text
+        self._text = None
+
+    def handle_data(self, data):
+        if self._text is not None:
+            self._text += data
+
+
+def _parse(html: str) -> _Table:
+    t = _Table()
+    t.feed(html)
+    t.close()
+    assert not t.open
+    return t
+
+
+@pytest.fixture(scope="module")
+def fates():
+    starts = sample_initial_overlaps(P.d, np.random.default_rng(0), 8)
+    return fate(P, starts, alpha=4e-3, points=critical_points(P))
+
+
+def test_the_common_figures_are_at_the_top_level():
+    for name in ("phase_portrait", "arrival_figure", "atlas_figure", "bifurcation_figure"):
+        assert getattr(slr_theory, name) is getattr(slr_theory.plotting, name)
+
+
+def test_a_figure_without_a_path_is_returned_and_one_with_a_path_is_written(fates, tmp_path):
+    fig = slr_theory.arrival_figure(fates)
+    assert isinstance(fig, Figure) and fig.axes
+    out = fates.plot(tmp_path / "arrival.svg")
+    assert out == tmp_path / "arrival.svg" and out.read_text().startswith("<?xml")
+    assert isinstance(fates.plot(), Figure)
+
+
+def test_figures_draw_on_a_callers_axes(fates):
+    from slr_theory.plotting import _new_figure
+
+    mine = _new_figure(figsize=(12, 4))
+    left, right = mine.subplots(1, 2)
+    data = portrait_data(P, grid=7, basin_grid=4, trajectories=1)
+    assert slr_theory.phase_portrait(data, ax=left) is mine
+    assert fates.plot(ax=right) is mine
+    assert len(mine.axes) == 2  # drawn on the two given, nothing added
+    assert (
+        left.get_xlabel().startswith("$\\kappa") and right.get_ylabel() == "share of runs arrived"
+    )
+    with pytest.raises(ValueError, match="`ax`"):
+        fates.plot(ax="left")
+
+
+def test_results_show_themselves_as_tables(fates):
+    t = _parse(fates._repr_html_())
+    assert t.caption == "8 runs, PGD at α = 0.004, to balls of radius 0.001"
+    assert "minimum at (1, 1, 0, 0, 0)" in t.cells
+    shares = [c for c in t.cells[4:] if "±" in c]  # after the header
+    assert sum(float(c.split("±")[0]) for c in shares) == pytest.approx(1.0)
+    pts = critical_points(P, "manifold")
+    t = _parse(pts._repr_html_())
+    assert t.caption.startswith(f"{len(pts)} critical points on the manifold, complete by proof")
+    assert t.cells[:9] == [
+        "kappa",
+        "nu",
+        "theta",
+        "eta",
+        "rho",
+        "risk",
+        "index",
+        "nullity",
+        "kind",
+    ]
+    assert len(t.cells) == 9 * (len(pts) + 1)
+    b = basins(P, 6, alpha=4e-3, steps=2000, max_steps=20_000, rng=1)
+    t = _parse(b._repr_html_())
+    assert f"none after {b.max_steps} steps" in t.cells
+    a = read_atlas(ATLAS)
+    t = _parse(a._repr_html_())
+    assert t.caption == f"atlas: {len(a.rows)} of {a.cells} cells"
+    assert len(t.cells) == 12 * (len(a.rows) + 1)
+    assert isinstance(a.plot(), Figure)
+
+
+def test_html_table_escapes_and_refuses_what_is_not_a_table():
+    assert "&lt;b&gt;" in html_table(["x"], [["<b>"]])
+    with pytest.raises(ValueError, match="`rows`"):
+        html_table(["x"], [1, 2])
+    with pytest.raises(ValueError, match="`header`"):
+        html_table(3, [])
