@@ -355,6 +355,11 @@ def _report_parser(sub) -> None:
     r.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     r.add_argument("--full", action="store_true", help="all 30 repeats of every experiment")
     r.add_argument(
+        "--html",
+        action="store_true",
+        help="also write report.html: the report as one self-contained page, figures embedded",
+    )
+    r.add_argument(
         "--force",
         action="store_true",
         help="write into a non-empty --out, replacing what an earlier report wrote there "
@@ -1194,13 +1199,13 @@ def _cmd_report(args) -> int:
 
         try:
             with _out_flag("report"):
-                path = redraw_report(args.source, args.out, force=args.force)
+                path = redraw_report(args.source, args.out, force=args.force, html=args.html)
         except ValueError as exc:
             if not str(exc).startswith("`from`"):
                 raise
             detail = str(exc).removeprefix("`from`: ")
             raise _UsageError(f"slr-theory report: error: argument --from: {detail}") from None
-        print(f"wrote {path}")
+        print(f"wrote {path}" + (f" and {path.with_suffix('.html')}" if args.html else ""))
         return 0
     params = _params(args)
     atlas = None
@@ -1224,8 +1229,9 @@ def _cmd_report(args) -> int:
             force=args.force,
             progress=True,
             atlas=atlas,
+            html=args.html,
         )
-    print(f"wrote {path}")
+    print(f"wrote {path}" + (f" and {path.with_suffix('.html')}" if args.html else ""))
     return 0
 
 

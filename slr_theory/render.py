@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import csv
+import html
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -14,6 +16,7 @@ from .trajectory import PGDResult
 __all__ = [
     "critical_records",
     "critical_text",
+    "markdown_html",
     "risk_text",
     "statistics_text",
     "to_json",
@@ -296,3 +299,121 @@ def trajectory_text(header: str, rows) -> str:
         first = f"{r[0]:>10.4g}" if header == "t" else f"{r[0]:>10d}"
         lines.append(first + "".join(f" {x:>10.6f}" for x in r[1:6]) + f" {r[6]:>12.8f}")
     return "\n".join(lines)
+
+
+_INLINE = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)|`([^`]+)`|\*\*(.+?)\*\*|(</?sub>)")
+
+
+def _inline(text: str, images) -> str:
+    """One line of the report's Markdown as HTML: code, bold, links, images, ``<sub>``;
+    everything else escaped."""
+    out, at = [], 0
+    for m in _INLINE.finditer(text):
+        out.append(html.escape(text[at : m.start()]))
+        at = m.end()
+        bang, label, href, code, bold, sub = m.groups()
+        if code is not None:
+            out.append(f"<code>{html.escape(code)}</code>")
+        elif bold is not None:
+            out.append(f"<strong>{_inline(bold, images)}</strong>")
+        elif sub is not None:
+            out.append(sub)
+        elif bang:
+            out.append(f'<img alt="{html.escape(label, quote=True)}" src="{images(href)}">')
+        else:
+            out.append(f'<a href="{html.escape(href, quote=True)}">{html.escape(label)}</a>')
+    out.append(html.escape(text[at:]))
+    return "".join(out)
+
+
+def markdown_html(text: str, images=None, title: str = "slr-theory report") -> str:
+    r"""The Markdown the report writes, as one self-contained HTML page.
+
+    Headings, paragraphs, ``-`` lists, pipe tables, inline code, bold, links and images
+    (the subset :mod:`slr_theory.report` writes); every other character is escaped.
+    `images` maps an image's file name to its bytes, embedded as a ``data:`` URI, so the
+    page needs no file beside it (links to the data files stay relative).
+
+    Parameters
+    ----------
+    text : str
+        The Markdown.
+    images : callable or mapping, optional
+        File name -> bytes (PNG or SVG, from the suffix); without it, images keep their
+        relative source.
+    title : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> page = markdown_html("# A\n\nSome `x < 1`, **bold**.\n\n| a | b |\n|---|---|\n| 1 | 2 |")
+    >>> "<h1>A</h1>" in page, "<code>x &lt; 1</code>" in page, "<td>2</td>" in page
+    (True, True, True)
+    """
+    import base64
+
+    if not isinstance(text, str):
+        raise ValueError(f"`text` must be a str of Markdown, got {type(text).__name__}.")
+    get = images if callable(images) or images is None else images.__getitem__
+
+    def source(name: str) -> str:
+        if get is None:
+            return html.escape(name, quote=True)
+        kind = "image/svg+xml" if name.lower().endswith(".svg") else "image/png"
+        return f"data:{kind};base64,{base64.b64encode(get(name)).decode('ascii')}"
+
+    body, para, lines = [], [], text.splitlines()
+
+    def flush():
+        if para:
+            body.append(f"<p>{_inline(' '.join(para), source)}</p>")
+            para.clear()
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        if not stripped:
+            flush()
+            i += 1
+        elif stripped.startswith("#"):
+            flush()
+            level = min(len(stripped) - len(stripped.lstrip("#")), 6)
+            body.append(f"<h{level}>{_inline(stripped[level:].strip(), source)}</h{level}>")
+            i += 1
+        elif stripped.startswith("- "):
+            flush()
+            items = []
+            while i < len(lines) and lines[i].strip().startswith("- "):
+                items.append(f"<li>{_inline(lines[i].strip()[2:], source)}</li>")
+                i += 1
+            body.append(f"<ul>{''.join(items)}</ul>")
+        elif stripped.startswith("|"):
+            flush()
+            rows = []
+            while i < len(lines) and lines[i].strip().startswith("|"):
+                rows.append([c.strip() for c in lines[i].strip().strip("|").split("|")])
+                i += 1
+            head, rest = rows[0], [r for r in rows[1:] if not all(set(c) <= set("-:") for c in r)]
+            table = "<tr>" + "".join(f"<th>{_inline(c, source)}</th>" for c in head) + "</tr>"
+            for r in rest:
+                table += "<tr>" + "".join(f"<td>{_inline(c, source)}</td>" for c in r) + "</tr>"
+            body.append(f"<table>{table}</table>")
+        else:
+            para.append(stripped)
+            i += 1
+    flush()
+    style = (
+        "body{font-family:sans-serif;max-width:60em;margin:2em auto;line-height:1.45}"
+        "table{border-collapse:collapse;font-size:90%}td,th{border:1px solid #ccc;"
+        "padding:2px 6px}img{max-width:100%}code{background:#f4f4f4}"
+    )
+    return (
+        f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>'
+        f"{html.escape(title)}</title><style>{style}</style></head><body>\n"
+        + "\n".join(body)
+        + "\n</body></html>\n"
+    )

@@ -59,6 +59,7 @@ def write_report(
     progress: bool = False,
     jobs: int | None = None,
     atlas=None,
+    html: bool = False,
 ) -> Path:
     """Compute everything and write ``report.md``, ``results.json`` and the figures into `out`.
 
@@ -88,6 +89,9 @@ def write_report(
     atlas : Atlas or path, optional
         An atlas to show in a last section (:func:`slr_theory.atlas`, or the directory
         or table it wrote); read, not computed.
+    html : bool
+        Also write ``report.html``: the same report as one self-contained page, its
+        figures embedded (:func:`slr_theory.render.markdown_html`).
 
     Returns
     -------
@@ -109,11 +113,12 @@ def write_report(
             f"k*, v* span four dimensions), got {params.d}."
         )
     full = boolean(full, "full")
+    html = boolean(html, "html")
     if jobs is not None:
         jobs = positive_int(jobs, "jobs", upper=2)
     if atlas is not None and not isinstance(atlas, Atlas):  # refused before any computing
         atlas = read_atlas(atlas)
-    with Destination(out, force=force, exclusive=True, expect=["report.md", RESULTS]) as dest:
+    with Destination(out, force=force, exclusive=True, expect=_EXPECT) as dest:
         with tqdm(total=6, desc="report", unit="part", disable=not progress) as bar:
             result = study(
                 params,
@@ -125,12 +130,16 @@ def write_report(
                 atlas=atlas,
             )
         result.save(dest.file(RESULTS))
-        _draw(result, dest)
+        _draw(result, dest, html)
     return dest.directory / "report.md"
 
 
+#: What a report writes besides its figures and data files.
+_EXPECT = ["report.md", "report.html", RESULTS]
+
+
 def redraw_report(
-    source: str | Path, out: str | Path | None = None, *, force: bool = False
+    source: str | Path, out: str | Path | None = None, *, force: bool = False, html: bool = False
 ) -> Path:
     """Draw ``report.md`` and every figure again from a report's ``results.json``.
 
@@ -145,6 +154,8 @@ def redraw_report(
         replaced; files the user changed there are refused, as with `force`).
     force : bool
         With `out`: replace the files an earlier report wrote there.
+    html : bool
+        Also write ``report.html``, self-contained (as :func:`write_report`).
 
     Returns
     -------
@@ -175,16 +186,18 @@ def redraw_report(
         result = Study.load(path)
     except ValueError as exc:
         raise ValueError(f"`from`: {exc}") from None
+    html = boolean(html, "html")
     if out is None:
         out, force = path.parent, True
-    with Destination(out, force=force, exclusive=True, expect=["report.md", RESULTS]) as dest:
+    with Destination(out, force=force, exclusive=True, expect=_EXPECT) as dest:
         result.save(dest.file(RESULTS))
-        _draw(result, dest)
+        _draw(result, dest, html)
     return dest.directory / "report.md"
 
 
-def _draw(s, dest) -> None:
-    """Write ``report.md``, the figures and the CSV files of a study into a Destination."""
+def _draw(s, dest, html: bool = False) -> None:
+    """Write ``report.md`` (and with `html` ``report.html``), the figures and the CSV files
+    of a study into a Destination."""
     lines: list[str] = []
     for section in (
         _header,
@@ -200,7 +213,13 @@ def _draw(s, dest) -> None:
     ):
         lines += section(s, dest)
         lines.append("")
-    dest.file("report.md").write_text("\n".join(lines) + "\n")
+    text = "\n".join(lines) + "\n"
+    dest.file("report.md").write_text(text)
+    if html:
+        from .render import markdown_html
+
+        page = markdown_html(text, lambda name: dest.file(name).read_bytes())
+        dest.file("report.html").write_text(page)
 
 
 def _seconds(s, *names) -> str:

@@ -142,6 +142,60 @@ def test_from_redraws_everything_without_computing(tmp_path, quick, monkeypatch,
     assert (out / "report.md").read_text() == "my notes" and not _leftovers(tmp_path)
 
 
+def test_the_html_report_is_one_self_contained_page(tmp_path, quick, capsys):
+    """`report --html`: report.html beside report.md, well-formed, the same headings, every
+    figure embedded as a PNG data URI (nothing to fetch), its text escaped; and with
+    --from, from the saved results."""
+    import base64
+    from html.parser import HTMLParser
+
+    class Page(HTMLParser):
+        def __init__(self):
+            super().__init__()
+            self.stack, self.images, self.headings, self._h = [], [], [], None
+
+        def handle_starttag(self, tag, attrs):
+            if tag not in ("img", "meta"):
+                self.stack.append(tag)
+            if tag == "img":
+                self.images.append(dict(attrs)["src"])
+            if tag in ("h1", "h2", "h3"):
+                self._h = ""
+
+        def handle_endtag(self, tag):
+            assert self.stack.pop() == tag, tag
+            if tag in ("h1", "h2", "h3"):
+                self.headings.append(self._h)
+                self._h = None
+
+        def handle_data(self, data):
+            if self._h is not None:
+                self._h += data
+
+    out = tmp_path / "r"
+    assert main(["report", "--out", str(out), "--html"]) == 0
+    assert capsys.readouterr().out.strip().endswith("report.html")
+    md = (out / "report.md").read_text()
+    page = Page()
+    page.feed((out / "report.html").read_text())
+    page.close()
+    assert page.stack == []
+    want = [
+        line.lstrip("#").strip().replace("`", "")
+        for line in md.splitlines()
+        if line.startswith("#")
+    ]
+    assert page.headings == want
+    figures = sorted(p.name for p in out.glob("*.png"))
+    assert len(page.images) == md.count("![") == len(figures) >= 9
+    for src in page.images:
+        assert src.startswith("data:image/png;base64,")
+        assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+    again = tmp_path / "again"
+    assert main(["report", "--from", str(out), "--out", str(again), "--html"]) == 0
+    assert (again / "report.html").read_text() == (out / "report.html").read_text()
+
+
 def test_from_refuses_what_it_would_ignore_or_could_not_stand_behind(tmp_path, quick, capsys):
     """`report --from` ignored --attention, --nonlinearity and --s, and drew an edited
     results.json with alpha = -1 as 'PGD step alpha = -1': each is refused in one line, an
