@@ -132,6 +132,21 @@ def _verify_parser(sub) -> None:
         help="Monte Carlo draws (>= 1000: below, the z-test's normal approximation fails)",
     )
     v.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    for flag, kind, what in (
+        ("d", int, "dimension"),
+        ("L", int, "sequence length"),
+        ("lam", float, "temperature"),
+        ("gamma", float, "informative spread"),
+        ("eps", float, "label noise"),
+        ("s", int, "informative tokens"),
+    ):
+        v.add_argument(
+            f"--{flag}",
+            type=_in_domain("L" if flag == "s" else flag, kind),
+            default=None,
+            help=f"{what}: run the model's checks at the paper's parameters with this one "
+            "(default: each check at its own point)",
+        )
     _max_minutes(v)
     v.add_argument("--json", action="store_true", help="print results as JSON")
     v.add_argument(
@@ -1145,6 +1160,27 @@ def _cmd_verify(args) -> int:
     from .work import verify_cost
 
     _within("verify", verify_cost(args.samples), args)
+    given = {k: getattr(args, k) for k in ("d", "L", "lam", "gamma", "eps", "s")}
+    given = {k: v for k, v in given.items() if v is not None}
+    at = None
+    if given:
+        from .params import Params
+
+        if args.random:
+            raise _UsageError(
+                f"slr-theory verify: error: argument --{next(iter(given))}: not with --random "
+                "(which draws every check's parameters)"
+            )
+        base = {"d": 400, "L": 10, "lam": 0.1, "gamma": 0.5**0.5, "eps": 0.0, "s": 1}
+        base.update(given)
+        if base["s"] > base["L"]:
+            raise _UsageError(
+                f"slr-theory verify: error: argument --s: must be at most --L = {base['L']}, "
+                f"got {base['s']}"
+            )
+        at = Params(**base)
+        for k, v in base.items():  # the echo says every value the model's checks use
+            setattr(args, k, v)
     try:
         results = run_checks(
             args.only,
@@ -1152,6 +1188,7 @@ def _cmd_verify(args) -> int:
             seed=args.seed,
             random_params=args.random,
             progress=not args.json,
+            at=at,
         )
     except ValueError as exc:
         flag = "--samples" if "`samples`" in str(exc) else "--only"

@@ -125,6 +125,17 @@ def verification_text(results: Sequence) -> str:
     lines.insert(1, "  ".join("-" * w for w in widths))
     n_fail = sum(not r.passed for r in results)
     lines.append(f"{len(results) - n_fail} passed, {n_fail} failed")
+    points: dict[str, list[str]] = {}  # where the model's checks ran, said once per point
+    for r in results:
+        if {"d", "L", "lam", "gamma", "eps"} <= set(r.params):
+            p = r.params
+            at = (
+                f"d = {int(p['d'])}, L = {int(p['L'])}, λ = {p['lam']:g}, γ = {p['gamma']:g}, "
+                f"ε = {p['eps']:g}" + (f", s = {int(p['s'])}" if p.get("s", 1) != 1 else "")
+            )
+            points.setdefault(at, []).append(r.name)
+    for at, names in points.items():
+        lines.append(f"at {at}: {', '.join(names)}")
     return "\n".join(lines)
 
 

@@ -389,3 +389,24 @@ def test_atlas_figure_draws_a_grid_with_one_value_on_an_axis(tmp_path):
     image = imread(tmp_path / "a.png")[..., :3]
     grey = (image.max(axis=-1) - image.min(axis=-1)) < 0.05
     assert (~grey).mean() > 0.2, "no cell drawn"
+
+
+def test_verify_runs_the_models_checks_where_the_flags_say(capsys):
+    """`verify --lam 0.9` said "unrecognized arguments": the model's checks now run at the
+    paper's parameters with lam = 0.9, the echo and the table say so, and --json has the
+    counts as integers."""
+    assert main(["verify", "--only", "risk.total", "--samples", "2000", "--lam", "0.9"]) == 0
+    out = capsys.readouterr().out
+    assert "lam = 0.9" in out.splitlines()[0] and "d = 400" in out.splitlines()[0]
+    assert "at d = 400, L = 10, λ = 0.9, γ = 0.707107, ε = 0: risk.total" in out
+    assert main(["verify", "--only", "risk.total", "--samples", "2000", "--json", "--L", "3"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    [row] = data["rows"]
+    assert data["parameters"]["L"] == 3 and data["parameters"]["d"] == 400
+    assert row["params"]["L"] == 3 and isinstance(row["params"]["d"], int)
+    assert main(["verify", "--lam", "0.9", "--random"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        "slr-theory verify: error: argument --lam: not with --random (which draws every "
+        "check's parameters)"
+    )

@@ -115,7 +115,12 @@ class CheckResult:
 
     def as_dict(self) -> dict:
         """JSON-ready dictionary (includes ``passed``)."""
-        return {**asdict(self), "passed": self.passed}
+        out = {**asdict(self), "passed": self.passed}
+        out["params"] = {  # counts as integers ("d": 20, not 20.0)
+            k: int(v) if k in ("d", "L", "s") and float(v).is_integer() else v
+            for k, v in out["params"].items()
+        }
+        return out
 
 
 #: Fewest Monte Carlo draws a check accepts. With 2 or 3 draws correct closed forms scored
