@@ -937,10 +937,17 @@ def _dask_client(address: str):
         raise refuse(f"cannot reach {address} ({type(exc).__name__})") from None
 
 
+def _last_new_text(r: dict) -> str:
+    """The search's evidence of an atlas row: ``324/851`` (the start of the last new point
+    of the starts), a dash in a table written before it was kept."""
+    return "—" if r["search_starts"] < 0 else f"{r['search_last_new']}/{r['search_starts']}"
+
+
 def _atlas_text(result, out, figure: str | None = None, *, wrote: bool = True) -> str:
     budget = result.settings.get("max_steps")
     lines = [
-        "cell  lam        L    gamma     d     s  sigma      attention  crit  opt index  global  "
+        "cell  lam        L    gamma     d     s  sigma      attention  crit  last new   "
+        "opt index  global  "
         f"to opt, followed  log10 steps  at a min after {budget}  M attracts"
     ]
     for r in result.rows:
@@ -951,11 +958,16 @@ def _atlas_text(result, out, figure: str | None = None, *, wrote: bool = True) -
         lines.append(
             f"{r['cell']:<5d} {r['lam']:<10.4g} {r['L']:<4d} {r['gamma']:<9.4g} {r['d']:<5d} "
             f"{r['s']:<2d} {r['nonlinearity']:<10s} {r['attention']:<10s} {r['n_critical']:<5d} "
+            f"{_last_new_text(r):<10s} "
             f"{r['optimum_index']:<10d} {'yes' if r['optimum_is_global'] else 'no':<7s} "
             f"{to_opt:<17s} {steps:<12s} {seen:<{16 + len(str(budget))}.3f} "
             f"{r['m_attracting_fraction']:.3f}"
         )
     missing = len(result.missing)
+    lines.append(
+        "crit: critical points found by search, up to symmetry (not a proof); last new: "
+        "the start at which the last new one appeared / the starts"
+    )
     if wrote:
         lines.append(f"wrote {os.path.join(out, 'atlas.csv')} ({len(result.rows)} cells)")
     else:

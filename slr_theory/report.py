@@ -25,7 +25,7 @@ import numpy as np
 from .critical import overlaps_text
 from .output import Destination, file_digest, written_files
 from .params import Params, check_params
-from .survey import Atlas, read_atlas
+from .survey import Atlas, found_text, read_atlas
 from .trajectory import MAX_ALPHA
 from .validate import boolean, positive_int, positive_real
 
@@ -748,7 +748,7 @@ def _atlas(s, dest) -> list[str]:
             r["d"],
             r["s"],
             r["nonlinearity"],
-            r["n_critical"],
+            found_text(r),
             r["optimum_index"],
             "yes" if r["optimum_is_global"] else "no",
             *_fate_cells(r),
@@ -766,7 +766,7 @@ def _atlas(s, dest) -> list[str]:
             "d",
             "s",
             "σ",
-            "critical points",
+            "critical points (found by search)",
             "index of (k*, v*)",
             "global",
             "to (k*, v*), followed to the end",

@@ -56,6 +56,7 @@ __all__ = [
     "atlas_cell",
     "dask_setup",
     "fate_columns",
+    "found_text",
     "read_atlas",
 ]
 
@@ -75,12 +76,17 @@ _FATE_COLUMNS = (
     "within_1e6",
     "within_1e8",
 )
+#: The evidence of the full-space search (``n_critical`` is what it found, not a proof):
+#: its starts and the start at which the last new point appeared (``-1`` in a table
+#: written before they were kept).
+_SEARCH_COLUMNS = ("search_starts", "search_last_new")
 #: The columns of :attr:`Atlas.rows`, in the order of the table.
 COLUMNS = (
     "cell",
     *AXES,
     "eps",
     "n_critical",
+    *_SEARCH_COLUMNS,
     "optimum_index",
     "optimum_is_global",
     "global_min_overlaps",
@@ -176,8 +182,9 @@ def atlas_cell(
     Returns
     -------
     dict
-        The :data:`COLUMNS` but ``cell``: ``n_critical`` (up to symmetry),
-        ``optimum_index`` (-1 when the search did not find ``(k*, v*)``),
+        The :data:`COLUMNS` but ``cell``: ``n_critical`` (found by search, up to
+        symmetry), ``search_starts`` and ``search_last_new`` (its starts, and the start
+        at which the last new point appeared), ``optimum_index`` (-1 when the search did not find ``(k*, v*)``),
         ``optimum_is_global``, ``global_min_overlaps`` (a list of five),
         ``global_min_risk``, ``optimum_risk``, ``m_attracting_fraction`` (share of M
         where M attracts transversally), ``optimum_basin_fraction`` and its standard
@@ -236,6 +243,8 @@ def atlas_cell(
         "attention": params.attention,
         "eps": float(params.eps),
         "n_critical": len(found),
+        "search_starts": len(found.search.starts),
+        "search_last_new": _last_new(found.search.distinct_after),
         "optimum_index": int(optimum.index) if optimum is not None else -1,
         "optimum_is_global": bool(
             optimum is not None
@@ -254,6 +263,12 @@ def atlas_cell(
         "alpha": float(alpha),
         "seconds": time.perf_counter() - t0,
     }
+
+
+def _last_new(distinct_after: np.ndarray) -> int:
+    """The start (counted from 1) at which the search found its last new point; 0 if none."""
+    d = np.asarray(distinct_after)
+    return int(np.argmax(d == d[-1])) + 1 if d.size and d[-1] > 0 else 0
 
 
 #: The budgets (steps) of the columns ``within_1e4``, ``within_1e6``, ``within_1e8``.
@@ -360,7 +375,7 @@ class Atlas:
             rows.append(
                 [
                     f"{r['lam']:.4g}", r["L"], f"{r['gamma']:.4g}", r["d"], r["s"],
-                    r["nonlinearity"], r["attention"], r["n_critical"], r["optimum_index"],
+                    r["nonlinearity"], r["attention"], found_text(r), r["optimum_index"],
                     "yes" if r["optimum_is_global"] else "no",
                     f"{r['fate_optimum_fraction']:.3f} ± {r['fate_optimum_se']:.3f}"
                     if fates else "—",
@@ -422,6 +437,28 @@ class Atlas:
         return path
 
 
+def found_text(row: dict) -> str:
+    """An atlas row's count of critical points with the search's evidence.
+
+    Parameters
+    ----------
+    row : dict
+        A row of :attr:`Atlas.rows`.
+
+    Returns
+    -------
+    str
+        ``"13 (last new at start 324 of 851)"``; the count alone for a table written
+        before the evidence was kept.
+    """
+    if row["search_starts"] < 0:  # a table written before the evidence was kept
+        return f"{row['n_critical']}"
+    return (
+        f"{row['n_critical']} (last new at start {row['search_last_new']} of "
+        f"{row['search_starts']})"
+    )
+
+
 def _row_for_table(row: dict) -> dict:
     out = dict(row)
     out["global_min_overlaps"] = " ".join(repr(float(x)) for x in row["global_min_overlaps"])
@@ -429,13 +466,16 @@ def _row_for_table(row: dict) -> dict:
 
 
 def _row_from_table(raw: dict) -> dict:
-    ints = ("cell", "L", "d", "s", "n_critical", "optimum_index", "basin_runs")
+    ints = ("cell", "L", "d", "s", "n_critical", *_SEARCH_COLUMNS, "optimum_index", "basin_runs")
     row = {}
     for name in COLUMNS:
         # a table written before the attention axis: the paper's pointwise attention
         value = raw.get(name, "pointwise") if name == "attention" else raw.get(name)
         if value is None and name in _FATE_COLUMNS:  # a table written before the fates
             row[name] = math.nan
+            continue
+        if value is None and name in _SEARCH_COLUMNS:  # ... or before the search's evidence
+            row[name] = -1
             continue
         if value is None:
             raise KeyError(name)
@@ -477,7 +517,7 @@ def _arrow_schema(pa):
         "global_min_overlaps": pa.string(),
         "optimum_is_global": pa.bool_(),
     }
-    ints = ("cell", "L", "d", "s", "n_critical", "optimum_index", "basin_runs")
+    ints = ("cell", "L", "d", "s", "n_critical", *_SEARCH_COLUMNS, "optimum_index", "basin_runs")
     return pa.schema(
         [(c, kinds.get(c, pa.int64() if c in ints else pa.float64())) for c in COLUMNS]
     )

@@ -60,6 +60,16 @@ def test_a_cell_agrees_with_the_search_it_reports(serial):
     ss = np.random.SeedSequence([0, 2])
     found = critical_points(BASE.replace(lam=0.3, L=4), rng=int(ss.generate_state(2)[0]))
     assert row["n_critical"] == len(found)
+    da = found.search.distinct_after
+    assert row["search_starts"] == len(found.search.starts) == len(da)
+    assert da[row["search_last_new"] - 1] == len(found) > da[row["search_last_new"] - 2]
+    from slr_theory.survey import found_text
+
+    assert found_text(row) == (
+        f"{len(found)} (last new at start {row['search_last_new']} of {len(da)})"
+    )
+    old = dict(row, search_starts=-1, search_last_new=-1)  # a table written before
+    assert found_text(old) == str(len(found))
     low = min(q.risk for q in found if q.index == 0)
     assert row["global_min_risk"] == low
     assert row["optimum_is_global"] == (row["optimum_risk"] <= low)
