@@ -21,6 +21,25 @@ def quick(monkeypatch, small_study):
     return small_study
 
 
+@pytest.fixture(scope="module")
+def drawn(tmp_path_factory, small_study):
+    """One report drawn from the small study, for the tests that start from a drawn
+    report: each takes a copy (:func:`_drawn_copy`), so none draws its own."""
+    out = tmp_path_factory.mktemp("drawn") / "r"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(study_module, "study", lambda *a, **k: copy.deepcopy(small_study))
+        rep.write_report(out)
+    return out
+
+
+def _drawn_copy(drawn: Path, to: Path) -> Path:
+    """A copy of the drawn report (its record of what slr-theory wrote included)."""
+    import shutil
+
+    shutil.copytree(drawn, to)
+    return to
+
+
 @pytest.fixture
 def no_computing(monkeypatch):
     def refuse(*a, **k):
@@ -116,9 +135,8 @@ def test_cli_report_usage_errors_are_one_line(tmp_path, quick, capsys):
     assert "drop --lam" in err and len(err.strip().splitlines()) == 1
 
 
-def test_from_redraws_everything_without_computing(tmp_path, quick, monkeypatch, capsys):
-    out = tmp_path / "r"
-    rep.write_report(out)
+def test_from_redraws_everything_without_computing(tmp_path, drawn, monkeypatch, capsys):
+    out = _drawn_copy(drawn, tmp_path / "r")
     text = (out / "report.md").read_text()
     figures = sorted(p.name for p in out.glob("*.png"))
     assert len(figures) >= 9
@@ -196,15 +214,14 @@ def test_the_html_report_is_one_self_contained_page(tmp_path, quick, capsys):
     assert (again / "report.html").read_text() == (out / "report.html").read_text()
 
 
-def test_from_refuses_what_it_would_ignore_or_could_not_stand_behind(tmp_path, quick, capsys):
+def test_from_refuses_what_it_would_ignore_or_could_not_stand_behind(tmp_path, drawn, capsys):
     """`report --from` ignored --attention, --nonlinearity and --s, and drew an edited
     results.json with alpha = -1 as 'PGD step alpha = -1': each is refused in one line, an
     edited file by its digest (recorded when the report was written), a value outside its
     domain by its field (a copied results.json, which has no record beside it)."""
     import json
 
-    out = tmp_path / "r"
-    rep.write_report(out)
+    out = _drawn_copy(drawn, tmp_path / "r")
     for flag in (["--attention", "softmax"], ["--nonlinearity", "tanh"], ["--s", "2"]):
         assert main(["report", "--from", str(out), *flag]) == 2
         err = capsys.readouterr().err.strip()
@@ -228,9 +245,9 @@ def test_from_refuses_what_it_would_ignore_or_could_not_stand_behind(tmp_path, q
     assert "PGD step `α = 0.004`" in (tmp_path / "z" / "report.md").read_text()
 
 
-def test_the_report_states_its_parameters_and_explains(tmp_path, quick):
-    s = quick
-    text = rep.write_report(tmp_path / "r").read_text()
+def test_the_report_states_its_parameters_and_explains(drawn, small_study):
+    s = small_study
+    text = (drawn / "report.md").read_text()
     p = s.params
     assert f"`d = {p.d}`, `L = {p.L}`, `λ = {p.lam:g}`" in text
     first = text.split("## 2.")[0]
