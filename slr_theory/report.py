@@ -119,20 +119,48 @@ def write_report(
     if atlas is not None and not isinstance(atlas, Atlas):  # refused before any computing
         atlas = read_atlas(atlas)
     with Destination(out, force=force, exclusive=True, expect=_EXPECT) as dest:
-        with tqdm(total=6, desc="report", unit="part", disable=not progress) as bar:
+        # the bar names the part under way; no ETA: the parts take unequal times (the
+        # continuation can take most of it), and a linear extrapolation would mislead
+        with tqdm(
+            total=len(_PARTS),
+            desc=f"report: {_PARTS[0]}",
+            unit="part",
+            bar_format="{desc} | part {n_fmt} of {total_fmt} done, {elapsed} so far",
+            disable=not progress,
+        ) as bar:
+
+            def done(label: str) -> None:
+                bar.update(1)
+                i = _ENDS.index(label) + 1 if label in _ENDS else len(_PARTS)
+                bar.set_description_str(
+                    f"report: {_PARTS[i] if i < len(_PARTS) else 'drawing the figures'}"
+                )
+
             result = study(
                 params,
                 alpha=alpha,
                 seed=seed,
                 full=full,
                 jobs=jobs,
-                progress=lambda _label: bar.update(1),
+                progress=done,
                 atlas=atlas,
             )
         result.save(dest.file(RESULTS))
         _draw(result, dest, html)
     return dest.directory / "report.md"
 
+
+#: The parts of the computation, in order, as the bar names them, and the label
+#: :func:`slr_theory.study.study` gives as each ends.
+_PARTS = (
+    "critical points",
+    "Lipschitz bound",
+    "phase portrait",
+    "stability of M and basins (runs followed to their end)",
+    "continuation in λ",
+    "checks, experiments and statistics",
+)
+_ENDS = ("critical points", "lipschitz", "portrait", "basins", "continuation", "experiments")
 
 #: What a report writes besides its figures and data files.
 _EXPECT = ["report.md", "report.html", RESULTS]

@@ -419,3 +419,27 @@ def test_without_a_certified_lipschitz_bound_the_report_says_so(
     assert "Lip ≤" not in text
     again = study_module.Study.load(tmp_path / "r" / rep.RESULTS)
     assert again.lipschitz is None
+
+
+def test_the_bar_names_the_part_under_way(tmp_path, monkeypatch, small_study, capsys):
+    """The bar sat on "4/6" for twelve minutes without naming the part, with an ETA
+    extrapolated from unequal parts. It now names each part as it starts, in the order
+    study ends them, and gives no ETA."""
+    import inspect
+    import re
+
+    said = re.findall(r'tell\("([^"]+)"\)', inspect.getsource(study_module.study))
+    assert tuple(said) == rep._ENDS and len(rep._PARTS) == len(rep._ENDS)
+
+    def fake(*a, progress, **k):
+        for label in rep._ENDS:
+            progress(label)
+        return copy.deepcopy(small_study)
+
+    monkeypatch.setattr(study_module, "study", fake)
+    monkeypatch.setattr(rep, "_draw", lambda *a: None)  # the bar is the subject, not the figures
+    rep.write_report(tmp_path / "r", progress=True)
+    err = capsys.readouterr().err
+    for part in rep._PARTS:
+        assert f"report: {part}" in err
+    assert "report: drawing the figures" in err and "<" not in err.split("report:")[-1]
