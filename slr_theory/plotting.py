@@ -311,8 +311,12 @@ def bifurcation_figure(
     names: list[str] | None = None,
     dpi: int = 120,
     ax=None,
+    mark: float | None = None,
 ):
     """Branches of critical points against ``lambda``, coloured by their Morse index class.
+
+    Each branch is tagged ``b<i>`` at its last ``lambda`` (tags moved apart where they
+    would overlap) and named in the legend.
 
     Parameters
     ----------
@@ -320,7 +324,9 @@ def bifurcation_figure(
     path : str or Path, optional
         Output file, PNG, SVG or PDF (from the suffix); None: the figure is returned.
     quantity : str
-        ``"risk"`` or an overlap name (``"kappa"``, ``"nu"``, ...).
+        ``"risk"``, ``"gap"`` (the risk minus that of the optimum ``(k*, v*)`` at the same
+        ``lambda``, on a symmetric log axis: the branches that compete with it, below
+        and above) or an overlap name (``"kappa"``, ``"nu"``, ...).
     names : list of str, optional
         A name for each branch (e.g. :attr:`slr_theory.study.Study.branch_names`); by
         default the branches that are critical points of M are named by their point.
@@ -329,6 +335,9 @@ def bifurcation_figure(
     ax : matplotlib.axes.Axes, optional
         Draw on these axes (of a figure of yours) instead of a new figure; with no `path`
         the axes' figure is returned.
+    mark : float, optional
+        A temperature to mark (the report's own ``lambda``).
+
     Returns
     -------
     Path or matplotlib.figure.Figure
@@ -336,8 +345,22 @@ def bifurcation_figure(
     """
     from .params import OVERLAP_NAMES
 
-    if quantity != "risk" and quantity not in OVERLAP_NAMES:
-        raise ValueError(f"`quantity` must be 'risk' or one of {OVERLAP_NAMES}, got {quantity!r}.")
+    if quantity not in ("risk", "gap") and quantity not in OVERLAP_NAMES:
+        raise ValueError(
+            f"`quantity` must be 'risk', 'gap' or one of {OVERLAP_NAMES}, got {quantity!r}."
+        )
+    optimum = None
+    if quantity == "gap":
+        at_opt = [
+            br
+            for br in result.branches
+            if np.allclose(br.overlaps, [1.0, 1.0, 0.0, 0.0, 0.0], atol=1e-9)
+        ]
+        if not at_opt:
+            raise ValueError(
+                "`quantity` 'gap' needs the branch of (k*, v*), which is not followed."
+            )
+        optimum = max(at_opt, key=lambda br: br.lam.size)
     given = ax is not None
     fig, ax = _figure_and_axes(ax, (8.6, 5.0))
     classes = (
@@ -347,9 +370,14 @@ def bifurcation_figure(
         ("maximum", _OKABE_ITO[4]),
     )
     seen = set()
-    values, ends = [], []
+    values, ends, tags = [], [], []
     for b, br in enumerate(result.branches):
-        y = br.risk if quantity == "risk" else br.overlaps[:, OVERLAP_NAMES.index(quantity)]
+        if quantity == "gap":  # against the optimum's risk at the same temperatures
+            y = br.risk - np.interp(np.log(br.lam), np.log(optimum.lam), optimum.risk)
+        elif quantity == "risk":
+            y = br.risk
+        else:
+            y = br.overlaps[:, OVERLAP_NAMES.index(quantity)]
         values.append(y)
         is_max = np.array(["maximum" in k for k in br.kind])
         cls = np.where(is_max, 3, np.where(br.index == 0, 0, np.where(br.index == 1, 1, 2)))
@@ -387,7 +415,8 @@ def bifurcation_figure(
         label = _branch_name(b, br.overlaps[-1])
         if names is not None:
             label = f"b{b} {_short_name(names[b])}"
-        ends.append((br.lam[-1], y[-1], label))
+        ends.append((br.lam[-1], y[-1], f"b{b}"))
+        tags.append(f"b{b}: {label.split(' ', 1)[1]}" if " " in label else f"b{b}")
     for ev in result.events:
         if ev["type"] in ("meets", "index change"):
             ax.axvline(
@@ -398,29 +427,45 @@ def bifurcation_figure(
                 label="index change or meeting" if "v" not in seen else None,
             )
             seen.add("v")
+    marked = None
+    if mark is not None:
+        marked = f"λ = {mark:g} (the report's)"
+        ax.axvline(mark, color="k", ls="--", lw=0.8, zorder=-1, label=marked)
     ax.set_xscale("log")
     allv = np.concatenate(values)
     if quantity == "risk" and allv.min() > 0 and allv.max() / allv.min() > 100:
         ax.set_yscale("log")
+    if quantity == "gap":
+        nonzero = np.abs(allv[allv != 0.0])
+        ax.set_yscale("symlog", linthresh=float(np.min(nonzero)) if nonzero.size else 1e-3)
+        ax.axhline(0.0, color="0.5", lw=0.6, zorder=-1)
     ax.set_xlabel(r"temperature $\lambda$")
-    ax.set_ylabel("risk" if quantity == "risk" else quantity)
+    ax.set_ylabel(
+        "risk − the optimum's (symmetric log scale)"
+        if quantity == "gap"
+        else ("risk" if quantity == "risk" else quantity)
+    )
     ax.set_title(
         f"critical points followed in $\\lambda$ ({len(result.branches)} branches, "
-        "labelled at their last $\\lambda$)",
+        "tagged at their last $\\lambda$)",
         fontsize=10,
     )
     _label_ends(ax, ends)
+    for tag in tags:  # the branches' names, in the legend: the margin has no room
+        ax.plot([], [], " ", label=tag)
     order = [c[0] for c in classes] + [
         "a branch, followed in λ",
         *[v[0] for v in _BRANCH_ENDS.values()],
         "index change or meeting",
+        *([marked] if marked else []),
+        *tags,
     ]
     handles, labels = ax.get_legend_handles_labels()
     pairs = sorted(zip(labels, handles, strict=True), key=lambda p: order.index(p[0]))
     (ax if given else fig).legend(
         [h for _, h in pairs],
         [lab for lab, _ in pairs],
-        fontsize=8 if not given else 6,
+        fontsize=7 if not given else 6,
         loc="best" if given else "outside right upper",
     )
     return _finish(fig, path, dpi)

@@ -622,7 +622,17 @@ def _landscape(s, dest) -> list[str]:
             f"{', '.join(f'{x:.2f}' for x in e.predicted)}.",
             "",
         ]
-    bifurcation_figure(s.continuation, dest.file("bifurcation.png"), names=s.branch_names)
+    gap = any(
+        np.allclose(br.overlaps, [1.0, 1.0, 0.0, 0.0, 0.0], atol=1e-9)
+        for br in s.continuation.branches
+    )
+    bifurcation_figure(
+        s.continuation,
+        dest.file("bifurcation.png"),
+        names=s.branch_names,
+        quantity="gap" if gap else "risk",
+        mark=s.params.lam,
+    )
     rows = [
         (
             e.lam_text,
@@ -647,6 +657,16 @@ def _landscape(s, dest) -> list[str]:
         *_md_table(("λ", "event", "what", "branch", "located to"), rows),
         "",
         "![bifurcation diagram](bifurcation.png)",
+        "",
+        (
+            "Each branch's risk minus the optimum's at the same λ (a symmetric log scale: "
+            "below 0, the branches lower than `(k*, v*)`), its index class by colour, "
+            f"the report's λ = {s.params.lam:g} dashed; the tags `b<i>` at the ends are "
+            "named in the legend."
+            if gap
+            else "Each branch's risk, its index class by colour, the report's "
+            f"λ = {s.params.lam:g} dashed; the tags `b<i>` at the ends are named in the legend."
+        ),
         "",
         _seconds(s, "stability", "basins", "continuation"),
     ]

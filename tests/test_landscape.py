@@ -403,8 +403,19 @@ def test_the_bifurcation_legend_explains_every_mark_and_names_the_branches(tmp_p
         "a branch, followed in λ",
         "fold",
         "index change or meeting",
+        "b0: optimum",
+        "b1",
     ]
-    assert sorted(seen["labels"]) == ["b0 optimum", "b1"]
+    assert sorted(seen["labels"]) == ["b0", "b1"]  # tags at the ends, names in the legend
+    # the gap to the optimum, with the report's temperature marked
+    plotting.bifurcation_figure(c, tmp_path / "g.png", quantity="gap", mark=0.2)
+    assert "λ = 0.2 (the report's)" in seen["legend"]
+    fig = plotting.bifurcation_figure(c, None, quantity="gap")
+    drawn = [line.get_ydata() for line in fig.axes[0].lines if len(line.get_ydata()) == 3]
+    assert any(np.allclose(y, [8.9, 9.3, 9.7]) for y in drawn)  # 9, 9.5, 10 minus 0.1, 0.2, 0.3
+    assert any(np.allclose(y, 0.0) for y in drawn)  # the optimum against itself
+    with pytest.raises(ValueError, match="`quantity` 'gap' needs the branch of"):
+        plotting.bifurcation_figure(Continuation(c.branches[1:], []), None, quantity="gap")
 
 
 @pytest.mark.slow  # 10-25 s each: CI keeps its budget of 15 minutes
