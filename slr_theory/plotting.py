@@ -154,11 +154,16 @@ def experiment_figure(result, path: str | Path | None = None, *, dpi: int = 110)
     for j, g in enumerate(groups):
         colour = _OKABE_ITO[j % len(_OKABE_ITO)]
         label = _group_label(ov, g, steps, group)
-        for ax, y in ((a_risk, excess[:, g]), (a_dist, dist[:, g])):
+        final = np.median(excess[-1, g])  # ends a few 1e-3 apart read apart in the legend
+        for ax, y, text in (
+            (a_risk, excess[:, g], f"{label}; risk − ε² at the end {final:.6g}"),
+            (a_dist, dist[:, g], label),
+        ):
+            label_here = text
             if len(g) == 1:
-                ax.plot(steps, y[:, 0], color=colour, lw=1.2, label=label)
+                ax.plot(steps, y[:, 0], color=colour, lw=1.2, label=label_here)
             else:
-                ax.plot(steps, np.median(y, axis=1), color=colour, lw=1.4, label=label)
+                ax.plot(steps, np.median(y, axis=1), color=colour, lw=1.4, label=label_here)
                 ax.fill_between(
                     steps, y.min(axis=1), y.max(axis=1), color=colour, alpha=0.25, lw=0
                 )
@@ -180,9 +185,12 @@ def experiment_figure(result, path: str | Path | None = None, *, dpi: int = 110)
             a_path.plot(ov[:, i, 0], ov[:, i, 1], color=colour, lw=0.8, alpha=0.8)
             a_path.plot(ov[0, i, 0], ov[0, i, 1], "o", color="k", ms=2)
     a_risk.plot(steps, at_target, "k--", lw=1, label=r"at $(k^*, v^*)$, this step's $\lambda$")
-    a_risk.set(
-        yscale="log", ylim=(lo / 2, hi * 2), xlabel="step", title=r"risk $-\ \varepsilon^2$"
-    )
+    if hi > 10.0 * lo:  # a log axis where the data span a decade, else a linear one
+        a_risk.set(yscale="log", ylim=(lo / 1.5, hi * 1.5))
+    else:  # that fits the data (a log axis over 2-8 hid a 3.8-4.7 range)
+        pad = 0.05 * (hi - lo) if hi > lo else 0.05 * abs(hi) or 1.0
+        a_risk.set(ylim=(lo - pad, hi + pad))
+    a_risk.set(xlabel="step", title=r"risk $-\ \varepsilon^2$")
     a_risk.legend(fontsize=7)
     a_abs.set(
         xlabel="step", ylim=(0, 1.02), title=r"$|\kappa|$ and $|\nu|$ by end point (median, range)"
