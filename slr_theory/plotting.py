@@ -881,7 +881,8 @@ def off_manifold_figure(
     minimum it is at when it stops (:data:`slr_theory.landscape.AT_DISTANCE`,
     :data:`slr_theory.landscape.AT_GRADIENT`), grey when it is at none: those are "not
     converged", labelled with their steps and their distance to the nearest minimum.
-    Each minimum's own distance to M is dashed. Runs stop when they arrive.
+    Each minimum's own distance to M is dashed where it is off M (the title says so only
+    then). Runs stop when they arrive.
 
     Parameters
     ----------
@@ -916,6 +917,7 @@ def off_manifold_figure(
     finite = dist[np.isfinite(dist)]
     positive = finite[finite > 0]
     floor = max(float(positive.min()) if positive.size else 1e-16, 1e-300)
+    dashed = False  # a minimum off M has its distance to M drawn dashed
     for j in range(-1, len(b.names)):
         members = np.flatnonzero(b.label == j)
         if not members.size:
@@ -924,8 +926,8 @@ def off_manifold_figure(
         if j < 0:
             near = b.distance[members]
             label = (
-                f"{members.size} of {b.n} runs not converged after "
-                f"{int(b.steps_run[members].max())} steps (distance to the nearest minimum "
+                f"{members.size} of {b.n} runs at no minimum within the budget of "
+                f"{b.max_steps} steps (distance to the nearest minimum "
                 f"{near.min():.2g} to {near.max():.2g})"
             )
         else:
@@ -943,6 +945,7 @@ def off_manifold_figure(
             level = float(np.sqrt(np.sum(b.minima[j][2:] ** 2)))
             if level > 0:
                 ax.axhline(level, color=colour, ls="--", lw=1)
+                dashed = True
     ax.set_yscale("log")
     top = float(finite.max()) if finite.size else 1.0
     ax.set_ylim(floor / 2, min(2.0, top * 2))
@@ -950,7 +953,7 @@ def off_manifold_figure(
     ax.set(xlabel="PGD step", ylabel=r"distance to M, $\sqrt{\theta^2+\eta^2+\rho^2}$")
     ax.set_title(
         f"{b.n} runs from uniform initialisations (α = {b.alpha:g}); each stops when at a "
-        "minimum;\ndashed: each minimum's distance to M",
+        "minimum" + (";\ndashed: the distance to M of each minimum off M" if dashed else ""),
         fontsize=9,
     )
     ax.legend(fontsize=7, loc="lower left")

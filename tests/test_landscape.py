@@ -626,3 +626,24 @@ def test_a_model_without_an_interior_saddle_has_no_separatrix():
 
     with pytest.raises(ValueError, match=r"no critical point inside the square .* no separatrix"):
         separatrix(Params.paper().replace(attention="softmax"))
+
+
+def test_the_off_manifold_figure_promises_dashes_only_where_it_draws_them():
+    """The title promised "dashed: each minimum's distance to M" where no minimum was off
+    M (softmax at lam = 0.1); the unconverged runs are labelled with the budget."""
+    import dataclasses
+
+    from slr_theory.landscape import basins
+    from slr_theory.plotting import off_manifold_figure
+
+    b = basins(Params.paper(lam=0.1), 12, alpha=4e-3, steps=5000, max_steps=10_000, rng=1)
+    fig = off_manifold_figure(b)
+    ax = fig.axes[0]
+    off_m = [j for j in range(len(b.names)) if np.any(b.minima[j][2:]) and np.any(b.label == j)]
+    dashes = [line for line in ax.lines if line.get_linestyle() == "--"]
+    assert len(dashes) == len(off_m) > 0 and "dashed" in ax.get_title()
+    if np.any(b.label < 0):
+        assert any(f"within the budget of {b.max_steps} steps" in t.get_text()
+                   for t in ax.get_legend().get_texts())  # fmt: skip
+    on_m = dataclasses.replace(b, minima=b.minima * np.array([1, 1, 0, 0, 0]))
+    assert "dashed" not in off_manifold_figure(on_m).axes[0].get_title()
