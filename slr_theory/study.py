@@ -867,7 +867,8 @@ def findings(s: Study) -> list[str]:
             f"**How λ changes the picture** (continuation over [{s.lam_range[0]:g}, "
             f"{s.lam_range[1]:g}], {len(s.continuation.branches)} branches): "
             + "; ".join(_event_clauses(s.events))
-            + "."
+            + ". "
+            + _nearest_event(s.events, s.params.lam)
         )
     if s.atlas is not None and s.atlas.rows:
         out.append(atlas_finding(s.atlas))
@@ -1030,6 +1031,23 @@ def atlas_finding(a: Atlas) -> str:
 def _short(name: str) -> str:
     """A branch's name without its last parenthesis (the kind and index where it was named)."""
     return name.rsplit(" (", 1)[0]
+
+
+def _nearest_event(events: list[Event], lam: float) -> str:
+    """How far the report's temperature is from the nearest event, in a sentence."""
+    e = min(events, key=lambda ev: abs(ev.lam - lam))
+    gap = lam - e.lam
+    where = "above" if gap > 0 else "below"
+    what = f"changes {e.detail}" if e.type == "index change" else e.detail
+    if abs(gap) <= 0.5 * e.width:
+        return (
+            f"The report's λ = {lam:g} is at an event, within its width: at λ = {e.lam_text} "
+            f"{_short(e.branch_name)} {what}."
+        )
+    return (
+        f"The report's λ = {lam:g} is {abs(gap):.2g} {where} the nearest of them "
+        f"({abs(gap) / e.lam:.1%} of its λ): at λ = {e.lam_text} {_short(e.branch_name)} {what}."
+    )
 
 
 def _event_clauses(events: list[Event]) -> list[str]:

@@ -227,6 +227,18 @@ def test_a_pitchfork_is_told_once_from_its_two_locations(small_study):
     ]
     [apart] = [f for f in findings(s) if "How λ changes" in f]
     assert "is born there" not in apart and "is born at (k*, v*)" in apart
+    # the distance of the report's temperature to the nearest event (a report at 0.9
+    # never said it sat 0.0076 above the bifurcation at 0.8924)
+    s.events = [change]
+    s.params = s.params.replace(lam=0.9)
+    [near] = [f for f in findings(s) if "How λ changes" in f]
+    assert (
+        f"The report's λ = 0.9 is {0.9 - 0.89243793:.2g} above the nearest of them "
+        f"({(0.9 - 0.89243793) / 0.89243793:.1%} of its λ): at λ = {change.lam_text}"
+    ) in near
+    s.params = s.params.replace(lam=0.89243793)
+    [at] = [f for f in findings(s) if "How λ changes" in f]
+    assert "is at an event, within its width" in at
 
 
 def test_the_atlas_finding_names_the_window_where_the_optimum_is_global():
