@@ -585,7 +585,7 @@ def _search_list(p, seed):
 
 @pytest.mark.parametrize(
     "lam, name, seeds",
-    [(0.9, "erf", (0, 1, 4)), (0.9, "tanh", (0, 3))],
+    [(0.9, "erf", (1, 4)), (0.9, "tanh", (0, 3))],  # the seeds that once missed a minimum
 )
 def test_the_search_list_does_not_depend_on_the_seed(lam, name, seeds):
     """At lam = 0.9 seeds 1 and 4 used to miss the minimum k = v*, v.k* = 0.0904 (erf),

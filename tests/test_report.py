@@ -160,10 +160,10 @@ def test_from_redraws_everything_without_computing(tmp_path, drawn, monkeypatch,
     assert (out / "report.md").read_text() == "my notes" and not _leftovers(tmp_path)
 
 
-def test_the_html_report_is_one_self_contained_page(tmp_path, quick, capsys):
+def test_the_html_report_is_one_self_contained_page(tmp_path, drawn, capsys):
     """`report --html`: report.html beside report.md, well-formed, the same headings, every
-    figure embedded as a PNG data URI (nothing to fetch), its text escaped; and with
-    --from, from the saved results."""
+    figure embedded as a PNG data URI (nothing to fetch), its text escaped (drawn here
+    from the saved results; write_report draws through the same `_draw`)."""
     import base64
     from html.parser import HTMLParser
 
@@ -190,8 +190,8 @@ def test_the_html_report_is_one_self_contained_page(tmp_path, quick, capsys):
             if self._h is not None:
                 self._h += data
 
-    out = tmp_path / "r"
-    assert main(["report", "--out", str(out), "--html"]) == 0
+    out = _drawn_copy(drawn, tmp_path / "r")
+    assert main(["report", "--from", str(out), "--html"]) == 0  # from the saved results
     assert capsys.readouterr().out.strip().endswith("report.html")
     md = (out / "report.md").read_text()
     page = Page()
@@ -209,9 +209,19 @@ def test_the_html_report_is_one_self_contained_page(tmp_path, quick, capsys):
     for src in page.images:
         assert src.startswith("data:image/png;base64,")
         assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
-    again = tmp_path / "again"
-    assert main(["report", "--from", str(out), "--out", str(again), "--html"]) == 0
-    assert (again / "report.html").read_text() == (out / "report.html").read_text()
+
+
+def test_the_computing_door_draws_the_html_page_too(tmp_path, quick, monkeypatch):
+    """write_report(html=True) and `report --html` hand the flag to the one drawing
+    (`_draw`, which the test above checks from saved results); without it, no page."""
+    got = []
+    monkeypatch.setattr(rep, "_draw", lambda s, dest, html=False: got.append(html))
+    rep.write_report(tmp_path / "a", html=True)
+    assert main(["report", "--out", str(tmp_path / "b"), "--html"]) == 0
+    rep.write_report(tmp_path / "c")
+    assert got == [True, True, False]
+    with pytest.raises(ValueError, match="`html`"):
+        rep.write_report(tmp_path / "d", html="yes")
 
 
 def test_from_refuses_what_it_would_ignore_or_could_not_stand_behind(tmp_path, drawn, capsys):
