@@ -151,8 +151,9 @@ def experiment_figure(result, path: str | Path | None = None, *, dpi: int = 110)
     lo = float(min(positive.min(), at_target.min())) if positive.size else float(at_target.min())
     hi = float(max(excess.max(), at_target.max()))
     dist = np.sqrt(np.sum(ov[..., 2:] ** 2, axis=-1))
+    colours = _end_colours([ov[-1, g[0]] for g in groups])
     for j, g in enumerate(groups):
-        colour = _OKABE_ITO[j % len(_OKABE_ITO)]
+        colour = colours[j]
         label = _group_label(ov, g, steps, group)
         final = np.median(excess[-1, g])  # ends a few 1e-3 apart read apart in the legend
         for ax, y, text in (
@@ -245,6 +246,20 @@ _OKABE_ITO = (
     "#F0E442",
     "#000000",
 )
+
+
+def _end_colours(points) -> list[str]:
+    """One colour per end point, the same object in the same colour in every figure and
+    report: ``(k*, v*)`` (or a symmetric image, ``|kappa| = |nu| = 1`` on M) always the
+    first colour, the other points the next ones in their order."""
+    rest = iter(_OKABE_ITO[1:] * 4)
+    out = []
+    for o in points:
+        o = np.asarray(o, dtype=np.float64)
+        optimum = np.allclose(np.abs(o[:2]), 1.0, atol=1e-6) and np.allclose(o[2:], 0.0)
+        optimum = optimum and o[0] * o[1] > 0  # (k*, v*) or (-k*, -v*), not a corner
+        out.append(_OKABE_ITO[0] if optimum else next(rest))
+    return out
 
 
 def _branch_name(b: int, overlaps: np.ndarray) -> str:
@@ -918,11 +933,12 @@ def off_manifold_figure(
     positive = finite[finite > 0]
     floor = max(float(positive.min()) if positive.size else 1e-16, 1e-300)
     dashed = False  # a minimum off M has its distance to M drawn dashed
+    end_colours = _end_colours(b.minima)
     for j in range(-1, len(b.names)):
         members = np.flatnonzero(b.label == j)
         if not members.size:
             continue
-        colour = "0.6" if j < 0 else _OKABE_ITO[j % len(_OKABE_ITO)]
+        colour = "0.6" if j < 0 else end_colours[j]
         if j < 0:
             near = b.distance[members]
             label = (
@@ -1191,11 +1207,12 @@ def arrival_figure(
         if budget is not None:  # the marked budget is on the axis too
             lo, hi = min(lo, float(budget)), max(hi, float(budget))
         grid = np.geomspace(lo / 2.0, hi * 2.0, 400)
+        end_colours = _end_colours(f.points)
         for j, name in enumerate(f.names):
             if not f.minimum[j] or not np.any(f.label == j):
                 continue
             share = np.array([f.within(n)[j] for n in grid])
-            colour = _OKABE_ITO[j % len(_OKABE_ITO)]
+            colour = end_colours[j]
             q = f.quantiles([0.5], j)[0]
             ax.step(
                 grid,

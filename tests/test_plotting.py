@@ -127,3 +127,24 @@ def test_html_table_escapes_and_refuses_what_is_not_a_table():
         html_table(["x"], [1, 2])
     with pytest.raises(ValueError, match="`header`"):
         html_table(3, [])
+
+
+def test_the_optimum_has_one_colour_in_every_figure(fates):
+    """(k*, v*) was blue in the erf report and orange in the tanh one (where the off-M
+    minimum, lower, came first): it is the first colour whatever the order."""
+    from slr_theory.plotting import _OKABE_ITO, _end_colours
+
+    off, opt, image = [0, 0, 0.63, 1, 0], [1, 1, 0, 0, 0], [-1, -1, 0, 0, 0]
+    assert _end_colours([off, opt])[1] == _OKABE_ITO[0] != _end_colours([off, opt])[0]
+    assert _end_colours([image])[0] == _OKABE_ITO[0]
+    assert _end_colours([[1, -1, 0, 0, 0]])[0] != _OKABE_ITO[0]  # a corner is not it
+    ax = slr_theory.arrival_figure(fates).axes[0]
+    j = next(i for i, name in enumerate(fates.names) if "(1, 1, 0, 0, 0)" in name)
+    [line] = [
+        ln
+        for ln in ax.lines
+        if ln.get_label().endswith(
+            f"reach {fates.names[j]} (median 10^{fates.quantiles([0.5], j)[0]:.1f} steps)"
+        )
+    ]
+    assert line.get_color() == _OKABE_ITO[0]
