@@ -354,7 +354,6 @@ def bifurcation_figure(
         A name for each branch (e.g. :attr:`slr_theory.study.Study.branch_names`); by
         default the branches that are critical points of M are named by their point.
     dpi : int
-
     ax : matplotlib.axes.Axes, optional
         Draw on these axes (of a figure of yours) instead of a new figure; with no `path`
         the axes' figure is returned.
@@ -507,10 +506,10 @@ def basins_figure(
     separatrix : ndarray, shape ``(m, 2)``, optional
         From :func:`slr_theory.landscape.separatrix`.
     dpi : int
-
     ax : matplotlib.axes.Axes, optional
         Draw on these axes (of a figure of yours) instead of a new figure; with no `path`
         the axes' figure is returned.
+
     Returns
     -------
     Path or matplotlib.figure.Figure
@@ -678,10 +677,10 @@ def phase_portrait(
     progress : bool or callable
         ``True`` shows a tqdm bar over the stages (basins, field, separatrix,
         trajectories, critical points, saving); a callable is called with 1 per stage.
-
     ax : matplotlib.axes.Axes, optional
         Draw on these axes (of a figure of yours) instead of a new figure; with no `path`
         the axes' figure is returned.
+
     Returns
     -------
     Path or matplotlib.figure.Figure
@@ -913,10 +912,10 @@ def off_manifold_figure(
     steps : int
     rng : numpy.random.Generator or int
     dpi : int
-
     ax : matplotlib.axes.Axes, optional
         Draw on these axes (of a figure of yours) instead of a new figure; with no `path`
         the axes' figure is returned.
+
     Returns
     -------
     Path or matplotlib.figure.Figure
@@ -1188,10 +1187,10 @@ def arrival_figure(
     budget : float, optional
         A step budget to mark (e.g. the budgeted runs' ``max_steps``).
     dpi : int
-
     ax : matplotlib.axes.Axes, optional
         Draw on these axes (of a figure of yours) instead of a new figure; with no `path`
         the axes' figure is returned.
+
     Returns
     -------
     Path or matplotlib.figure.Figure
