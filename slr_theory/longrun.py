@@ -99,18 +99,26 @@ class _Field:
         self.params = params
         self.alpha = alpha
         self.schedule = schedule
-        self.table = None
+        self.table = self.gradient_table = None
         if schedule is None:
             self.table = engine.table(params, params.lam, (1, 2)).prepared()
+            self.gradient_table = engine.table(params, params.lam, 1).prepared()
 
-    def rows(self, ov5: np.ndarray, t: np.ndarray) -> np.ndarray:
-        """The engine's rows ``(20, n)``: the five partials, then the Hessian's."""
+    def rows(self, ov5: np.ndarray, t: np.ndarray, order=(1, 2)) -> np.ndarray:
+        """The engine's rows: the five partials, then (order ``(1, 2)``) the Hessian's."""
         if self.table is not None:
-            return self.table(ov5)
+            return (self.table if order == (1, 2) else self.gradient_table)(ov5)
         lam = temperatures_at(self.schedule, t)
-        tabs = engine.table(self.params, lam, (1, 2))
+        tabs = engine.table(self.params, lam, order)
         phi = tabs.features(ov5, np.moveaxis(tabs.constants, -1, 0))
         return np.einsum("nrk,kn->rn", tabs.C, phi)
+
+    def velocity(self, ov5: np.ndarray, t: np.ndarray) -> np.ndarray:
+        """``F`` ``(n, 5)`` alone: for the flow, from the gradient only (the Hessian, which
+        PGD's modified field needs through ``M``, is not computed)."""
+        if self.alpha is None:
+            return overlap_velocity(ov5, self.rows(ov5, t, 1)).T
+        return self.evaluate(ov5, t)[0]
 
     def __call__(self, ov5: np.ndarray, t: np.ndarray):
         """``(F, M, defect)`` ``(n, 5)``, ``(n, 5, 5)``, ``(n, 5)`` at overlaps ``(5, n)``."""
@@ -251,7 +259,7 @@ def _step(field: _Field, y: np.ndarray, t: np.ndarray, h: np.ndarray, at_y: tupl
         x, F = y, F0
         for i in range(m):
             if i:
-                F = field(x, t + i * sub)[0]
+                F = field.velocity(x, t + i * sub)
             delta = np.linalg.solve(W, (sub[:, None] * F)[..., None])[..., 0]
             x = _feasible(x + delta.T)
         row = [x]
@@ -731,8 +739,8 @@ def _entry(field, y0, y1, t0, h, centre, tol):
     """Where in a step ``y0 -> y1`` ``(5, k)`` each run first comes within `tol` of
     `centre` ``(5, k)``: the fraction of the step ``(k,)`` (bisection on the Hermite
     interpolant, after a scan of 64 points)."""
-    F0 = field(y0, t0)[0].T
-    F1 = field(y1, t0 + h)[0].T
+    F0 = field.velocity(y0, t0).T
+    F1 = field.velocity(y1, t0 + h).T
     grid = np.linspace(0.0, 1.0, 65)
     inside = np.stack(
         [np.max(np.abs(_hermite(y0, F0, y1, F1, h, s) - centre), axis=0) < tol for s in grid]
@@ -839,7 +847,7 @@ def fate(
     n = ov.shape[0]
     runs = _Runs(params, alpha, None, ov.T.copy())
     if on_manifold and n:
-        off = np.flatnonzero(np.any(runs.field(runs.y, runs.t)[0][:, 2:] != 0.0, axis=1))
+        off = np.flatnonzero(np.any(runs.field.velocity(runs.y, runs.t)[:, 2:] != 0.0, axis=1))
         if off.size:
             raise ValueError(
                 "on_manifold=True needs M invariant, but this model's field leaves M at "
@@ -872,7 +880,9 @@ def fate(
             hit = dist < tol
             arrived = ex[hit]
             label[arrived], steps[arrived], done[arrived] = j[hit], runs.t[arrived], True
-            speed = np.max(np.abs(runs.field(runs.y[:, arrived], runs.t[arrived])[0]), axis=1)
+            speed = np.max(
+                np.abs(runs.field.velocity(runs.y[:, arrived], runs.t[arrived])), axis=1
+            )
             rel[arrived] = runs.error[arrived] / np.maximum(speed * runs.t[arrived], 1e-300)
         done |= runs.stuck
         fl = np.flatnonzero(~done & (runs.t < stop) & ~runs.exact)

@@ -218,15 +218,14 @@ def test_fate_on_m_refuses_starts_off_m_and_a_field_that_leaves_m(monkeypatch):
         fate(PAPER, [[0.2, 0.3, 0.0, 0.01, 0.0]], on_manifold=True)
     with pytest.raises(ValueError, match="`on_manifold`"):
         fate(PAPER, [[0.2, 0.3, 0.0, 0.0, 0.0]], on_manifold="yes")
-    real = longrun._Field.evaluate
+    real = longrun._Field.velocity
 
     def leaky(self, ov5, t):  # a model whose field leaves M
-        F, M, defect, hw = real(self, ov5, t)
-        F = F.copy()
+        F = real(self, ov5, t).copy()
         F[:, 4] += 1e-30
-        return F, M, defect, hw
+        return F
 
-    monkeypatch.setattr(longrun._Field, "evaluate", leaky)
+    monkeypatch.setattr(longrun._Field, "velocity", leaky)
     with pytest.raises(ValueError, match="needs M invariant"):
         fate(PAPER, [[0.2, 0.3, 0.0, 0.0, 0.0]], on_manifold=True)
 
@@ -327,3 +326,16 @@ def test_advance_is_exact_pgd_for_other_nonlinearities(sigma):
     ref = pgd(p, starts, 2e-3, 50_000, record_every=50_000).overlaps[-1]
     assert np.max(np.abs(got.overlaps - ref)) < 1e-6
     np.testing.assert_array_equal(got.overlaps[0, 2:] == 0.0, ref[0, 2:] == 0.0)
+
+
+@pytest.mark.parametrize("alpha", [None, 2e-3])
+def test_the_field_alone_is_the_field_of_the_full_evaluation(alpha):
+    """The integrator's substeps take F from the gradient alone (the flow) or from the
+    full evaluation (PGD's modified field needs M): the same numbers either way."""
+    from slr_theory.longrun import _Field
+
+    field = _Field(PAPER, alpha, None)
+    ov = sample_initial_overlaps(PAPER.d, np.random.default_rng(3), 16).T
+    t = np.zeros(16)
+    full, alone = field.evaluate(ov, t)[0], field.velocity(ov, t)
+    np.testing.assert_allclose(alone, full, rtol=1e-13, atol=1e-15 * np.abs(full).max())
