@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .critical import overlaps_text
+from .critical import overlaps_text, symmetries
 from .output import Destination, file_digest, written_files
 from .params import Params, check_params
 from .survey import Atlas, found_text, read_atlas
@@ -395,7 +395,9 @@ def _critical(s, dest) -> list[str]:
             rows,
         ),
         "",
-        f"{len(minima)} minima (one per symmetry orbit). Index and nullity count Hessian "
+        f"{len(minima)} {'minimum' if len(minima) == 1 else 'minima'} (one per orbit of "
+        f"the {len(symmetries(s.params))} overlap maps that leave this model's risk "
+        "unchanged: `critical.symmetries`). Index and nullity count Hessian "
         f"eigenvalues with their multiplicities at `d = {s.params.d}`; zero modes along an "
         "orbit of the rotations fixing `k*, v*` are listed in the kind.",
         "",

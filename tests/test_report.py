@@ -268,6 +268,11 @@ def test_the_report_states_its_parameters_and_explains(drawn, small_study):
     # 'after 60000 steps' under a cap of 200000)
     assert f"at no minimum within the budget of {s.basins.max_steps} steps" in text
     assert "**global minimum**" in text
+    from slr_theory.critical import symmetries
+
+    n = sum(q.index == 0 for q in s.points)  # the count and the group are the model's own
+    noun = "minimum" if n == 1 else "minima"
+    assert f"{n} {noun} (one per orbit of the {len(symmetries(p))} overlap maps" in text
     for e in s.events:
         assert e.lam_text in text  # with the decimals its width supports
     assert "-0.0000" not in text and "−0.0000" not in text
