@@ -1183,16 +1183,16 @@ def _cmd_verify(args) -> int:
                 f"slr-theory verify: error: argument --{next(iter(given))}: not with --random "
                 "(which draws every check's parameters)"
             )
-        base = {"d": 400, "L": 10, "lam": 0.1, "gamma": 0.5**0.5, "eps": 0.0, "s": 1}
-        base.update(given)
-        if base["s"] > base["L"]:
+        paper = Params.paper()  # the flags' defaults elsewhere: the paper's parameters
+        L = given.get("L", paper.L)
+        if given.get("s", 1) > L:
             raise _UsageError(
-                f"slr-theory verify: error: argument --s: must be at most --L = {base['L']}, "
-                f"got {base['s']}"
+                f"slr-theory verify: error: argument --s: must be at most --L = {L}, "
+                f"got {given['s']}"
             )
-        at = Params(**base)
-        for k, v in base.items():  # the echo says every value the model's checks use
-            setattr(args, k, v)
+        at = paper.replace(**given)
+        for k in ("d", "L", "lam", "gamma", "eps", "s"):  # the echo: every value used
+            setattr(args, k, getattr(at, k))
     try:
         results = run_checks(
             args.only,

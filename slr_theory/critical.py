@@ -234,6 +234,12 @@ class SearchReport:
     iterations: int
     notes: list = field(default_factory=list)
 
+    @property
+    def last_new(self) -> int:
+        """The start (counted from 1) at which the last new point appeared; 0 if none."""
+        d = np.asarray(self.distinct_after)
+        return int(np.argmax(d == d[-1])) + 1 if d.size and d[-1] > 0 else 0
+
 
 def _five(ov, name: str) -> np.ndarray:
     """Five finite overlaps ``(kappa, nu, theta, eta, rho)``."""
@@ -1060,7 +1066,7 @@ def critical_points(
         f"{len(K)} starts ({len(structured)} structured, {starts} uniform on S^3 x S^3), "
         f"damped Riemannian Newton, {iterations} iterations each.",
         f"{len(points)} distinct critical points up to symmetry; the last new one "
-        f"appeared at start {int(np.argmax(distinct == distinct[-1])) + 1 if len(distinct) else 0}.",
+        f"appeared at start {report.last_new}.",
         f"{len(plateaus)} starts ended off any critical point (plateaus or no convergence).",
     ]
     return CriticalPoints(points, params, "sphere", certificate, report, plateaus)

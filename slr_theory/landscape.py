@@ -956,6 +956,20 @@ class Continuation:
     events: list
     not_followed: list = field(default_factory=list)
 
+    def optimum_branch(self) -> Branch | None:
+        """The branch of ``(k*, v*)`` (the longest, if it was followed in pieces), or None.
+
+        Returns
+        -------
+        Branch or None
+        """
+        at = [
+            br
+            for br in self.branches
+            if np.allclose(br.overlaps, [1.0, 1.0, 0.0, 0.0, 0.0], atol=1e-9)
+        ]
+        return max(at, key=lambda br: br.lam.size) if at else None
+
     def plot(self, path=None, **options):
         """:func:`slr_theory.plotting.bifurcation_figure` of these branches.
 

@@ -373,16 +373,11 @@ def bifurcation_figure(
         )
     optimum = None
     if quantity == "gap":
-        at_opt = [
-            br
-            for br in result.branches
-            if np.allclose(br.overlaps, [1.0, 1.0, 0.0, 0.0, 0.0], atol=1e-9)
-        ]
-        if not at_opt:
+        optimum = result.optimum_branch()
+        if optimum is None:
             raise ValueError(
                 "`quantity` 'gap' needs the branch of (k*, v*), which is not followed."
             )
-        optimum = max(at_opt, key=lambda br: br.lam.size)
     given = ax is not None
     fig, ax = _figure_and_axes(ax, (8.6, 5.0))
     classes = (

@@ -624,10 +624,7 @@ def _landscape(s, dest) -> list[str]:
             f"{', '.join(f'{x:.2f}' for x in e.predicted)}.",
             "",
         ]
-    gap = any(
-        np.allclose(br.overlaps, [1.0, 1.0, 0.0, 0.0, 0.0], atol=1e-9)
-        for br in s.continuation.branches
-    )
+    gap = s.continuation.optimum_branch() is not None
     bifurcation_figure(
         s.continuation,
         dest.file("bifurcation.png"),

@@ -244,7 +244,7 @@ def atlas_cell(
         "eps": float(params.eps),
         "n_critical": len(found),
         "search_starts": len(found.search.starts),
-        "search_last_new": _last_new(found.search.distinct_after),
+        "search_last_new": found.search.last_new,
         "optimum_index": int(optimum.index) if optimum is not None else -1,
         "optimum_is_global": bool(
             optimum is not None
@@ -263,12 +263,6 @@ def atlas_cell(
         "alpha": float(alpha),
         "seconds": time.perf_counter() - t0,
     }
-
-
-def _last_new(distinct_after: np.ndarray) -> int:
-    """The start (counted from 1) at which the search found its last new point; 0 if none."""
-    d = np.asarray(distinct_after)
-    return int(np.argmax(d == d[-1])) + 1 if d.size and d[-1] > 0 else 0
 
 
 #: The budgets (steps) of the columns ``within_1e4``, ``within_1e6``, ``within_1e8``.
