@@ -444,6 +444,12 @@ class Destination:
 
         if not isinstance(path, (str, os.PathLike)) or not str(os.fspath(path)).strip():
             raise refusal(_NotADirectory, argument, f"must name a directory, got {path!r}")
+        if "\x00" in str(os.fspath(path)):  # no file system takes it: refused, not an os error
+            raise refusal(
+                _NotADirectory,
+                argument,
+                f"must name a directory (no NUL byte), got {os.fspath(path)!r}",
+            )
         self.directory = Path(path)
         self.force = boolean(force, "force")
         self.exclusive = boolean(exclusive, "exclusive")

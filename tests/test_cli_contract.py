@@ -219,6 +219,8 @@ PINNED = [
     ("portrait", "--out", "/proc/nope.png"),  # writable by access(), not in fact
     ("verify", "--only", "x"),
     ("verify", "--samples", "100000000000000000000"),
+    ("atlas", "--out", "\x00"),  # an os error ('embedded null byte') the atlas blamed on --lam
+    ("report", "--out", "a\x00b"),  # ... and the report called an internal error (exit 3)
 ]
 
 
