@@ -1,16 +1,19 @@
-"""Wall time of ``slr-theory report`` and of each of its parts, on this machine.
+"""Wall time of ``slr-theory report`` and of each of its parts, at every model, on this machine.
 
-    python benchmarks/report.py [--lam 0.1] [--redraw]
+    python benchmarks/report.py [--lam 0.1] [--model erf tanh softmax s2] [--redraw]
 
-Runs the report at the paper's parameters (or another ``lambda``) into a temporary
-folder and prints the seconds of each computed part (``Study.seconds``: the checks and
-the paper's experiments run in a second process beside the rest), the wall time of the
-whole report, and, with ``--redraw``, of ``report --from`` on the result.
+Runs the report at the paper's ``d, L, gamma`` (erf; tanh; softmax attention; erf with
+``s = 2`` informative tokens) into a temporary folder and prints the seconds of each
+computed part (``Study.seconds``: the checks and the paper's experiments run in a second
+process beside the rest), the wall time of the whole report, the estimate the command
+checks at the door (:func:`slr_theory.work.report_cost`), and, with ``--redraw``, the wall
+time of ``report --from`` on the result.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import tempfile
 import time
@@ -19,32 +22,45 @@ from pathlib import Path
 from slr_theory import Params
 from slr_theory.report import redraw_report, write_report
 from slr_theory.study import Study
+from slr_theory.work import report_cost
+
+MODELS = {
+    "erf": {},
+    "tanh": {"nonlinearity": "tanh"},
+    "softmax": {"attention": "softmax"},
+    "s2": {"s": 2},
+}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lam", type=float, default=0.1)
+    ap.add_argument("--model", nargs="+", choices=tuple(MODELS), default=list(MODELS))
     ap.add_argument("--redraw", action="store_true")
     args = ap.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "report"
-        t0 = time.perf_counter()
-        write_report(out, Params.paper(lam=args.lam))
-        wall = time.perf_counter() - t0
-        s = Study.load(out / "results.json")
-        print(f"report at lambda = {args.lam:g} on {os.cpu_count()} cores")
-        print(f"{'part':<18} {'seconds':>8}")
-        for name, sec in s.seconds.items():
-            print(f"{name:<18} {sec:>8.1f}")
-        beside = sum(s.seconds.get(n, 0.0) for n in ("verification", "experiments"))
-        main_side = sum(s.seconds.values()) - beside
-        print(f"{'main process':<18} {main_side:>8.1f}")
-        print(f"{'second process':<18} {beside:>8.1f}")
-        print(f"{'whole report':<18} {wall:>8.1f}")
-        if args.redraw:
+    rows = []
+    for name in args.model:
+        params = dataclasses.replace(Params.paper(lam=args.lam), **MODELS[name])
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "report"
             t0 = time.perf_counter()
-            redraw_report(out)
-            print(f"{'report --from':<18} {time.perf_counter() - t0:>8.1f}")
+            write_report(out, params)
+            wall = time.perf_counter() - t0
+            s = Study.load(out / "results.json")
+            print(f"\nreport {name} at lambda = {args.lam:g} on {os.cpu_count()} cores")
+            print(f"{'part':<18} {'seconds':>8}")
+            for part, sec in s.seconds.items():
+                print(f"{part:<18} {sec:>8.1f}")
+            redraw = None
+            if args.redraw:
+                t0 = time.perf_counter()
+                redraw_report(out)
+                redraw = time.perf_counter() - t0
+        rows.append((name, wall, report_cost(params).seconds, redraw))
+    print(f"\n{'model':<8} {'wall s':>8} {'estimate s':>11} {'redraw s':>9}")
+    for name, wall, est, redraw in rows:
+        shown = "" if redraw is None else f"{redraw:9.1f}"
+        print(f"{name:<8} {wall:8.1f} {est:11.1f} {shown}")
 
 
 if __name__ == "__main__":
