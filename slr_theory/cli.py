@@ -104,6 +104,16 @@ def _within(command: str, estimate, args) -> None:
         ) from None
 
 
+def _jobs(p, what: str) -> None:
+    """``--jobs``: processes, the same flag in every command (default: the usable cores)."""
+    p.add_argument(
+        "--jobs",
+        type=_between(int, 1, 4096),
+        default=None,
+        help=f"processes, at most the cores ({what}; default: every usable core)",
+    )
+
+
 _positive_int = _number(int, lambda v: v > 0, "a positive integer")
 _nonnegative_int = _number(int, lambda v: v >= 0, "a non-negative integer")
 _nonnegative_float = _number(float, lambda v: 0 <= v < float("inf"), "a non-negative number")
@@ -234,12 +244,7 @@ def _reproduce_parser(sub) -> None:
         default=1.0,
         help="fraction of the paper's step counts to run",
     )
-    rp.add_argument(
-        "--jobs",
-        type=_positive_int,
-        default=2,
-        help="processes: with 2, SGD runs beside the PGD loop",
-    )
+    _jobs(rp, "with 2 or more, SGD runs beside the PGD loop")
     _max_minutes(rp)
     rp.set_defaults(run=_cmd_reproduce)
 
@@ -386,9 +391,11 @@ def _report_parser(sub) -> None:
         default=None,
         help="an atlas (the --out of slr-theory atlas, or its table) to show in a last section",
     )
+    _jobs(r, "with 2 or more, the checks and the paper's experiments run beside the rest")
+    _max_minutes(r)
     computing = (
         *("d", "L", "lam", "gamma", "eps", "s", "nonlinearity", "attention"),
-        *("alpha", "seed", "full", "atlas"),
+        *("alpha", "seed", "full", "atlas", "jobs", "max_minutes"),
     )
     r.set_defaults(run=_cmd_report, computing_defaults={k: r.get_default(k) for k in computing})
 
@@ -663,13 +670,7 @@ def _atlas_parser(sub) -> None:
         help="most steps a run takes",
     )
     a.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
-    a.add_argument(
-        "--jobs",
-        type=_between(int, 1, 4096),
-        default=None,
-        help="local workers, at most the cores (default: every core; with --scheduler, the "
-        "cluster's workers)",
-    )
+    _jobs(a, "local workers; with --scheduler, the cluster's workers")
     a.add_argument(
         "--scheduler", default=None, metavar="ADDRESS", help="a Dask scheduler to run the cells on"
     )
@@ -1021,6 +1022,7 @@ def _out_flag(command: str):
 def _cmd_reproduce(args) -> int:
     from .experiments import cost, experiments, output_paths, run, write
     from .output import Destination
+    from .work import usable_cores
 
     table = experiments()
     if args.name != "all" and args.name not in table:
@@ -1042,7 +1044,7 @@ def _cmd_reproduce(args) -> int:
             repeats=args.repeats,
             steps_scale=args.steps_scale,
             progress=True,
-            jobs=args.jobs,
+            jobs=min(args.jobs or usable_cores(), usable_cores()),
         )
         import numpy as np
 
@@ -1215,9 +1217,10 @@ def _cmd_critical(args) -> int:
 
     params = _params(args)
     if args.where == "sphere":
-        from .work import critical_cost
+        from .work import critical_cost, model_cost_factor
 
-        _within("critical", critical_cost(args.starts), args)
+        factor = model_cost_factor(params, points=1)
+        _within("critical", critical_cost(args.starts, model_factor=factor), args)
     pts = critical_points(
         params, args.where, starts=args.starts, rng=args.seed, progress=not args.json
     )
@@ -1268,6 +1271,11 @@ def _cmd_report(args) -> int:
                 f"slr-theory report: error: argument --atlas: cannot read an atlas from "
                 f"{args.atlas!r} ({type(exc).__name__}: {exc})"
             ) from None
+    from .study import cost
+    from .work import usable_cores
+
+    jobs = min(args.jobs or usable_cores(), usable_cores())
+    _within("report", cost(params, full=args.full, jobs=jobs), args)
     with _out_flag("report"):
         path = write_report(
             args.out or "slr-report",
@@ -1277,6 +1285,7 @@ def _cmd_report(args) -> int:
             full=args.full,
             force=args.force,
             progress=True,
+            jobs=jobs,
             atlas=atlas,
             html=args.html,
         )
@@ -1365,9 +1374,10 @@ def _cmd_trajectory(args) -> int:
         header = "t"
     else:
         from .dynamics import pgd
-        from .work import pgd_cost
+        from .work import model_cost_factor, pgd_cost
 
-        _within("pgd", pgd_cost(args.steps), args)
+        factor = model_cost_factor(p, points=1)  # one run: one point a step
+        _within("pgd", pgd_cost(args.steps, model_factor=factor), args)
         every = max(1, args.steps // max(1, args.records - 1))
         res = pgd(p, ov0, args.alpha, args.steps, record_every=every, progress=True)
         rows = [

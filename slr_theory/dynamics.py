@@ -148,7 +148,7 @@ def pgd(
     """
     ov = validate_run(params, overlaps0, alpha, steps, record_every)
     steps = int(steps)
-    lam = temperatures(schedule, steps)
+    lam = temperatures(schedule, steps, lam_max=params.lam_max)
     shape = ov.shape[:-1]
     ov5 = ov.reshape(-1, 5).T.copy()
     group = Group(params, float(alpha), lam)
@@ -197,7 +197,7 @@ def pgd_vectors(
     v = unit_vectors(v0, "v0", params.d, batch=True).copy()
     positive_real(alpha, "alpha", upper=MAX_ALPHA)
     steps = positive_int(steps, "steps", allow_zero=True, upper=MAX_STEPS)
-    lam = temperatures(schedule, steps)
+    lam = temperatures(schedule, steps, lam_max=params.lam_max)
     p = params
     for t in range(int(steps)):
         if lam is not None and lam[t] != p.lam:

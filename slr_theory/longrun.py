@@ -108,7 +108,7 @@ class _Field:
         """The engine's rows: the five partials, then (order ``(1, 2)``) the Hessian's."""
         if self.table is not None:
             return (self.table if order == (1, 2) else self.gradient_table)(ov5)
-        lam = temperatures_at(self.schedule, t)
+        lam = temperatures_at(self.schedule, t, lam_max=self.params.lam_max)
         tabs = engine.table(self.params, lam, order)
         phi = tabs.features(ov5, np.moveaxis(tabs.constants, -1, 0))
         return np.einsum("nrk,kn->rn", tabs.C, phi)
@@ -284,7 +284,11 @@ def _exact(params, alpha, schedule, y, kv, t, steps, record=False):
     """Exact PGD, `steps` steps, of the columns ``y`` ``(5, n)`` all at step ``t``, from
     their coordinates ``kv`` ``(8, n)`` where finite; returns the overlaps (all of them
     with `record`, else the last) and the final coordinates (NaN for a batch on M)."""
-    lam = None if schedule is None else temperatures_at(schedule, t + np.arange(steps + 1.0))
+    lam = (
+        None
+        if schedule is None
+        else temperatures_at(schedule, t + np.arange(steps + 1.0), lam_max=params.lam_max)
+    )
     synced = np.all(np.isfinite(kv), axis=0)
     if not np.any(y[2:]) and not np.any(synced):
         start = None  # on M: the 2-D map

@@ -152,7 +152,7 @@ def sgd_vectors(
     batch = positive_int(batch, "batch", upper=MAX_BATCH)
     steps = int(steps)
     every = steps if record_every is None else positive_int(record_every, "record_every")
-    lam = temperatures(schedule, steps)
+    lam = temperatures(schedule, steps, lam_max=params.lam_max)
     k, v = k.reshape(-1, d), v.reshape(-1, d)
     R = k.shape[0]
     rec = sorted(set(range(0, steps + 1, max(every, 1))) | {steps})
@@ -280,7 +280,7 @@ def sgd(
     batch = positive_int(batch, "batch", upper=MAX_BATCH)
     alpha = positive_real(alpha, "alpha")
     steps = int(steps)
-    lam = temperatures(schedule, steps)
+    lam = temperatures(schedule, steps, lam_max=params.lam_max)
     shape = ov.shape[:-1]
     state = ov.reshape(-1, 5).T.copy()
     R, L = state.shape[1], params.L

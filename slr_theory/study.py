@@ -39,6 +39,7 @@ from .output import quiet_workers
 from .params import Params, check_params
 from .results import dumps, loads
 from .survey import AXES, Atlas, read_atlas
+from .validate import positive_int
 from .verify import CheckResult
 
 __all__ = [
@@ -49,6 +50,7 @@ __all__ = [
     "RiskRow",
     "Study",
     "atlas_finding",
+    "cost",
     "fates_sentence",
     "findings",
     "study",
@@ -368,6 +370,61 @@ def _timed(seconds: dict, name: str, fn, *args, **kw):
     out = fn(*args, **kw)
     seconds[name] = time.perf_counter() - t0
     return out
+
+
+def cost(params: Params | None = None, *, full: bool = False, jobs: int | None = None):
+    """The estimated wall time of :func:`study` (and its report) at `params` (nothing is run).
+
+    The parts that compute at the model cost what they measured at the paper's erf model
+    (:data:`slr_theory.work.COSTS` ``"study_model"``) times the model's cost per
+    evaluation of the risk, measured now on one point (:func:`slr_theory.work.
+    model_cost_factor`: the report's loops ask for few points at a time), and twice that:
+    the report at ``s = 2`` measured twice erf's time at the same cost per evaluation (its
+    runs take longer to end), and an estimate errs on the long side. The model's checks
+    and the paper's experiments (:func:`slr_theory.experiments.cost`) run beside them
+    when `jobs` > 1, after them otherwise.
+
+    Parameters
+    ----------
+    params : Params, optional
+        Default: the paper's.
+    full : bool
+        The paper's experiments with all repeats and steps.
+    jobs : int, optional
+        As for :func:`study`.
+
+    Returns
+    -------
+    slr_theory.work.WorkEstimate
+        Its flag is ``--full`` when the full experiments are the larger part, else
+        ``--max-minutes``.
+
+    Examples
+    --------
+    >>> from slr_theory.study import cost
+    >>> cost(full=True).seconds > cost().seconds
+    True
+    """
+    from .experiments import cost as experiments_cost
+    from .experiments import experiments
+    from .work import COSTS, WorkEstimate, model_cost_factor, usable_cores
+
+    params = check_params(params if params is not None else Params.paper())
+    if not isinstance(full, bool):
+        raise ValueError(f"`full` must be True or False, got {full!r}.")
+    if jobs is not None:
+        jobs = positive_int(jobs, "jobs", upper=1024)
+    jobs = (2 if usable_cores() >= 2 else 1) if jobs is None else jobs
+    gd = [name for name, e in experiments().items() if e.method == "pgd"]
+    repeats = None if full else 5
+    beside = COSTS["study_checks"] + experiments_cost(gd, repeats=repeats).seconds
+    beside += experiments_cost(
+        "sgd_sphere_schedule", repeats=repeats, steps_scale=1.0 if full else 0.1
+    ).seconds
+    main = 2.0 * COSTS["study_model"] * model_cost_factor(params, points=1)
+    total = (max(main, beside) if jobs > 1 else main + beside) + COSTS["study_drawing"]
+    what = "the report's computations" + (" with the full experiments" if full else "")
+    return WorkEstimate(what, total, "--full" if full and beside > main else "--max-minutes")
 
 
 #: The checks in two halves of about equal cost: the model's (at the report's parameters)

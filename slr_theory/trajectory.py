@@ -96,13 +96,15 @@ def paper_schedule(lam0: float, c: float = 1e-4) -> PaperSchedule:
     return PaperSchedule(lam0, c)
 
 
-def temperatures(schedule, steps: int) -> np.ndarray | None:
+def temperatures(schedule, steps: int, *, lam_max: float | None = None) -> np.ndarray | None:
     """Temperatures at steps ``0..steps`` (``None`` for no schedule), validated.
 
     Parameters
     ----------
     schedule : callable ``step -> lam`` or None
     steps : int
+    lam_max : float, optional
+        The model's largest temperature (:attr:`Params.lam_max`; default: the domain's).
 
     Returns
     -------
@@ -110,10 +112,10 @@ def temperatures(schedule, steps: int) -> np.ndarray | None:
     """
     if schedule is None:
         return None
-    return temperatures_at(schedule, np.arange(steps + 1))
+    return temperatures_at(schedule, np.arange(steps + 1), lam_max=lam_max)
 
 
-def temperatures_at(schedule, t: np.ndarray) -> np.ndarray:
+def temperatures_at(schedule, t: np.ndarray, *, lam_max: float | None = None) -> np.ndarray:
     """The temperatures of `schedule` at the steps `t` (any shape), validated.
 
     Parameters
@@ -123,12 +125,15 @@ def temperatures_at(schedule, t: np.ndarray) -> np.ndarray:
         per step, with a Python ``int`` (a ``float`` beyond ``2**63``).
     t : ndarray
         Non-negative whole step numbers.
+    lam_max : float, optional
+        The model's largest temperature (:attr:`Params.lam_max`: softmax attention's is
+        below the domain's); default: the domain's.
 
     Returns
     -------
     ndarray, the shape of `t`
-        In the domain of ``lam`` (:data:`slr_theory.params.DOMAIN`), else ``ValueError``
-        naming the first step outside it.
+        In the domain of ``lam`` (:data:`slr_theory.params.DOMAIN`, up to `lam_max`), else
+        ``ValueError`` naming the first step outside it.
     """
     t = np.asarray(t)
     if isinstance(schedule, PaperSchedule):
@@ -148,12 +153,16 @@ def temperatures_at(schedule, t: np.ndarray) -> np.ndarray:
             f"`schedule` must be None or a callable step -> lam, got {type(schedule).__name__}."
         )
     lo, hi = DOMAIN["lam"]
+    if lam_max is not None and lam_max < hi:
+        hi, what = float(lam_max), "the model's"
+    else:
+        what = "the domain of lam"
     bad = ~(np.isfinite(lam) & (lam >= lo) & (lam <= hi))
     if np.any(bad):
         i = np.unravel_index(int(np.argmax(bad)), bad.shape)
         step = t[i] if t.dtype.kind in "iu" else float(t[i])
         raise ValueError(
-            f"`schedule` must return temperatures in [{lo:g}, {hi:g}] (the domain of lam), "
+            f"`schedule` must return temperatures in [{lo:g}, {hi:g}] ({what}), "
             f"got {float(lam[i])!r} at step {step}."
         )
     return lam

@@ -46,6 +46,10 @@ COSTS: dict[str, float] = {
     "verify_sample": 2.0e-5,  # one Monte Carlo draw, summed over the checks
     "atlas_cell_fixed": 0.5,  # one atlas cell beyond its search and basins (M's stability)
     "atlas_bookkeeping": 2.0e-3,  # committing one cell (benchmarks/atlas_bookkeeping.py)
+    # the report (benchmarks/report.py; erf at the paper's parameters, lambda = 0.1):
+    "study_model": 25.0,  # its parts at the model (search, portrait, basins, continuation, ...)
+    "study_checks": 13.0,  # the model's checks, run beside with the paper's experiments
+    "study_drawing": 6.0,  # the figures, the Markdown and the saved results
 }
 
 
@@ -178,12 +182,26 @@ class WorkEstimate:
         )
 
 
-def pgd_cost(steps: int, runs: int = 1, *, flag: str = "--steps") -> WorkEstimate:
+def _factor(model_factor: object) -> float:
+    """A model's cost relative to erf's (:func:`model_cost_factor`): a number ``>= 1``."""
+    if isinstance(model_factor, bool) or not isinstance(model_factor, (int, float)):
+        raise ValueError(f"`model_factor` must be a number >= 1, got {model_factor!r}.")
+    factor = float(model_factor)
+    if not 1.0 <= factor < float("inf"):
+        raise ValueError(f"`model_factor` must be at least 1, got {model_factor!r}.")
+    return factor
+
+
+def pgd_cost(
+    steps: int, runs: int = 1, *, model_factor: float = 1.0, flag: str = "--steps"
+) -> WorkEstimate:
     """Exact PGD on the overlaps: `steps` steps of a batch of `runs` runs.
 
     Parameters
     ----------
     steps, runs : int
+    model_factor : float
+        The model's cost relative to erf's (``>= 1``; :func:`model_cost_factor`).
     flag : str
         The flag to name.
 
@@ -198,16 +216,20 @@ def pgd_cost(steps: int, runs: int = 1, *, flag: str = "--steps") -> WorkEstimat
     4.013
     """
     steps, runs = _count(steps, "steps"), _count(runs, "runs")
-    sec = steps * (COSTS["pgd_step"] + runs * COSTS["pgd_run_step"])
+    sec = steps * (COSTS["pgd_step"] + runs * COSTS["pgd_run_step"]) * _factor(model_factor)
     return WorkEstimate(f"{steps:g} PGD steps of {runs:g} run{'s' * (runs != 1)}", sec, flag)
 
 
-def critical_cost(starts: int, *, flag: str = "--starts") -> WorkEstimate:
+def critical_cost(
+    starts: int, *, model_factor: float = 1.0, flag: str = "--starts"
+) -> WorkEstimate:
     """The full-space critical-point search from `starts` random starts.
 
     Parameters
     ----------
     starts : int
+    model_factor : float
+        The model's cost relative to erf's (``>= 1``; :func:`model_cost_factor`).
     flag : str
 
     Returns
@@ -215,7 +237,7 @@ def critical_cost(starts: int, *, flag: str = "--starts") -> WorkEstimate:
     WorkEstimate
     """
     starts = _count(starts, "starts")
-    sec = COSTS["critical_fixed"] + starts * COSTS["critical_start"]
+    sec = (COSTS["critical_fixed"] + starts * COSTS["critical_start"]) * _factor(model_factor)
     return WorkEstimate(f"{starts:g} random starts of the search", sec, flag)
 
 
@@ -334,11 +356,7 @@ def atlas_cost(
     cells, workers = _count(cells, "cells"), positive_int(workers, "workers")
     basin_runs, max_steps = _count(basin_runs, "basin_runs"), _count(max_steps, "max_steps")
     starts = _count(starts, "starts")
-    if isinstance(model_factor, bool) or not isinstance(model_factor, (int, float)):
-        raise ValueError(f"`model_factor` must be a number >= 1, got {model_factor!r}.")
-    factor = float(model_factor)
-    if not 1.0 <= factor < float("inf"):
-        raise ValueError(f"`model_factor` must be at least 1, got {model_factor!r}.")
+    factor = _factor(model_factor)
     one = critical_cost(starts).seconds + pgd_cost(max_steps, basin_runs).seconds
     one = (one + COSTS["atlas_cell_fixed"]) * factor
     sec = cells * one / workers + cells * COSTS["atlas_bookkeeping"]

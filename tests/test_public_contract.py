@@ -82,6 +82,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "risk_components": ((P, *OV), {}),
     "work.pgd_cost": ((100, 2), {}),
     "experiments.cost": (("gd_manifold",), {"repeats": 3, "steps_scale": 0.5}),
+    "study.cost": ((P,), {"full": True, "jobs": 1}),
     "work.critical_cost": ((100,), {}),
     "work.statistics_cost": ((100, [10, 32]), {}),
     "work.reproduce_cost": ((100, 4, 50, 2), {}),

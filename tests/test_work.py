@@ -75,6 +75,8 @@ def test_the_ceiling_names_the_flag_and_the_way_past_it():
         (["stats", "--L", "100000000"], "--L"),  # beyond MAX_TOKENS: the parser's bound
         (["reproduce", "--out", "out", "--repeats", "100000"], "--repeats"),
         (["verify", "--samples", "100000000", "--max-minutes", "20"], "--samples"),
+        (["report", "--out", "rep", "--max-minutes", "0.1"], "--max-minutes"),
+        (["report", "--out", "rep", "--full", "--max-minutes", "2"], "--full"),
     ],
 )
 def test_commands_refuse_long_work_before_computing(argv, flag, capsys, tmp_path, monkeypatch):
@@ -121,6 +123,46 @@ def test_the_atlas_estimate_counts_workers_model_and_bookkeeping():
             atlas_cost(1, **kw, workers=1, **bad)
     with pytest.raises(ValueError, match="`workers`"):
         atlas_cost(1, **kw, workers=0)
+
+
+def test_estimates_scale_with_the_model_factor():
+    assert pgd_cost(10, 3, model_factor=4.0).seconds == pytest.approx(4 * pgd_cost(10, 3).seconds)
+    assert critical_cost(9, model_factor=2.5).seconds == pytest.approx(
+        2.5 * critical_cost(9).seconds
+    )
+    for cost in (
+        lambda f: pgd_cost(1, model_factor=f),
+        lambda f: critical_cost(1, model_factor=f),
+    ):
+        for bad in (0.5, float("nan"), float("inf"), True, "2"):
+            with pytest.raises(ValueError, match="`model_factor`"):
+                cost(bad)
+
+
+def test_the_report_estimate_knows_the_model_the_experiments_and_the_jobs():
+    from slr_theory.experiments import cost as experiments_cost
+    from slr_theory.study import cost
+
+    erf = cost(Params.paper(), jobs=2)
+    assert erf.flag == "--max-minutes" and erf.what == "the report's computations"
+    # beside: the checks and the five experiments; main: the model's parts; both bounded below
+    assert erf.seconds >= COSTS["study_drawing"] + 2 * COSTS["study_model"]
+    assert cost(Params.paper(), jobs=1).seconds > erf.seconds  # the two halves one after the other
+    full = cost(Params.paper(), full=True, jobs=2)
+    assert full.flag == "--full" and full.seconds > experiments_cost("all").seconds
+    tanh = cost(Params.paper().replace(nonlinearity="tanh"), jobs=2)
+    assert tanh.seconds > erf.seconds  # measured: tanh costs more per evaluation
+    with pytest.raises(ValueError, match="`jobs`"):
+        cost(Params.paper(), jobs=0)
+
+
+def test_a_schedule_is_held_to_the_model_s_temperatures():
+    from slr_theory import pgd
+
+    softmax = Params.paper().replace(attention="softmax")
+    with pytest.raises(ValueError, match=r"`schedule`.*\(the model's\), got 50.0 at step 0"):
+        pgd(softmax, np.array([0.1, 0.1, 0, 0, 0]), 1e-3, 3, schedule=lambda t: 50.0)
+    assert softmax.lam_max < 50.0 <= Params.paper().lam_max  # erf takes it
 
 
 def test_usable_cores_and_the_model_factor_are_measured():
