@@ -6,7 +6,7 @@ Runs the report at the paper's ``d, L, gamma`` (erf; tanh; softmax attention; er
 ``s = 2`` informative tokens) into a temporary folder and prints the seconds of each
 computed part (``Study.seconds``: the checks and the paper's experiments run in a second
 process beside the rest), the wall time of the whole report, the estimate the command
-checks at the door (:func:`slr_theory.work.report_cost`), and, with ``--redraw``, the wall
+checks at the door (:func:`slr_theory.study.cost`), and, with ``--redraw``, the wall
 time of ``report --from`` on the result.
 """
 
@@ -21,8 +21,7 @@ from pathlib import Path
 
 from slr_theory import Params
 from slr_theory.report import redraw_report, write_report
-from slr_theory.study import Study
-from slr_theory.work import report_cost
+from slr_theory.study import Study, cost
 
 MODELS = {
     "erf": {},
@@ -56,7 +55,7 @@ def main() -> None:
                 t0 = time.perf_counter()
                 redraw_report(out)
                 redraw = time.perf_counter() - t0
-        rows.append((name, wall, report_cost(params).seconds, redraw))
+        rows.append((name, wall, cost(params).seconds, redraw))
     print(f"\n{'model':<8} {'wall s':>8} {'estimate s':>11} {'redraw s':>9}")
     for name, wall, est, redraw in rows:
         shown = "" if redraw is None else f"{redraw:9.1f}"

@@ -157,6 +157,20 @@ def _verify_parser(sub) -> None:
             help=f"{what}: run the model's checks at the paper's parameters with this one "
             "(default: each check at its own point)",
         )
+    from .nonlinearity import BUILTIN_NONLINEARITIES
+    from .params import ATTENTIONS
+
+    for flag, choices in (
+        ("nonlinearity", tuple(BUILTIN_NONLINEARITIES)),
+        ("attention", ATTENTIONS),
+    ):
+        v.add_argument(
+            f"--{flag}",
+            choices=choices,
+            default=None,
+            help=f"the model's {flag}: run its checks at the paper's parameters with this "
+            "one (default: each check at its own model)",
+        )
     _max_minutes(v)
     v.add_argument("--json", action="store_true", help="print results as JSON")
     v.add_argument(
@@ -1174,7 +1188,8 @@ def _cmd_verify(args) -> int:
     from .work import verify_cost
 
     _within("verify", verify_cost(args.samples), args)
-    given = {k: getattr(args, k) for k in ("d", "L", "lam", "gamma", "eps", "s")}
+    model = ("d", "L", "lam", "gamma", "eps", "s", "nonlinearity", "attention")
+    given = {k: getattr(args, k) for k in model}
     given = {k: v for k, v in given.items() if v is not None}
     at = None
     if given:
@@ -1192,8 +1207,11 @@ def _cmd_verify(args) -> int:
                 f"slr-theory verify: error: argument --s: must be at most --L = {L}, "
                 f"got {given['s']}"
             )
-        at = paper.replace(**given)
-        for k in ("d", "L", "lam", "gamma", "eps", "s"):  # the echo: every value used
+        try:
+            at = paper.replace(**given)
+        except ValueError as e:  # a combination no model has (softmax with tanh)
+            raise _UsageError(f"slr-theory verify: error: {e}") from None
+        for k in model:  # the echo: every value used
             setattr(args, k, getattr(at, k))
     try:
         results = run_checks(

@@ -753,7 +753,10 @@ def saddle_escape(
         raise ValueError(
             f"`r0` must be distances in [{MIN_OFFSET:g}, radius={radius!r}), got {r0.tolist()!r}."
         )
-    tables = (engine.table(params, params.lam, 1), engine.table(params, params.lam, 2))
+    tables = (  # evaluated at every stage of the integration: prepared
+        engine.table(params, params.lam, 1).prepared(),
+        engine.table(params, params.lam, 2).prepared(),
+    )
     k0, v0 = point.vectors
     _ov, _g, _G, Hr, _ab, _m = vector_derivatives(tables, k0[None], v0[None])
     w, U = np.linalg.eigh(Hr[0])
@@ -768,6 +771,10 @@ def saddle_escape(
         k, v = y[:4] / np.linalg.norm(y[:4]), y[4:] / np.linalg.norm(y[4:])
         _o, _gg, G, _h, _a, _mm = vector_derivatives(tables, k[None], v[None])
         return -G[0]
+
+    def jacobian(_t, y):  # Radau's Newton iterations need it only approximately
+        k, v = y[:4] / np.linalg.norm(y[:4]), y[4:] / np.linalg.norm(y[4:])
+        return -vector_derivatives(tables, k[None], v[None])[3][0]
 
     def leave(_t, y):
         return distance(y) - radius
@@ -791,6 +798,7 @@ def saddle_escape(
             rtol=1e-10,
             atol=1e-13,
             events=leave,
+            jac=jacobian,
         )
         measured.append(float(sol.t_events[0][0]) if sol.t_events[0].size else np.nan)
     return OptimizeResult(

@@ -115,7 +115,7 @@ def write_report(
     full = boolean(full, "full")
     html = boolean(html, "html")
     if jobs is not None:
-        jobs = positive_int(jobs, "jobs", upper=2)
+        jobs = positive_int(jobs, "jobs", upper=1024)
     if atlas is not None and not isinstance(atlas, Atlas):  # refused before any computing
         atlas = read_atlas(atlas)
     with Destination(out, force=force, exclusive=True, expect=_EXPECT) as dest:
