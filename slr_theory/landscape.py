@@ -20,6 +20,7 @@ r"""The global picture: stability of M, basins and separatrices, escape from sad
 from __future__ import annotations
 
 import copy
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -1726,11 +1727,13 @@ class PortraitData:
     risk : ndarray, shape ``(g, g)``
         The risk on M there.
     basin_edges : ndarray, shape ``(b + 1,)``, or None
-        Cell edges of the basin map (tiling the closed square).
+        Cell edges of the basin map (tiling the closed square; since 0.3.2 the fine cells,
+        :func:`portrait_data`).
     basin_label : ndarray of int, shape ``(b, b)``, or None
-        Index into :attr:`basin_targets` of the point the flow from each cell's centre
-        ends at, followed to its end (:func:`slr_theory.fate` on M); ``-1`` where it is
-        undecided. (Results saved before version 0.3.1: where the flow was by `t_max`.)
+        Index into :attr:`basin_targets` of the point the flow from the start each cell
+        shows (:attr:`basin_cells`) ends at, followed to its end (:func:`slr_theory.fate`
+        on M); ``-1`` where it is undecided. (Results saved before version 0.3.1: where
+        the flow was by `t_max`.)
     t_max : float
         Flow time of the trajectories.
     nullcline : ndarray, shape ``(m, 2)``
@@ -1753,9 +1756,18 @@ class PortraitData:
         (:attr:`ManifoldBasins.targets`); None in results saved before it was kept (then
         pointwise attention's five: the origin and the corners).
     basin_fates : Fates or None
-        The fates of the cells' centres (row-major over the basin grid): where each flow
-        ends, and the flow time it takes to enter the ``tol``-ball of its minimum on M
-        (:attr:`basin_time`); None without a basin map (or saved before 0.3.1).
+        The fates of the basin map's starts: where each flow ends, and the flow time it
+        takes to enter the ``tol``-ball of its minimum on M (:attr:`basin_time`); None
+        without a basin map (or saved before 0.3.1).
+    basin_cells : ndarray of int, shape ``(b, b)``, or None
+        The row of :attr:`basin_fates` each cell shows: its own centre where the map was
+        refined, else the centre of the coarse cell it lies in; None in results saved
+        before 0.3.2 (one start per cell, row-major).
+    basin_starts : ndarray, shape ``(n, 2)``, or None
+        ``(kappa, nu)`` of each start of :attr:`basin_fates`: first the coarse grid's
+        centres, row-major, then the refined cells' (None before 0.3.2).
+    basin_grid : int or None
+        The coarse grid per side (None before 0.3.2).
     """
 
     params: Params
@@ -1774,14 +1786,31 @@ class PortraitData:
     point_kinds: list[str]
     basin_targets: np.ndarray | None = None
     basin_fates: Fates | None = None
+    basin_cells: np.ndarray | None = None
+    basin_starts: np.ndarray | None = None
+    basin_grid: int | None = None
+
+    @property
+    def basin_rows(self) -> np.ndarray | None:
+        """:attr:`basin_cells`, or row-major for results saved before it was kept."""
+        if self.basin_fates is None or self.basin_label is None:
+            return None
+        if self.basin_cells is not None:
+            return np.asarray(self.basin_cells)
+        return np.arange(self.basin_label.size).reshape(self.basin_label.shape)
 
     @property
     def basin_time(self) -> np.ndarray | None:
-        """Flow time ``(b, b)`` from each cell's centre to its minimum on M (``inf``: it
+        """Flow time ``(b, b)`` from each cell's start to its minimum on M (``inf``: it
         ends at a saddle; NaN: undecided), from :attr:`basin_fates`."""
-        if self.basin_fates is None or self.basin_label is None:
-            return None
-        return self.basin_fates.steps.reshape(self.basin_label.shape)
+        rows = self.basin_rows
+        return None if rows is None else self.basin_fates.steps[rows]
+
+    @property
+    def basin_time_error(self) -> np.ndarray | None:
+        """The relative error ``(b, b)`` of :attr:`basin_time`."""
+        rows = self.basin_rows
+        return None if rows is None else self.basin_fates.relative_error[rows]
 
     @property
     def interior(self) -> np.ndarray:
@@ -1818,6 +1847,7 @@ def portrait_data(
     *,
     grid: int = 41,
     basin_grid: int = 24,
+    refine: int = 4,
     trajectories: int = 8,
     pgd_alpha: float | None = None,
     pgd_steps: int = 20_000,
@@ -1833,7 +1863,12 @@ def portrait_data(
         Streamline grid per side, ``2 <= grid <= 1000``.
     basin_grid : int
         Basin-map grid per side (0: none), ``<= 1000``: the flow from each cell's centre
-        followed to its end, and the time it takes (:func:`slr_theory.fate` on M).
+        followed to its end, and the time it takes (:func:`slr_theory.fate` on M). A cell
+        whose end differs from a neighbour's is split into ``refine x refine`` cells, each
+        followed from its own centre, so that the map follows the separatrix; the others
+        are drawn at the same fine resolution with their coarse cell's fate.
+    refine : int
+        ``1 <= refine <= 16`` (1: no refinement).
     trajectories : int
         Flow trajectories from a ring of starts of radius 0.6, ``0 <= trajectories <= 1000``.
     pgd_alpha : float, optional
@@ -1867,25 +1902,54 @@ def portrait_data(
     if grid < 2:
         raise ValueError(f"`grid` must be >= 2, got {grid}.")
     basin_grid = positive_int(basin_grid, "basin_grid", upper=1000, allow_zero=True)
+    refine = positive_int(refine, "refine", upper=16)
     trajectories = positive_int(trajectories, "trajectories", upper=1000, allow_zero=True)
     pgd_steps = positive_int(pgd_steps, "pgd_steps", upper=MAX_PORTRAIT_STEPS)
     t_max = positive_real(t_max, "t_max")
     tick = progress or (lambda _n: None)
-    edges = label = targets = fates = None
+    edges = label = targets = fates = cells = where_from = None
     if basin_grid:
-        c = np.linspace(-1, 1, basin_grid + 2)[1:-1]  # cells tile the closed square
-        edges = np.concatenate([[-1.0], 0.5 * (c[:-1] + c[1:]), [1.0]])
-        kk, nn = np.meshgrid(c, c)
-        starts = np.zeros((kk.size, 5))
-        starts[:, 0], starts[:, 1] = kk.ravel(), nn.ravel()
-        fates = fate(params, starts, on_manifold=True)
         targets = manifold_critical_overlaps(params)
-        # which image: the one the run stopped at (its orbit is fates.label)
-        dist = np.max(np.abs(fates.final[:, None, :2] - targets[None]), axis=-1)
-        j = np.argmin(dist, axis=1)
-        label = np.where(
-            (fates.label >= 0) & (dist[np.arange(j.size), j] <= fates.tol), j, -1
-        ).reshape(kk.shape)
+
+        def ends(xk, xn):  # fates of starts on M, and the image of M's point each is at
+            starts = np.zeros((xk.size, 5))
+            starts[:, 0], starts[:, 1] = xk.ravel(), xn.ravel()
+            f = fate(params, starts, on_manifold=True)
+            # which image: the one the run stopped at (its orbit is f.label)
+            dist = np.max(np.abs(f.final[:, None, :2] - targets[None]), axis=-1)
+            j = np.argmin(dist, axis=1)
+            return f, np.where((f.label >= 0) & (dist[np.arange(j.size), j] <= f.tol), j, -1)
+
+        c = np.linspace(-1, 1, basin_grid + 2)[1:-1]  # cells tile the closed square
+        coarse = np.concatenate([[-1.0], 0.5 * (c[:-1] + c[1:]), [1.0]])
+        kk, nn = np.meshgrid(c, c)
+        fates, lab = ends(kk, nn)
+        lab = lab.reshape(kk.shape)
+        where_from = np.stack([kk.ravel(), nn.ravel()], axis=1)
+        # the cells whose end differs from a neighbour's: the separatrix runs through them
+        split = np.zeros(lab.shape, dtype=bool)
+        for axis in (0, 1):
+            differ = np.diff(lab, axis=axis) != 0
+            lo = [slice(None)] * 2
+            hi = [slice(None)] * 2
+            lo[axis], hi[axis] = slice(None, -1), slice(1, None)
+            split[tuple(lo)] |= differ
+            split[tuple(hi)] |= differ
+        r = refine if split.any() else 1
+        edges = np.concatenate(
+            [np.linspace(a, b, r + 1)[:-1] for a, b in itertools.pairwise(coarse)] + [[1.0]]
+        )
+        centre = 0.5 * (edges[:-1] + edges[1:])
+        cells = np.repeat(np.repeat(np.arange(lab.size).reshape(lab.shape), r, 0), r, 1)
+        label = np.repeat(np.repeat(lab, r, 0), r, 1)
+        fine = np.repeat(np.repeat(split, r, 0), r, 1) if r > 1 else np.zeros_like(label, bool)
+        if fine.any():
+            i, j = np.nonzero(fine)
+            more, more_label = ends(centre[j], centre[i])
+            cells[i, j] = fates.n + np.arange(i.size)
+            label[i, j] = more_label
+            fates = fates.join(more)
+            where_from = np.concatenate([where_from, np.stack([centre[j], centre[i]], axis=1)])
         tick(1)
     t = np.linspace(-1, 1, grid)
     K, N = np.meshgrid(t, t)
@@ -1936,6 +2000,9 @@ def portrait_data(
         point_kinds=kinds,
         basin_targets=targets,
         basin_fates=fates,
+        basin_cells=cells,
+        basin_starts=where_from,
+        basin_grid=basin_grid or None,
     )
 
 

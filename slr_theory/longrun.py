@@ -29,7 +29,7 @@ reported with an infinite time.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import ArrayLike
@@ -653,6 +653,58 @@ class Fates:
         n_steps = positive_real(steps, "steps", allow_zero=True)
         there = (self.steps <= n_steps) | (np.isinf(self.steps) & (n_steps >= self.horizon))
         return np.array([np.mean(there & (self.label == j)) for j in range(len(self.kinds))])
+
+    def join(self, other: Fates) -> Fates:
+        """These runs followed by `other`'s: the fates of both sets of starts.
+
+        Parameters
+        ----------
+        other : Fates
+            Decided with the same step, ball, horizon and space (on M or not). Its ends
+            are matched to these by their overlaps and kind; an end only `other` reached
+            (a saddle, say) is added after these.
+
+        Returns
+        -------
+        Fates
+        """
+        if not isinstance(other, Fates):
+            raise ValueError(f"`other` must be a Fates, got {type(other).__name__}.")
+        if (self.alpha, self.tol, self.horizon, self.on_manifold) != (
+            other.alpha,
+            other.tol,
+            other.horizon,
+            other.on_manifold,
+        ):
+            raise ValueError(
+                "`other` must be decided with the same alpha, tol, horizon and space, got "
+                f"{(other.alpha, other.tol, other.horizon, other.on_manifold)!r} against "
+                f"{(self.alpha, self.tol, self.horizon, self.on_manifold)!r}."
+            )
+        points, kinds, minimum = list(self.points), list(self.kinds), list(self.minimum)
+        where = np.empty(len(other.kinds), dtype=np.int64)
+        ends = zip(other.points, other.kinds, other.minimum, strict=True)
+        for j, (o, kind, m) in enumerate(ends):
+            same = [i for i, q in enumerate(points) if kinds[i] == kind and np.array_equal(q, o)]
+            if not same:
+                points.append(o)
+                kinds.append(kind)
+                minimum.append(m)
+            where[j] = same[0] if same else len(points) - 1
+        label = np.where(other.label >= 0, where[np.maximum(other.label, 0)], other.label)
+        runs = {
+            f: np.concatenate([getattr(self, f), getattr(other, f)])
+            for f in ("steps", "relative_error", "error", "final", "exact_steps")
+        }
+        return replace(
+            self,
+            points=np.array(points, dtype=np.float64).reshape(-1, 5),
+            kinds=kinds,
+            minimum=np.array(minimum, dtype=bool),
+            label=np.concatenate([self.label, label]),
+            max_exact_steps=max(self.max_exact_steps, other.max_exact_steps),
+            **runs,
+        )
 
     def _repr_html_(self) -> str:
         """What a notebook shows: each end with its runs, share and arrival quantiles."""

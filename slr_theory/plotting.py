@@ -725,20 +725,26 @@ def _arrival_layer(ax, data) -> None:
         return
     lt = np.where(fin, np.log10(np.where(fin, t, 1.0)), np.nan)
     lo, hi = float(np.nanmin(lt)), float(np.nanmax(lt))
-    err = float(np.nanmax(data.basin_fates.relative_error.reshape(t.shape)[fin]))
+    err = float(np.nanmax(data.basin_time_error[fin]))
     resolution = 10.0 * np.log10(1.0 + max(err, 1e-15))
     spacing = next((x for x in _SPACINGS if x >= resolution and (hi - lo) / x <= 8), _SPACINGS[-1])
     levels = np.arange(np.ceil(lo / spacing), np.floor(hi / spacing) + 1) * spacing
     levels = levels[(levels > lo) & (levels < hi)]
     digits = max(0, -int(np.floor(np.log10(spacing))))
     if levels.size:
-        edges = data.basin_edges
-        centres = 0.5 * (edges[:-1] + edges[1:])
-        K, N = np.meshgrid(centres, centres)
-        cs = ax.contour(
-            K, N, np.ma.masked_invalid(lt), levels=levels, colors="k",
-            linewidths=0.8, linestyles="dashdot", zorder=1,
-        )  # fmt: skip
+        style = {"levels": levels, "colors": "k", "linewidths": 0.8, "linestyles": "dashdot"}
+        if data.basin_grid is not None:  # the coarse grid's starts: its times vary slowly
+            b = data.basin_grid
+            xy = np.asarray(data.basin_starts)[: b * b].reshape(b, b, 2)
+            t0 = data.basin_fates.steps[: b * b].reshape(b, b)
+            ok = np.isfinite(t0) & (t0 > 0)
+            z = np.ma.masked_array(np.log10(np.where(ok, t0, 1.0)), ~ok)
+            cs = ax.contour(xy[..., 0], xy[..., 1], z, zorder=1, **style)
+        else:  # saved before 0.3.2: one start per cell
+            edges = data.basin_edges
+            centres = 0.5 * (edges[:-1] + edges[1:])
+            K, N = np.meshgrid(centres, centres)
+            cs = ax.contour(K, N, np.ma.masked_invalid(lt), zorder=1, **style)
         ax.clabel(cs, fontsize=6, fmt=lambda v: f"10^{v:.{digits}f}")
         ax.plot(
             [], [], "-.", color="k", lw=0.8,

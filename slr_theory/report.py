@@ -453,10 +453,17 @@ def _portrait_times(portrait) -> list[str]:
     if t is None:
         return []
     f = portrait.basin_fates
+    t = f.steps  # one entry per start (a cell of the fine grid may show its coarse cell's)
     fin = np.isfinite(t)
+    refined = t.size != portrait.basin_label.size  # a fine grid where the end changes
     out = (
-        f"The basins follow the flow from each of the {t.size} cells' centres to its end "
-        f"(`fate` on M, balls of radius {f.tol:g}): "
+        "The basins follow the flow from "
+        + (
+            f"{t.size} starts (the cells' centres, on a finer grid where neighbours end apart)"
+            if refined
+            else f"each of the {t.size} cells' centres"
+        )
+        + f" to its end (`fate` on M, balls of radius {f.tol:g}): "
     )
     if fin.any():
         e = np.log10(np.maximum(t[fin], 1e-300))

@@ -135,7 +135,7 @@ def test_a_lost_scheduler_is_one_line_and_exit_75_and_the_run_resumes(tmp_path):
     out = tmp_path / "a"
     try:
         proc = _start([*CMD, "atlas", "--out", str(out), "--scheduler", address,
-                       "--lam", "0.05:1:60", *FLAGS])  # fmt: skip
+                       "--lam", "0.05:1:24", *FLAGS])  # fmt: skip
         _when_cells(out, 3, proc, set())
         scheduler.kill()
         assert proc.wait(120) == 75
@@ -151,24 +151,24 @@ def test_a_lost_scheduler_is_one_line_and_exit_75_and_the_run_resumes(tmp_path):
     kept = int(re.search(r"the (\d+) finished cells are kept", err).group(1))
     assert len(read_atlas(out).rows) == kept
     again = subprocess.run(
-        [*CMD, "atlas", "--out", str(out), "--lam", "0.05:1:60", *FLAGS, "--jobs", "2"],
+        [*CMD, "atlas", "--out", str(out), "--lam", "0.05:1:24", *FLAGS, "--jobs", "2"],
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert again.returncode == 0, again.stderr
-    assert len(json.loads(again.stdout)["rows"]) == 60
+    assert len(json.loads(again.stdout)["rows"]) == 24
 
 
 def _fault_run(tmp_path, n: int) -> None:
-    """A LocalCluster of 4 single-threaded workers runs `n` cells; a worker is killed a
+    """A LocalCluster of 2 single-threaded workers runs `n` cells; a worker is killed a
     quarter of the way, the client is closed and a new one connected half of the way;
     the atlas resumes and ends with every cell once and the rows of a serial run."""
     distributed = pytest.importorskip("dask.distributed")
     lams = _lams(n)
     out = tmp_path / "a"
     cluster = distributed.LocalCluster(
-        n_workers=4,
+        n_workers=2,
         threads_per_worker=1,
         dashboard_address=None,
         silence_logs=50,
@@ -204,7 +204,7 @@ def _fault_run(tmp_path, n: int) -> None:
 
 
 def test_a_cluster_survives_a_killed_worker_and_a_restarted_client(tmp_path):
-    _fault_run(tmp_path, 24)
+    _fault_run(tmp_path, 12)
 
 
 @pytest.mark.slow

@@ -346,14 +346,44 @@ def test_the_portraits_basins_are_where_each_cells_flow_ends():
 
     p = Params.paper(lam=0.1)
     data = portrait_data(p, grid=5, basin_grid=5, trajectories=0)
-    c = 0.5 * (data.basin_edges[:-1] + data.basin_edges[1:])
-    for i, j in [(0, 4), (4, 0), (2, 3)]:
-        sol = manifold_flow(p, c[j], c[i], 2000.0)
+    n = data.basin_label.shape[0]
+    for i, j in [(0, n - 1), (n - 1, 0), (n // 2, 3 * n // 5)]:
+        k0, n0 = data.basin_starts[data.basin_cells[i, j]]  # the start this cell shows
+        sol = manifold_flow(p, k0, n0, 2000.0)
         end = np.array([sol.kappa[-1], sol.nu[-1]])
         np.testing.assert_allclose(data.basin_targets[data.basin_label[i, j]], end, atol=1e-3)
         assert data.basin_time[i, j] < 2000.0
     back = loads(PortraitData, dumps(data))
     np.testing.assert_array_equal(back.basin_time, data.basin_time)
+    np.testing.assert_array_equal(back.basin_cells, data.basin_cells)
+
+
+def test_the_portraits_basins_follow_the_separatrix_at_the_fine_resolution():
+    """The 24 x 24 map crossed the separatrix in a staircase of whole cells. The cells
+    where neighbours end apart are now followed from 4 x 4 finer centres: every fine cell
+    more than one fine cell from the separatrix (a graph nu = f(kappa) at lambda = 0.1)
+    shows the basin of its side, and the coarse map alone does not."""
+    p = Params.paper(lam=0.1)
+    data = portrait_data(p, grid=5, basin_grid=12, trajectories=0)
+    coarse = portrait_data(p, grid=5, basin_grid=12, refine=1, trajectories=0)
+    sep = data.separatrix
+    order = np.argsort(sep[:, 0])
+
+    def wrong(d):
+        c = 0.5 * (d.basin_edges[:-1] + d.basin_edges[1:])
+        K, N = np.meshgrid(c, c)
+        f = np.interp(K, sep[order, 0], sep[order, 1])
+        width = np.max(np.diff(d.basin_edges))
+        far = np.abs(N - f) > 1.5 * width / np.sqrt(1 + 1)  # beyond a cell of the curve
+        up = d.basin_targets[d.basin_label][..., 0] > 0  # the basin of (1, 1)
+        return int(np.sum(far & (up != (N > f)))), width
+
+    fine_wrong, fine_width = wrong(data)
+    assert data.basin_label.shape == (48, 48) and fine_width < 0.06
+    assert fine_wrong == 0
+    # the refinement is where it matters: the coarse map shows other ends there
+    assert data.basin_fates.n > 144
+    assert wrong(coarse)[1] > 3 * fine_width
 
 
 def test_the_bifurcation_legend_explains_every_mark_and_names_the_branches(tmp_path, monkeypatch):

@@ -316,7 +316,10 @@ def test_the_plateau_drive_of_tanh_has_relative_precision(lam):
         assert abs(got - ref) <= 1e-12 * abs(ref), (kappa, got, float(ref))
 
 
-@pytest.mark.parametrize("sigma", ["sigmoid", "arctan"])
+@pytest.mark.parametrize(
+    "sigma",
+    ["sigmoid", pytest.param("arctan", marks=pytest.mark.slow)],  # not odd; the sweep
+)
 def test_advance_is_exact_pgd_for_other_nonlinearities(sigma):
     """sigma(0) != 0 (sigmoid: not odd) and a slowly saturating sigma: from M and from off M,
     advance agrees with exact PGD; a run on M stays exactly where exact PGD keeps it."""
@@ -339,3 +342,26 @@ def test_the_field_alone_is_the_field_of_the_full_evaluation(alpha):
     t = np.zeros(16)
     full, alone = field.evaluate(ov, t)[0], field.velocity(ov, t)
     np.testing.assert_allclose(alone, full, rtol=1e-13, atol=1e-15 * np.abs(full).max())
+
+
+def test_joined_fates_name_each_run_s_end_as_one_decision_does():
+    """Fates.join (the portrait's refined cells after its coarse ones): every run keeps
+    the end it was decided at, under the joined list of ends, and an end only the second
+    reached is added; fates decided differently are refused."""
+    p = Params.paper(lam=0.1)
+    a = np.array([[0.6, 0.6, 0, 0, 0], [-0.6, -0.5, 0, 0, 0]])
+    b = np.array([[0.0, 0.0, 0, 0, 0], [0.5, -0.7, 0, 0, 0]])  # the first: at the saddle
+    fa, fb = fate(p, a, on_manifold=True), fate(p, b, on_manifold=True)
+    both = fate(p, np.concatenate([a, b]), on_manifold=True)
+    joined = fa.join(fb)
+    assert joined.n == 4 and len(joined.kinds) >= len(fa.kinds)
+    for f in (joined, both):
+        assert np.isinf(f.steps[2]) and "saddle" in f.kinds[f.label[2]]
+    ends = [(joined.kinds[i], tuple(joined.points[i])) for i in joined.label]
+    want = [(both.kinds[i], tuple(both.points[i])) for i in both.label]
+    assert ends == want
+    np.testing.assert_allclose(joined.steps, both.steps, rtol=1e-6)
+    with pytest.raises(ValueError, match="`other` must be decided with the same"):
+        fa.join(fate(p, b, on_manifold=True, tol=1e-2))
+    with pytest.raises(ValueError, match="`other` must be a Fates"):
+        fa.join("fates")

@@ -41,6 +41,27 @@ def _drawn_copy(drawn: Path, to: Path) -> Path:
 
 
 @pytest.fixture
+def no_figures(monkeypatch):
+    """Figures replaced by a placeholder file, for tests of the text and the files alone
+    (the figures are drawn for real by `drawn` and the tests that read them)."""
+    import slr_theory.plotting as plotting
+
+    def placeholder(data, path=None, *a, **k):
+        Path(path).write_bytes(b"\x89PNG placeholder")
+
+    for name in (
+        "phase_portrait",
+        "arrival_figure",
+        "bifurcation_figure",
+        "off_manifold_figure",
+        "stability_figure",
+        "experiment_figure",
+        "atlas_figure",
+    ):
+        monkeypatch.setattr(plotting, name, placeholder)
+
+
+@pytest.fixture
 def no_computing(monkeypatch):
     def refuse(*a, **k):
         raise AssertionError("computed")
@@ -57,7 +78,7 @@ def _leftovers(parent: Path):
     ]
 
 
-def test_writes_report_and_results_and_refuses_a_non_empty_directory(tmp_path, quick):
+def test_writes_report_and_results_and_refuses_a_non_empty_directory(tmp_path, quick, no_figures):
     out = tmp_path / "r"
     path = rep.write_report(out)
     assert path == out / "report.md" and "## 1. What this shows" in path.read_text()
@@ -74,7 +95,7 @@ def test_writes_report_and_results_and_refuses_a_non_empty_directory(tmp_path, q
     assert not _leftovers(tmp_path)
 
 
-def test_an_interrupted_report_leaves_nothing_behind(tmp_path, quick, monkeypatch):
+def test_an_interrupted_report_leaves_nothing_behind(tmp_path, quick, monkeypatch, no_figures):
     real = rep._landscape
 
     def boom(s, dest):
@@ -315,7 +336,7 @@ def tiny_atlas():
 
 
 def test_a_temperature_at_the_models_edge_is_not_called_an_optimum(
-    tmp_path, monkeypatch, small_study
+    tmp_path, monkeypatch, small_study, no_figures
 ):
     """Softmax's report said 'the risk is smallest at lambda* = 10', the edge of its domain,
     where the risk still falls. optimal_lambda returns the edge itself there, and the
@@ -418,7 +439,7 @@ def test_the_report_runs_at_a_model_the_proof_on_m_does_not_cover(tmp_path, name
 
 
 def test_without_a_certified_lipschitz_bound_the_report_says_so(
-    tmp_path, monkeypatch, small_study
+    tmp_path, monkeypatch, small_study, no_figures
 ):
     """An unbounded sigma has no certified bound (nonlinearity.UnboundedSigma): the study
     keeps None, and sections 1 and 4 say the hypothesis cannot be checked instead of
