@@ -633,6 +633,7 @@ def phase_portrait(
     *,
     grid: int = 41,
     basin_grid: int = 24,
+    refine: int = 4,
     trajectories: int = 8,
     pgd_alpha: float | None = None,
     pgd_steps: int = 20_000,
@@ -661,6 +662,9 @@ def phase_portrait(
         Streamline grid per side.
     basin_grid : int
         Basin-map grid per side (0: no shading).
+    refine : int
+        Cells where neighbours end apart are followed from ``refine x refine`` finer
+        centres (1: none).
     trajectories : int
         Sample flow trajectories (from a ring of starts).
     pgd_alpha : float, optional
@@ -692,6 +696,7 @@ def phase_portrait(
             params,
             grid=grid,
             basin_grid=basin_grid,
+            refine=refine,
             trajectories=trajectories,
             pgd_alpha=pgd_alpha,
             pgd_steps=pgd_steps,

@@ -64,6 +64,8 @@ def small_study():
 
         mpatch.setattr(ver, "run_checks", few_checks)
         mpatch.setattr(
-            ls, "portrait_data", functools.partial(portrait, grid=15, basin_grid=8, t_max=100.0)
+            ls,
+            "portrait_data",
+            functools.partial(portrait, grid=15, basin_grid=8, refine=2, t_max=100.0),
         )
         return study(Params(d=6, L=4, lam=0.3, gamma=0.7, eps=0.1), alpha=0.02, jobs=1)

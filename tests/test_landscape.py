@@ -237,6 +237,7 @@ def test_phase_portrait_and_off_manifold_figure_have_the_expected_size(tmp_path)
         tmp_path / "portrait.png",
         grid=21,
         basin_grid=8,
+        refine=2,
         trajectories=3,
         pgd_alpha=4e-3,
         pgd_steps=2000,
@@ -319,7 +320,9 @@ def test_the_portraits_legend_names_only_what_it_shows(tmp_path, monkeypatch):
     monkeypatch.setattr(plotting, "_save", keep)
     data = {}
     for lam in (0.1, 0.9):
-        data[lam] = portrait_data(Params.paper(lam=lam), grid=11, basin_grid=6, trajectories=1)
+        data[lam] = portrait_data(
+            Params.paper(lam=lam), grid=11, basin_grid=6, refine=1, trajectories=1
+        )  # the legend is the subject: no refinement
         plotting.phase_portrait(data[lam], tmp_path / f"p{lam}.png", dpi=40)
     for lam in (0.1, 0.9):
         names = labels[f"p{lam}.png"]

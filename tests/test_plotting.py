@@ -79,7 +79,7 @@ def test_figures_draw_on_a_callers_axes(fates):
 
     mine = _new_figure(figsize=(12, 4))
     left, right = mine.subplots(1, 2)
-    data = portrait_data(P, grid=7, basin_grid=4, trajectories=1)
+    data = portrait_data(P, grid=7, basin_grid=4, refine=2, trajectories=1)
     assert slr_theory.phase_portrait(data, ax=left) is mine
     assert fates.plot(ax=right) is mine
     assert len(mine.axes) == 2  # drawn on the two given, nothing added

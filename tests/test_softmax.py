@@ -467,7 +467,7 @@ def test_the_portrait_names_the_basins_of_the_models_own_critical_points():
     from slr_theory.plotting import _basin_names
 
     p = Params.paper(lam=0.1).replace(attention="softmax")
-    data = portrait_data(p, grid=5, basin_grid=4, trajectories=0, t_max=600.0)
+    data = portrait_data(p, grid=5, basin_grid=4, refine=2, trajectories=0, t_max=600.0)
     assert data.basin_targets.tolist() == [[1, 1], [-1, -1], [1, -1], [-1, 1]]
     assert len(data.separatrix) == 0
     names = _basin_names(data)
