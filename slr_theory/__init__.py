@@ -30,7 +30,7 @@ exceptions).
 
 import importlib
 
-__version__ = "0.3.1"  # what changed: CHANGELOG.md
+__version__ = "0.3.2"  # what changed: CHANGELOG.md
 
 _EXPORTS = {  # module -> the names it lends the package (imported on first use)
     "critical": (
