@@ -37,7 +37,8 @@ def small_study():
 
     Everything at the study's own parameters is computed as the report computes it; the
     parts at fixed parameters are shrunk (two checks, the paper's experiments at 2 repeats
-    and 1/500 of their steps) and the portrait drawn on coarser grids, to keep it cheap.
+    and 1/500 of their steps) and the portrait and the continuation on coarser grids, to
+    keep it cheap.
     """
     import fnmatch
     import functools
@@ -48,7 +49,7 @@ def small_study():
     from slr_theory import Params
     from slr_theory.study import study
 
-    run, checks, portrait = ex.run, ver.run_checks, ls.portrait_data
+    run, checks, portrait, follow = ex.run, ver.run_checks, ls.portrait_data, ls.continuation
     with pytest.MonkeyPatch.context() as mpatch:
         mpatch.setattr(
             ex, "run", lambda names, **kw: run(names, **{**kw, "repeats": 2, "steps_scale": 2e-3})
@@ -67,5 +68,8 @@ def small_study():
             ls,
             "portrait_data",
             functools.partial(portrait, grid=15, basin_grid=8, refine=2, t_max=100.0),
+        )
+        mpatch.setattr(  # a coarser grid in lambda: 5.3 s of 13 were the continuation's
+            ls, "continuation", lambda *a, **k: follow(*a, **{**k, "steps": 12, "seeds": 2})
         )
         return study(Params(d=6, L=4, lam=0.3, gamma=0.7, eps=0.1), alpha=0.02, jobs=1)
