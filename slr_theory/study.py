@@ -380,9 +380,9 @@ def cost(params: Params | None = None, *, full: bool = False, jobs: int | None =
     evaluation of the risk, measured now on one point (:func:`slr_theory.work.
     model_cost_factor`: the report's loops ask for few points at a time), and three times
     that: the report at ``s = 2`` measured 2.2 times erf's time at the same cost per
-    evaluation (its runs take longer to end), and an estimate errs on the long side. The model's checks
-    and the paper's experiments (:func:`slr_theory.experiments.cost`) run beside them
-    when `jobs` > 1, after them otherwise.
+    evaluation (its runs take longer to end), and an estimate errs on the long side. The
+    model's checks and the paper's experiments (:func:`slr_theory.experiments.cost`) run
+    beside them when `jobs` > 1, after them otherwise.
 
     Parameters
     ----------
