@@ -343,22 +343,48 @@ def _check_fields(s: Study, path) -> None:
             raise ValueError(f"`{path}` field `{name}`: {exc}") from None
 
 
-def _branch_names(c: Continuation, lam: float) -> list[str]:
-    """Each branch named by its point and kind at its temperature nearest `lam` (not at an
-    end where it meets another branch, which is that branch's point)."""
+def _branch_name(overlaps, kind: str, index: int, lam: float) -> str:
+    """One branch's name: its point (by its overlaps where no structure names it), kind,
+    index, and the temperature they are read at."""
+    kind = str(kind).split(" (")[0]
+    what = "saddle" if "saddle" in kind else kind.replace("degenerate ", "")
+    where = describe(overlaps)
+    if where == "a point off M":  # no structure to name it by: its overlaps
+        where = f"the {what} off M at {overlaps_text(overlaps, 2)}"
+    return f"{where} ({what} of index {int(index)} at λ = {lam:.3g})"
+
+
+def _branch_names(c: Continuation, params: Params, found) -> list[str]:
+    """Each branch named once, as the rest of the report names its point.
+
+    A branch that covers the report's temperature is followed to it (a Newton polish
+    from its nearest grid point) and named as the search's point there, with the search's
+    index and kind: the off-M minimum was "v·k* = 0.711" in sections 1 and 4 and "0.765"
+    in the continuation, named at the grid's ``lambda = 0.0928``. Any other branch (or
+    one whose point the search did not list) is named by its point and kind at its
+    temperature nearest the report's (not at an end where it meets another branch,
+    which is that branch's point).
+    """
+    from .critical import classify, polish
+
+    lam, group = params.lam, symmetries(params)
     names = []
     for br in c.branches:
+        if br.lam[0] <= lam <= br.lam[-1]:
+            at = polish(params, *br.vectors[int(np.argmin(np.abs(np.log(br.lam / lam))))])
+            here = classify(params, *at).overlaps if at is not None else None
+            same = [
+                q for q in found if here is not None and same_point(q.overlaps, here, 1e-6, group)
+            ]
+            if same:
+                names.append(_branch_name(same[0].overlaps, same[0].kind, same[0].index, lam))
+                continue
         # not at an end inside the range: there the branch is at the point it meets
         inner = np.arange(br.lam.size)[(br.start != "range") : br.lam.size - (br.end != "range")]
         if inner.size == 0:
             inner = np.arange(br.lam.size)
         i = int(inner[np.argmin(np.abs(np.log(br.lam[inner] / lam)))])
-        where = describe(br.overlaps[i])
-        kind = br.kind[i].split(" (")[0]
-        what = "saddle" if "saddle" in kind else kind.replace("degenerate ", "")
-        if where == "a point off M":  # no structure to name it by: its overlaps
-            where = f"the {what} off M at {overlaps_text(br.overlaps[i], 2)}"
-        names.append(f"{where} ({what} of index {int(br.index[i])} at λ = {br.lam[i]:.3g})")
+        names.append(_branch_name(br.overlaps[i], br.kind[i], br.index[i], br.lam[i]))
     return names
 
 
@@ -590,7 +616,7 @@ def study(
         lam_range = (0.02, 2.0)
         cont = _timed(seconds, "continuation", continuation, params, lam_range, steps=30, seeds=3)
         tell("continuation")
-        names = _branch_names(cont, params.lam)
+        names = _branch_names(cont, params, found)
         events = _events(cont, names)
         stats = _timed(
             seconds,

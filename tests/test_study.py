@@ -266,3 +266,25 @@ def test_the_atlas_finding_names_the_window_where_the_optimum_is_global():
     for r in a.rows:
         r["optimum_is_global"] = r["lam"] in (a.axes["lam"][0], a.axes["lam"][2])
     assert "global at λ = 0.02, 0.0632" in atlas_finding(a)
+
+
+def test_a_branch_is_named_at_the_reports_temperature_as_the_search_names_its_point():
+    """The off-M minimum was "v·k* = 0.630" in sections 1 and 4 and "0.678" in the
+    continuation, which named its branches at the grid's nearest temperature. A branch
+    through the report's lambda is now followed to it and named as the search names the
+    point there."""
+    from slr_theory.landscape import continuation
+    from slr_theory.study import _branch_names
+
+    p = Params.paper(lam=0.1)
+    found = critical_points(p)
+    c = continuation(
+        p, (0.07, 0.13), steps=2, seeds=2, points=critical_points(p.replace(lam=0.07))
+    )
+    assert not np.any(np.isclose(np.concatenate([b.lam for b in c.branches]), 0.1))
+    names = _branch_names(c, p, found)
+    off_m = next(q for q in found if q.index == 0 and not q.on_manifold)
+    want = f"{describe(off_m.overlaps)} (minimum of index 0 at λ = 0.1)"
+    assert describe(off_m.overlaps) == "k = v*, v·k* = 0.630" and want in names
+    covering = [n for b, n in zip(c.branches, names, strict=True) if b.lam[0] <= 0.1 <= b.lam[-1]]
+    assert covering and all(n.endswith("at λ = 0.1)") for n in covering)
