@@ -951,6 +951,39 @@ def _softmax_plan(d: int, L: int, gamma: float, S: int, orders: tuple) -> tuple[
     return tuple(cols), C
 
 
+@lru_cache(maxsize=64)
+def _softmax_bases(d: int, L: int, gamma: float, S: int, orders: tuple) -> tuple:
+    """The terms the columns of a softmax table need, sorted: ``(terms, row of each)``."""
+    terms = sorted(
+        {t for _m, t in _softmax_plan(d, L, gamma, S, orders)[0] if t is not None}, key=repr
+    )
+    return tuple(terms), {t: r for r, t in enumerate(terms)}
+
+
+#: Batches up to this size share one direct evaluation of the gradient's and the
+#: Hessian's terms (:func:`_direct_terms`); larger ones evaluate each table's own.
+_SHARED_POINTS = 64
+
+#: The last direct evaluation of the terms of the gradient and Hessian tables together,
+#: ``(key, terms' rows, values)``: a Newton step asks both at the same point, and the
+#: Gaussian moments, most of the cost, serve every term at once.
+_LAST_DIRECT: list = [None]
+
+
+def _direct_terms(params: Params, kappa: np.ndarray, lam: float):
+    """``(row of each term, values)`` of every term of orders 1 and 2 at ``kappa``, ``lam``."""
+    p = params
+    key = (p.d, p.L, p.gamma, p.s, lam, kappa.tobytes())
+    last = _LAST_DIRECT[0]
+    if last is not None and last[0] == key:
+        return last[1], last[2]
+    terms, where = _softmax_bases(p.d, p.L, p.gamma, p.s, (1, 2))
+    values = term_integrals(list(terms), kappa, lam=lam, gamma=p.gamma, d=p.d, L=p.L, s=p.s)
+    values.flags.writeable = False
+    _LAST_DIRECT[0] = (key, where, values)
+    return where, values
+
+
 @dataclass(frozen=True)
 class SoftmaxTable:
     """The table of softmax attention: the same rows, features ``monomial x term``.
@@ -1020,7 +1053,8 @@ class SoftmaxTable:
 
     def _bases(self) -> list:
         """The terms the columns need."""
-        return sorted({t for _m, t in self.columns if t is not None}, key=repr)
+        p = self.params
+        return list(_softmax_bases(p.d, p.L, p.gamma, p.s, _orders(self.order))[0])
 
     def _terms(self, kappa: np.ndarray, lam: np.ndarray) -> np.ndarray:
         """:meth:`_bases` at each ``kappa`` with its temperature: ``(len(bases), n)``."""
@@ -1041,6 +1075,10 @@ class SoftmaxTable:
                         terms, kap[slow], lam=args[0], gamma=p.gamma, d=p.d, L=p.L, s=p.s
                     )
                 continue
+            if kap.size <= _SHARED_POINTS and set(_orders(self.order)) <= {1, 2}:
+                where, values = _direct_terms(p, kap, float(value))  # a Newton step's
+                T[:, at] = values[[where[t] for t in terms]]
+                continue
             T[:, at] = term_integrals(
                 terms, kap, lam=float(value), gamma=p.gamma, d=p.d, L=p.L, s=p.s
             )
@@ -1054,7 +1092,8 @@ class SoftmaxTable:
         k = self.constants if constants is None else constants
         n = ov5.shape[1]
         lam = np.broadcast_to(np.asarray(k, dtype=np.float64)[0], (n,))
-        where = {t: r for r, t in enumerate(self._bases())}
+        p = self.params
+        where = _softmax_bases(p.d, p.L, p.gamma, p.s, _orders(self.order))[1]
         T = self._terms(ov5[0], lam)
         # the monomials' variables: nu, theta, eta, rho, and 1 - nu, eta - rho, exact
         x = np.concatenate([ov5[1:], [1.0 - ov5[1], ov5[3] - ov5[4]]])

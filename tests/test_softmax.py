@@ -474,3 +474,19 @@ def test_the_portrait_names_the_basins_of_the_models_own_critical_points():
     assert set(np.unique(data.basin_label).tolist()) == {0}  # all at the first target
     assert names[1][1] == "basin of (1, 1)"
     assert names[2][1] == "ends at the saddle (−1, −1)"
+
+
+def test_the_gradient_and_hessian_tables_share_one_direct_evaluation_bit_for_bit(monkeypatch):
+    """A Newton step asks the gradient's and the Hessian's terms at one point: they come
+    from one evaluation of the union (the Gaussian moments serve every term), with the
+    same numbers, bit for bit, as each table's own evaluation."""
+    from slr_theory import engine
+
+    p = Params.paper(lam=0.7).replace(attention="softmax", s=2)
+    ov = np.array([[0.3, -0.5], [0.4, 0.2], [0.1, 0.3], [0.05, -0.1], [0.02, 0.2]])
+    shared = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
+    assert engine._LAST_DIRECT[0] is not None  # the union was evaluated and kept
+    monkeypatch.setattr(engine, "_SHARED_POINTS", 0)
+    own = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
+    for a, b in zip(shared, own, strict=True):
+        np.testing.assert_array_equal(a, b)
