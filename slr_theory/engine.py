@@ -664,6 +664,23 @@ class EngineTable:
         return self.C[..., row, plan.columns.index((mono, power, basis))]
 
 
+#: The last quadrature of the moments up to order 2 at a few points:
+#: a Newton step asks the gradient's table and the Hessian's at the same point, and the
+#: quadrature's rule (its mode search, most of the cost) serves every order at once.
+_LAST_MOMENTS: list = [None]
+
+
+def _shared_moments(sigma, t: np.ndarray, g: float) -> dict:
+    """The moments up to order 2 at `t` by quadrature, kept for the next call there."""
+    key = (g, t.tobytes())
+    last = _LAST_MOMENTS[0]  # (sigma, key, moments): sigma by identity, kept alive here
+    if last is not None and last[0] is sigma and last[1] == key:
+        return last[2]
+    got = moments(sigma, t, g, 2)
+    _LAST_MOMENTS[0] = (sigma, key, got)
+    return got
+
+
 @dataclass(frozen=True)
 class MomentTable:
     """The table of a nonlinearity without closed forms: the same rows, moment features.
@@ -847,9 +864,12 @@ class MomentTable:
         for value in np.unique(g):
             at = g == value  # one temperature: |t| <= a, the interpolant's span
             span = float(np.max(a[at]))
-            got = moments(self.sigma, t[at], float(value), top, span, least=self.least)
-            for key, v in got.items():
-                m[key][at] = v
+            if self.least is None and at.sum() <= _SHARED_POINTS and top <= 2:
+                got = _shared_moments(self.sigma, t[at], float(value))  # a Newton step's
+            else:
+                got = moments(self.sigma, t[at], float(value), top, span, least=self.least)
+            for key, v in m.items():  # (shared moments hold higher orders too)
+                v[at] = got[key]
         basis = np.full((len(MOMENT_BASES), n), np.nan)
         index = {b: i for i, b in enumerate(MOMENT_BASES)}
         basis[0] = 1.0

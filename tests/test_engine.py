@@ -403,3 +403,17 @@ def test_features_agree_through_both_doors_of_the_exponent(lam, d, s):
         size = np.maximum(np.abs(ext), np.abs(dbl))
         bound = (4.0 + x2 * 2.0**-8) * EPS * size + 1e-300
         assert np.all(np.abs(ext - dbl) <= bound), float(np.max(np.abs(ext - dbl) / bound))
+
+
+def test_a_quadrature_model_s_two_tables_share_one_quadrature_bit_for_bit(monkeypatch):
+    """A Newton step asks the gradient's and the Hessian's table at one point: a model by
+    quadrature integrates its moments up to order 2 once (the rule's mode search is most
+    of the cost), with the same numbers, bit for bit, as each table's own quadrature."""
+    p = Params.paper(lam=0.4).replace(nonlinearity="tanh")
+    ov = np.array([[0.3, -0.5], [0.4, 0.2], [0.1, 0.3], [0.05, -0.1], [0.02, 0.2]])
+    shared = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
+    assert engine._LAST_MOMENTS[0] is not None
+    monkeypatch.setattr(engine, "_SHARED_POINTS", 0)
+    own = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
+    for a, b in zip(shared, own, strict=True):
+        np.testing.assert_array_equal(a, b)
