@@ -87,10 +87,12 @@ def usable_cores() -> int:
 def model_cost_factor(params, *, points: int = 2048) -> float:
     """How much one risk-and-gradient evaluation of `params`' model costs, in units of erf's.
 
-    Measured, not assumed: the best of two timings of
-    :func:`slr_theory.risk_and_grad` on `points` overlaps of M at `params`, over the same
-    at the paper's pointwise ``erf`` attention (the model :data:`COSTS` were measured
-    on). A quadrature nonlinearity or softmax attention is priced at what it costs here.
+    Measured, not assumed: the mean time of :func:`slr_theory.risk_and_grad` on `points`
+    overlaps of M at `params` (after a first call, which may build the model's tables;
+    repeated on new points for at least 50 ms, so that one point is timed as steadily as
+    many), over the same at the paper's pointwise ``erf`` attention (the model
+    :data:`COSTS` were measured on). A quadrature nonlinearity or softmax attention is
+    priced at what it costs here.
 
     Parameters
     ----------
@@ -115,12 +117,13 @@ def model_cost_factor(params, *, points: int = 2048) -> float:
     grid = np.linspace(-0.9, 0.9, points)
 
     def best(p) -> float:
-        times = []
-        for _ in range(2):  # the first call may build the model's tables
-            t0 = time.perf_counter()
-            risk_and_grad(p, grid, grid[::-1])
-            times.append(time.perf_counter() - t0)
-        return min(times)
+        risk_and_grad(p, grid, grid[::-1])  # the first call may build the model's tables
+        calls, t0 = 0, time.perf_counter()
+        while calls < 2 or (time.perf_counter() - t0 < 0.05 and calls < 10_000):
+            at = grid * (1.0 - 1e-6 * (calls + 1))  # new points: nothing kept from the last
+            risk_and_grad(p, at, at[::-1])
+            calls += 1
+        return (time.perf_counter() - t0) / calls
 
     reference = params.replace(nonlinearity="erf", attention="pointwise")
     if params == reference:
