@@ -348,7 +348,10 @@ def _starts(params: Params, overlaps, name: str) -> np.ndarray:
     ov = as_array(overlaps, name).copy()
     if ov.shape[-1:] != (5,):
         raise ValueError(f"`{name}` must have last dimension 5, got shape {ov.shape}.")
-    return np.stack(check_overlaps(*np.moveaxis(ov, -1, 0), d=params.d), axis=-1)
+    try:
+        return np.stack(check_overlaps(*np.moveaxis(ov, -1, 0), d=params.d), axis=-1)
+    except ValueError as exc:  # which overlap, under the argument's own name
+        raise ValueError(f"`{name}`: {exc}") from None
 
 
 class _Runs:

@@ -214,11 +214,11 @@ class Params:
         attention the bounds of :data:`slr_theory.softmax.SOFTMAX_DOMAIN`."""
         hi = DOMAIN["lam"][1]
         if self.attention == "softmax":
-            hi = min(
-                hi,
-                SOFTMAX_DOMAIN["mean_logit"] / float(np.sqrt(self.d / 2.0)),
-                SOFTMAX_DOMAIN["spread"] / max(1.0, self.gamma),
-            )
+            root, wide = float(np.sqrt(self.d / 2.0)), max(1.0, self.gamma)
+            hi = min(hi, SOFTMAX_DOMAIN["mean_logit"] / root, SOFTMAX_DOMAIN["spread"] / wide)
+            # the quotient may round up: step down to a temperature the model accepts
+            while hi * root > SOFTMAX_DOMAIN["mean_logit"] or hi * wide > SOFTMAX_DOMAIN["spread"]:
+                hi = float(np.nextafter(hi, 0.0))
         return float(hi)
 
     @property

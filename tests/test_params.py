@@ -130,3 +130,14 @@ def test_a_long_check_gives_the_values_and_the_errors_of_short_ones():
     bad[1, 100] = 0.0
     with pytest.raises(ValueError, match=re.escape("kappa=0.9, eta=0.9")):
         check_overlaps(*bad)
+
+
+def test_the_largest_softmax_temperature_is_one_the_model_accepts():
+    """lam_max = 10 / gamma rounded up once (gamma = 9.646616199111993: lam * gamma =
+    10.000000000000002 > 10), and Params refused the model's own largest temperature
+    (found by the dev-profile fuzz of slr_theory.testing.params)."""
+    for d, gamma in ((4, 9.646616199111993), (4, 3.0), (10_000, 0.7), (7, 1.1)):
+        p = Params(d=d, L=4, lam=0.01, gamma=gamma, attention="softmax")
+        top = p.replace(lam=p.lam_max)  # accepted
+        bound = min(1000 / np.sqrt(d / 2), 10 / max(1.0, gamma), 1000.0)
+        assert top.lam == p.lam_max and bound * (1 - 4e-16) <= p.lam_max <= bound

@@ -514,6 +514,7 @@ def test_every_odd_value_in_the_first_slot(key, value):
 
 # Cases the fuzz found (key, argument, value), pinned so they are checked on every run.
 PINNED = [
+    ("fate", "starts", [0.0, 0.0, 0.0, 0.0, 2.0]),  # named `rho`, not `starts` (dev fuzz)
     ("flows.overlap_field", "overlaps", [0.0, 0.0, 0.0, 0.0, 2.0]),  # names `rho`
     ("geometry.riemannian_hessian", "overlaps", [0.0, 0.0, 0.0, 0.0, 2.0]),
     ("model.vectors_from_overlaps", "d", 3159618634.0),  # was a 23.5 GiB allocation
