@@ -738,19 +738,26 @@ def _arrival_layer(ax, data) -> None:
     digits = max(0, -int(np.floor(np.log10(spacing))))
     if levels.size:
         style = {"levels": levels, "colors": "k", "linewidths": 0.8, "linestyles": "dashdot"}
+        sets = []
         if data.basin_grid is not None:  # the coarse grid's starts: its times vary slowly
             b = data.basin_grid
             xy = np.asarray(data.basin_starts)[: b * b].reshape(b, b, 2)
             t0 = data.basin_fates.steps[: b * b].reshape(b, b)
             ok = np.isfinite(t0) & (t0 > 0)
-            z = np.ma.masked_array(np.log10(np.where(ok, t0, 1.0)), ~ok)
-            cs = ax.contour(xy[..., 0], xy[..., 1], z, zorder=1, **style)
+            # each basin on its own: times of runs that end apart are not interpolated
+            end = data.basin_fates.final[: b * b, None, :2] - np.asarray(data.basin_targets)
+            image = np.argmin(np.abs(end).max(axis=-1), axis=1).reshape(b, b)
+            for j in np.unique(image[ok]):
+                keep = ok & (image == j)
+                z = np.ma.masked_array(np.log10(np.where(keep, t0, 1.0)), ~keep)
+                sets.append(ax.contour(xy[..., 0], xy[..., 1], z, zorder=1, **style))
         else:  # saved before 0.3.2: one start per cell
             edges = data.basin_edges
             centres = 0.5 * (edges[:-1] + edges[1:])
             K, N = np.meshgrid(centres, centres)
-            cs = ax.contour(K, N, np.ma.masked_invalid(lt), zorder=1, **style)
-        ax.clabel(cs, fontsize=6, fmt=lambda v: f"10^{v:.{digits}f}")
+            sets.append(ax.contour(K, N, np.ma.masked_invalid(lt), zorder=1, **style))
+        for cs in sets:
+            ax.clabel(cs, fontsize=6, fmt=lambda v: f"10^{v:.{digits}f}")
         ax.plot(
             [], [], "-.", color="k", lw=0.8,
             label=f"flow time to the minimum on M (10^x; every {spacing:g} decades)",
