@@ -104,6 +104,13 @@ def _within(command: str, estimate, args) -> None:
         ) from None
 
 
+def _jobs_used(args) -> int:
+    """The processes ``--jobs`` asks for, at most the usable cores (default: all of them)."""
+    from .work import usable_cores
+
+    return min(args.jobs or usable_cores(), usable_cores())
+
+
 def _jobs(p, what: str) -> None:
     """``--jobs``: processes, the same flag in every command (default: the usable cores)."""
     p.add_argument(
@@ -814,7 +821,7 @@ def _atlas_arguments(args) -> dict:
 
 def _atlas_estimate(args, kw: dict, client):
     """The atlas's cost on the workers that will run it, at its most expensive model."""
-    from .work import atlas_cost, model_cost_factor, usable_cores
+    from .work import atlas_cost, model_cost_factor
 
     cells = 1
     for a in ("lam", "L", "gamma", "d", "s", "nonlinearity", "attention"):
@@ -822,7 +829,7 @@ def _atlas_estimate(args, kw: dict, client):
     if client is not None:
         workers = max(1, sum(client.nthreads().values()))
     else:
-        workers = min(args.jobs or usable_cores(), usable_cores())
+        workers = _jobs_used(args)
     base = kw["base"]
     models = []
     for nl in kw["nonlinearity"]:
@@ -1036,7 +1043,6 @@ def _out_flag(command: str):
 def _cmd_reproduce(args) -> int:
     from .experiments import cost, experiments, output_paths, run, write
     from .output import Destination
-    from .work import usable_cores
 
     table = experiments()
     if args.name != "all" and args.name not in table:
@@ -1058,7 +1064,7 @@ def _cmd_reproduce(args) -> int:
             repeats=args.repeats,
             steps_scale=args.steps_scale,
             progress=True,
-            jobs=min(args.jobs or usable_cores(), usable_cores()),
+            jobs=_jobs_used(args),
         )
         import numpy as np
 
@@ -1290,9 +1296,8 @@ def _cmd_report(args) -> int:
                 f"{args.atlas!r} ({type(exc).__name__}: {exc})"
             ) from None
     from .study import cost
-    from .work import usable_cores
 
-    jobs = min(args.jobs or usable_cores(), usable_cores())
+    jobs = _jobs_used(args)
     _within("report", cost(params, full=args.full, jobs=jobs), args)
     with _out_flag("report"):
         path = write_report(

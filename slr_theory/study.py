@@ -432,7 +432,6 @@ def cost(params: Params | None = None, *, full: bool = False, jobs: int | None =
     True
     """
     from .experiments import cost as experiments_cost
-    from .experiments import experiments
     from .work import COSTS, WorkEstimate, model_cost_factor, usable_cores
 
     params = check_params(params if params is not None else Params.paper())
@@ -441,12 +440,9 @@ def cost(params: Params | None = None, *, full: bool = False, jobs: int | None =
     if jobs is not None:
         jobs = positive_int(jobs, "jobs", upper=1024)
     jobs = (2 if usable_cores() >= 2 else 1) if jobs is None else jobs
-    gd = [name for name, e in experiments().items() if e.method == "pgd"]
-    repeats = None if full else 5
-    beside = COSTS["study_checks"] + experiments_cost(gd, repeats=repeats).seconds
-    beside += experiments_cost(
-        "sgd_sphere_schedule", repeats=repeats, steps_scale=1.0 if full else 0.1
-    ).seconds
+    beside = COSTS["study_checks"] + sum(
+        experiments_cost(names, **options).seconds for names, options in _experiment_plan(full)
+    )
     main = 3.0 * COSTS["study_model"] * model_cost_factor(params, points=1)
     total = (max(main, beside) if jobs > 1 else main + beside) + COSTS["study_drawing"]
     what = "the report's computations" + (" with the full experiments" if full else "")
@@ -464,25 +460,29 @@ def _verify(names: list[str], params: Params, seed: int):
     return run_checks(names, samples=10_000, seed=seed, at=params)
 
 
+def _experiment_plan(full: bool) -> list[tuple[list[str] | str, dict]]:
+    """The paper's experiments the report runs, as ``(names, options)`` of
+    :func:`slr_theory.experiments.run` (and of its estimate, :func:`~slr_theory.experiments.cost`)."""
+    from .experiments import experiments
+
+    repeats = None if full else 5
+    gd = [name for name, e in experiments().items() if e.method == "pgd"]
+    return [
+        (gd, {"repeats": repeats}),
+        ("sgd_sphere_schedule", {"repeats": repeats, "steps_scale": 1.0 if full else 0.1}),
+    ]
+
+
 def _beside(params: Params, seed: int, full: bool):
     """The model's checks and the paper's experiments: they need nothing else, so they run beside."""
-    from .experiments import experiments, run
+    from .experiments import run
 
     seconds: dict[str, float] = {}
     checks = _timed(seconds, "verification", _verify, _CHECKS_BESIDE, params, seed)
-    repeats = None if full else 5
-    gd = [name for name, e in experiments().items() if e.method == "pgd"]
     t0 = time.perf_counter()
-    res = run(gd, seed=seed, repeats=repeats, records=250)
-    res.update(
-        run(
-            "sgd_sphere_schedule",
-            seed=seed,
-            repeats=repeats,
-            steps_scale=1.0 if full else 0.1,
-            records=250,
-        )
-    )
+    res = {}
+    for names, options in _experiment_plan(full):
+        res.update(run(names, seed=seed, records=250, **options))
     seconds["experiments"] = time.perf_counter() - t0
     return checks, list(res.values()), seconds
 
