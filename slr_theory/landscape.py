@@ -78,6 +78,7 @@ __all__ = [
     "basins",
     "continuation",
     "convergence_time",
+    "ended_at",
     "manifold_basins",
     "manifold_stability",
     "portrait_data",
@@ -1807,6 +1808,14 @@ class PortraitData:
         return None if rows is None else self.basin_fates.steps[rows]
 
     @property
+    def start_images(self) -> np.ndarray | None:
+        """Index into :attr:`basin_targets` of the point each start of :attr:`basin_fates`
+        ended at (``-1``: at none within the fates' ball), shape ``(n,)``."""
+        if self.basin_fates is None or self.basin_targets is None:
+            return None
+        return ended_at(self.basin_fates, self.basin_targets)
+
+    @property
     def basin_time_error(self) -> np.ndarray | None:
         """The relative error ``(b, b)`` of :attr:`basin_time`."""
         rows = self.basin_rows
@@ -1840,6 +1849,26 @@ class PortraitData:
         from .plotting import phase_portrait
 
         return phase_portrait(self, path, **options)
+
+
+def ended_at(fates: Fates, targets: np.ndarray) -> np.ndarray:
+    """Which of `targets` ``(m, 2)`` on M each run of `fates` ended at: the image of M's
+    point it stopped at (its orbit is ``fates.label``), ``-1`` where it is at none within
+    ``fates.tol``.
+
+    Parameters
+    ----------
+    fates : Fates
+    targets : ndarray, shape ``(m, 2)``
+        ``(kappa, nu)`` of M's critical points and their images.
+
+    Returns
+    -------
+    ndarray of int, shape ``(n,)``
+    """
+    dist = np.max(np.abs(fates.final[:, None, :2] - np.asarray(targets)[None]), axis=-1)
+    j = np.argmin(dist, axis=1)
+    return np.where((fates.label >= 0) & (dist[np.arange(j.size), j] <= fates.tol), j, -1)
 
 
 def portrait_data(
@@ -1915,10 +1944,7 @@ def portrait_data(
             starts = np.zeros((xk.size, 5))
             starts[:, 0], starts[:, 1] = xk.ravel(), xn.ravel()
             f = fate(params, starts, on_manifold=True)
-            # which image: the one the run stopped at (its orbit is f.label)
-            dist = np.max(np.abs(f.final[:, None, :2] - targets[None]), axis=-1)
-            j = np.argmin(dist, axis=1)
-            return f, np.where((f.label >= 0) & (dist[np.arange(j.size), j] <= f.tol), j, -1)
+            return f, ended_at(f, targets)
 
         c = np.linspace(-1, 1, basin_grid + 2)[1:-1]  # cells tile the closed square
         coarse = np.concatenate([[-1.0], 0.5 * (c[:-1] + c[1:]), [1.0]])

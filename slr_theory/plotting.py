@@ -745,8 +745,7 @@ def _arrival_layer(ax, data) -> None:
             t0 = data.basin_fates.steps[: b * b].reshape(b, b)
             ok = np.isfinite(t0) & (t0 > 0)
             # each basin on its own: times of runs that end apart are not interpolated
-            end = data.basin_fates.final[: b * b, None, :2] - np.asarray(data.basin_targets)
-            image = np.argmin(np.abs(end).max(axis=-1), axis=1).reshape(b, b)
+            image = data.start_images[: b * b].reshape(b, b)
             for j in np.unique(image[ok]):
                 keep = ok & (image == j)
                 z = np.ma.masked_array(np.log10(np.where(keep, t0, 1.0)), ~keep)

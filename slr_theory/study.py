@@ -365,14 +365,15 @@ def _branch_names(c: Continuation, params: Params, found) -> list[str]:
     temperature nearest the report's (not at an end where it meets another branch,
     which is that branch's point).
     """
-    from .critical import classify, polish
+    from .critical import polish
+    from .trajectory import to_overlaps
 
     lam, group = params.lam, symmetries(params)
     names = []
     for br in c.branches:
         if br.lam[0] <= lam <= br.lam[-1]:
             at = polish(params, *br.vectors[int(np.argmin(np.abs(np.log(br.lam / lam))))])
-            here = classify(params, *at).overlaps if at is not None else None
+            here = to_overlaps(np.concatenate(at)[:, None])[:, 0] if at is not None else None
             same = [
                 q for q in found if here is not None and same_point(q.overlaps, here, 1e-6, group)
             ]

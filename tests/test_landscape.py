@@ -381,6 +381,8 @@ def test_the_portraits_basins_follow_the_separatrix_at_the_fine_resolution():
         up = d.basin_targets[d.basin_label][..., 0] > 0  # the basin of (1, 1)
         return int(np.sum(far & (up != (N > f)))), width
 
+    # the map shows, cell by cell, the image its start ended at (landscape.ended_at)
+    np.testing.assert_array_equal(data.start_images[data.basin_cells], data.basin_label)
     fine_wrong, fine_width = wrong(data)
     assert data.basin_label.shape == (48, 48) and fine_width < 0.06
     assert fine_wrong == 0
