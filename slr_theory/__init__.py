@@ -12,9 +12,10 @@ exceptions).
    estimates; the output discipline; local worker processes.
 2. ``engine``: the one risk engine (value, gradient, Hessian tables).
 3. ``trajectory``: the batched loop shared by PGD, SGD and the experiments.
-4. ``model``, ``geometry``, ``flows``, ``manifold``: the data model and Monte Carlo; the
-   product of spheres in overlap coordinates; the gradient flows; the critical points of
-   the flow on M.
+4. ``models``, ``model``, ``geometry``, ``flows``, ``manifold``: the models, one file
+   each, with their registry (everything above asks ``Params.model``, never a model's
+   name); the data model and Monte Carlo; the product of spheres in overlap coordinates;
+   the gradient flows; the critical points of the flow on M.
 5. ``risk``: the exact population risk, validated.
 6. ``statistics``, ``sgd``, ``critical``, ``dynamics``, ``longrun``: the paper's section 4;
    online SGD; every critical point, classified; projected gradient descent, exactly; PGD
@@ -30,7 +31,7 @@ exceptions).
 
 import importlib
 
-__version__ = "0.3.2"  # what changed: CHANGELOG.md
+__version__ = "0.4.0"  # what changed: CHANGELOG.md
 
 _EXPORTS = {  # module -> the names it lends the package (imported on first use)
     "critical": (

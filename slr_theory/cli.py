@@ -164,12 +164,12 @@ def _verify_parser(sub) -> None:
             help=f"{what}: run the model's checks at the paper's parameters with this one "
             "(default: each check at its own point)",
         )
+    from .models import attention_names
     from .nonlinearity import BUILTIN_NONLINEARITIES
-    from .params import ATTENTIONS
 
     for flag, choices in (
         ("nonlinearity", tuple(BUILTIN_NONLINEARITIES)),
-        ("attention", ATTENTIONS),
+        ("attention", attention_names()),
     ):
         v.add_argument(
             f"--{flag}",
@@ -303,11 +303,11 @@ def _model_options(p, lam: float = 0.1, d_min: int | None = None) -> None:
 
 def _attention_option(p) -> None:
     """``--attention``: pointwise (the paper's) or softmax weights."""
-    from .params import ATTENTIONS
+    from .models import attention_names
 
     p.add_argument(
         "--attention",
-        choices=ATTENTIONS,
+        choices=attention_names(),
         default="pointwise",
         help="pointwise: the paper's sigma(lam X_l.k) weights; softmax: softmax(lam X k), "
         "without --nonlinearity",
@@ -586,9 +586,9 @@ def _nonlinearities(text: str):
 
 
 def _attentions(text: str):
-    from .params import ATTENTIONS
+    from .models import attention_names
 
-    return _names_among(ATTENTIONS)(text)
+    return _names_among(attention_names())(text)
 
 
 def _atlas_parser(sub) -> None:
@@ -707,6 +707,7 @@ _ATLAS_READING = ("help", "source", "plot", "json", "max_minutes")
 
 
 def _cmd_atlas(args) -> int:
+    from .models import model_of
     from .output import Refusal, Terminated
     from .survey import AtlasIncomplete
 
@@ -716,11 +717,15 @@ def _cmd_atlas(args) -> int:
         raise _UsageError(
             "slr-theory atlas: error: argument --out: required (or --from DIR to read an atlas)"
         )
-    if "softmax" in args.attention and args.nonlinearity != ["erf"]:
-        raise _UsageError(
-            "slr-theory atlas: error: argument --attention: softmax cells have no "
-            f"nonlinearity: give --nonlinearity erf with it, got {','.join(args.nonlinearity)}"
-        )
+    for attention in args.attention:  # every pair is a model, or one usage line
+        for sigma in args.nonlinearity:
+            try:
+                model_of(attention, sigma)
+            except ValueError as exc:
+                raise _UsageError(
+                    f"slr-theory atlas: error: argument --attention: {attention} cells with "
+                    f"--nonlinearity {sigma}: {exc}"
+                ) from None
     if args.plot:
         _plot_axes(_spans(vars(args)), "--plot")  # refused at the door, not after the cells
     if args.scheduler is not None and args.jobs is not None:

@@ -52,14 +52,9 @@ from .geometry import (
     vector_derivatives,
 )
 from .manifold import (
-    EDGE_SCAN,
     ORIGIN_AND_CORNERS,
-    edge_roots,
-    five_points_proved,
-    interior_points,
     manifold_critical_overlaps,
 )
-from .nonlinearity import moments, nonlinearity_of
 from .params import Params, check_params
 from .results import html_table
 from .trajectory import MAX_ALPHA, Progress, to_overlaps, to_vectors
@@ -536,7 +531,8 @@ def manifold_certificate(params: Params) -> list[str]:
     argument on quadratures; otherwise what was located by scans and what is proved of
     it; for softmax attention its own argument.
 
-    For ``erf`` each numeric step is an inequality certified with mpmath interval arithmetic
+    The model's own argument (:meth:`slr_theory.models.Model.manifold_certificate`). For
+    ``erf`` each numeric step is an inequality certified with mpmath interval arithmetic
     (outward rounding): ``c > 0`` and ``erfc(a/s) > 0`` (a rigorous lower bound
     ``erfc(z) > 2 e^{-z^2} / (sqrt(pi) (z + sqrt(z^2 + 2)))``), and ``erf(c) > 0``.
 
@@ -556,172 +552,8 @@ def manifold_certificate(params: Params) -> list[str]:
     >>> print(manifold_certificate(Params.paper())[0])
     On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with R_kappa = C e^{-c^2 kappa^2} [erf(a kappa / s) - nu], R_nu = -2 gamma^2 erf(c kappa).
     """
-    import mpmath as mp
-
     params = check_params(params)
-    if params.attention == "softmax":
-        return _softmax_certificate(params)
-    if not five_points_proved(params):
-        return _scan_certificate(params)
-    if not params.closed_form:
-        return _moment_certificate(params)
-    iv = mp.iv
-    iv.dps = 30
-    lam, gam, d = iv.mpf(params.lam), iv.mpf(params.gamma), iv.mpf(params.d)
-    a = lam * iv.sqrt(d / 2)
-    g = lam * gam
-    q = 1 + 2 * g * g
-    c = a / iv.sqrt(q)
-    s = iv.sqrt(q * (1 + 4 * g * g))
-    z = a / s
-    # erfc(z) > 2 exp(-z^2) / (sqrt(pi) (z + sqrt(z^2 + 2)))  (z >= 0; Abramowitz-Stegun 7.1.13)
-    erfc_low = 2 * iv.exp(-(z * z)) / (iv.sqrt(iv.pi) * (z + iv.sqrt(z * z + 2)))
-    # erf(c) >= (2/sqrt(pi)) c e^{-c^2} > 0 (the integrand's minimum on [0, c])
-    erf_low = 2 / iv.sqrt(iv.pi) * c * iv.exp(-(c * c))
-    S = params.s  # informative tokens: every term of R on M that moves is S times the paper's
-    C = 4 * S * gam * gam * c / iv.sqrt(iv.pi)
-    sg = "gamma^2" if S == 1 else "S gamma^2"
-    checks = {
-        "c > 0": c.a > 0,
-        "C > 0": C.a > 0,
-        "erfc(a/s) > 0": erfc_low.a > 0,
-        "erf(c) > 0": erf_low.a > 0,
-    }
-    if not all(checks.values()):  # pragma: no cover - impossible for valid Params
-        raise ArithmeticError(f"a certified inequality failed: {checks}")
-    fmt = lambda x: mp.nstr(mp.mpf(x.a.a), 6)  # noqa: E731  (lower end of the interval)
-    return [
-        "On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with "
-        f"R_kappa = C e^{{-c^2 kappa^2}} [erf(a kappa / s) - nu], R_nu = -2 {sg} erf(c kappa)"
-        + ("." if S == 1 else f", with S = {S} informative tokens."),
-        f"C = 4 {sg} c / sqrt(pi) >= {fmt(C)} > 0 and c = a / sqrt(1 + 2 g^2) >= {fmt(c)} > 0 "
-        "(interval arithmetic).",
-        "Interior (|kappa|, |nu| < 1): R_nu = 0 iff erf(c kappa) = 0 iff kappa = 0 (erf is odd "
-        "and strictly increasing, c > 0); then R_kappa = -C nu = 0 iff nu = 0: the origin only.",
-        f"Edges kappa = +-1, |nu| < 1: |R_nu| = 2 {sg} erf(c) >= 2 {sg} (2/sqrt(pi)) c e^(-c^2) "
-        f">= {fmt(2 * S * gam * gam * erf_low)} > 0: no critical point.",
-        f"Edges nu = +-1, |kappa| < 1: |erf(a kappa / s)| <= erf(a/s) = 1 - erfc(a/s) with "
-        f"erfc(a/s) >= {fmt(erfc_low)} > 0, so erf(a kappa / s) - nu != 0 and R_kappa != 0 "
-        "(exponentially small where erf saturates, never zero): no critical point.",
-        "Corners (+-1, +-1): both factors 1 - kappa^2 and 1 - nu^2 vanish: four critical points.",
-        "Hence exactly five critical points on the closed square: the origin and the four corners.",
-    ]
-
-
-def _moment_certificate(params: Params) -> list[str]:
-    """The same argument for a nonlinearity by quadrature, with the properties it uses.
-
-    It needs ``sigma`` odd, increasing and ``|sigma| <= 1`` (so ``|sigma| < 1`` wherever
-    ``sigma' > 0``); these were checked on :data:`slr_theory.nonlinearity.CHECK_POINTS`
-    when ``sigma`` was built, and the two positive numbers come from the quadrature
-    (relative error ``~1e-15``), not from interval arithmetic.
-    """
-    sig = nonlinearity_of(params.nonlinearity)
-    a = params.lam * np.sqrt(params.d / 2)
-    g = params.lam * params.gamma
-    m = moments(sig, np.array([a]), g, 0)
-    S = params.s
-    sg = "gamma^2" if S == 1 else "S gamma^2"
-    edge_nu = 2 * S * params.gamma**2 * m["E0"][0]
-    return [
-        f"On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with "
-        f"R_kappa = 2 {sg} a E[sigma'(U) (sigma(U) - nu)], R_nu = -2 {sg} E sigma(U), "
-        f"U = a kappa + g Z, sigma = {sig.name}"
-        + ("." if S == 1 else f", with S = {S} informative tokens."),
-        "sigma is odd, non-decreasing and not constant, and |sigma| <= 1 (checked on a grid of "
-        "[-60, 60] and out to 1e300); "
-        "the numbers below are quadratures, not interval bounds.",
-        "Interior (|kappa|, |nu| < 1): E sigma(a kappa + g Z) is odd and strictly increasing "
-        "in kappa (its derivative a E sigma'(U) > 0), so R_nu = 0 iff kappa = 0; then "
-        "R_kappa = -2 a nu E sigma'(gZ) (E[sigma' sigma](gZ) = 0: an odd integrand) = 0 iff "
-        "nu = 0: the origin only.",
-        f"Edges kappa = +-1, |nu| < 1: |R_nu| = 2 {sg} E sigma(a + gZ) = {edge_nu:.6g} > 0: "
-        "no critical point.",
-        "Edges nu = +-1, |kappa| < 1: sigma' > 0 and |sigma| < 1 make sigma'(U)(sigma(U) - nu) "
-        "of one sign everywhere, so R_kappa != 0 (exponentially small where sigma saturates, "
-        "never zero): no critical point.",
-        "Corners (+-1, +-1): both factors 1 - kappa^2 and 1 - nu^2 vanish: four critical points.",
-        "Hence exactly five critical points on the closed square: the origin and the four corners.",
-    ]
-
-
-def _scan_certificate(params: Params) -> list[str]:
-    """What is known of M's critical points where the proof does not apply, with numbers."""
-    S = params.s
-    sg = "gamma^2" if S == 1 else "S gamma^2"
-    sig = nonlinearity_of(params.nonlinearity)
-    inner = interior_points(params)
-    fmt = lambda rows: (  # noqa: E731
-        "; ".join(f"({a:.6g}, {b:.6g})" for a, b in rows) if len(rows) else "none"
-    )
-    edges = {nu: edge_roots(params, nu) for nu in (1.0, -1.0)}
-    why = [
-        name
-        for name, ok in (
-            ("odd", sig.odd),
-            ("monotone", sig.increasing),
-            ("bounded by 1", sig.bound <= 1.0),
-        )
-        if not ok
-    ]
-    unique = (
-        "E sigma(U) is strictly increasing in kappa (sigma verified non-decreasing and not "
-        "constant), so R_nu has at most one root: the interior list is complete."
-        if sig.increasing
-        else "sigma is not monotone, so R_nu may have roots the scan does not separate: "
-        f"the interior list is what a scan of {EDGE_SCAN} points found, not a proof."
-    )
-    return [
-        f"On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with "
-        f"R_kappa = 2 {sg} a E[sigma'(U) (sigma(U) - nu)], R_nu = -2 {sg} E sigma(U), "
-        f"U = a kappa + g Z, sigma = {sig.name}"
-        + ("." if S == 1 else f", with S = {S} informative tokens."),
-        f"sigma is {', '.join('not ' + w for w in why)} (checked when it was built), so the proof that "
-        "M has exactly the origin and the four corners does not apply; M's critical points "
-        f"are located instead, by scans of {EDGE_SCAN} points and Brent's method.",
-        "R_M is affine in nu (checked on the scan), so an interior critical point is a root "
-        "kappa_0 of R_nu with nu_0 = E[sigma' sigma] / E sigma' at kappa_0, kept where "
-        f"|nu_0| < 1: {fmt(inner)}. {unique}",
-        "Edges kappa = +-1, |nu| < 1: R_nu != 0 there (checked): no critical point.",
-        f"Edges nu = +-1, |kappa| < 1: the roots of R_kappa(kappa, +-1): "
-        f"{fmt([(r, 1.0) for r in edges[1.0]])} on nu = 1, "
-        f"{fmt([(r, -1.0) for r in edges[-1.0]])} on nu = -1"
-        + (
-            " (sigma <= 1 makes sigma'(U)(sigma(U) - 1) of one sign: none on nu = 1)."
-            if sig.bound <= 1.0 and sig.increasing
-            else f" (found by the scan: roots closer than 2/{EDGE_SCAN - 1} may be missed)."
-        ),
-        "Corners (+-1, +-1): both factors 1 - kappa^2 and 1 - nu^2 vanish: four critical points.",
-    ]
-
-
-def _softmax_certificate(params: Params) -> list[str]:
-    """What is proved about the critical points of M under softmax attention, with numbers."""
-    S, L = params.s, params.L
-    sg = "gamma^2" if S == 1 else "S gamma^2"
-    low = float(
-        engine.table(params, params.lam, 1).manifold_gradient(np.array([[-1.0], [0.0]]))[1, 0]
-    )
-    where = {
-        nu: ", ".join(f"{r:.6g}" for r in roots) if roots.size else "none"
-        for nu in (1.0, -1.0)
-        for roots in [edge_roots(params, nu)]
-    }
-    return [
-        "On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with "
-        f"R_nu = -2 {sg} E p_1(kappa) under softmax attention (p_1 = softmax(lam U)_1)"
-        + ("." if S == 1 else f", with S = {S} informative tokens."),
-        "E p_1 > 0 and increases with kappa (p_1 increases with the informative key, whose "
-        f"mean is sqrt(d/2) kappa), so R_nu <= R_nu(kappa = -1) = {low:.6g} < 0 on all of M "
-        "(the quadrature's value, relative error ~1e-13).",
-        "Hence no critical point with |nu| < 1: unlike pointwise attention the origin is not "
-        "critical, because the softmax weights are positive and sum to one, so the predictor "
-        "cannot switch the value off.",
-        "On the edges nu = +-1, (1 - kappa^2) R_kappa vanishes at the corners and at the roots "
-        f"of R_kappa(kappa, +-1) in (-1, 1): {where[1.0]} on nu = 1, {where[-1.0]} on "
-        f"nu = -1 (a scan of {EDGE_SCAN} points and Brent's method, L = {L}). Softmax "
-        "weights are not odd, so (k, v) -> (-k, -v) is no symmetry: each edge is its own.",
-    ]
+    return params.model.manifold_certificate(params)
 
 
 # --- classification -------------------------------------------------------------------------

@@ -74,7 +74,6 @@ from .nonlinearity import (
     nonlinearity_of,
 )
 from .params import Params
-from .softmax import d_mu, risk_expression, term_bound, term_integrals, term_interpolant
 
 # The model interface: what every layer above the engine may use (tests/test_house.py
 # checks it). The bases, feature kernels and table classes below are the engine's own:
@@ -151,7 +150,8 @@ N_CONSTANTS = _PAIRS + 1
 # --- the algebra: expressions are {(power of x, basis): coefficient} --------------------
 
 
-def _add(out: dict, key, c) -> None:
+def add_term(out: dict, key, c) -> None:
+    """Add `c` to the coefficient of `key` in the expression `out` (in place)."""
     out[key] = out[key] + c if key in out else c
 
 
@@ -162,27 +162,27 @@ def _ddx(expr: dict, s: dict) -> dict:
         if b == "1":
             continue  # constants only (the table has no bare powers of x)
         if p:
-            _add(out, (p - 1, b), p * c)
+            add_term(out, (p - 1, b), p * c)
         if b == "erf":
-            _add(out, (p, "ex"), K2 * c)
+            add_term(out, (p, "ex"), K2 * c)
         elif b == "ex":
-            _add(out, (p + 1, "ex"), -2.0 * c)
+            add_term(out, (p + 1, "ex"), -2.0 * c)
         elif b == "exey":
-            _add(out, (p + 1, "exey"), -2.0 * (1.0 + s["ir2"]) * c)
+            add_term(out, (p + 1, "exey"), -2.0 * (1.0 + s["ir2"]) * c)
         elif b in ("exu", "exD"):
-            _add(out, (p + 1, b), -2.0 * c)
-            _add(out, (p, "exey"), K2 * s["ir"] * c)
+            add_term(out, (p + 1, b), -2.0 * c)
+            add_term(out, (p, "exey"), K2 * s["ir"] * c)
         elif b == "zeta":
-            _add(out, (p, "exu"), 2.0 * K2 * c)
+            add_term(out, (p, "exu"), 2.0 * K2 * c)
         elif b == "W":
-            _add(out, (p, "exD"), 2.0 * K2 * c)
+            add_term(out, (p, "exD"), 2.0 * K2 * c)
         elif b == "erf2":
-            _add(out, (p, "erfex"), 2.0 * K2 * c)
+            add_term(out, (p, "erfex"), 2.0 * K2 * c)
         elif b == "erfex":
-            _add(out, (p, "ex2"), K2 * c)
-            _add(out, (p + 1, "erfex"), -2.0 * c)
+            add_term(out, (p, "ex2"), K2 * c)
+            add_term(out, (p + 1, "erfex"), -2.0 * c)
         elif b == "ex2":
-            _add(out, (p + 1, "ex2"), -4.0 * c)
+            add_term(out, (p + 1, "ex2"), -4.0 * c)
     return out
 
 
@@ -191,9 +191,9 @@ def _dnu_basis(expr: dict) -> dict:
     out: dict = {}
     for (p, b), c in expr.items():
         if b == "exD":
-            _add(out, (p, "ex"), -c)
+            add_term(out, (p, "ex"), -c)
         elif b == "W":
-            _add(out, (p, "erf"), -2.0 * c)
+            add_term(out, (p, "erf"), -2.0 * c)
     return out
 
 
@@ -204,11 +204,11 @@ def _mddt(expr: dict, s: dict) -> dict:
         if b == "1":
             continue
         if len(b) == 2:  # E_j, Z_j, W_j -> index + 1
-            _add(out, (p, f"{b[0]}{int(b[1]) + 1}"), c)
+            add_term(out, (p, f"{b[0]}{int(b[1]) + 1}"), c)
         else:  # a product E_i E_j: the product rule
             i, j = int(b[1]), int(b[3])
-            _add(out, (p, _pair(i + 1, j)), c)
-            _add(out, (p, _pair(i, j + 1)), c)
+            add_term(out, (p, _pair(i + 1, j)), c)
+            add_term(out, (p, _pair(i, j + 1)), c)
     return out
 
 
@@ -222,7 +222,7 @@ def _mdnu(expr: dict) -> dict:
     out: dict = {}
     for (p, b), c in expr.items():
         if b[0] == "W":
-            _add(out, (p, f"E{b[1]}"), -2.0 * c)
+            add_term(out, (p, f"E{b[1]}"), -2.0 * c)
     return out
 
 
@@ -265,8 +265,9 @@ def _partial(term, i: int, s: dict):
     return out
 
 
-def _coefficient_scalars(params: Params, lam) -> dict:
-    """Every temperature-dependent scalar of the table, vectorised over ``lam``."""
+def _coefficient_scalars(params: Params, lam, sigma: Nonlinearity | None) -> dict:
+    """Every temperature-dependent scalar of the table, vectorised over ``lam``; `sigma`
+    None: the closed forms of ``erf``."""
     lam = np.asarray(lam, dtype=np.float64)
     gam, L, S = params.gamma, params.L, params.s
     B = np.sqrt(params.d / 2.0)
@@ -277,12 +278,12 @@ def _coefficient_scalars(params: Params, lam) -> dict:
     rh, _rl = dd.one_plus_c_sq(g, 4.0)
     isq = 1.0 / np.sqrt(qh)
     ir = 1.0 / np.sqrt(rh)
-    closed = params.nonlinearity == "erf"
+    closed = sigma is None
     if closed:
         P = lam * mean_erf_prime(0.0, lam)
         S0, S2 = zeta(0.0, lam), lam * lam * zeta_tt(0.0, lam)
     else:  # the distractor's moments, by quadrature at t = 0 with scale lam
-        P, S0, S2 = _distractor_moments(params.nonlinearity, lam)
+        P, S0, S2 = _distractor_moments(sigma, lam)
     out = {
         "closed": closed,
         "pairs": S > 1,
@@ -312,9 +313,8 @@ def _coefficient_scalars(params: Params, lam) -> dict:
     return out
 
 
-def _distractor_moments(sigma, lam: np.ndarray):
+def _distractor_moments(sig: Nonlinearity, lam: np.ndarray):
     """``P = lam E sigma'(lam Z)``, ``S0 = E sigma(lam Z)^2``, ``S2 = lam^2 E (sigma^2)''(lam Z)``."""
-    sig = nonlinearity_of(sigma)
     flat = np.ravel(lam)
     P, S0, S2 = (np.empty(flat.shape) for _ in range(3))
     for value in np.unique(flat):
@@ -374,7 +374,8 @@ def _mono_rows(mono) -> list[int]:
 _ROWS = (len(COMPONENTS), 5, len(HESSIAN_PAIRS))
 
 
-def _orders(order) -> tuple[int, ...]:
+def orders_of(order) -> tuple[int, ...]:
+    """The orders a table stacks, as a tuple (`order` one of 0, 1, 2 or a tuple of them)."""
     orders = (order,) if isinstance(order, int | np.integer) else tuple(order)
     if not orders or any(o not in (0, 1, 2) for o in orders):
         raise ValueError(f"`order` must be 0, 1, 2 or a tuple of them, got {order!r}.")
@@ -393,15 +394,9 @@ def _stacked_entries(s: dict, orders: tuple[int, ...]):
 @cache
 def _plan(orders: tuple[int, ...], pairs: bool = False, closed: bool = True) -> _Plan:
     probe = _coefficient_scalars(
-        Params(
-            d=4,
-            L=3,
-            lam=1.0,
-            gamma=1.0,
-            s=2 if pairs else 1,
-            nonlinearity="erf" if closed else "tanh",
-        ),
+        Params(d=4, L=3, lam=1.0, gamma=1.0, s=2 if pairs else 1),
         1.0,
+        None if closed else nonlinearity_of("tanh"),
     )
     bases = BASES if closed else MOMENT_BASES
     cols: dict = {}
@@ -654,13 +649,13 @@ class EngineTable:
 
     def enclosure(self, lo: np.ndarray, hi: np.ndarray) -> Enclosure:
         """:class:`Enclosure` of the features over the slabs ``lo <= kappa <= hi`` (one temperature)."""
-        cols = _plan(_orders(self.order), self.pairs).columns
+        cols = _plan(orders_of(self.order), self.pairs).columns
         lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
         return closed_enclosure(cols, self.constants, lo, hi)
 
     def column(self, row: int, mono: tuple, power: int, basis: str) -> np.ndarray:
         """The coefficient of one feature in one row (e.g. for a specialised kernel)."""
-        plan = _plan(_orders(self.order), self.pairs)
+        plan = _plan(orders_of(self.order), self.pairs)
         return self.C[..., row, plan.columns.index((mono, power, basis))]
 
 
@@ -738,7 +733,7 @@ class MomentTable:
         the quadrature; ``W_j = [j = 0] + Z_j - 2 nu E_j``; products of moments as
         interval products.
         """
-        orders = _orders(self.order)
+        orders = orders_of(self.order)
         cols = _plan(orders, self.pairs, False).columns
         lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
         a, g = float(self.constants[0]), float(self.constants[1])
@@ -772,7 +767,7 @@ class MomentTable:
 
     def manifold_gradient(self, kn: np.ndarray) -> np.ndarray:
         """``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M at ``kn = (kappa, nu)`` (order-1 tables)."""
-        return _rows_on_m(self, kn)[:2]
+        return rows_on_m(self, kn)[:2]
 
     def features_and_sizes(self, ov5: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """``Phi`` and the size of each feature's terms, from one evaluation of the
@@ -847,7 +842,7 @@ class MomentTable:
     def _bases(self, ov5: np.ndarray, constants: np.ndarray | None = None):
         """The bases ``(len(MOMENT_BASES), n)`` at the overlaps, the plan, and ``(1, ov5[1:])``."""
         k = self.constants if constants is None else constants
-        orders = _orders(self.order)
+        orders = orders_of(self.order)
         plan = _plan(orders, self.pairs, False)
         top = max(orders)
         kappa, nu = ov5[0], ov5[1]
@@ -864,7 +859,7 @@ class MomentTable:
         for value in np.unique(g):
             at = g == value  # one temperature: |t| <= a, the interpolant's span
             span = float(np.max(a[at]))
-            if self.least is None and at.sum() <= _SHARED_POINTS and top <= 2:
+            if self.least is None and at.sum() <= SHARED_POINTS and top <= 2:
                 got = _shared_moments(self.sigma, t[at], float(value))  # a Newton step's
             else:
                 got = moments(self.sigma, t[at], float(value), top, span, least=self.least)
@@ -892,281 +887,17 @@ class MomentTable:
         return basis, plan, ext
 
 
-def _rows_on_m(table, kn: np.ndarray) -> np.ndarray:
+#: Batches up to this size share one direct evaluation of the gradient's and the
+#: Hessian's terms (a Newton step asks both tables at the same point); larger ones
+#: evaluate each table's own.
+SHARED_POINTS = 64
+
+
+def rows_on_m(table, kn: np.ndarray) -> np.ndarray:
     """A table's rows on M at ``kn = (kappa, nu)`` ``(2, n)`` (``theta = eta = rho = 0``)."""
     ov5 = np.zeros((5, kn.shape[1]))
     ov5[:2] = kn
     return table(ov5)
-
-
-# --- softmax attention: the same rows, features of Laplace-transform terms ----------------
-_OVERLAP_VARS = 5
-
-
-def _softmax_expressions(d: int, L: int, gamma: float, S: int, orders: tuple) -> list[dict]:
-    """Per row: ``{(monomial of (nu, theta, eta, rho, 1 - nu, eta - rho), term): coefficient}``.
-
-    Order 0 has the three :data:`COMPONENTS`, in the cancellation-free form of
-    :func:`slr_theory.softmax.risk_expression` (the derivatives differentiate that form:
-    near the optimum its terms are small where the risk is, so the gradient keeps its
-    relative precision too); order 1 the five partials; order 2 the entries of
-    :data:`HESSIAN_PAIRS`. A partial in ``kappa`` is ``sqrt(d/2)`` times one in
-    the informative mean (:func:`slr_theory.softmax.d_mu`); the others act on monomials.
-    """
-    rows0: list[dict] = [{}, {}, {}]
-    total: dict = {}
-    for comp, c, mono, term in risk_expression(d, L, gamma, S, stable=True):
-        _add(rows0[comp], (mono, term), c)
-        _add(total, (mono, term), c)
-    B = math.sqrt(d / 2.0)
-    # d/d(overlap) of the monomial's variables (nu, theta, eta, rho, u = 1 - nu,
-    # w = eta - rho): the variable's index and the chain factor
-    chain = {
-        1: ((0, 1.0), (4, -1.0)),
-        2: ((1, 1.0),),
-        3: ((2, 1.0), (5, 1.0)),
-        4: ((3, 1.0), (5, -1.0)),
-    }
-
-    def diff(expr: dict, var: int) -> dict:
-        """The partial in overlap `var` (0 kappa, 1 nu, 2 theta, 3 eta, 4 rho)."""
-        out: dict = {}
-        for (mono, term), c in expr.items():
-            if var == 0:
-                if term is None:
-                    continue
-                for t2, c2 in d_mu(term, S, gamma).items():
-                    _add(out, (mono, t2), B * c * c2)
-                continue
-            for k, f in chain[var]:
-                if mono[k]:
-                    m2 = list(mono)
-                    m2[k] -= 1
-                    _add(out, (tuple(m2), term), c * f * mono[k])
-        return {k: v for k, v in out.items() if v != 0.0}
-
-    rows: list[dict] = []
-    for o in orders:
-        if o == 0:
-            rows.extend(rows0)
-        elif o == 1:
-            rows.extend(diff(total, v) for v in range(_OVERLAP_VARS))
-        else:
-            first = [diff(total, v) for v in range(_OVERLAP_VARS)]
-            rows.extend(diff(first[i], j) for i, j in HESSIAN_PAIRS)
-    return rows
-
-
-@lru_cache(maxsize=64)
-def _softmax_plan(d: int, L: int, gamma: float, S: int, orders: tuple) -> tuple[tuple, np.ndarray]:
-    """The columns ``(monomial, term)`` and the coefficients ``(rows, K)`` of a softmax table."""
-    rows = _softmax_expressions(d, L, gamma, S, orders)
-    cols = sorted({key for row in rows for key in row}, key=repr)
-    index = {key: i for i, key in enumerate(cols)}
-    C = np.zeros((len(rows), len(cols)))
-    for r, row in enumerate(rows):
-        for key, c in row.items():
-            C[r, index[key]] = c
-    C.flags.writeable = False
-    return tuple(cols), C
-
-
-@lru_cache(maxsize=64)
-def _softmax_bases(d: int, L: int, gamma: float, S: int, orders: tuple) -> tuple:
-    """The terms the columns of a softmax table need, sorted: ``(terms, row of each)``."""
-    terms = sorted(
-        {t for _m, t in _softmax_plan(d, L, gamma, S, orders)[0] if t is not None}, key=repr
-    )
-    return tuple(terms), {t: r for r, t in enumerate(terms)}
-
-
-#: Batches up to this size share one direct evaluation of the gradient's and the
-#: Hessian's terms (:func:`_direct_terms`); larger ones evaluate each table's own.
-_SHARED_POINTS = 64
-
-#: The last direct evaluation of the terms of the gradient and Hessian tables together,
-#: ``(key, terms' rows, values)``: a Newton step asks both at the same point, and the
-#: Gaussian moments, most of the cost, serve every term at once.
-_LAST_DIRECT: list = [None]
-
-
-def _direct_terms(params: Params, kappa: np.ndarray, lam: float):
-    """``(row of each term, values)`` of every term of orders 1 and 2 at ``kappa``, ``lam``."""
-    p = params
-    key = (p.d, p.L, p.gamma, p.s, lam, kappa.tobytes())
-    last = _LAST_DIRECT[0]
-    if last is not None and last[0] == key:
-        return last[1], last[2]
-    terms, where = _softmax_bases(p.d, p.L, p.gamma, p.s, (1, 2))
-    values = term_integrals(list(terms), kappa, lam=lam, gamma=p.gamma, d=p.d, L=p.L, s=p.s)
-    values.flags.writeable = False
-    _LAST_DIRECT[0] = (key, where, values)
-    return where, values
-
-
-@dataclass(frozen=True)
-class SoftmaxTable:
-    """The table of softmax attention: the same rows, features ``monomial x term``.
-
-    The risk is a polynomial in ``(nu, theta, eta, rho)`` whose coefficients are the
-    Laplace-transform terms of :mod:`slr_theory.softmax`, functions of ``kappa``
-    (:func:`slr_theory.softmax.risk_expression`); each column is one monomial times one
-    term, evaluated by :func:`slr_theory.softmax.term_integrals` (relative error
-    ``~1e-14`` of the term's scale), or after :meth:`prepared` by their interpolant in
-    ``kappa`` (``1e-14`` of each term's bound).
-
-    Attributes
-    ----------
-    order : int or tuple
-    C : ndarray, shape ``(..., rows, K)``
-    constants : ndarray, shape ``(..., 1)``
-        The temperature.
-    params : Params
-        The model (``d, L, gamma, s``; its ``lam`` is not used).
-    """
-
-    order: int | tuple
-    C: np.ndarray
-    constants: np.ndarray
-    params: Params
-    interpolated: bool = False
-
-    @property
-    def columns(self) -> tuple:
-        """The columns ``(monomial, term)`` in the order of ``C``'s last axis."""
-        p = self.params
-        return _softmax_plan(p.d, p.L, p.gamma, p.s, _orders(self.order))[0]
-
-    def __call__(self, ov5: np.ndarray) -> np.ndarray:
-        """The rows ``(rows, n)`` at overlaps ``(5, n)`` (one temperature; unchecked)."""
-        return self.C @ self.features(ov5)
-
-    @property
-    def pairs(self) -> bool:
-        """Whether the model has informative pairs (``s > 1``)."""
-        return self.params.s > 1
-
-    def at(self, j: int) -> SoftmaxTable:
-        """The table of the `j`-th temperature of a table built for several."""
-        return SoftmaxTable(
-            self.order, self.C[j], self.constants[j], self.params, self.interpolated
-        )
-
-    def prepared(self) -> SoftmaxTable:
-        """The table serving every batch from the terms' interpolant in ``kappa``
-        (:func:`slr_theory.softmax.term_interpolant`, built once per temperature)."""
-        return SoftmaxTable(self.order, self.C, self.constants, self.params, True)
-
-    def scaled_part(self, ov5: np.ndarray):
-        """None: no feature carries a factor that underflows before its terms do."""
-        return None
-
-    def features_and_sizes(self, ov5: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """``Phi`` and ``|Phi|``: every feature is an expectation of one sign (protocol:
-        :class:`RiskTable`)."""
-        phi = self.features(ov5)
-        return phi, np.abs(phi)
-
-    def manifold_gradient(self, kn: np.ndarray) -> np.ndarray:
-        """``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M at ``kn = (kappa, nu)`` (order-1 tables)."""
-        return _rows_on_m(self, kn)[:2]
-
-    def _bases(self) -> list:
-        """The terms the columns need."""
-        p = self.params
-        return list(_softmax_bases(p.d, p.L, p.gamma, p.s, _orders(self.order))[0])
-
-    def _terms(self, kappa: np.ndarray, lam: np.ndarray) -> np.ndarray:
-        """:meth:`_bases` at each ``kappa`` with its temperature: ``(len(bases), n)``."""
-        terms = self._bases()
-        T = np.empty((len(terms), kappa.size))
-        p = self.params
-        for value in np.unique(lam):
-            at = lam == value
-            kap = kappa[at]
-            if self.interpolated:
-                args = (float(value), p.gamma, p.d, p.L, p.s)
-                pieces, a = term_interpolant(tuple(terms), *args)
-                t = np.clip(a * kap, -a, a)
-                T[:, at] = pieces.series(t)
-                slow = pieces.direct[pieces.piece(t)]
-                if np.any(slow):
-                    T[:, np.flatnonzero(at)[slow]] = term_integrals(
-                        terms, kap[slow], lam=args[0], gamma=p.gamma, d=p.d, L=p.L, s=p.s
-                    )
-                continue
-            if kap.size <= _SHARED_POINTS and set(_orders(self.order)) <= {1, 2}:
-                where, values = _direct_terms(p, kap, float(value))  # a Newton step's
-                T[:, at] = values[[where[t] for t in terms]]
-                continue
-            T[:, at] = term_integrals(
-                terms, kap, lam=float(value), gamma=p.gamma, d=p.d, L=p.L, s=p.s
-            )
-        return T
-
-    def features(self, ov5: np.ndarray, constants: np.ndarray | None = None) -> np.ndarray:
-        """``Phi`` ``(K, n)`` at overlaps ``(5, n)``; `constants` default: the table's own.
-
-        `constants` may be transposed, ``(1, n)``: one temperature per column.
-        """
-        k = self.constants if constants is None else constants
-        n = ov5.shape[1]
-        lam = np.broadcast_to(np.asarray(k, dtype=np.float64)[0], (n,))
-        p = self.params
-        where = _softmax_bases(p.d, p.L, p.gamma, p.s, _orders(self.order))[1]
-        T = self._terms(ov5[0], lam)
-        # the monomials' variables: nu, theta, eta, rho, and 1 - nu, eta - rho, exact
-        x = np.concatenate([ov5[1:], [1.0 - ov5[1], ov5[3] - ov5[4]]])
-        out = np.empty((len(self.columns), n))
-        for c, (mono, term) in enumerate(self.columns):
-            v = T[where[term]].copy() if term is not None else np.ones(n)
-            for var, e in enumerate(mono):
-                if e:
-                    v *= x[var] ** e
-            out[c] = v
-        return out
-
-    def enclosure(self, lo: np.ndarray, hi: np.ndarray) -> Enclosure:
-        """:class:`Enclosure` of the features over the slabs ``lo <= kappa <= hi`` (one temperature).
-
-        Each term at the slab's centre, plus or minus the half-width times ``sqrt(d/2)``
-        times a bound of its derivative in ``mu`` (:func:`slr_theory.softmax.d_mu`, each
-        term bounded by ``prod E |D|^i``), plus ``1e-12`` of its own bound for the
-        quadrature.
-        """
-        cols = self.columns
-        p = self.params
-        lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
-        lam = np.full(lo.size, float(np.ravel(self.constants)[0]))
-        where = {t: r for r, t in enumerate(self._bases())}
-        T = self._terms(0.5 * (lo + hi), lam)
-        half = 0.5 * (hi - lo) * float(np.sqrt(p.d / 2.0))
-        exps = np.zeros((2, len(cols), 4), dtype=int)
-        mid = np.zeros((2, len(cols), lo.size))
-        rad = np.zeros_like(mid)
-        for c, (mono, term) in enumerate(cols):
-            exps[0, c] = mono[:4]
-            exps[1, c] = mono[:4]
-            exps[1, c, 0] += 1
-            if term is None:
-                f, r = np.ones(lo.size), np.zeros(lo.size)
-            else:
-                slope = sum(
-                    abs(c2) * term_bound(t2, p.gamma)
-                    for t2, c2 in d_mu(term, p.s, p.gamma).items()
-                )
-                f, r = T[where[term]], half * slope + 1e-12 * term_bound(term, p.gamma)
-            if mono[4] or mono[5]:  # |1 - nu|, |eta - rho| <= 2: an interval about 0
-                mid[0, c], rad[0, c] = 0.0, 2.0 ** (mono[4] + mono[5]) * (np.abs(f) + r)
-            else:
-                mid[0, c], rad[0, c] = f, r
-        return Enclosure(exps, mid, rad)
-
-
-def _softmax_table(params: Params, lam: np.ndarray, orders: tuple, order) -> SoftmaxTable:
-    _cols, C = _softmax_plan(params.d, params.L, params.gamma, params.s, orders)
-    C = np.broadcast_to(C, (*lam.shape, *C.shape))
-    return SoftmaxTable(order, C, lam[..., None].astype(np.float64), params)
 
 
 def columns(order, pairs: bool = False) -> tuple:
@@ -1189,7 +920,7 @@ def columns(order, pairs: bool = False) -> tuple:
     >>> ((0, 0, 0, 0), 0, "exD") in columns(1)
     True
     """
-    return _plan(_orders(order), pairs).columns
+    return _plan(orders_of(order), pairs).columns
 
 
 def table(params: Params, lam, order: int) -> RiskTable:
@@ -1208,9 +939,10 @@ def table(params: Params, lam, order: int) -> RiskTable:
     Returns
     -------
     RiskTable
-        :class:`EngineTable` (closed forms) for ``erf``, :class:`MomentTable` (quadrature)
-        for any other nonlinearity; both are a :class:`RiskTable`, the one interface the
-        layers above use.
+        The model's table (:meth:`slr_theory.models.Model.table`): :class:`EngineTable`
+        (closed forms) for ``erf``, :class:`MomentTable` (quadrature) for any other
+        nonlinearity, the softmax model's own for softmax; each is a :class:`RiskTable`,
+        the one interface the layers above use.
 
     Examples
     --------
@@ -1220,26 +952,41 @@ def table(params: Params, lam, order: int) -> RiskTable:
     >>> t.C.shape[:-1], t.constants.shape[-1] > 0
     ((5,), True)
     """
-    orders = _orders(order)
-    lam = np.asarray(lam, dtype=np.float64)
-    if params.attention == "softmax":
-        return _softmax_table(params, lam, orders, order)
-    if lam.ndim == 0:  # one temperature: the Newton loops ask for the same few, again and again
-        return _one_table(params, float(lam), order if np.ndim(order) == 0 else tuple(order))
-    return _build_table(params, lam, orders, order)
+    orders_of(order)
+    return params.model.table(params, np.asarray(lam, dtype=np.float64), order)
+
+
+def closed_table(params: Params, lam: np.ndarray, order) -> EngineTable:
+    """The :class:`EngineTable` of ``erf``'s closed forms (a model's :meth:`table` hook)."""
+    return _pointwise_table(params, lam, order, None)
+
+
+def moment_table(params: Params, lam: np.ndarray, order, sigma: Nonlinearity) -> MomentTable:
+    """The :class:`MomentTable` of a pointwise `sigma` by quadrature (the default hook)."""
+    return _pointwise_table(params, lam, order, sigma)
+
+
+def _pointwise_table(params: Params, lam: np.ndarray, order, sigma):
+    if (
+        np.ndim(lam) == 0
+    ):  # one temperature: the Newton loops ask for the same few, again and again
+        return _one_table(
+            params, float(lam), order if np.ndim(order) == 0 else tuple(order), sigma
+        )
+    return _build_table(params, lam, orders_of(order), order, sigma)
 
 
 @lru_cache(maxsize=512)
-def _one_table(params: Params, lam: float, order) -> EngineTable:
-    """:func:`table` at one temperature, cached (its arrays are read-only)."""
-    out = _build_table(params, np.float64(lam), _orders(order), order)
+def _one_table(params: Params, lam: float, order, sigma):
+    """A pointwise table at one temperature, cached (its arrays are read-only)."""
+    out = _build_table(params, np.float64(lam), orders_of(order), order, sigma)
     out.C.flags.writeable = False
     out.constants.flags.writeable = False
     return out
 
 
-def _build_table(params: Params, lam: np.ndarray, orders: tuple, order):
-    s = _coefficient_scalars(params, lam)
+def _build_table(params: Params, lam: np.ndarray, orders: tuple, order, sigma):
+    s = _coefficient_scalars(params, lam, sigma)
     plan = _plan(orders, s["pairs"], s["closed"])
     C = np.zeros((*lam.shape, plan.rows, len(plan.columns)))
     index = {k: i for i, k in enumerate(plan.columns)}
@@ -1250,7 +997,7 @@ def _build_table(params: Params, lam: np.ndarray, orders: tuple, order):
             np.broadcast_arrays(lam * np.sqrt(params.d / 2.0), lam * params.gamma, s["pairs"]),
             axis=-1,
         ).astype(np.float64)
-        return MomentTable(order, C, k, nonlinearity_of(params.nonlinearity))
+        return MomentTable(order, C, k, sigma)
     return EngineTable(order, C, _constants(params, lam))
 
 
@@ -1272,10 +1019,11 @@ def _constants(params: Params, lam: np.ndarray) -> np.ndarray:
 def feature_bounds(params: Params, order: int) -> np.ndarray:
     """``sup |feature|`` over the feasible set for each column of the table of `order`.
 
-    For ``erf``: ``sup |x^p b(x)|`` of each closed-form basis (``|erf| <= 1``,
+    The model's (:meth:`slr_theory.models.Model.feature_bounds`). For ``erf``:
+    ``sup |x^p b(x)|`` of each closed-form basis (``|erf| <= 1``,
     ``sup x^p e^{-x^2} = (p / 2e)^{p/2}``). For a nonlinearity by quadrature: the moments
-    are bounded by the sups of the derivatives they average (:func:`slr_theory.nonlinearity.moment_sups`), the
-    monomials by 1.
+    are bounded by the sups of the derivatives they average
+    (:func:`slr_theory.nonlinearity.moment_sups`), the monomials by 1.
 
     Parameters
     ----------
@@ -1295,11 +1043,11 @@ def feature_bounds(params: Params, order: int) -> np.ndarray:
     >>> feature_bounds(p, 1).shape == table(p, p.lam, 1).C.shape[-1:]
     True
     """
-    if params.attention == "softmax":
-        cols = _softmax_plan(params.d, params.L, params.gamma, params.s, _orders(order))[0]
-        return np.array([2.0 ** (m[4] + m[5]) * term_bound(t, params.gamma) for m, t in cols])
-    if params.nonlinearity != "erf":
-        return _moment_bounds(params, order)
+    return params.model.feature_bounds(params, order)
+
+
+def closed_feature_bounds(params: Params, order) -> np.ndarray:
+    """:func:`feature_bounds` of the closed-form table (:func:`closed_table`)."""
     plan_cols = columns(order, params.s > 1)
     a = params.lam * np.sqrt(params.d / 2.0)
     g = params.lam * params.gamma
@@ -1335,8 +1083,8 @@ def feature_bounds(params: Params, order: int) -> np.ndarray:
     return np.array(out)
 
 
-def _moment_bounds(params: Params, order: int) -> np.ndarray:
-    sig = nonlinearity_of(params.nonlinearity)
+def moment_feature_bounds(params: Params, order, sig: Nonlinearity) -> np.ndarray:
+    """:func:`feature_bounds` of a table by quadrature (:func:`moment_table`)."""
     g = params.lam * params.gamma
     sup = moment_sups(sig, g)
     s0, s1, s2 = sup["E0"], sup["E1"], sup["E2"]
@@ -1345,7 +1093,7 @@ def _moment_bounds(params: Params, order: int) -> np.ndarray:
     sup["W2"] = 2.0 * (s1 * s1 + s2 * (s0 + 1.0))
     sup["1"] = 1.0
     out = []
-    for _mono, _p, b in _plan(_orders(order), params.s > 1, False).columns:
+    for _mono, _p, b in _plan(orders_of(order), params.s > 1, False).columns:
         out.append(sup[b[:2]] * sup[b[2:]] if len(b) == 4 else sup[b])
     return np.array(out)
 
@@ -1706,23 +1454,7 @@ def manifold_nullcline(params: Params, kappa: np.ndarray) -> np.ndarray:
     >>> float(manifold_nullcline(Params.paper(), np.array([0.0]))[0])
     0.0
     """
-    kappa = np.asarray(kappa, dtype=np.float64)
-    if params.attention == "softmax":  # R_kappa is affine in nu on M: its root in nu
-        k = kappa.reshape(-1)
-        ov5 = np.zeros((5, 2 * k.size))
-        ov5[0] = np.concatenate([k, k])
-        ov5[1, k.size :] = 1.0
-        r = table(params, params.lam, 1)(ov5)[0]
-        at0, slope = r[: k.size], r[k.size :] - r[: k.size]
-        return (-at0 / np.where(slope != 0.0, slope, np.inf)).reshape(kappa.shape)
-    a = params.lam * np.sqrt(params.d / 2)
-    g = params.lam * params.gamma
-    if params.nonlinearity == "erf":
-        return erf(a * kappa / np.sqrt((1 + 2 * g * g) * (1 + 4 * g * g)))
-    t = (a * kappa).reshape(-1)
-    m = moments(nonlinearity_of(params.nonlinearity), t, g, 1)
-    sgn = np.where(t >= 0, 1.0, -1.0)
-    return (sgn * (1.0 - m["d1tau"] / m["E1"])).reshape(kappa.shape)
+    return params.model.nullcline(params, np.asarray(kappa, dtype=np.float64))
 
 
 _PSI_BOUND = 2.0 / math.sqrt(math.pi) * 2.0**54  # see features: where psi is below an ulp of W
@@ -1773,7 +1505,7 @@ def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = Fa
         ``K = len(columns(order))``.
     """
     k = constants
-    plan = _plan(_orders(order), bool((k[_PAIRS] if k.ndim == 1 else k[_PAIRS, 0]) != 0.0))
+    plan = _plan(orders_of(order), bool((k[_PAIRS] if k.ndim == 1 else k[_PAIRS, 0]) != 0.0))
     kappa, nu = ov5[0], ov5[1]
     n = kappa.shape[-1]
     if n > _CHUNK:  # blocks that stay in cache: the same values, fewer trips to memory

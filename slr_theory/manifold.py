@@ -22,7 +22,6 @@ from functools import lru_cache
 import numpy as np
 
 from . import engine
-from .nonlinearity import nonlinearity_of
 from .params import Params, check_params
 from .validate import as_array
 
@@ -284,5 +283,5 @@ def five_points_proved(params: Params) -> bool:
     """
     if not params.odd_weights:
         return False
-    sig = nonlinearity_of(params.nonlinearity)
-    return sig.increasing and sig.bound <= 1.0
+    sig = params.model.sigma
+    return sig is not None and sig.increasing and sig.bound <= 1.0

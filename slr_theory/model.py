@@ -6,8 +6,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .nonlinearity import Nonlinearity, nonlinearity_of, resolve_nonlinearity
-from .params import ATTENTIONS, Params
+from .models import model_of, takes_nonlinearity
+from .nonlinearity import Nonlinearity, resolve_nonlinearity
+from .params import Params
 from .validate import (
     as_array,
     finite_real,
@@ -139,8 +140,9 @@ def predict(
         Finite temperature, with ``lam X_l.k`` finite for every token.
     sigma : str or Nonlinearity, default ``"erf"``
         The nonlinearity (:attr:`slr_theory.Params.nonlinearity`) of pointwise attention.
-    attention : {"pointwise", "softmax"}
-        :attr:`slr_theory.Params.attention`.
+    attention : str or Model
+        :attr:`slr_theory.Params.attention` (a registered name or a model object); an
+        attention without a nonlinearity ignores `sigma`.
 
     Returns
     -------
@@ -154,11 +156,8 @@ def predict(
     >>> float(predict(X, np.array([1.0, 0.0]), np.array([1.0, 1.0]), 0.0, attention="softmax"))
     1.0
     """
-    f = nonlinearity_of(resolve_nonlinearity(sigma, "sigma")).f
-    if attention not in ATTENTIONS:
-        raise ValueError(
-            f"`attention` must be one of {', '.join(map(repr, ATTENTIONS))}, got {attention!r}."
-        )
+    sigma = resolve_nonlinearity(sigma, "sigma")
+    model = model_of(attention, sigma if takes_nonlinearity(attention) else "erf")
     X, k, v = _vectors_of(X=X, k=k, v=v)
     if X.ndim < 2 or k.ndim != 1 or v.ndim != 1:
         raise ValueError(
@@ -166,19 +165,15 @@ def predict(
             f"{k.shape}, {v.shape}."
         )
     lam = finite_real(lam, "lam")
+    U = X @ k
     with np.errstate(over="ignore", invalid="ignore"):
-        logits = lam * (X @ k)
+        logits = lam * U
     if not np.all(np.isfinite(logits)):
         raise ValueError(
             f"`lam` times the tokens' projections on `k` must be finite, got lam={lam!r} "
-            f"with largest |X.k| {float(np.max(np.abs(X @ k))):.3g}."
+            f"with largest |X.k| {float(np.max(np.abs(U))):.3g}."
         )
-    if attention == "softmax":
-        w = np.exp(logits - np.max(logits, axis=-1, keepdims=True))
-        w /= np.sum(w, axis=-1, keepdims=True)
-    else:
-        w = f(logits)
-    return np.sum(w * (X @ v), axis=-1)
+    return model.forward(U, X @ v, lam)[0]
 
 
 def _vectors_of(**named) -> list[np.ndarray]:

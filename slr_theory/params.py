@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .nonlinearity import Nonlinearity, nonlinearity_of, resolve_nonlinearity
-from .softmax import SOFTMAX_DOMAIN
+from .nonlinearity import Nonlinearity, resolve_nonlinearity
 from .validate import (
     as_array,
     broadcast,
@@ -21,8 +21,11 @@ from .validate import (
     tolerance,
 )
 
+if TYPE_CHECKING:  # the models build on this module: Params imports them when asked
+    from .models import Model
+
 __all__ = [
-    "ATTENTIONS",
+    "ATTENTIONS",  # noqa: F822  (module __getattr__: the registry's names when asked)
     "DOMAIN",
     "OVERLAP_NAMES",
     "Params",
@@ -87,8 +90,16 @@ DOMAIN: dict[str, tuple[float, float]] = {
     "eps": (0.0, 1e50),
 }
 
-#: The attentions :class:`Params` describes.
-ATTENTIONS: tuple[str, ...] = ("pointwise", "softmax")
+
+def __getattr__(name: str):
+    """``ATTENTIONS``: the registered attentions' names (:func:`slr_theory.models.attention_names`),
+    read when asked, so that a model registered later is among them."""
+    if name == "ATTENTIONS":
+        from .models import attention_names
+
+        return attention_names()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 #: Package-wide order of the overlaps ``k.k*, v.v*, v.k*, k.v*, k.v``.
 OVERLAP_NAMES: tuple[str, ...] = ("kappa", "nu", "theta", "eta", "rho")
@@ -120,12 +131,15 @@ class Params:
         ``"sigmoid"`` (``1 / (1 + e^{-x})``: sigmoid attention, ``sigma(0) = 1/2``), or a
         user's :class:`slr_theory.Nonlinearity`. Other than ``"erf"``, the risk's Gaussian
         expectations come from quadrature (:func:`slr_theory.nonlinearity.gaussian_moments`).
-    attention : {"pointwise", "softmax"}, default ``"pointwise"``
-        ``"pointwise"``: the paper's ``T(X) = sum_l sigma(lam X_l.k) X_l.v``.
-        ``"softmax"``: ``T(X) = sum_l softmax(lam X k)_l X_l.v``, the weights coupled
-        through their normalisation (:mod:`slr_theory.softmax`); it has no `nonlinearity`
-        (leave the default), and its numerics need ``lam sqrt(d/2) <= 1e3`` and
+    attention : str or Model, default ``"pointwise"``
+        A registered attention (:func:`slr_theory.models.attention_names`) or a model
+        object (:class:`slr_theory.models.Model`). ``"pointwise"``: the paper's
+        ``T(X) = sum_l sigma(lam X_l.k) X_l.v``. ``"softmax"``:
+        ``T(X) = sum_l softmax(lam X k)_l X_l.v``, the weights coupled through their
+        normalisation (:mod:`slr_theory.softmax`); it has no `nonlinearity` (leave the
+        default), and its numerics need ``lam sqrt(d/2) <= 1e3`` and
         ``lam max(1, gamma) <= 10`` (:data:`slr_theory.softmax.SOFTMAX_DOMAIN`).
+        :attr:`model` is the object every computation asks.
 
     The bounds are :data:`DOMAIN`: inside it every risk, gradient and Hessian is finite
     and computed without a floating-point warning; outside, a ``ValueError`` names the
@@ -150,7 +164,7 @@ class Params:
     eps: float = 0.0
     s: int = 1
     nonlinearity: str | Nonlinearity = "erf"
-    attention: str = "pointwise"
+    attention: str | Model = "pointwise"
 
     def __post_init__(self) -> None:
         d = positive_int(self.d, "d")
@@ -173,53 +187,32 @@ class Params:
             value = getattr(self, name)
             if not lo <= value <= hi:
                 raise ValueError(f"`{name}` must lie in [{lo:g}, {hi:g}], got {value!r}.")
-        if not (isinstance(self.attention, str) and self.attention in ATTENTIONS):
-            raise ValueError(
-                f"`attention` must be one of {', '.join(map(repr, ATTENTIONS))}, "
-                f"got {self.attention!r}."
-            )
-        if self.attention == "softmax":
-            if self.nonlinearity != "erf":
-                raise ValueError(
-                    "`nonlinearity` applies to pointwise attention; softmax attention has "
-                    f"none (leave the default), got {self.sigma_name!r}."
-                )
-            mean, spread = self.lam * np.sqrt(self.d / 2.0), self.lam * max(1.0, self.gamma)
-            if mean > SOFTMAX_DOMAIN["mean_logit"] or spread > SOFTMAX_DOMAIN["spread"]:
-                raise ValueError(
-                    "softmax attention needs `lam` * sqrt(`d`/2) <= "
-                    f"{SOFTMAX_DOMAIN['mean_logit']:g} and `lam` * max(1, `gamma`) <= "
-                    f"{SOFTMAX_DOMAIN['spread']:g}, got lam={self.lam!r}, d={self.d!r}, "
-                    f"gamma={self.gamma!r}."
-                )
+        self.model.check(self)  # the model's own domain (a wrong name is refused here too)
+
+    @property
+    def model(self) -> Model:
+        """The model object (:class:`slr_theory.models.Model`) of `attention` and
+        `nonlinearity`: what every computation asks of the model."""
+        from .models import model_of
+
+        return model_of(self.attention, self.nonlinearity)
 
     @property
     def predictor(self) -> str:
         """The predictor as text, e.g. ``T(X) = Σ_ℓ erf(λ X_ℓ·k) X_ℓ·v``."""
-        if self.attention == "softmax":
-            return "T(X) = Σ_ℓ softmax(λ X k)_ℓ X_ℓ·v"
-        return f"T(X) = Σ_ℓ {self.sigma_name}(λ X_ℓ·k) X_ℓ·v"
+        return self.model.predictor
 
     @property
     def attention_tag(self) -> str:
-        """How the attention differs from the paper's, for titles: ``""``,
+        """How the model differs from the paper's, for titles: ``""``,
         ``", σ = tanh"`` or ``", softmax attention"``."""
-        if self.attention == "softmax":
-            return ", softmax attention"
-        return f", σ = {self.sigma_name}" if self.sigma_name != "erf" else ""
+        return self.model.tag
 
     @property
     def lam_max(self) -> float:
-        """The largest temperature this model takes: ``DOMAIN["lam"]``'s, and for softmax
-        attention the bounds of :data:`slr_theory.softmax.SOFTMAX_DOMAIN`."""
-        hi = DOMAIN["lam"][1]
-        if self.attention == "softmax":
-            root, wide = float(np.sqrt(self.d / 2.0)), max(1.0, self.gamma)
-            hi = min(hi, SOFTMAX_DOMAIN["mean_logit"] / root, SOFTMAX_DOMAIN["spread"] / wide)
-            # the quotient may round up: step down to a temperature the model accepts
-            while hi * root > SOFTMAX_DOMAIN["mean_logit"] or hi * wide > SOFTMAX_DOMAIN["spread"]:
-                hi = float(np.nextafter(hi, 0.0))
-        return float(hi)
+        """The largest temperature this model takes: ``DOMAIN["lam"]``'s, and the model's
+        own bound (for softmax attention :data:`slr_theory.softmax.SOFTMAX_DOMAIN`)."""
+        return self.model.lam_max(self)
 
     @property
     def odd_weights(self) -> bool:
@@ -227,12 +220,12 @@ class Params:
         leaves the risk unchanged: pointwise attention with a ``sigma`` verified odd on a
         dense grid when it was built (:attr:`slr_theory.Nonlinearity.odd`); never softmax
         (``softmax(-z) != -softmax(z)``)."""
-        return self.attention == "pointwise" and nonlinearity_of(self.nonlinearity).odd
+        return self.model.odd_weights
 
     @property
     def closed_form(self) -> bool:
-        """Whether the risk has the closed forms of ``erf`` (pointwise attention)."""
-        return self.attention == "pointwise" and self.nonlinearity == "erf"
+        """Whether the risk has closed forms (the paper's ``erf``) rather than quadrature."""
+        return self.model.closed_form
 
     @property
     def sigma_name(self) -> str:

@@ -157,19 +157,18 @@ def statistics_text(
     s : int, optional
         Informative tokens of the rows' model (named in the title when not 1).
     sigma : str, optional
-        The attention's nonlinearity (named in the title when not ``"erf"``).
+        The attention's nonlinearity; with `attention`, the model, named in the title
+        as it differs from the paper's (:attr:`slr_theory.models.Model.tag`).
     attention : str, optional
-        The attention (named in the title when not ``"pointwise"``).
+        The attention.
 
     Returns
     -------
     str
     """
-    model = (
-        (f", s = {s}" if s != 1 else "")
-        + (f", sigma = {sigma}" if sigma != "erf" else "")
-        + (f", {attention} attention" if attention != "pointwise" else "")
-    )
+    from .models import model_of
+
+    model = (f", s = {s}" if s != 1 else "") + model_of(attention, sigma).tag
     lines = [
         f"risk - eps^2 at gamma = {gamma:.4g}, eps = {eps:.4g}{model} "
         "(attention at k*, v* and its best lambda)",

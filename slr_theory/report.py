@@ -374,7 +374,7 @@ def _critical(s, dest) -> list[str]:
     return [
         "## 4. Critical points",
         "",
-        "### On M: complete by proof" if _m_proved(s) else "### On M: located by scans",
+        "### On M: complete by proof" if s.manifold_proved else "### On M: located by scans",
         "",
         *[f"- {line}" for line in s.manifold_certificate],
         "",
@@ -416,12 +416,6 @@ def _critical(s, dest) -> list[str]:
         "",
         _seconds(s, "critical points", "lipschitz"),
     ]
-
-
-def _m_proved(s) -> bool:
-    """Whether the study's critical points of M were proved (results saved before it was
-    kept: every pointwise model they could hold was)."""
-    return s.params.attention == "pointwise" if s.manifold_proved is None else s.manifold_proved
 
 
 def _portrait(s, dest) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import sys
 import types
 import typing
 from typing import Any
@@ -125,7 +126,7 @@ def from_plain(tp: Any, data: Any) -> Any:
             return tuple(from_plain(args[0], x) for x in data)
         return tuple(from_plain(a, x) for a, x in zip(args, data, strict=True))
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        hints = typing.get_type_hints(tp)
+        hints = _hints(tp)
         kwargs = {
             f.name: from_plain(hints.get(f.name, Any), data[f.name])
             for f in dataclasses.fields(tp)
@@ -143,6 +144,22 @@ def from_plain(tp: Any, data: Any) -> Any:
     if tp in (list, dict, tuple):
         return data
     raise TypeError(f"cannot rebuild a {tp!r} from plain data.")
+
+
+def _hints(tp: type) -> dict:
+    """The dataclass's field types; a field whose annotation names a type imported for
+    the type checker only (``Params.attention``: ``str | Model``) is read as plain data."""
+    try:
+        return typing.get_type_hints(tp)
+    except NameError:
+        module = vars(sys.modules[tp.__module__])
+        out = {}
+        for f in dataclasses.fields(tp):
+            try:
+                out[f.name] = eval(f.type, module) if isinstance(f.type, str) else f.type
+            except NameError:
+                out[f.name] = Any
+        return out
 
 
 def dumps(obj: Any, indent: int = 1) -> str:

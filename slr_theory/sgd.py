@@ -36,49 +36,29 @@ from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import erf
 
 from .model import overlaps_of, sample
-from .nonlinearity import Nonlinearity, nonlinearity_of
+from .models import Model
 from .params import Params
 from .trajectory import PGDResult, Progress, price_records, temperatures, to_vectors, validate_run
 from .validate import generator, orthonormal_pair, positive_int, positive_real, unit_vectors
 
 __all__ = ["MAX_BATCH", "sgd", "sgd_vectors"]
 
-_K2 = 2.0 / np.sqrt(np.pi)
 _CHUNK_FLOATS = 4_000_000
 
 
-def _coefficients(U, V, Y, lam: float, batch: int, sigma: Nonlinearity | str | None = None):
+def _coefficients(U, V, Y, lam: float, batch: int, model: Model):
     """``(c, beta)`` of the module docstring from ``U = X.k``, ``V = X.v`` (..., b, L), ``Y`` (..., b).
 
-    ``erf`` (`sigma` None) and ``erf'`` in closed form; any other ``sigma`` through its
-    :class:`slr_theory.Nonlinearity`; ``"softmax"``: the weights ``p = softmax(lam U)``,
-    whose derivative ``dp_l / dU_m = lam p_l (delta_lm - p_m)`` gives
-    ``c_m = w lam p_m (V_m - T)``.
+    From the model's forward map (:meth:`slr_theory.models.Model.forward`): with the
+    residual ``r = Y - T``, ``c = -(2/b) r dT/dU`` and ``beta = -(2/b) r dT/dV`` (for
+    pointwise attention ``lam sigma'(lam U) V`` and ``sigma(lam U)``; for softmax
+    ``lam p (V - T)`` and ``p = softmax(lam U)``).
     """
-    if isinstance(sigma, str):  # softmax attention
-        z = lam * U
-        p = np.exp(z - np.max(z, axis=-1, keepdims=True))
-        p /= np.sum(p, axis=-1, keepdims=True)
-        T = np.sum(p * V, axis=-1, keepdims=True)
-        w = (-2.0 / batch) * (Y[..., None] - T)
-        return w * lam * p * (V - T), w * p
-    E = erf(lam * U) if sigma is None else sigma.f(lam * U)
-    res = Y - np.sum(E * V, axis=-1)
-    w = (-2.0 / batch) * res[..., None]
-    if sigma is None:
-        return w * (lam * _K2) * np.exp(-((lam * U) ** 2)) * V, w * E
-    return w * lam * sigma.df(lam * U) * V, w * E
-
-
-def _sigma(params: Params) -> Nonlinearity | str | None:
-    """None for ``erf`` (closed forms), ``"softmax"`` for softmax attention, the
-    :class:`slr_theory.Nonlinearity` otherwise."""
-    if params.attention == "softmax":
-        return "softmax"
-    return None if params.nonlinearity == "erf" else nonlinearity_of(params.nonlinearity)
+    T, dU, dV = model.forward(U, V, lam, derivatives=True)
+    w = (-2.0 / batch) * (Y - T)[..., None]
+    return w * dU, w * dV
 
 
 #: Largest minibatch (sequences per step) the SGD functions accept.
@@ -166,7 +146,7 @@ def sgd_vectors(
         Y = Y.reshape(R, batch)
         U = np.einsum("rbld,rd->rbl", X, k)
         V = np.einsum("rbld,rd->rbl", X, v)
-        c, beta = _coefficients(U, V, Y, lt, batch, _sigma(params))
+        c, beta = _coefficients(U, V, Y, lt, batch, params.model)
         gk = np.einsum("rbl,rbld->rd", c, X)
         gv = np.einsum("rbl,rbld->rd", beta, X)
         k = k - alpha * (gk - np.sum(gk * k, axis=-1, keepdims=True) * k)
@@ -191,7 +171,7 @@ def _wishart_factor(rng: np.random.Generator, m: int, size) -> tuple[np.ndarray,
     return a11, a21, a22
 
 
-def _sgd_step(ov5, x, Y, w, wish, lam, alpha, batch: int, sigma: Nonlinearity | None = None):
+def _sgd_step(ov5, x, Y, w, wish, lam, alpha, batch: int, model: Model):
     """One exact-in-law SGD step on overlaps ``(5, R)``.
 
     ``x`` ``(R, b L, 4)``: token coordinates in ``(k*, v*, e3, e4)``, informative
@@ -204,7 +184,7 @@ def _sgd_step(ov5, x, Y, w, wish, lam, alpha, batch: int, sigma: Nonlinearity | 
     UV = x @ S.transpose(0, 2, 1)  # (R, bL, 2): X.k, X.v
     U = UV[..., 0].reshape((*Y.shape, -1))
     V = UV[..., 1].reshape(U.shape)
-    c, beta = _coefficients(U, V, Y, lam, batch, sigma)
+    c, beta = _coefficients(U, V, Y, lam, batch, model)
     CB = np.stack([c.reshape(R, -1), beta.reshape(R, -1)], axis=1)  # (R, 2, bL)
     G = CB @ x  # (R, 2, 4): the in-span parts of grad_k, grad_v
     Sig = (CB * w) @ CB.transpose(0, 2, 1)  # covariance factor of (xi_k, xi_v) in S-perp
@@ -309,7 +289,7 @@ def sgd(
             for i, t in enumerate(range(start, stop)):
                 lt = params.lam if lam is None else float(lam[t])
                 ws = (wish[0][i], wish[1][i], wish[2][i])
-                state = _sgd_step(state, X[i], Y[i], w, ws, lt, alpha, batch, _sigma(params))
+                state = _sgd_step(state, X[i], Y[i], w, ws, lt, alpha, batch, params.model)
                 if t + 1 == rec[nxt]:
                     out[nxt] = state
                     nxt += 1

@@ -238,10 +238,10 @@ class Study:
     findings : list of str
     atlas : Atlas or None
         The atlas the report shows, when one was given.
-    manifold_proved : bool or None
+    manifold_proved : bool
         Whether M's critical points are proved to be the origin and the four corners
-        (:func:`slr_theory.manifold.five_points_proved`); None in results saved before
-        it was kept (their models all were, but softmax).
+        (:func:`slr_theory.manifold.five_points_proved`); results saved before it was
+        kept have it computed when read.
     """
 
     schema: int
@@ -271,6 +271,10 @@ class Study:
     findings: list[str] = field(default_factory=list)
     atlas: Atlas | None = None
     manifold_proved: bool | None = None
+
+    def __post_init__(self) -> None:
+        if self.manifold_proved is None and isinstance(self.params, Params):
+            self.manifold_proved = five_points_proved(self.params)
 
     def save(self, path: str | Path) -> Path:
         """Write the study as JSON to `path` (plain write: use an output Destination).
@@ -780,20 +784,13 @@ def findings(s: Study) -> list[str]:
     plural = {"minimum": "minima", "saddle": "saddles", "maximum": "maxima"}
     counts = ", ".join(f"{n} {plural.get(k, k) if n > 1 else k}" for k, n in kinds.items())
     n_m = len([q for q in s.points if q.on_manifold])
-    proved = p.attention == "pointwise" if s.manifold_proved is None else s.manifold_proved
-    if proved:
+    if s.manifold_proved:
         on_m = (
             "On M there are exactly five critical points (a proof, below): the origin and the "
             "four corners `(±1, ±1)`."
         )
-    elif p.attention == "softmax":
-        on_m = (
-            "On M `R_ν < 0` everywhere (softmax weights are positive), so the origin is not "
-            "critical and every critical point of M lies on the edges `ν = ±1` (the argument, "
-            "below)."
-        )
     else:
-        on_m = _located_on_m(s.portrait)
+        on_m = p.model.manifold_summary(p) or _located_on_m(s.portrait)
 
     out.append(
         f"**Critical points.** {on_m} In the full space the search "

@@ -23,8 +23,9 @@ from typing import Any
 import numpy as np
 
 from .model import MonteCarloRisk, monte_carlo_risk, vectors_from_overlaps
+from .models import attention_names, takes_nonlinearity
 from .nonlinearity import BUILTIN_NONLINEARITIES
-from .params import ATTENTIONS, DOMAIN, Params, check_params
+from .params import DOMAIN, Params, check_params
 from .risk import risk
 from .validate import positive_real, random_generator
 
@@ -147,7 +148,7 @@ def overlaps(*, on_manifold: bool = False, d: int | None = None):
 def models(
     *,
     nonlinearities=tuple(BUILTIN_NONLINEARITIES),
-    attentions=ATTENTIONS,
+    attentions=None,
     s_max: int = 1,
 ):
     """A strategy of models: keyword arguments ``nonlinearity``, ``attention``, ``s`` of
@@ -158,9 +159,10 @@ def models(
     nonlinearities : sequence of str or Nonlinearity
         The ``sigma`` of pointwise attention to draw from (default: every built-in); a
         user's :class:`slr_theory.Nonlinearity` may be among them.
-    attentions : sequence of str
-        Among :data:`slr_theory.ATTENTIONS`; softmax attention has no ``sigma`` (it is
-        drawn with the default).
+    attentions : sequence of str, optional
+        Among the registered attentions (:func:`slr_theory.models.attention_names`, the
+        default: all of them); one without a nonlinearity, as softmax, is drawn with the
+        default ``sigma``.
     s_max : int
         Informative tokens drawn in ``[1, s_max]`` (capped at ``L`` by :func:`params`).
 
@@ -178,7 +180,7 @@ def models(
     """
     st = _st()
     sigmas = _sequence(nonlinearities, "nonlinearities")
-    kinds = _sequence(attentions, "attentions")
+    kinds = _sequence(attention_names() if attentions is None else attentions, "attentions")
     if not sigmas:
         raise ValueError(f"`nonlinearities` must name at least one, got {nonlinearities!r}.")
     for sigma in sigmas:
@@ -186,9 +188,10 @@ def models(
             Params(d=4, L=1, lam=1.0, gamma=1.0, nonlinearity=sigma)
         except ValueError as e:
             raise ValueError(f"`nonlinearities` holds one Params refuses: {e}") from None
-    if not kinds or not all(isinstance(a, str) and a in ATTENTIONS for a in kinds):
+    names = attention_names()
+    if not kinds or not all(isinstance(a, str) and a in names for a in kinds):
         raise ValueError(
-            f"`attentions` must be a non-empty sequence of {', '.join(map(repr, ATTENTIONS))}, "
+            f"`attentions` must be a non-empty sequence of {', '.join(map(repr, names))}, "
             f"got {attentions!r}."
         )
     if isinstance(s_max, bool) or not isinstance(s_max, (int, np.integer)) or s_max < 1:
@@ -196,7 +199,7 @@ def models(
     s = st.integers(1, int(s_max))
 
     def one(kind):
-        if kind == "softmax":
+        if not takes_nonlinearity(kind):
             return st.builds(lambda n: {"nonlinearity": "erf", "attention": kind, "s": n}, s)
         return st.builds(
             lambda sigma, n: {"nonlinearity": sigma, "attention": kind, "s": n},

@@ -110,7 +110,7 @@ def test_stats_takes_the_model_flags(capsys):
     assert row["attention"] == float(risk(p, 1.0, 1.0))
     assert row["bayes"] < row["attention"] < row["linear"]
     assert main(argv) == 0
-    assert "s = 2, sigma = tanh" in capsys.readouterr().out.splitlines()[1]
+    assert "s = 2, σ = tanh" in capsys.readouterr().out.splitlines()[1]
 
 
 def test_stats_takes_the_attention(capsys):

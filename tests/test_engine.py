@@ -413,7 +413,7 @@ def test_a_quadrature_model_s_two_tables_share_one_quadrature_bit_for_bit(monkey
     ov = np.array([[0.3, -0.5], [0.4, 0.2], [0.1, 0.3], [0.05, -0.1], [0.02, 0.2]])
     shared = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
     assert engine._LAST_MOMENTS[0] is not None
-    monkeypatch.setattr(engine, "_SHARED_POINTS", 0)
+    monkeypatch.setattr(engine, "SHARED_POINTS", 0)
     own = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
     for a, b in zip(shared, own, strict=True):
         np.testing.assert_array_equal(a, b)

@@ -12,7 +12,7 @@ import pytest
 import slr_theory
 
 PKG = pathlib.Path(__file__).resolve().parents[1] / "slr_theory"
-MODULES = {p.stem for p in PKG.glob("*.py")} | {"verify"}
+MODULES = {p.stem for p in PKG.glob("*.py")} | {"verify", "models"}
 
 
 def _sources():
@@ -110,7 +110,7 @@ LAYERS = [
     {"gaussian", "nonlinearity", "softmax", "params", "work", "output", "workers"},
     {"engine"},
     {"trajectory"},
-    {"model", "geometry", "flows", "manifold"},
+    {"models", "model", "geometry", "flows", "manifold"},
     {"risk"},
     {"statistics", "sgd", "critical", "dynamics", "longrun"},
     {"landscape", "experiments", "survey"},
@@ -123,6 +123,8 @@ ALLOWED_UPWARD = {
     ("experiments", "plotting"): "experiments.write saves the figure of the results it ran",
     ("experiments", "render"): "experiments.write saves the CSV of the results it ran",
     ("output", "__init__"): "the marker records the package's __version__",
+    ("params", "models"): "Params resolves its attention and nonlinearity to the model "
+    "object in the registry, imported when asked",
     ("work", "risk"): "model_cost_factor prices a model by timing its risk and gradient",
     ("study", "__init__"): "a saved study records the package's __version__",
     ("longrun", "plotting"): "Fates.plot() hands the result to plotting, imported when called",
@@ -207,7 +209,9 @@ def test_nothing_above_the_trajectory_loop_names_engine_features_or_bases():
 
 def test_above_the_trajectory_loop_only_the_model_interface_of_the_engine_is_used():
     """The model interface is ``engine.__all__``: every ``engine.X`` (and every name
-    imported from the engine) in a module above the trajectory loop is one of them."""
+    imported from the engine) in a module above the trajectory loop is one of them. The
+    models (``models/``) are the exception by design: each builds its table from the
+    engine's evaluators and term algebra."""
     import re
 
     from slr_theory import engine
@@ -216,7 +220,7 @@ def test_above_the_trajectory_loop_only_the_model_interface_of_the_engine_is_use
     bad, seen = [], 0
     for path, text in _sources():
         top = path.relative_to(PKG).parts[0].removesuffix(".py")
-        if layer.get(top, 99) <= layer["trajectory"]:
+        if layer.get(top, 99) <= layer["trajectory"] or top == "models":
             continue
         used = set(re.findall(r"\bengine\.(\w+)", text))
         for names in re.findall(r"from \.+engine import \(?([\w\s,]+)\)?", text):
@@ -242,3 +246,35 @@ def test_the_version_has_one_home_and_the_release_files_name_it():
     assert re.search(rf"^version: {re.escape(slr_theory.__version__)}$", cff, flags=re.M)
     assert project["license"] == "BSD-3-Clause"
     assert (root / "LICENSE").read_text().startswith("BSD 3-Clause License")
+
+
+# Comparisons that look like a branch on a model but are not (file, text, why).
+NOT_MODEL_BRANCHES = {
+    ("engine.py", 'if b == "erf":', "a basis of the closed-form term algebra, not a model"),
+}
+
+
+def test_nothing_outside_models_branches_on_a_models_name_or_kind():
+    """Everything above ``models/`` asks the model object (``Params.model``): no
+    comparison with a model's or a nonlinearity's name, no ``isinstance`` on a model or
+    a table."""
+    from slr_theory.models import attention_names
+    from slr_theory.nonlinearity import BUILTIN_NONLINEARITIES
+
+    names = "|".join(map(re.escape, {*attention_names(), *BUILTIN_NONLINEARITIES}))
+    branch = re.compile(
+        r"\b(attention|nonlinearity|sigma_name)\s*(==|!=)"
+        rf"|(==|!=)\s*[\"']({names})[\"']"
+        rf"|[\"']({names})[\"']\s+(not\s+)?in\b"
+        r"|isinstance\([^)]*\b(\w*Table|Model|Erf|Pointwise|Softmax)\b"
+    )
+    allowed = {(f, t) for f, t, _why in NOT_MODEL_BRANCHES}
+    bad = []
+    for path, text in _sources():
+        if path.relative_to(PKG).parts[0] == "models":
+            continue
+        for no, line in enumerate(text.splitlines(), 1):
+            code = line.split("#")[0]
+            if branch.search(code) and (path.name, code.strip()) not in allowed:
+                bad.append(f"{path.relative_to(PKG)}:{no}: {line.strip()}")
+    assert not bad, "\n".join(bad)

@@ -72,6 +72,9 @@ def _whole_module(module: str, reason: str) -> dict[str, str]:
 CALLS: dict[str, tuple[tuple, dict]] = {
     **{n: ((0.3, 0.7), {}) for n in GAUSSIAN},
     "gaussian.mean_erfc_sq": ((0.3, 0.7), {}),
+    "models.model_of": (("pointwise", "tanh"), {}),
+    "models.takes_nonlinearity": (("softmax",), {}),
+    "models.attention_names": ((), {}),
     "nonlinearity.gaussian_moments": (("tanh", [0.3, 2.0], 0.5), {"order": 1}),
     "mean_erf_derivative": ((0.3, 0.7, 5), {}),
     "zeta_derivative": ((0.3, 0.7, 5), {}),
@@ -183,6 +186,10 @@ SLOW_CALLS: dict[str, tuple[tuple, dict]] = {
 }
 NOT_CALLED: dict[str, str] = {
     "cli.main": "the commands are fuzzed flag by flag in tests/test_cli_contract.py",
+    "models.register_model": "changes the registry for the whole process; its refusals and "
+    "a model it adds are tested in tests/test_models.py",
+    "models.unregister_model": "changes the registry for the whole process; tested in "
+    "tests/test_models.py",
     "nonlinearity.resolve_nonlinearity": "the validator behind Params(nonlinearity=...); its "
     "errors are tested in test_nonlinearity.py",
     "nonlinearity.nonlinearity_of": "takes a value resolve_nonlinearity returned",

@@ -43,7 +43,7 @@ def test_minibatch_gradient_is_unbiased(s):
     k, v = (x / np.linalg.norm(x) for x in rng.standard_normal((2, p.d)))
     n = 200_000
     X, Y, _ = sample(p, n, rng, ks, vs)
-    c, beta = _coefficients(X @ k, X @ v, Y, p.lam, 1)
+    c, beta = _coefficients(X @ k, X @ v, Y, p.lam, 1, p.model)
     gk = np.einsum("nl,nld->nd", c, X)
     gv = np.einsum("nl,nld->nd", beta, X)
     # the overlap formulas hold on the spheres: compare the tangent (Riemannian) parts

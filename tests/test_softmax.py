@@ -481,12 +481,13 @@ def test_the_gradient_and_hessian_tables_share_one_direct_evaluation_bit_for_bit
     from one evaluation of the union (the Gaussian moments serve every term), with the
     same numbers, bit for bit, as each table's own evaluation."""
     from slr_theory import engine
+    from slr_theory.models import softmax
 
     p = Params.paper(lam=0.7).replace(attention="softmax", s=2)
     ov = np.array([[0.3, -0.5], [0.4, 0.2], [0.1, 0.3], [0.05, -0.1], [0.02, 0.2]])
     shared = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
-    assert engine._LAST_DIRECT[0] is not None  # the union was evaluated and kept
-    monkeypatch.setattr(engine, "_SHARED_POINTS", 0)
+    assert softmax._LAST_DIRECT[0] is not None  # the union was evaluated and kept
+    monkeypatch.setattr(engine, "SHARED_POINTS", 0)
     own = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
     for a, b in zip(shared, own, strict=True):
         np.testing.assert_array_equal(a, b)

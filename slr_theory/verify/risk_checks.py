@@ -101,7 +101,8 @@ def mp_softmax_risk_two_tokens(params: Params, overlaps, dps: int = 30) -> mp.mp
     Parameters
     ----------
     params : Params
-        ``L = 2``, ``attention = "softmax"``, ``s`` 1 or 2.
+        ``L = 2``, ``s`` 1 or 2; its ``d, lam, gamma, eps`` are read (its attention is
+        not: the risk is softmax attention's, by construction).
     overlaps : sequence of five numbers
     dps : int
 
@@ -110,8 +111,8 @@ def mp_softmax_risk_two_tokens(params: Params, overlaps, dps: int = 30) -> mp.mp
     mpmath.mpf
         The total risk.
     """
-    if params.L != 2 or params.attention != "softmax":
-        raise ValueError(f"`params` must be softmax attention on L = 2 tokens, got {params!r}.")
+    if params.L != 2:
+        raise ValueError(f"`params` must have L = 2 tokens, got {params!r}.")
     kappa, nu, theta, eta, rho = (mp.mpf(float(x)) for x in overlaps)
     with mp.workdps(dps):
         lam, G = mp.mpf(params.lam), mp.mpf(params.gamma) ** 2
@@ -162,28 +163,32 @@ def _draw(rng: np.random.Generator) -> dict:
     return {**p, **dict(zip(OVERLAP_NAMES, map(float, ov), strict=True))}
 
 
+_SOFTMAX = {"attention": "softmax"}  # the softmax check's model
+
+
 def _draw_softmax(rng: np.random.Generator) -> dict:
     """A random point of the softmax check: L = 2 tokens, one or both informative."""
     return {**_draw(rng), "L": 2, "s": int(rng.integers(1, 3))}
 
 
-def _split(p, sigma: str = "erf"):
-    """The model and the overlaps of a check's point; `sigma` ``"softmax"`` names the attention."""
+def _split(p, model: dict | None = None):
+    """The model and the overlaps of a check's point; `model`: the keywords of ``Params``
+    that name the check's model (default the paper's)."""
     params = Params(
         **{k: p[k] for k in ("d", "L", "lam", "gamma", "eps")},
         s=int(p.get("s", 1)),
-        **({"attention": "softmax"} if sigma == "softmax" else {"nonlinearity": sigma}),
+        **(model or {}),
     )
     return params, [p[n] for n in OVERLAP_NAMES]
 
 
-def _closed(p, sigma: str = "erf"):
-    params, ov = _split(p, sigma)
+def _closed(p, model: dict | None = None):
+    params, ov = _split(p, model)
     return risk_components(params, *ov)
 
 
-def _mc(rng, n, sigma: str = "erf", **p):
-    params, ov = _split(p, sigma)
+def _mc(rng, n, model: dict | None = None, **p):
+    params, ov = _split(p, model)
     k, v, ks, vs = vectors_from_overlaps(ov, params.d)
     out = np.empty(n)
     per = max(1, 2_000_000 // (params.L * params.d))
@@ -228,9 +233,11 @@ for _sigma in ("tanh", "algebraic", "arctan", "sigmoid"):  # quadrature, same re
             name=f"risk.total_{_sigma}",
             description=f"risk with sigma = {_sigma} (quadrature moments) vs 1-D quadrature "
             "over U (conditioned, mpmath) vs the data model",
-            closed_form=lambda _s=_sigma, **p: _closed(p, _s).total,
-            reference=lambda _s=_sigma, **p: mp_risk_components(*_split(p, _s))["total"],
-            monte_carlo=lambda rng, n, _s=_sigma, **p: _mc(rng, n, _s, **p),
+            closed_form=lambda _s=_sigma, **p: _closed(p, {"nonlinearity": _s}).total,
+            reference=lambda _s=_sigma, **p: mp_risk_components(*_split(p, {"nonlinearity": _s}))[
+                "total"
+            ],
+            monte_carlo=lambda rng, n, _s=_sigma, **p: _mc(rng, n, {"nonlinearity": _s}, **p),
             params=_DEFAULT,
             draw=_draw,
             rtol=1e-12,
@@ -244,9 +251,9 @@ register(
         description="softmax attention's risk (Laplace-transform terms) vs 1-D quadrature "
         "over the keys' difference at L = 2 (mpmath) vs the data model (at a model's "
         "parameters: L = 2, at most 2 informative tokens)",
-        closed_form=lambda **p: _closed(p, "softmax").total,
-        reference=lambda **p: mp_softmax_risk_two_tokens(*_split(p, "softmax")),
-        monte_carlo=lambda rng, n, **p: _mc(rng, n, "softmax", **p),
+        closed_form=lambda **p: _closed(p, _SOFTMAX).total,
+        reference=lambda **p: mp_softmax_risk_two_tokens(*_split(p, _SOFTMAX)),
+        monte_carlo=lambda rng, n, **p: _mc(rng, n, _SOFTMAX, **p),
         params={**_DEFAULT, "L": 2},
         draw=_draw_softmax,
         rtol=1e-11,

@@ -1,0 +1,46 @@
+"""The models: one file per model, one registry, one contract (:class:`Model`).
+
+Everything above this package talks to a model object (``Params.model``), never to a
+model's name: the risk table, the forward map, the symmetry, the facts on M, the
+labels. ``pointwise.py`` is pointwise attention with any nonlinearity by quadrature;
+``erf.py`` the paper's, a nonlinearity with closed forms (hooks of the same class);
+``softmax.py`` softmax attention. ``registry.py`` maps ``Params(attention=...)`` to
+them; :func:`register_model` adds one (``docs/models.md``).
+"""
+
+from __future__ import annotations
+
+from ..nonlinearity import Nonlinearity, nonlinearity_of
+from .base import Model
+from .erf import Erf
+from .pointwise import Pointwise
+from .registry import (
+    attention_names,
+    model_of,
+    register_model,
+    takes_nonlinearity,
+    unregister_model,
+)
+from .softmax import Softmax, SoftmaxTable
+
+__all__ = [
+    "Erf",
+    "Model",
+    "Pointwise",
+    "Softmax",
+    "SoftmaxTable",
+    "attention_names",
+    "model_of",
+    "register_model",
+    "takes_nonlinearity",
+    "unregister_model",
+]
+
+
+def _pointwise(sigma: str | Nonlinearity) -> Pointwise:
+    """The built-in ``erf`` has closed forms (a user's sigma named "erf" does not)."""
+    return Erf() if sigma == "erf" else Pointwise(nonlinearity_of(sigma))
+
+
+register_model("pointwise", _pointwise, nonlinearity=True)
+register_model("softmax", lambda sigma: Softmax(), nonlinearity=False)

@@ -1,0 +1,160 @@
+"""The contract of a model: what every layer above :mod:`slr_theory.models` asks of it."""
+
+from __future__ import annotations
+
+import abc
+from functools import lru_cache
+
+import numpy as np
+
+from ..engine import RiskTable
+from ..geometry import overlap_velocity
+from ..params import DOMAIN, Params
+
+#: Points per side of the grid of M on which invariance is computed (edges included).
+INVARIANCE_GRID = 21
+
+
+class Model(abc.ABC):
+    """An attention model of single-location regression: all the toolkit needs of it.
+
+    The layers above :mod:`slr_theory.models` never ask which model they hold: they ask
+    the model. A model is a stateless, hashable value (tables are cached per
+    :class:`slr_theory.Params`, and ``Params`` holds its model); its methods take the
+    ``Params`` whose ``d, L, gamma, s`` fix the law of the tokens. A model provides:
+
+    1. :attr:`name`, its name in the registry (``Params(attention=name)``), and
+       :attr:`sigma`, the pointwise nonlinearity it applies (a
+       :class:`slr_theory.Nonlinearity`), or None for an attention that couples the
+       tokens.
+    2. :meth:`check`: a ``ValueError`` naming the parameters outside the model's own
+       domain (inside :data:`slr_theory.params.DOMAIN`, which ``Params`` checks first),
+       and :meth:`lam_max`, the largest temperature it takes.
+    3. :meth:`table`: the term table of the population risk (an
+       :class:`slr_theory.engine.RiskTable`) at an array of temperatures; and
+       :meth:`feature_bounds`, a bound of each of its features over the feasible set.
+    4. :meth:`forward`: the predictor ``T`` from the tokens' projections ``U = X k`` and
+       ``V = X v`` at temperature ``lam``, with its partials in ``U`` and in ``V`` (what
+       SGD's per-sample gradient needs): the forward map, written once.
+    5. :attr:`odd_weights`: whether ``T`` changes sign with ``(U, V) -> (-U, -V)``, so that
+       ``(k, v) -> (-k, -v)`` leaves the risk unchanged; *verified* (for a pointwise
+       ``sigma``, on a dense grid when it was built), never assumed. The symmetry group
+       (:func:`slr_theory.critical.symmetries`) is derived from it.
+    6. Facts on M (``k, v`` in ``span{k*, v*}``): :meth:`manifold_invariant` and
+       :meth:`origin_critical`, *computed* from the table (provided here for every model);
+       :meth:`nullcline`, the ``nu`` where ``dR/dkappa`` vanishes;
+       :meth:`manifold_certificate`, what is proved (or, where no proof applies, what was
+       searched and how) of M's critical points, step by step with its numbers;
+       :meth:`manifold_summary`, that statement in one sentence when the model has an
+       argument of its own.
+    7. Labels for text and figures: :attr:`predictor`, :attr:`tag`, :attr:`label`.
+    8. Optional hooks: :attr:`closed_form` (the table has closed forms and a loop kernel
+       for long runs, :func:`slr_theory.engine.loop_kernel`); quadrature is the default.
+
+    A new attention is one file in ``slr_theory/models/`` with a subclass, and one line
+    registering it (:func:`slr_theory.models.register_model`); ``docs/models.md`` writes
+    one.
+    """
+
+    #: The model's name in the registry.
+    name: str = ""
+    #: The pointwise nonlinearity, or None.
+    sigma = None
+    #: Whether the table has closed forms and a loop kernel (a hook; quadrature otherwise).
+    closed_form: bool = False
+
+    def __plain__(self) -> str:
+        """What a saved result records of it: the name."""
+        return self.name
+
+    # 2. the domain ------------------------------------------------------------------------
+    def check(self, params: Params) -> None:  # noqa: B027  (nothing beyond DOMAIN by default)
+        """Raise ``ValueError`` naming the parameters outside the model's own domain."""
+
+    def lam_max(self, params: Params) -> float:
+        """The largest temperature the model takes at ``params``' other values."""
+        return float(DOMAIN["lam"][1])
+
+    # 3. the risk --------------------------------------------------------------------------
+    @abc.abstractmethod
+    def table(self, params: Params, lam: np.ndarray, order) -> RiskTable:
+        """The table of `order` (0, 1, 2 or a tuple of them) at temperatures `lam`."""
+
+    @abc.abstractmethod
+    def feature_bounds(self, params: Params, order) -> np.ndarray:
+        """``sup |feature|`` over the feasible set, per column of the table of `order`."""
+
+    # 4. the forward map -------------------------------------------------------------------
+    @abc.abstractmethod
+    def forward(
+        self, U: np.ndarray, V: np.ndarray, lam: float, derivatives: bool = False
+    ) -> tuple:
+        """``(T,)`` or ``(T, dT/dU, dT/dV)`` from ``U = X k``, ``V = X v`` ``(..., L)``.
+
+        ``T`` has shape ``(...)``, the partials ``(..., L)``.
+        """
+
+    # 5. the symmetry ----------------------------------------------------------------------
+    @property
+    @abc.abstractmethod
+    def odd_weights(self) -> bool:
+        """Whether ``(k, v) -> (-k, -v)`` leaves the risk unchanged (verified)."""
+
+    # 6. facts on M ------------------------------------------------------------------------
+    def manifold_invariant(self, params: Params) -> bool:
+        """Whether the gradient flow leaves M invariant, computed: the velocities of
+        ``theta, eta, rho`` (:func:`slr_theory.geometry.overlap_velocity`) vanish, to
+        ``1e-12`` of the gradient's scale, at every point of a grid of
+        ``INVARIANCE_GRID**2`` points of M, edges included."""
+        return _on_m(self, params)[0]
+
+    def origin_critical(self, params: Params) -> bool:
+        """Whether the origin of M (``k ⊥ k*, v ⊥ v*``) is a critical point, computed: the
+        gradient there vanishes to ``1e-12`` of the gradient's scale on M."""
+        return _on_m(self, params)[1]
+
+    @abc.abstractmethod
+    def nullcline(self, params: Params, kappa: np.ndarray) -> np.ndarray:
+        """The ``nu`` where ``dR/dkappa`` vanishes on M, at each ``kappa`` (same shape)."""
+
+    @abc.abstractmethod
+    def manifold_certificate(self, params: Params) -> list[str]:
+        """What is proved or searched of M's critical points, step by step."""
+
+    def manifold_summary(self, params: Params) -> str | None:
+        """M's critical points in one sentence, when the model has an argument of its own
+        (None: the caller states what it located)."""
+        return None
+
+    # 7. labels ----------------------------------------------------------------------------
+    @property
+    @abc.abstractmethod
+    def label(self) -> str:
+        """A short name for legends and tables, e.g. ``"erf"`` or ``"softmax"``."""
+
+    @property
+    @abc.abstractmethod
+    def predictor(self) -> str:
+        """The predictor as text, e.g. ``T(X) = Σ_ℓ erf(λ X_ℓ·k) X_ℓ·v``."""
+
+    @property
+    @abc.abstractmethod
+    def tag(self) -> str:
+        """How the model differs from the paper's, for titles (``""`` for the paper's)."""
+
+
+@lru_cache(maxsize=256)
+def _on_m(model: Model, params: Params) -> tuple[bool, bool]:
+    """``(M invariant, origin critical)`` from the gradient table on a grid of M."""
+    side = np.linspace(-1.0, 1.0, INVARIANCE_GRID)  # odd: the origin is a node
+    kn = np.stack(np.meshgrid(side, side, indexing="ij")).reshape(2, -1)
+    ov5 = np.zeros((5, kn.shape[1]))
+    ov5[:2] = kn
+    g = model.table(params, np.asarray(params.lam, dtype=np.float64), 1)(ov5)
+    scale = float(np.max(np.abs(g))) or 1.0
+    off = overlap_velocity(ov5, g)[2:]
+    origin = int(np.flatnonzero((kn[0] == 0.0) & (kn[1] == 0.0))[0])
+    return (
+        bool(np.all(np.abs(off) <= 1e-12 * scale)),
+        bool(np.all(np.abs(g[:, origin]) <= 1e-12 * scale)),
+    )

@@ -1,0 +1,423 @@
+"""Softmax attention ``T(X) = sum_l softmax(lam X k)_l X_l.v``: the weights coupled
+through their normalisation.
+
+The risk is a polynomial in ``(nu, theta, eta, rho)`` whose coefficients are
+Laplace-transform terms of ``kappa`` (:func:`slr_theory.softmax.risk_expression`); its
+table (:class:`SoftmaxTable`) has the engine's rows and one feature per monomial times
+term, each term by :func:`slr_theory.softmax.term_integrals`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import ClassVar
+
+import numpy as np
+
+from .. import engine
+from ..manifold import EDGE_SCAN, edge_roots
+from ..params import DOMAIN, Params
+from ..softmax import (
+    SOFTMAX_DOMAIN,
+    d_mu,
+    risk_expression,
+    term_bound,
+    term_integrals,
+    term_interpolant,
+)
+from .base import Model
+
+__all__ = ["Softmax", "SoftmaxTable"]
+
+_OVERLAP_VARS = 5
+
+
+def _softmax_expressions(d: int, L: int, gamma: float, S: int, orders: tuple) -> list[dict]:
+    """Per row: ``{(monomial of (nu, theta, eta, rho, 1 - nu, eta - rho), term): coefficient}``.
+
+    Order 0 has the three :data:`COMPONENTS`, in the cancellation-free form of
+    :func:`slr_theory.softmax.risk_expression` (the derivatives differentiate that form:
+    near the optimum its terms are small where the risk is, so the gradient keeps its
+    relative precision too); order 1 the five partials; order 2 the entries of
+    :data:`slr_theory.engine.HESSIAN_PAIRS`. A partial in ``kappa`` is ``sqrt(d/2)`` times one in
+    the informative mean (:func:`slr_theory.softmax.d_mu`); the others act on monomials.
+    """
+    rows0: list[dict] = [{}, {}, {}]
+    total: dict = {}
+    for comp, c, mono, term in risk_expression(d, L, gamma, S, stable=True):
+        engine.add_term(rows0[comp], (mono, term), c)
+        engine.add_term(total, (mono, term), c)
+    B = math.sqrt(d / 2.0)
+    # d/d(overlap) of the monomial's variables (nu, theta, eta, rho, u = 1 - nu,
+    # w = eta - rho): the variable's index and the chain factor
+    chain = {
+        1: ((0, 1.0), (4, -1.0)),
+        2: ((1, 1.0),),
+        3: ((2, 1.0), (5, 1.0)),
+        4: ((3, 1.0), (5, -1.0)),
+    }
+
+    def diff(expr: dict, var: int) -> dict:
+        """The partial in overlap `var` (0 kappa, 1 nu, 2 theta, 3 eta, 4 rho)."""
+        out: dict = {}
+        for (mono, term), c in expr.items():
+            if var == 0:
+                if term is None:
+                    continue
+                for t2, c2 in d_mu(term, S, gamma).items():
+                    engine.add_term(out, (mono, t2), B * c * c2)
+                continue
+            for k, f in chain[var]:
+                if mono[k]:
+                    m2 = list(mono)
+                    m2[k] -= 1
+                    engine.add_term(out, (tuple(m2), term), c * f * mono[k])
+        return {k: v for k, v in out.items() if v != 0.0}
+
+    rows: list[dict] = []
+    for o in orders:
+        if o == 0:
+            rows.extend(rows0)
+        elif o == 1:
+            rows.extend(diff(total, v) for v in range(_OVERLAP_VARS))
+        else:
+            first = [diff(total, v) for v in range(_OVERLAP_VARS)]
+            rows.extend(diff(first[i], j) for i, j in engine.HESSIAN_PAIRS)
+    return rows
+
+
+@lru_cache(maxsize=64)
+def _softmax_plan(d: int, L: int, gamma: float, S: int, orders: tuple) -> tuple[tuple, np.ndarray]:
+    """The columns ``(monomial, term)`` and the coefficients ``(rows, K)`` of a softmax table."""
+    rows = _softmax_expressions(d, L, gamma, S, orders)
+    cols = sorted({key for row in rows for key in row}, key=repr)
+    index = {key: i for i, key in enumerate(cols)}
+    C = np.zeros((len(rows), len(cols)))
+    for r, row in enumerate(rows):
+        for key, c in row.items():
+            C[r, index[key]] = c
+    C.flags.writeable = False
+    return tuple(cols), C
+
+
+@lru_cache(maxsize=64)
+def _softmax_bases(d: int, L: int, gamma: float, S: int, orders: tuple) -> tuple:
+    """The terms the columns of a softmax table need, sorted: ``(terms, row of each)``."""
+    terms = sorted(
+        {t for _m, t in _softmax_plan(d, L, gamma, S, orders)[0] if t is not None}, key=repr
+    )
+    return tuple(terms), {t: r for r, t in enumerate(terms)}
+
+
+#: The last direct evaluation of the terms of the gradient and Hessian tables together,
+#: ``(key, terms' rows, values)``: a Newton step asks both at the same point, and the
+#: Gaussian moments, most of the cost, serve every term at once.
+_LAST_DIRECT: list = [None]
+
+
+def _direct_terms(params: Params, kappa: np.ndarray, lam: float):
+    """``(row of each term, values)`` of every term of orders 1 and 2 at ``kappa``, ``lam``."""
+    p = params
+    key = (p.d, p.L, p.gamma, p.s, lam, kappa.tobytes())
+    last = _LAST_DIRECT[0]
+    if last is not None and last[0] == key:
+        return last[1], last[2]
+    terms, where = _softmax_bases(p.d, p.L, p.gamma, p.s, (1, 2))
+    values = term_integrals(list(terms), kappa, lam=lam, gamma=p.gamma, d=p.d, L=p.L, s=p.s)
+    values.flags.writeable = False
+    _LAST_DIRECT[0] = (key, where, values)
+    return where, values
+
+
+@dataclass(frozen=True)
+class SoftmaxTable:
+    """The table of softmax attention: the same rows, features ``monomial x term``.
+
+    The risk is a polynomial in ``(nu, theta, eta, rho)`` whose coefficients are the
+    Laplace-transform terms of :mod:`slr_theory.softmax`, functions of ``kappa``
+    (:func:`slr_theory.softmax.risk_expression`); each column is one monomial times one
+    term, evaluated by :func:`slr_theory.softmax.term_integrals` (relative error
+    ``~1e-14`` of the term's scale), or after :meth:`prepared` by their interpolant in
+    ``kappa`` (``1e-14`` of each term's bound).
+
+    Attributes
+    ----------
+    order : int or tuple
+    C : ndarray, shape ``(..., rows, K)``
+    constants : ndarray, shape ``(..., 1)``
+        The temperature.
+    params : Params
+        The model (``d, L, gamma, s``; its ``lam`` is not used).
+    """
+
+    order: int | tuple
+    C: np.ndarray
+    constants: np.ndarray
+    params: Params
+    interpolated: bool = False
+
+    @property
+    def columns(self) -> tuple:
+        """The columns ``(monomial, term)`` in the order of ``C``'s last axis."""
+        p = self.params
+        return _softmax_plan(p.d, p.L, p.gamma, p.s, engine.orders_of(self.order))[0]
+
+    def __call__(self, ov5: np.ndarray) -> np.ndarray:
+        """The rows ``(rows, n)`` at overlaps ``(5, n)`` (one temperature; unchecked)."""
+        return self.C @ self.features(ov5)
+
+    @property
+    def pairs(self) -> bool:
+        """Whether the model has informative pairs (``s > 1``)."""
+        return self.params.s > 1
+
+    def at(self, j: int) -> SoftmaxTable:
+        """The table of the `j`-th temperature of a table built for several."""
+        return SoftmaxTable(
+            self.order, self.C[j], self.constants[j], self.params, self.interpolated
+        )
+
+    def prepared(self) -> SoftmaxTable:
+        """The table serving every batch from the terms' interpolant in ``kappa``
+        (:func:`slr_theory.softmax.term_interpolant`, built once per temperature)."""
+        return SoftmaxTable(self.order, self.C, self.constants, self.params, True)
+
+    def scaled_part(self, ov5: np.ndarray):
+        """None: no feature carries a factor that underflows before its terms do."""
+        return None
+
+    def features_and_sizes(self, ov5: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """``Phi`` and ``|Phi|``: every feature is an expectation of one sign (protocol:
+        :class:`slr_theory.engine.RiskTable`)."""
+        phi = self.features(ov5)
+        return phi, np.abs(phi)
+
+    def manifold_gradient(self, kn: np.ndarray) -> np.ndarray:
+        """``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M at ``kn = (kappa, nu)`` (order-1 tables)."""
+        return engine.rows_on_m(self, kn)[:2]
+
+    def _bases(self) -> list:
+        """The terms the columns need."""
+        p = self.params
+        return list(_softmax_bases(p.d, p.L, p.gamma, p.s, engine.orders_of(self.order))[0])
+
+    def _terms(self, kappa: np.ndarray, lam: np.ndarray) -> np.ndarray:
+        """:meth:`_bases` at each ``kappa`` with its temperature: ``(len(bases), n)``."""
+        terms = self._bases()
+        T = np.empty((len(terms), kappa.size))
+        p = self.params
+        for value in np.unique(lam):
+            at = lam == value
+            kap = kappa[at]
+            if self.interpolated:
+                args = (float(value), p.gamma, p.d, p.L, p.s)
+                pieces, a = term_interpolant(tuple(terms), *args)
+                t = np.clip(a * kap, -a, a)
+                T[:, at] = pieces.series(t)
+                slow = pieces.direct[pieces.piece(t)]
+                if np.any(slow):
+                    T[:, np.flatnonzero(at)[slow]] = term_integrals(
+                        terms, kap[slow], lam=args[0], gamma=p.gamma, d=p.d, L=p.L, s=p.s
+                    )
+                continue
+            if kap.size <= engine.SHARED_POINTS and set(engine.orders_of(self.order)) <= {1, 2}:
+                where, values = _direct_terms(p, kap, float(value))  # a Newton step's
+                T[:, at] = values[[where[t] for t in terms]]
+                continue
+            T[:, at] = term_integrals(
+                terms, kap, lam=float(value), gamma=p.gamma, d=p.d, L=p.L, s=p.s
+            )
+        return T
+
+    def features(self, ov5: np.ndarray, constants: np.ndarray | None = None) -> np.ndarray:
+        """``Phi`` ``(K, n)`` at overlaps ``(5, n)``; `constants` default: the table's own.
+
+        `constants` may be transposed, ``(1, n)``: one temperature per column.
+        """
+        k = self.constants if constants is None else constants
+        n = ov5.shape[1]
+        lam = np.broadcast_to(np.asarray(k, dtype=np.float64)[0], (n,))
+        p = self.params
+        where = _softmax_bases(p.d, p.L, p.gamma, p.s, engine.orders_of(self.order))[1]
+        T = self._terms(ov5[0], lam)
+        # the monomials' variables: nu, theta, eta, rho, and 1 - nu, eta - rho, exact
+        x = np.concatenate([ov5[1:], [1.0 - ov5[1], ov5[3] - ov5[4]]])
+        out = np.empty((len(self.columns), n))
+        for c, (mono, term) in enumerate(self.columns):
+            v = T[where[term]].copy() if term is not None else np.ones(n)
+            for var, e in enumerate(mono):
+                if e:
+                    v *= x[var] ** e
+            out[c] = v
+        return out
+
+    def enclosure(self, lo: np.ndarray, hi: np.ndarray) -> engine.Enclosure:
+        """:class:`slr_theory.engine.Enclosure` of the features over the slabs ``lo <= kappa <= hi`` (one temperature).
+
+        Each term at the slab's centre, plus or minus the half-width times ``sqrt(d/2)``
+        times a bound of its derivative in ``mu`` (:func:`slr_theory.softmax.d_mu`, each
+        term bounded by ``prod E |D|^i``), plus ``1e-12`` of its own bound for the
+        quadrature.
+        """
+        cols = self.columns
+        p = self.params
+        lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
+        lam = np.full(lo.size, float(np.ravel(self.constants)[0]))
+        where = {t: r for r, t in enumerate(self._bases())}
+        T = self._terms(0.5 * (lo + hi), lam)
+        half = 0.5 * (hi - lo) * float(np.sqrt(p.d / 2.0))
+        exps = np.zeros((2, len(cols), 4), dtype=int)
+        mid = np.zeros((2, len(cols), lo.size))
+        rad = np.zeros_like(mid)
+        for c, (mono, term) in enumerate(cols):
+            exps[0, c] = mono[:4]
+            exps[1, c] = mono[:4]
+            exps[1, c, 0] += 1
+            if term is None:
+                f, r = np.ones(lo.size), np.zeros(lo.size)
+            else:
+                slope = sum(
+                    abs(c2) * term_bound(t2, p.gamma)
+                    for t2, c2 in d_mu(term, p.s, p.gamma).items()
+                )
+                f, r = T[where[term]], half * slope + 1e-12 * term_bound(term, p.gamma)
+            if mono[4] or mono[5]:  # |1 - nu|, |eta - rho| <= 2: an interval about 0
+                mid[0, c], rad[0, c] = 0.0, 2.0 ** (mono[4] + mono[5]) * (np.abs(f) + r)
+            else:
+                mid[0, c], rad[0, c] = f, r
+        return engine.Enclosure(exps, mid, rad)
+
+
+@dataclass(frozen=True)
+class Softmax(Model):
+    """Softmax attention: positive weights summing to one, no nonlinearity of its own.
+
+    Its numerics need ``lam sqrt(d/2) <= 1e3`` and ``lam max(1, gamma) <= 10``
+    (:data:`slr_theory.softmax.SOFTMAX_DOMAIN`).
+
+    Attributes
+    ----------
+    name : str
+        ``"softmax"``, its name in the registry.
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> m = Params.paper().replace(attention="softmax").model
+    >>> m.label, m.odd_weights, round(m.lam_max(Params.paper()), 4)
+    ('softmax', False, 10.0)
+    """
+
+    name: ClassVar[str] = "softmax"
+
+    def check(self, params: Params) -> None:
+        mean = params.lam * np.sqrt(params.d / 2.0)
+        spread = params.lam * max(1.0, params.gamma)
+        if mean > SOFTMAX_DOMAIN["mean_logit"] or spread > SOFTMAX_DOMAIN["spread"]:
+            raise ValueError(
+                "softmax attention needs `lam` * sqrt(`d`/2) <= "
+                f"{SOFTMAX_DOMAIN['mean_logit']:g} and `lam` * max(1, `gamma`) <= "
+                f"{SOFTMAX_DOMAIN['spread']:g}, got lam={params.lam!r}, d={params.d!r}, "
+                f"gamma={params.gamma!r}."
+            )
+
+    def lam_max(self, params: Params) -> float:
+        """``DOMAIN["lam"]``'s bound and those of :data:`slr_theory.softmax.SOFTMAX_DOMAIN`."""
+        hi = DOMAIN["lam"][1]
+        root, wide = float(np.sqrt(params.d / 2.0)), max(1.0, params.gamma)
+        hi = min(hi, SOFTMAX_DOMAIN["mean_logit"] / root, SOFTMAX_DOMAIN["spread"] / wide)
+        # the quotient may round up: step down to a temperature the model accepts
+        while hi * root > SOFTMAX_DOMAIN["mean_logit"] or hi * wide > SOFTMAX_DOMAIN["spread"]:
+            hi = float(np.nextafter(hi, 0.0))
+        return float(hi)
+
+    def table(self, params: Params, lam: np.ndarray, order) -> SoftmaxTable:
+        orders = engine.orders_of(order)
+        _cols, C = _softmax_plan(params.d, params.L, params.gamma, params.s, orders)
+        C = np.broadcast_to(C, (*lam.shape, *C.shape))
+        return SoftmaxTable(order, C, lam[..., None].astype(np.float64), params)
+
+    def feature_bounds(self, params: Params, order) -> np.ndarray:
+        cols = _softmax_plan(params.d, params.L, params.gamma, params.s, engine.orders_of(order))[
+            0
+        ]
+        return np.array([2.0 ** (m[4] + m[5]) * term_bound(t, params.gamma) for m, t in cols])
+
+    def forward(self, U, V, lam: float, derivatives: bool = False) -> tuple:
+        """``p = softmax(lam U)``, ``T = sum p V``; ``dT/dU_m = lam p_m (V_m - T)``."""
+        z = lam * U
+        p = np.exp(z - np.max(z, axis=-1, keepdims=True))
+        p /= np.sum(p, axis=-1, keepdims=True)
+        T = np.sum(p * V, axis=-1)
+        if not derivatives:
+            return (T,)
+        return T, lam * p * (V - T[..., None]), p
+
+    @property
+    def odd_weights(self) -> bool:
+        """False: ``softmax(-z) != -softmax(z)``."""
+        return False
+
+    def nullcline(self, params: Params, kappa: np.ndarray) -> np.ndarray:
+        """``R_kappa`` is affine in ``nu`` on M: its root in ``nu``."""
+        k = kappa.reshape(-1)
+        ov5 = np.zeros((5, 2 * k.size))
+        ov5[0] = np.concatenate([k, k])
+        ov5[1, k.size :] = 1.0
+        r = engine.table(params, params.lam, 1)(ov5)[0]
+        at0, slope = r[: k.size], r[k.size :] - r[: k.size]
+        return (-at0 / np.where(slope != 0.0, slope, np.inf)).reshape(kappa.shape)
+
+    def manifold_certificate(self, params: Params) -> list[str]:
+        """``R_nu < 0`` on all of M; the edges' critical points by scans."""
+        return _certificate(params)
+
+    def manifold_summary(self, params: Params) -> str:
+        return (
+            "On M `R_ν < 0` everywhere (softmax weights are positive), so the origin is not "
+            "critical and every critical point of M lies on the edges `ν = ±1` (the argument, "
+            "below)."
+        )
+
+    @property
+    def label(self) -> str:
+        return "softmax"
+
+    @property
+    def predictor(self) -> str:
+        return "T(X) = Σ_ℓ softmax(λ X k)_ℓ X_ℓ·v"
+
+    @property
+    def tag(self) -> str:
+        return ", softmax attention"
+
+
+def _certificate(params: Params) -> list[str]:
+    """What is proved about the critical points of M under softmax attention, with numbers."""
+    S, L = params.s, params.L
+    sg = "gamma^2" if S == 1 else "S gamma^2"
+    low = float(
+        engine.table(params, params.lam, 1).manifold_gradient(np.array([[-1.0], [0.0]]))[1, 0]
+    )
+    where = {
+        nu: ", ".join(f"{r:.6g}" for r in roots) if roots.size else "none"
+        for nu in (1.0, -1.0)
+        for roots in [edge_roots(params, nu)]
+    }
+    return [
+        "On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with "
+        f"R_nu = -2 {sg} E p_1(kappa) under softmax attention (p_1 = softmax(lam U)_1)"
+        + ("." if S == 1 else f", with S = {S} informative tokens."),
+        "E p_1 > 0 and increases with kappa (p_1 increases with the informative key, whose "
+        f"mean is sqrt(d/2) kappa), so R_nu <= R_nu(kappa = -1) = {low:.6g} < 0 on all of M "
+        "(the quadrature's value, relative error ~1e-13).",
+        "Hence no critical point with |nu| < 1: unlike pointwise attention the origin is not "
+        "critical, because the softmax weights are positive and sum to one, so the predictor "
+        "cannot switch the value off.",
+        "On the edges nu = +-1, (1 - kappa^2) R_kappa vanishes at the corners and at the roots "
+        f"of R_kappa(kappa, +-1) in (-1, 1): {where[1.0]} on nu = 1, {where[-1.0]} on "
+        f"nu = -1 (a scan of {EDGE_SCAN} points and Brent's method, L = {L}). Softmax "
+        "weights are not odd, so (k, v) -> (-k, -v) is no symmetry: each edge is its own.",
+    ]

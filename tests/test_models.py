@@ -1,0 +1,184 @@
+"""The models: the registry, one contract, and each model's forward map."""
+
+import numpy as np
+import pytest
+
+from slr_theory import Nonlinearity, Params, risk, risk_grad
+from slr_theory.models import (
+    Erf,
+    Model,
+    Pointwise,
+    Softmax,
+    attention_names,
+    model_of,
+    register_model,
+    takes_nonlinearity,
+    unregister_model,
+)
+from slr_theory.nonlinearity import nonlinearity_of
+
+OV = (0.3, 0.2, 0.1, 0.05, 0.02)
+MODELS = {
+    "erf": Params.paper(),
+    "tanh": Params.paper().replace(nonlinearity="tanh"),
+    "sigmoid": Params.paper().replace(nonlinearity="sigmoid"),
+    "softmax": Params(d=20, L=4, lam=0.5, gamma=0.7, attention="softmax"),
+}
+
+
+def test_the_registry_builds_each_built_in_model():
+    assert attention_names()[:2] == ("pointwise", "softmax")
+    assert model_of() == Erf() and model_of("pointwise", "erf").closed_form
+    assert model_of("pointwise", "tanh") == Pointwise(nonlinearity_of("tanh"))
+    assert model_of("softmax") == Softmax()
+    assert takes_nonlinearity("pointwise") and not takes_nonlinearity("softmax")
+    assert takes_nonlinearity(Pointwise(nonlinearity_of("arctan")))
+    assert not takes_nonlinearity(Softmax())
+    for p in MODELS.values():
+        assert isinstance(p.model, Model) and p.model is p.model  # built once, then cached
+
+
+def test_a_users_sigma_named_erf_is_integrated_not_given_erfs_closed_forms():
+    erf = nonlinearity_of("erf")
+    user = Nonlinearity("erf", erf.f, erf.df, erf.d2f)  # the same function, by the user
+    p = Params.paper().replace(nonlinearity=user)
+    assert type(p.model) is Pointwise and not p.model.closed_form
+    assert Params.paper().model.closed_form
+    # the two doors give the same risk to the quadrature's precision
+    np.testing.assert_allclose(risk(p, *OV), risk(Params.paper(), *OV), rtol=1e-12)
+
+
+def test_wrong_models_are_refused_naming_the_argument():
+    with pytest.raises(ValueError, match="`attention` must be one of 'pointwise', 'softmax'"):
+        Params.paper().replace(attention="relu")
+    with pytest.raises(ValueError, match="`attention` must be one of"):
+        model_of(3)
+    with pytest.raises(ValueError, match="`nonlinearity` applies to pointwise attention"):
+        Params.paper().replace(attention="softmax", nonlinearity="tanh")
+    with pytest.raises(ValueError, match="`nonlinearity` must be left at its default"):
+        Params.paper().replace(attention=Softmax(), nonlinearity="tanh")
+    with pytest.raises(ValueError, match="`name` must be an identifier"):
+        register_model("two words", lambda sigma: Softmax(), nonlinearity=False)
+    with pytest.raises(ValueError, match="`name` must not be a built-in's"):
+        register_model("softmax", lambda sigma: Softmax(), nonlinearity=False)
+    with pytest.raises(ValueError, match="`name` must be a model register_model added"):
+        unregister_model("softmax")
+    with pytest.raises(ValueError, match="`factory` must be callable"):
+        register_model("other", 3, nonlinearity=False)
+    with pytest.raises(ValueError, match="softmax attention needs `lam`"):
+        Params.paper(lam=20.0).replace(attention="softmax")
+
+
+def test_a_model_object_is_the_model_its_name_builds():
+    p = Params.paper(lam=0.05)
+    for named, obj in (
+        ({"nonlinearity": "tanh"}, Pointwise(nonlinearity_of("tanh"))),
+        ({"attention": "softmax"}, Softmax()),
+    ):
+        a, b = p.replace(**named), p.replace(attention=obj)
+        assert a.model == b.model and a.predictor == b.predictor
+        assert risk(a, *OV) == risk(b, *OV)
+        np.testing.assert_array_equal(risk_grad(a, *OV), risk_grad(b, *OV))
+
+
+def test_labels_come_from_the_model():
+    assert MODELS["erf"].attention_tag == "" and MODELS["erf"].model.label == "erf"
+    assert MODELS["tanh"].attention_tag == ", σ = tanh"
+    assert "tanh(λ X_ℓ·k)" in MODELS["tanh"].predictor
+    assert MODELS["softmax"].attention_tag == ", softmax attention"
+    assert repr(MODELS["tanh"].model) == "Pointwise(sigma='tanh')" and repr(Erf()) == "Erf()"
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_forward_maps_partials_are_its_derivatives(name):
+    """``dT/dU`` and ``dT/dV`` (what SGD uses) against central differences of ``T``."""
+    p = MODELS[name]
+    m = p.model
+    U, V = 2.0 * np.random.default_rng(0).standard_normal((2, 3, p.L))
+    T, dU, dV = m.forward(U, V, p.lam, derivatives=True)
+    assert T.shape == (3,) and dU.shape == dV.shape == U.shape
+    h = 1e-5
+    for j in range(p.L):
+        e = np.zeros(p.L)
+        e[j] = h
+        fd_u = (m.forward(U + e, V, p.lam)[0] - m.forward(U - e, V, p.lam)[0]) / (2 * h)
+        fd_v = (m.forward(U, V + e, p.lam)[0] - m.forward(U, V - e, p.lam)[0]) / (2 * h)
+        np.testing.assert_allclose(dU[..., j], fd_u, rtol=1e-7, atol=1e-10)
+        np.testing.assert_allclose(dV[..., j], fd_v, rtol=1e-7, atol=1e-10)
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_odd_weights_are_what_the_forward_map_does(name):
+    """The symmetry the model declares is the one its forward map has, at random tokens."""
+    p = MODELS[name]
+    U, V = np.random.default_rng(1).standard_normal((2, 5, p.L))
+    T = p.model.forward(U, V, p.lam)[0]
+    flipped = p.model.forward(-U, -V, p.lam)[0]
+    assert np.allclose(flipped, T, rtol=1e-13, atol=0) == p.model.odd_weights
+
+
+def test_a_registered_model_is_built_by_params_and_computes():
+    """A new attention: one subclass and one registration, then every door takes it."""
+
+    class Half(Pointwise):
+        @property
+        def tag(self) -> str:
+            return ", half tanh"
+
+    half = Nonlinearity(
+        "half",
+        lambda u: 0.5 * np.tanh(u),
+        lambda u: 0.5 / np.cosh(u) ** 2,
+        lambda u: -np.tanh(u) / np.cosh(u) ** 2,
+    )
+    register_model("half", lambda sigma: Half(half), nonlinearity=False)
+    try:
+        assert "half" in attention_names()
+        p = Params.paper().replace(attention="half")
+        assert p.attention_tag == ", half tanh" and p.model.odd_weights
+        same = Params.paper().replace(nonlinearity=half)
+        assert risk(p, *OV) == risk(same, *OV)
+    finally:
+        unregister_model("half")
+    with pytest.raises(ValueError, match="`attention` must be one of"):
+        Params.paper().replace(attention="half")
+
+
+SKEW = Nonlinearity(  # sigma(0) = 0, not odd
+    "skew",
+    lambda u: np.tanh(u) + 0.5 * np.tanh(u) ** 2,
+    lambda u: (1 + np.tanh(u)) / np.cosh(u) ** 2,
+    lambda u: (1 / np.cosh(u) ** 2 - 2 * np.tanh(u) * (1 + np.tanh(u))) / np.cosh(u) ** 2,
+)
+
+
+@pytest.mark.parametrize(
+    ("params", "origin"),
+    [
+        (MODELS["erf"], True),
+        (MODELS["tanh"].replace(s=2), True),
+        (MODELS["sigmoid"], False),
+        (MODELS["softmax"], False),
+        (Params(d=400, L=10, lam=0.1, gamma=0.7, nonlinearity=SKEW), False),
+    ],
+    ids=["erf", "tanh-s2", "sigmoid", "softmax", "skew"],
+)
+def test_m_is_invariant_and_the_origin_critical_as_computed(params, origin):
+    """Computed from the table on a grid of M; checked here against central differences
+    of the risk's value (the table's value rows, not its gradient rows)."""
+    m = params.model
+    assert m.manifold_invariant(params)
+    assert m.origin_critical(params) == origin
+    h = 1e-6
+    fd = []
+    for i in range(5):
+        e = np.zeros(5)
+        e[i] = h
+        # off M only where feasible: theta, eta, rho at the origin move freely
+        fd.append((risk(params, *e) - risk(params, *(-e))) / (2 * h))
+    fd = np.array(fd)
+    assert (np.max(np.abs(fd)) < 1e-7) == origin
+    # off M at a point of M: theta, eta and rho's partials keep M invariant
+    at = np.array([0.4, -0.3, 0.0, 0.0, 0.0])
+    g = risk_grad(params, *at)
+    assert abs(g[2] + at[0] * g[4]) < 1e-9 and abs(g[3] + at[1] * g[4]) < 1e-9
