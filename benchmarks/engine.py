@@ -111,19 +111,19 @@ def main() -> None:
             print(f"{lam:>7} {runs:>8} {step:>7.1f} {per * 1e6:>9.0f}")
     print()
     print(
-        "other nonlinearities (quadrature, served by its interpolant in kappa; the issue's "
-        "target is <= 10x erf's passes):"
+        "other models (quadrature, and softmax's Laplace-transform terms, served by their "
+        "interpolant in kappa; the issue's target is <= 10x erf's passes):"
     )
-    print(f"{'sigma':>10} {'lambda':>7} {'first call':>11} {'passes':>7} {'x erf':>6}")
+    print(f"{'model':>10} {'lambda':>7} {'first call':>11} {'passes':>7} {'x erf':>6}")
     sub = tuple(sphere)
     for lam in (0.1, 0.5, 0.9, 2.0):
         p = Params.paper(lam=lam)
         base = _best(lambda p=p: value_and_gradient(p, sub), args.repeat) / one_pass
-        for sigma in ("tanh", "algebraic", "arctan"):
-            q = p.replace(nonlinearity=sigma)
+        others = [p.replace(nonlinearity=s) for s in ("tanh", "algebraic", "arctan", "sigmoid")]
+        for q in [*others, p.replace(attention="softmax")]:
             cold = _best(lambda q=q: value_and_gradient(q, sub), 1) / one_pass  # builds
             t = _best(lambda q=q: value_and_gradient(q, sub), args.repeat) / one_pass
-            print(f"{sigma:>10} {lam:>7} {cold:>11.0f} {t:>7.0f} {t / base:>6.1f}")
+            print(f"{q.model.label:>10} {lam:>7} {cold:>11.0f} {t:>7.0f} {t / base:>6.1f}")
 
 
 if __name__ == "__main__":

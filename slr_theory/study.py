@@ -242,6 +242,10 @@ class Study:
         Whether M's critical points are proved to be the origin and the four corners
         (:func:`slr_theory.manifold.five_points_proved`); results saved before it was
         kept have it computed when read.
+    manifold_invariant : bool
+        Whether the gradient flow leaves M invariant, computed by the model
+        (:meth:`slr_theory.models.Model.manifold_invariant`); computed when read if the
+        results predate it.
     """
 
     schema: int
@@ -271,10 +275,15 @@ class Study:
     findings: list[str] = field(default_factory=list)
     atlas: Atlas | None = None
     manifold_proved: bool | None = None
+    manifold_invariant: bool | None = None
 
     def __post_init__(self) -> None:
-        if self.manifold_proved is None and isinstance(self.params, Params):
+        if not isinstance(self.params, Params):
+            return
+        if self.manifold_proved is None:
             self.manifold_proved = five_points_proved(self.params)
+        if self.manifold_invariant is None:
+            self.manifold_invariant = self.params.model.manifold_invariant(self.params)
 
     def save(self, path: str | Path) -> Path:
         """Write the study as JSON to `path` (plain write: use an output Destination).
@@ -687,6 +696,7 @@ def study(
         statistics=stats,
         seconds=seconds,
         manifold_proved=five_points_proved(params),
+        manifold_invariant=params.model.manifold_invariant(params),
     )
     out.atlas = atlas
     out.findings = findings(out)
@@ -842,8 +852,9 @@ def findings(s: Study) -> list[str]:
             + f" full space has a minimum off M: {q.name} at {overlaps_text(q.overlaps)}, risk "
             f"{q.risk:.6g} ({'above' if gap > 0 else 'below'} the optimum by {abs(gap):.3g})."
             + (
-                " M is invariant, but a run that starts off M need not reach it."
-                if reached
+                " M is invariant (computed on a grid of M), but a run that starts off M need "
+                "not reach it."
+                if reached and s.manifold_invariant
                 else ""
             )
         )

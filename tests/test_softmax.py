@@ -307,6 +307,27 @@ def test_the_prepared_table_serves_the_terms_from_a_checked_interpolant(lam):
     assert np.abs(fast - direct).max() <= 1e-13 * (1 + np.abs(direct).max())
 
 
+def test_a_large_batch_is_served_by_the_interpolant_as_a_small_one_is_computed():
+    """A batch of INTERPOLATE_FROM points or more takes the terms from their interpolant
+    (the quadrature models' policy: risk plus gradient on 1e6 tuples at a few passes of
+    erf); the same points in small batches, each computed directly, agree to 1e-13 of
+    the rows' scale."""
+    from slr_theory import engine
+    from slr_theory.nonlinearity import INTERPOLATE_FROM
+
+    p = Params.paper(lam=0.5).replace(attention="softmax")
+    tab = engine.table(p, p.lam, (0, 1))
+    rng = np.random.default_rng(5)
+    n = INTERPOLATE_FROM + 4
+    ov = np.zeros((5, n))
+    ov[0] = rng.uniform(-1, 1, n)
+    ov[1:] = rng.uniform(-0.5, 0.5, (4, n))
+    big = tab(ov)
+    small = np.concatenate([tab(ov[:, i : i + 64]) for i in range(0, 256, 64)], axis=1)
+    assert np.abs(big[:, :256] - small).max() <= 1e-13 * (1 + np.abs(small).max())
+    assert np.array_equal(big, tab.prepared()(ov))  # the same interpolant a loop uses
+
+
 def test_manifold_critical_points_lie_on_the_edges():
     from slr_theory import critical_points
     from slr_theory.critical import manifold_certificate, manifold_critical_overlaps

@@ -21,6 +21,13 @@ def test_save_and_load_give_the_same_study(small_study, tmp_path):
     assert to_plain(back) == to_plain(small_study)
     assert back.params == small_study.params
     assert isinstance(back.basins.label, np.ndarray) and back.basins.label.dtype.kind == "i"
+    assert back.manifold_invariant is True and back.manifold_proved is True
+    data = json.loads(path.read_text())
+    for key in ("manifold_invariant", "manifold_proved"):  # results saved before them
+        del data[key]
+    path.write_text(json.dumps(data))
+    old = Study.load(path)
+    assert old.manifold_invariant is True and old.manifold_proved is True
 
 
 def test_the_schema_holds_what_the_report_promises(small_study, tmp_path):

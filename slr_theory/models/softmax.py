@@ -18,6 +18,7 @@ import numpy as np
 
 from .. import engine
 from ..manifold import EDGE_SCAN, edge_roots
+from ..nonlinearity import INTERPOLATE_FROM
 from ..params import DOMAIN, Params
 from ..softmax import (
     SOFTMAX_DOMAIN,
@@ -139,8 +140,10 @@ class SoftmaxTable:
     Laplace-transform terms of :mod:`slr_theory.softmax`, functions of ``kappa``
     (:func:`slr_theory.softmax.risk_expression`); each column is one monomial times one
     term, evaluated by :func:`slr_theory.softmax.term_integrals` (relative error
-    ``~1e-14`` of the term's scale), or after :meth:`prepared` by their interpolant in
-    ``kappa`` (``1e-14`` of each term's bound).
+    ``~1e-14`` of the term's scale), or after :meth:`prepared`, and for a batch of at
+    least :data:`slr_theory.nonlinearity.INTERPOLATE_FROM` points at one temperature (the
+    policy of the quadrature models), by their interpolant in ``kappa`` (``1e-14`` of each
+    term's bound; built once per temperature, then about 3 passes of the closed forms).
 
     Attributes
     ----------
@@ -211,7 +214,7 @@ class SoftmaxTable:
         for value in np.unique(lam):
             at = lam == value
             kap = kappa[at]
-            if self.interpolated:
+            if self.interpolated or kap.size >= INTERPOLATE_FROM:  # a loop's, or a large batch
                 args = (float(value), p.gamma, p.d, p.L, p.s)
                 pieces, a = term_interpolant(tuple(terms), *args)
                 t = np.clip(a * kap, -a, a)
