@@ -13,6 +13,7 @@ import math
 import os
 import sys
 from collections.abc import Sequence
+from functools import lru_cache
 
 from .render import risk_text, statistics_text, to_json, trajectory_text, verification_text
 
@@ -186,7 +187,7 @@ def _verify_parser(sub) -> None:
     v.add_argument(
         "--only", action="append", metavar="PATTERN", help="run checks matching a shell pattern"
     )
-    v.set_defaults(run=_cmd_verify)
+    v.set_defaults(run="_cmd_verify")
 
 
 _STATS_SAMPLES = 100_000  # the default of `stats --samples`
@@ -235,7 +236,7 @@ def _stats_parser(sub) -> None:
     _attention_option(st)
     _max_minutes(st)
     st.add_argument("--json", action="store_true", help="print rows as JSON")
-    st.set_defaults(run=_cmd_stats)
+    st.set_defaults(run="_cmd_stats")
 
 
 def _reproduce_parser(sub) -> None:
@@ -267,7 +268,7 @@ def _reproduce_parser(sub) -> None:
     )
     _jobs(rp, "with 2 or more, SGD runs beside the PGD loop")
     _max_minutes(rp)
-    rp.set_defaults(run=_cmd_reproduce)
+    rp.set_defaults(run="_cmd_reproduce")
 
 
 def _in_domain(name: str, cast):
@@ -359,7 +360,7 @@ def _critical_parser(sub) -> None:
     )
     _max_minutes(c)
     c.add_argument("--json", action="store_true", help="print the points as JSON")
-    c.set_defaults(run=_cmd_critical)
+    c.set_defaults(run="_cmd_critical")
 
 
 def _report_parser(sub) -> None:
@@ -418,7 +419,7 @@ def _report_parser(sub) -> None:
         *("d", "L", "lam", "gamma", "eps", "s", "nonlinearity", "attention"),
         *("alpha", "seed", "full", "atlas", "jobs", "max_minutes"),
     )
-    r.set_defaults(run=_cmd_report, computing_defaults={k: r.get_default(k) for k in computing})
+    r.set_defaults(run="_cmd_report", computing_defaults={k: r.get_default(k) for k in computing})
 
 
 _unit = _number(float, lambda v: -1 <= v <= 1, "a number in [-1, 1]")
@@ -453,7 +454,7 @@ def _risk_parser(sub) -> None:
     _model_options(r)
     _overlap_options(r)
     r.add_argument("--json", action="store_true", help="print as JSON")
-    r.set_defaults(run=_cmd_risk)
+    r.set_defaults(run="_cmd_risk")
 
 
 def _trajectory_parser(sub, name: str) -> None:
@@ -498,7 +499,7 @@ def _trajectory_parser(sub, name: str) -> None:
     if not is_flow:
         _max_minutes(t)
     t.add_argument("--json", action="store_true", help="print as JSON")
-    t.set_defaults(run=_cmd_trajectory, kind=name)
+    t.set_defaults(run="_cmd_trajectory", kind=name)
 
 
 def _portrait_parser(sub) -> None:
@@ -525,7 +526,7 @@ def _portrait_parser(sub) -> None:
         action="store_true",
         help="replace --out if an earlier slr-theory run wrote it (never another file)",
     )
-    pp.set_defaults(run=_cmd_portrait)
+    pp.set_defaults(run="_cmd_portrait")
 
 
 def _axis_values(name: str, cast, geometric: bool):
@@ -699,7 +700,7 @@ def _atlas_parser(sub) -> None:
     _max_minutes(a)
     a.add_argument("--json", action="store_true", help="print the rows as JSON")
     computing = [x.dest for x in a._actions if x.dest not in _ATLAS_READING]
-    a.set_defaults(run=_cmd_atlas, computing_defaults={k: a.get_default(k) for k in computing})
+    a.set_defaults(run="_cmd_atlas", computing_defaults={k: a.get_default(k) for k in computing})
 
 
 #: The atlas's options that apply when it is read back (``--from``) instead of computed.
@@ -1008,6 +1009,16 @@ def _atlas_text(result, out, figure: str | None = None, *, wrote: bool = True) -
 
 
 def _build_parser() -> _Parser:
+    """The command line's parser, built once per set of registered attentions (its
+    choices): 30 ms of argparse and gettext per build, which every in-process call of
+    :func:`main` (a notebook's, a test's) paid again."""
+    from .models import attention_names
+
+    return _parser_for(attention_names())
+
+
+@lru_cache(maxsize=4)
+def _parser_for(attentions: tuple[str, ...]) -> _Parser:
     parser = _Parser(
         prog="slr-theory",
         description="Closed-form analysis of single-location regression (Marion et al., 2025).",
@@ -1478,7 +1489,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with terminate_raises():
             args = parser.parse_args(argv)
-            code = args.run(args)
+            # the handler by name, as the module holds it now: the parser is built once
+            code = globals()[args.run](args)
             sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
             return code
     except _UsageError as exc:
