@@ -88,6 +88,11 @@ class Nonlinearity:
     complement : callable, optional
         ``1 - sigma(u)`` computed without cancellation where ``sigma`` saturates towards 1. Without it ``1 - f(u)`` is used, and the risk near
         the optimum, a difference of numbers of order one, loses the digits it cancels.
+    closed_moments : callable, optional
+        ``closed_moments(t, g, order) -> dict``: every Gaussian expectation of
+        :func:`gaussian_moments` in closed form, for ``t`` 1-D (a hook: quadrature is the
+        default). Checked when built against the quadrature at a few centres and scales,
+        and used instead of it everywhere.
     strip : float, optional
         Half-width of a strip ``|Im u| < strip`` where ``sigma`` is analytic and bounded
         (tanh: ``pi/2``; algebraic, arctan: 1). With it, small ``g`` uses Gauss–Hermite
@@ -125,6 +130,9 @@ class Nonlinearity:
     d4f: Callable[[np.ndarray], np.ndarray] | None = field(default=None, kw_only=True)
     complement: Callable[[np.ndarray], np.ndarray] | None = field(default=None, kw_only=True)
     strip: float | None = field(default=None, kw_only=True)
+    closed_moments: Callable[[np.ndarray, float, int], dict] | None = field(
+        default=None, kw_only=True
+    )
     #: ``sigma(-u) = -sigma(u)`` to ``1e-14`` on :data:`CHECK_POINTS` (verified when built).
     odd: bool = field(init=False, repr=False, compare=False)
     #: ``sigma' >= 0`` on :data:`CHECK_POINTS` and ``> 0`` somewhere (verified): every
@@ -143,7 +151,7 @@ class Nonlinearity:
         for attr in ("f", "df", "d2f"):
             if not callable(getattr(self, attr)):
                 raise ValueError(f"`{attr}` must be callable, got {getattr(self, attr)!r}.")
-        for attr in ("d3f", "d4f", "complement"):
+        for attr in ("d3f", "d4f", "complement", "closed_moments"):
             value = getattr(self, attr)
             if value is not None and not callable(value):
                 raise ValueError(f"`{attr}` must be callable or None, got {value!r}.")
@@ -167,6 +175,8 @@ class Nonlinearity:
         object.__setattr__(
             self, "vanishes", (bool(np.all(tiny[u <= -60.0])), bool(np.all(tiny[u >= 60.0])))
         )
+        if self.closed_moments is not None:
+            _check_closed_moments(self)
         if self.complement is not None:
             c = values["complement"]
             bad = ~(np.abs(c - (1.0 - f)) <= 1e-12 * np.maximum(1.0, np.abs(f)))
@@ -799,6 +809,13 @@ def gaussian_moments(sigma: Nonlinearity | str, t, g: float, order: int = 0) -> 
     if order not in (0, 1, 2):
         raise ValueError(f"`order` must be 0, 1 or 2, got {order!r}.")
     flat = moments(sigma, t.reshape(-1), g, int(order))
+    for key, v in flat.items():  # an unbounded sigma's moments (E sigma^2 = t^2 + ...) overflow
+        if not np.all(np.isfinite(v)):
+            bad = t.reshape(-1)[~np.isfinite(v)][0]
+            raise ValueError(
+                f"`t`: the moment {key} of nonlinearity {sigma.name!r} overflows at "
+                f"t = {bad!r} (sigma is unbounded); give smaller centres."
+            )
     return {k: v.reshape(t.shape) for k, v in flat.items()}
 
 
@@ -840,6 +857,14 @@ def moments(
     -------
     dict of str to ndarray, shape ``(n,)``
     """
+    if sigma.closed_moments is not None:  # the hook: closed forms, checked when built
+        out = {
+            k: np.asarray(v, dtype=np.float64)
+            for k, v in sigma.closed_moments(t, g, order).items()
+        }
+        if absolute is not None:
+            absolute.update({k: np.abs(v) for k, v in out.items()})
+        return out
     if absolute is not None:
         return _quadrature(sigma, t, g, order, absolute)
     if span is not None and t.size >= (INTERPOLATE_FROM if least is None else least):
@@ -1065,3 +1090,72 @@ def moment_interpolant(
 
     pieces = build_pieces(evaluate, todo, tol=tol, depth=depth)
     return MomentInterpolant(names, pieces, sigma, g, order)
+
+
+#: Where a ``closed_moments`` hook is checked against the quadrature when built.
+_CLOSED_CHECK_T = np.array([-3.0, -0.5, 0.0, 0.7, 4.0])
+_CLOSED_CHECK_G = (0.3, 2.0)
+
+
+def _check_closed_moments(sigma: Nonlinearity) -> None:
+    """Refuse a ``closed_moments`` hook that disagrees with the quadrature (``1e-10`` of
+    each moment's ``E |integrand|``) at a few centres and scales, or lacks a key."""
+    for g in _CLOSED_CHECK_G:
+        scale: dict = {}
+        want = _quadrature(sigma, _CLOSED_CHECK_T, g, 2, scale)
+        with np.errstate(all="ignore"):
+            got = sigma.closed_moments(_CLOSED_CHECK_T.copy(), g, 2)
+        for key, ref in want.items():
+            if key not in got:
+                raise ValueError(
+                    f"`closed_moments` of nonlinearity {sigma.name!r} must give {key!r} "
+                    f"(every key of gaussian_moments), got keys {sorted(got)}."
+                )
+            value = np.asarray(got[key], dtype=np.float64)
+            bad = ~(np.abs(value - ref) <= 1e-10 * (scale[key] + 1e-300))
+            if np.any(bad):
+                i = int(np.argmax(bad))
+                raise ValueError(
+                    f"`closed_moments` of nonlinearity {sigma.name!r} disagrees with the "
+                    f"quadrature: {key} at t = {_CLOSED_CHECK_T[i]!r}, g = {g!r} gives "
+                    f"{float(value[i])!r}, the quadrature {float(ref[i])!r}."
+                )
+
+
+def _identity_moments(t: np.ndarray, g: float, order: int) -> dict:
+    """The moments of ``sigma(u) = u`` (linear attention): polynomials in ``t`` and ``g``
+    (``inf`` where ``t^2`` overflows, beyond ``1e154``: :func:`gaussian_moments` refuses)."""
+    with np.errstate(over="ignore"):
+        return _identity_polynomials(np.asarray(t, dtype=np.float64), g, order)
+
+
+def _identity_polynomials(t: np.ndarray, g: float, order: int) -> dict:
+    s = np.where(t >= 0, 1.0, -1.0)
+    zero, one = np.zeros_like(t), np.ones_like(t)
+    out = {
+        "E0": t.copy(),
+        "E1": one,
+        "E2": zero,
+        "Z0": t * t + g * g,
+        "Z1": 2.0 * t,
+        "Z2": 2.0 * one,
+        "tau2": (1.0 - s * t) ** 2 + g * g,
+    }
+    if order >= 1:
+        out.update(E3=zero, Z3=zero, d1tau=1.0 - s * t)
+    if order >= 2:
+        out.update(E4=zero, Z4=zero, d2tau=zero, d1sq=one)
+    return out
+
+
+# Linear attention: sigma unbounded, its Gaussian moments polynomials (a closed-form hook,
+# checked against the quadrature like any user's; defined here, after the quadrature).
+BUILTIN_NONLINEARITIES["identity"] = Nonlinearity(
+    "identity",
+    lambda u: np.asarray(u, dtype=np.float64) * 1.0,
+    np.ones_like,
+    np.zeros_like,
+    np.zeros_like,
+    d4f=np.zeros_like,
+    closed_moments=_identity_moments,
+)

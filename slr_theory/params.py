@@ -128,8 +128,9 @@ class Params:
     nonlinearity : str or Nonlinearity, default ``"erf"``
         The attention's ``sigma``: ``"erf"`` (the paper's; closed forms), ``"tanh"``,
         ``"algebraic"`` (``x / sqrt(1 + x^2)``), ``"arctan"`` (``(2/pi) arctan x``),
-        ``"sigmoid"`` (``1 / (1 + e^{-x})``: sigmoid attention, ``sigma(0) = 1/2``), or a
-        user's :class:`slr_theory.Nonlinearity`. Other than ``"erf"``, the risk's Gaussian
+        ``"sigmoid"`` (``1 / (1 + e^{-x})``: sigmoid attention, ``sigma(0) = 1/2``),
+        ``"identity"`` (linear attention: its moments in closed form), or a user's
+        :class:`slr_theory.Nonlinearity`. Other than ``"erf"``, the risk's Gaussian
         expectations come from quadrature (:func:`slr_theory.nonlinearity.gaussian_moments`).
     attention : str or Model, default ``"pointwise"``
         A registered attention (:func:`slr_theory.models.attention_names`) or a model

@@ -500,6 +500,10 @@ def test_the_builtins_are_finite_and_quiet_out_to_1e300():
         with np.errstate(over="raise", invalid="raise", divide="raise"):
             tails = [sig.tail(CHECK_POINTS, np.full_like(CHECK_POINTS, s)) for s in (-1.0, 1.0)]
         assert all(np.all(np.isfinite(t)) for t in tails), name
+        if sig.closed_moments is not None and sig.bound > 1e100:  # linear attention
+            with pytest.raises(ValueError, match=r"`t`: the moment .* overflows"):
+                gaussian_moments(name, [1e200, -1e300], 0.1, 2)
+            continue
         got = gaussian_moments(name, [1e200, -1e300], 0.1, 2)
         assert all(np.all(np.isfinite(v)) for v in got.values()), name
 
@@ -690,3 +694,74 @@ def test_moment_bounds_are_sups_over_the_whole_line_or_refused():
         moment_sups(ident, 0.1)
     with pytest.raises(ValueError, match="`sigma` 'identity' is unbounded"):
         lipschitz_bound(Params.paper().replace(nonlinearity=ident), samples=10)
+
+
+@pytest.mark.parametrize(("t", "g"), [(-2.5, 0.3), (0.0, 1.0), (0.7, 0.05), (3.0, 4.0)])
+def test_the_identitys_closed_moments_match_mpmath(t, g):
+    """Linear attention's moments are polynomials (a closed-form hook); each against an
+    mpmath quadrature of its defining expectation."""
+    got = gaussian_moments("identity", [t], g, 2)
+    s = 1 if t >= 0 else -1
+    phi = lambda z: mp.exp(-z * z / 2) / mp.sqrt(2 * mp.pi)  # noqa: E731
+    E = lambda f: mp.quad(lambda z: f(t + g * z) * phi(z), [-mp.inf, 0, mp.inf])  # noqa: E731
+    ref = {
+        "E0": E(lambda u: u),
+        "E1": 1,
+        "Z0": E(lambda u: u * u),
+        "tau2": E(lambda u: (1 - s * u) ** 2),
+        "d1tau": E(lambda u: 1 - s * u),
+        "d1sq": 1,
+    }
+    for key, want in ref.items():
+        assert abs(got[key][0] - float(want)) <= 1e-14 * max(1.0, abs(float(want))), key
+    assert got["Z1"][0] == 2 * t and got["Z2"][0] == 2 and got["E2"][0] == 0
+
+
+@pytest.mark.parametrize(
+    "p",
+    [
+        Params(d=20, L=4, lam=0.5, gamma=0.7, eps=0.1, nonlinearity="identity"),
+        Params(d=400, L=10, lam=0.1, gamma=0.5**0.5, s=2, nonlinearity="identity"),
+    ],
+    ids=["d20", "paper-s2"],
+)
+def test_linear_attention_matches_monte_carlo_and_mpmath(p):
+    from slr_theory.testing import assert_matches_monte_carlo
+    from slr_theory.verify.risk_checks import mp_risk_components
+
+    ov = (0.4, 0.3, 0.2, -0.1, 0.15)
+    assert_matches_monte_carlo(p, ov, n=40_000, z=4.0)
+    if p.s == 1:
+        ref = mp_risk_components(p, ov, dps=30)["total"]
+        assert abs(risk(p, *ov) - float(ref)) <= 1e-12 * float(ref)
+
+
+def test_linear_attentions_risk_is_a_quadratic_in_the_temperature():
+    """``T = lam sum_l (X_l.k)(X_l.v)`` makes the risk a polynomial of degree 2 in
+    ``lam``: its third differences vanish (no quadrature could make that exact by chance)."""
+    lams = np.array([0.1, 0.2, 0.3, 0.4])
+    r = [
+        risk(
+            Params(d=50, L=6, lam=x, gamma=0.8, nonlinearity="identity"), 0.5, 0.4, 0.1, 0.2, 0.05
+        )
+        for x in lams
+    ]
+    third = r[3] - 3 * r[2] + 3 * r[1] - r[0]
+    assert abs(third) <= 1e-13 * max(map(abs, r))
+
+
+def test_a_closed_moments_hook_is_checked_when_built():
+    tanh = BUILTIN_NONLINEARITIES["tanh"]
+    ident = BUILTIN_NONLINEARITIES["identity"]
+    with pytest.raises(ValueError, match="`closed_moments` of nonlinearity 'liar' disagrees"):
+        Nonlinearity("liar", tanh.f, tanh.df, tanh.d2f, closed_moments=ident.closed_moments)
+    with pytest.raises(ValueError, match=r"must give '\w+' \(every key"):
+        Nonlinearity(
+            "short",
+            ident.f,
+            ident.df,
+            ident.d2f,
+            closed_moments=lambda t, g, order: {"E0": t},
+        )
+    with pytest.raises(ValueError, match="`closed_moments` must be callable"):
+        Nonlinearity("bad", ident.f, ident.df, ident.d2f, closed_moments=3)

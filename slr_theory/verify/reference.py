@@ -156,6 +156,7 @@ MP_NONLINEARITIES: dict[str, tuple] = {
         lambda x: 1 / (1 + mp.exp(-x)),
         lambda x, s: 1 / (1 + mp.exp(x)) if s > 0 else 1 + 1 / (1 + mp.exp(-x)),
     ),
+    "identity": (lambda x: x, lambda x, s: 1 - s * x),
 }
 
 

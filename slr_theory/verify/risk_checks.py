@@ -227,7 +227,13 @@ register(
 )
 
 
-for _sigma in ("tanh", "algebraic", "arctan", "sigmoid"):  # quadrature, same references
+for _sigma in (
+    "tanh",
+    "algebraic",
+    "arctan",
+    "sigmoid",
+    "identity",
+):  # quadrature, same references
     register(
         Check(
             name=f"risk.total_{_sigma}",
