@@ -237,7 +237,7 @@ for _sigma in (
     register(
         Check(
             name=f"risk.total_{_sigma}",
-            description=f"risk with sigma = {_sigma} (quadrature moments) vs 1-D quadrature "
+            description=f"risk with sigma = {_sigma} (its Gaussian moments) vs 1-D quadrature "
             "over U (conditioned, mpmath) vs the data model",
             closed_form=lambda _s=_sigma, **p: _closed(p, {"nonlinearity": _s}).total,
             reference=lambda _s=_sigma, **p: mp_risk_components(*_split(p, {"nonlinearity": _s}))[
