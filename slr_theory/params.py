@@ -188,6 +188,14 @@ class Params:
             value = getattr(self, name)
             if not lo <= value <= hi:
                 raise ValueError(f"`{name}` must lie in [{lo:g}, {hi:g}], got {value!r}.")
+        if not isinstance(self.attention, str):  # a model object the registry builds: its
+            # names, so that a saved result reads back as this model (not the default sigma)
+            from .models import canonical_names
+
+            names = canonical_names(self.attention)
+            if names is not None and self.nonlinearity == "erf":
+                object.__setattr__(self, "attention", names[0])
+                object.__setattr__(self, "nonlinearity", names[1])
         self.model.check(self)  # the model's own domain (a wrong name is refused here too)
 
     @property

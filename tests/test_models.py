@@ -182,3 +182,31 @@ def test_m_is_invariant_and_the_origin_critical_as_computed(params, origin):
     at = np.array([0.4, -0.3, 0.0, 0.0, 0.0])
     g = risk_grad(params, *at)
     assert abs(g[2] + at[0] * g[4]) < 1e-9 and abs(g[3] + at[1] * g[4]) < 1e-9
+
+
+def test_a_model_object_the_registry_builds_is_saved_by_its_names():
+    """A saved Params read back as another model: Pointwise(tanh) was stored as
+    attention 'pointwise' with the default nonlinearity, and read back as erf."""
+    from slr_theory.results import from_plain, to_plain
+
+    p = Params.paper().replace(attention=Pointwise(nonlinearity_of("tanh")))
+    assert (p.attention, p.nonlinearity) == ("pointwise", "tanh")
+    assert p == Params.paper().replace(nonlinearity="tanh")
+    back = from_plain(Params, to_plain(p))
+    assert back == p and back.model == Pointwise(nonlinearity_of("tanh"))
+    soft = Params.paper(lam=0.05).replace(attention=Softmax())
+    assert soft.attention == "softmax" and from_plain(Params, to_plain(soft)) == soft
+
+
+def test_a_model_object_no_saved_file_could_name_is_refused_when_saved():
+    from slr_theory.results import to_plain
+
+    class Shifted(Softmax):  # not in the registry
+        pass
+
+    p = Params.paper(lam=0.05).replace(attention=Shifted())
+    assert isinstance(p.attention, Shifted) and risk(p, *OV) == risk(
+        Params.paper(lam=0.05).replace(attention="softmax"), *OV
+    )
+    with pytest.raises(TypeError, match="cannot be saved: register it"):
+        to_plain(p)

@@ -23,6 +23,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import slr_theory
+import slr_theory.models
 from slr_theory import OVERLAP_NAMES
 
 P = slr_theory.Params.paper(lam=0.1)
@@ -75,6 +76,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "models.model_of": (("pointwise", "tanh"), {}),
     "models.takes_nonlinearity": (("softmax",), {}),
     "models.attention_names": ((), {}),
+    "models.canonical_names": ((slr_theory.models.Softmax(),), {}),
     "nonlinearity.gaussian_moments": (("tanh", [0.3, 2.0], 0.5), {"order": 1}),
     "mean_erf_derivative": ((0.3, 0.7, 5), {}),
     "zeta_derivative": ((0.3, 0.7, 5), {}),

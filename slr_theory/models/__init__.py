@@ -16,6 +16,7 @@ from .erf import Erf
 from .pointwise import Pointwise
 from .registry import (
     attention_names,
+    canonical_names,
     model_of,
     register_model,
     takes_nonlinearity,
@@ -30,6 +31,7 @@ __all__ = [
     "Softmax",
     "SoftmaxTable",
     "attention_names",
+    "canonical_names",
     "model_of",
     "register_model",
     "takes_nonlinearity",

@@ -64,8 +64,13 @@ class Model(abc.ABC):
     closed_form: bool = False
 
     def __plain__(self) -> str:
-        """What a saved result records of it: the name."""
-        return self.name
+        """Refused: ``Params`` stores a model the registry builds by its names, so a model
+        object left in a result is one no saved file could name (it would be read back as
+        another model)."""
+        raise TypeError(
+            f"a model object the registry does not build ({self!r}) cannot be saved: "
+            "register it (slr_theory.models.register_model) and give Params its name."
+        )
 
     # 2. the domain ------------------------------------------------------------------------
     def check(self, params: Params) -> None:  # noqa: B027  (nothing beyond DOMAIN by default)

@@ -10,6 +10,7 @@ from .base import Model
 
 __all__ = [
     "attention_names",
+    "canonical_names",
     "model_of",
     "register_model",
     "takes_nonlinearity",
@@ -172,6 +173,43 @@ def model_of(attention: str | Model = "pointwise", nonlinearity: object = "erf")
             f"(leave the default), got {getattr(sigma, 'name', sigma)!r}."
         )
     return _build(attention, sigma)
+
+
+def canonical_names(model: Model) -> tuple[str, str | Nonlinearity] | None:
+    """``(attention, nonlinearity)`` from which the registry builds `model`, or None.
+
+    What ``Params`` stores for a model object the registry can rebuild, so that saved
+    results name it (a built-in nonlinearity by its name, a user's by its object).
+
+    Parameters
+    ----------
+    model : Model
+
+    Returns
+    -------
+    tuple or None
+
+    Examples
+    --------
+    >>> from slr_theory.models import Pointwise, canonical_names
+    >>> from slr_theory.nonlinearity import nonlinearity_of
+    >>> canonical_names(Pointwise(nonlinearity_of("tanh")))
+    ('pointwise', 'tanh')
+    """
+    from ..nonlinearity import BUILTIN_NONLINEARITIES
+
+    if not isinstance(model, Model) or model.name not in _FACTORIES:
+        return None
+    sigma = model.sigma
+    if sigma is None:
+        sigma = "erf"
+    elif BUILTIN_NONLINEARITIES.get(sigma.name) is sigma:
+        sigma = sigma.name
+    try:
+        rebuilt = model_of(model.name, sigma)
+    except ValueError:
+        return None
+    return (model.name, sigma) if rebuilt == model else None
 
 
 def _entry(attention) -> tuple:
