@@ -192,8 +192,8 @@ class Params:
             # names, so that a saved result reads back as this model (not the default sigma)
             from .models import canonical_names
 
-            names = canonical_names(self.attention)
-            if names is not None and self.nonlinearity == "erf":
+            names = canonical_names(self.model)  # the model refuses a sigma beside an object
+            if names is not None:
                 object.__setattr__(self, "attention", names[0])
                 object.__setattr__(self, "nonlinearity", names[1])
         self.model.check(self)  # the model's own domain (a wrong name is refused here too)
