@@ -155,34 +155,33 @@ def add_term(out: dict, key, c) -> None:
     out[key] = out[key] + c if key in out else c
 
 
+#: ``d/dx`` of each basis ``b(x)`` times ``x^p``, apart from the power's own term:
+#: ``(p, s) -> [(power, basis, factor)]`` (the closed-form derivatives of the module
+#: docstring; ``s`` the table's scalars).
+_BASIS_DERIVATIVES = {
+    "erf": lambda p, s: [(p, "ex", K2)],
+    "ex": lambda p, s: [(p + 1, "ex", -2.0)],
+    "exey": lambda p, s: [(p + 1, "exey", -2.0 * (1.0 + s["ir2"]))],
+    "exu": lambda p, s: [(p + 1, "exu", -2.0), (p, "exey", K2 * s["ir"])],
+    "exD": lambda p, s: [(p + 1, "exD", -2.0), (p, "exey", K2 * s["ir"])],
+    "zeta": lambda p, s: [(p, "exu", 2.0 * K2)],
+    "W": lambda p, s: [(p, "exD", 2.0 * K2)],
+    "erf2": lambda p, s: [(p, "erfex", 2.0 * K2)],
+    "erfex": lambda p, s: [(p, "ex2", K2), (p + 1, "erfex", -2.0)],
+    "ex2": lambda p, s: [(p + 1, "ex2", -4.0)],
+}
+
+
 def _ddx(expr: dict, s: dict) -> dict:
     """``d/dx`` of an expression (the closed-form derivative of each basis)."""
     out: dict = {}
     for (p, b), c in expr.items():
-        if b == "1":
-            continue  # constants only (the table has no bare powers of x)
+        if b not in _BASIS_DERIVATIVES:
+            continue  # the constant 1 (the table has no bare powers of x)
         if p:
             add_term(out, (p - 1, b), p * c)
-        if b == "erf":
-            add_term(out, (p, "ex"), K2 * c)
-        elif b == "ex":
-            add_term(out, (p + 1, "ex"), -2.0 * c)
-        elif b == "exey":
-            add_term(out, (p + 1, "exey"), -2.0 * (1.0 + s["ir2"]) * c)
-        elif b in ("exu", "exD"):
-            add_term(out, (p + 1, b), -2.0 * c)
-            add_term(out, (p, "exey"), K2 * s["ir"] * c)
-        elif b == "zeta":
-            add_term(out, (p, "exu"), 2.0 * K2 * c)
-        elif b == "W":
-            add_term(out, (p, "exD"), 2.0 * K2 * c)
-        elif b == "erf2":
-            add_term(out, (p, "erfex"), 2.0 * K2 * c)
-        elif b == "erfex":
-            add_term(out, (p, "ex2"), K2 * c)
-            add_term(out, (p + 1, "erfex"), -2.0 * c)
-        elif b == "ex2":
-            add_term(out, (p + 1, "ex2"), -4.0 * c)
+        for q, base, factor in _BASIS_DERIVATIVES[b](p, s):
+            add_term(out, (q, base), factor * c)
     return out
 
 

@@ -249,9 +249,7 @@ def test_the_version_has_one_home_and_the_release_files_name_it():
 
 
 # Comparisons that look like a branch on a model but are not (file, text, why).
-NOT_MODEL_BRANCHES = {
-    ("engine.py", 'if b == "erf":', "a basis of the closed-form term algebra, not a model"),
-}
+NOT_MODEL_BRANCHES: set = set()
 
 
 def test_nothing_outside_models_branches_on_a_models_name_or_kind():
