@@ -1296,6 +1296,8 @@ def describe(overlaps) -> str:
     'k = v*, v·k* = 0.630'
     >>> describe([0.302, 0.947, 0.321, -0.953, -0.806])
     'a point off M'
+    >>> describe([0.7071, 1, 0, 0, 0])
+    'the point of M at (κ, ν) = (0.707, 1.000)'
     """
 
     o = as_array(overlaps, "overlaps")
@@ -1312,7 +1314,7 @@ def describe(overlaps) -> str:
             return f"the corner ({sign[0]}k*, {sign[1]}v*)"
         if zero[0] and zero[1]:
             return "the origin of M (k, v ⊥ k*, v*)"
-        return f"on M at (κ, ν) = ({k:.3f}, {n:.3f})"
+        return f"the point of M at (κ, ν) = ({k:.3f}, {n:.3f})"
     parts = []
     if near[0]:
         parts.append(f"k = {sign[0]}k*")
