@@ -1124,27 +1124,25 @@ def _check_closed_moments(sigma: Nonlinearity) -> None:
 
 def _identity_moments(t: np.ndarray, g: float, order: int) -> dict:
     """The moments of ``sigma(u) = u`` (linear attention): polynomials in ``t`` and ``g``
-    (``inf`` where ``t^2`` overflows, beyond ``1e154``: :func:`gaussian_moments` refuses)."""
-    with np.errstate(over="ignore"):
-        return _identity_polynomials(np.asarray(t, dtype=np.float64), g, order)
-
-
-def _identity_polynomials(t: np.ndarray, g: float, order: int) -> dict:
+    (``inf`` where ``t^2`` overflows, beyond ``1e154``: :func:`gaussian_moments` refuses).
+    Every key its own array (a caller may write into one)."""
+    t = np.asarray(t, dtype=np.float64)
     s = np.where(t >= 0, 1.0, -1.0)
-    zero, one = np.zeros_like(t), np.ones_like(t)
-    out = {
-        "E0": t.copy(),
-        "E1": one,
-        "E2": zero,
-        "Z0": t * t + g * g,
-        "Z1": 2.0 * t,
-        "Z2": 2.0 * one,
-        "tau2": (1.0 - s * t) ** 2 + g * g,
-    }
+    with np.errstate(over="ignore"):
+        out = {
+            "E0": t.copy(),
+            "E1": np.ones_like(t),
+            "E2": np.zeros_like(t),
+            "Z0": t * t + g * g,
+            "Z1": 2.0 * t,
+            "Z2": np.full_like(t, 2.0),
+            "tau2": (1.0 - s * t) ** 2 + g * g,
+        }
     if order >= 1:
-        out.update(E3=zero, Z3=zero, d1tau=1.0 - s * t)
+        out.update(E3=np.zeros_like(t), Z3=np.zeros_like(t), d1tau=1.0 - s * t)
     if order >= 2:
-        out.update(E4=zero, Z4=zero, d2tau=zero, d1sq=one)
+        out.update(E4=np.zeros_like(t), Z4=np.zeros_like(t), d2tau=np.zeros_like(t))
+        out["d1sq"] = np.ones_like(t)
     return out
 
 

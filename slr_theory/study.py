@@ -240,12 +240,11 @@ class Study:
         The atlas the report shows, when one was given.
     manifold_proved : bool
         Whether M's critical points are proved to be the origin and the four corners
-        (:func:`slr_theory.manifold.five_points_proved`); results saved before it was
-        kept have it computed when read.
+        (:func:`slr_theory.manifold.five_points_proved`): computed when the study is
+        built, and when results saved before it was kept are read.
     manifold_invariant : bool
         Whether the gradient flow leaves M invariant, computed by the model
-        (:meth:`slr_theory.models.Model.manifold_invariant`); computed when read if the
-        results predate it.
+        (:meth:`slr_theory.models.Model.manifold_invariant`), likewise.
     """
 
     schema: int
@@ -695,8 +694,6 @@ def study(
         experiments=exps,
         statistics=stats,
         seconds=seconds,
-        manifold_proved=five_points_proved(params),
-        manifold_invariant=params.model.manifold_invariant(params),
     )
     out.atlas = atlas
     out.findings = findings(out)

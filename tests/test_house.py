@@ -248,10 +248,6 @@ def test_the_version_has_one_home_and_the_release_files_name_it():
     assert (root / "LICENSE").read_text().startswith("BSD 3-Clause License")
 
 
-# Comparisons that look like a branch on a model but are not (file, text, why).
-NOT_MODEL_BRANCHES: set = set()
-
-
 def test_nothing_outside_models_branches_on_a_models_name_or_kind():
     """Everything above ``models/`` asks the model object (``Params.model``): no
     comparison with a model's or a nonlinearity's name, no ``isinstance`` on a model or
@@ -266,13 +262,12 @@ def test_nothing_outside_models_branches_on_a_models_name_or_kind():
         rf"|[\"']({names})[\"']\s+(not\s+)?in\b"
         r"|isinstance\([^)]*\b(\w*Table|Model|Erf|Pointwise|Softmax)\b"
     )
-    allowed = {(f, t) for f, t, _why in NOT_MODEL_BRANCHES}
     bad = []
     for path, text in _sources():
         if path.relative_to(PKG).parts[0] == "models":
             continue
         for no, line in enumerate(text.splitlines(), 1):
             code = line.split("#")[0]
-            if branch.search(code) and (path.name, code.strip()) not in allowed:
+            if branch.search(code):
                 bad.append(f"{path.relative_to(PKG)}:{no}: {line.strip()}")
     assert not bad, "\n".join(bad)
