@@ -89,6 +89,9 @@ __all__ = [
 EPS = np.finfo(float).eps
 #: A point is critical when ``grad_norm <= GRAD_TOL * grad_scale`` (module docstring).
 GRAD_TOL = 1e-10
+#: A Newton row whose relative gradient is below this (rounding level, far below
+#: `GRAD_TOL`) and whose Newton step is below 1e-14 is settled: it is not stepped again.
+SETTLED = 1e-14
 
 
 class CriticalPoint(OptimizeResult):
@@ -671,42 +674,56 @@ def _newton(tables, K: np.ndarray, V: np.ndarray, iterations: int, update=None, 
     The damping starts at `mu0` (relative to the largest eigenvalue), is divided by 10
     after every step that lowers the gradient and multiplied by 10 otherwise.
     ``update(n)``, if given, is told of every iteration; an early stop (all converged)
-    reports the iterations it saved, so the count always ends at `iterations`."""
+    reports the iterations it saved, so the count always ends at `iterations`. A row whose
+    pure Newton step is below 1e-14 and whose relative gradient is below `SETTLED` has
+    converged and is not stepped again (both: at a degenerate point the Newton step ignores
+    the flat directions, where the gradient may not be small yet)."""
+    K, V = K.copy(), V.copy()
     n = K.shape[0]
     mu = np.full(n, mu0)
-    ov, g, G, Hr, AB, _m = vector_derivatives(tables, K, V)
+    ov, g, G, Hr, AB, mag = vector_derivatives(tables, K, V)
     gn = np.linalg.norm(G, axis=1)
+    rel = _relative_gradient(ov, G, mag)
     newton_len = np.full(n, np.inf)
+    active = np.ones(n, dtype=bool)
     with np.errstate(divide="ignore", invalid="ignore"):
         for done in range(1, iterations + 1):
-            w, U = np.linalg.eigh(Hr)
-            c = np.einsum("nij,ni->nj", U, G)
+            i = np.flatnonzero(active)
+            w, U = np.linalg.eigh(Hr[i])
+            c = (G[i, None, :] @ U)[:, 0]
             wmax = np.abs(w).max(axis=1, keepdims=True)
             keep = np.abs(w) > 1e-14 * wmax
             safe_w = np.where(keep, w, 1.0)
-            newton = -np.einsum("nij,nj->ni", U, np.where(keep, c / safe_w, 0.0))
-            newton_len = np.linalg.norm(newton, axis=1)
-            damped = -np.einsum(
-                "nij,nj->ni", U, np.where(keep, w * c / (w * w + (mu[:, None] * wmax) ** 2), 0.0)
-            )
-            xi = np.where((mu == 0)[:, None], newton, damped)
-            size = np.linalg.norm(xi, axis=1, keepdims=True)
-            xi = xi * np.minimum(1.0, 0.5 / np.maximum(size, np.finfo(float).tiny))
-            K2 = K + xi[:, :4]
-            V2 = V + xi[:, 4:]
-            K2 /= np.linalg.norm(K2, axis=1, keepdims=True)
-            V2 /= np.linalg.norm(V2, axis=1, keepdims=True)
-            _ov2, _g2, G2, Hr2, _ab2, _m2 = vector_derivatives(tables, K2, V2)
-            gn2 = np.linalg.norm(G2, axis=1)
-            better = gn2 < gn
-            K = np.where(better[:, None], K2, K)
-            V = np.where(better[:, None], V2, V)
-            G = np.where(better[:, None], G2, G)
-            Hr = np.where(better[:, None, None], Hr2, Hr)
-            gn = np.where(better, gn2, gn)
-            mu = np.where(better, mu / 10, np.clip(mu * 10, 1e-8, 1e8))
-            mu = np.where(mu < 1e-9, 0.0, mu)
-            converged = bool(np.all(newton_len < 1e-14))
+            newton = -(U @ np.where(keep, c / safe_w, 0.0)[:, :, None])[:, :, 0]
+            newton_len[i] = np.linalg.norm(newton, axis=1)
+            moving = (newton_len[i] >= 1e-14) | (rel[i] >= SETTLED)
+            active[i[~moving]] = False
+            i, newton, U, w, c, wmax, keep = (x[moving] for x in (i, newton, U, w, c, wmax, keep))
+            if i.size:
+                damp = np.where(keep, w * c / (w * w + (mu[i, None] * wmax) ** 2), 0.0)
+                damped = -(U @ damp[:, :, None])[:, :, 0]
+                xi = np.where((mu[i] == 0)[:, None], newton, damped)
+                size = np.linalg.norm(xi, axis=1, keepdims=True)
+                xi = xi * np.minimum(1.0, 0.5 / np.maximum(size, np.finfo(float).tiny))
+                K2 = K[i] + xi[:, :4]
+                V2 = V[i] + xi[:, 4:]
+                K2 /= np.linalg.norm(K2, axis=1, keepdims=True)
+                V2 /= np.linalg.norm(V2, axis=1, keepdims=True)
+                ov2, _g2, G2, Hr2, _ab2, mag2 = vector_derivatives(tables, K2, V2)
+                gn2 = np.linalg.norm(G2, axis=1)
+                better = gn2 < gn[i]
+                j = i[better]
+                K[j], V[j], G[j], Hr[j], gn[j] = (
+                    K2[better],
+                    V2[better],
+                    G2[better],
+                    Hr2[better],
+                    gn2[better],
+                )
+                rel[j] = _relative_gradient(ov2[better], G2[better], mag2[better])
+                m = np.where(better, mu[i] / 10, np.clip(mu[i] * 10, 1e-8, 1e8))
+                mu[i] = np.where(m < 1e-9, 0.0, m)
+            converged = not active.any()
             if update is not None:
                 update(iterations - done + 1 if converged else 1)
             if converged:

@@ -276,7 +276,7 @@ def vector_derivatives(tables, K: np.ndarray, V: np.ndarray):
     J = np.zeros((n, 5, 8))
     J[:, 0, 0] = J[:, 1, 5] = J[:, 2, 4] = J[:, 3, 1] = 1.0
     J[:, 4, :4], J[:, 4, 4:] = V, K
-    E = np.einsum("nai,nab,nbj->nij", J, H, J)
+    E = np.swapaxes(J, 1, 2) @ (H @ J)
     eye = np.eye(4)
     E[:, :4, 4:] += g[:, 4, None, None] * eye
     E[:, 4:, :4] += g[:, 4, None, None] * eye
