@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from slr_theory import OVERLAP_NAMES, cli
+from slr_theory.verify import registry as verify_registry
 
 MODEL = "--d 400 --L 10 --lam 0.1 --gamma 0.7 --eps 0.0 --attention pointwise"
 BASE: dict[str, list[str]] = {
@@ -151,7 +152,19 @@ def stubs(monkeypatch, tmp_path):
         return critical.LipschitzBound(2.0e4, 1.0e3, np.zeros(5), 1)
 
     monkeypatch.setattr(critical, "lipschitz_bound", lipschitz_bound)
+
+    def evaluate(check, params, samples, rng):  # each check computed once per worker
+        key = (check.name, repr(sorted(params.items())), samples)
+        if key not in _EVALUATED:
+            _EVALUATED[key] = _real_evaluate(check, params, samples, rng)
+        return _EVALUATED[key]
+
+    monkeypatch.setattr(verify_registry, "evaluate", evaluate)
     return tmp_path
+
+
+_EVALUATED: dict = {}
+_real_evaluate = verify_registry.evaluate
 
 
 CASES = [(c, f) for c in BASE for f in _flags(c)]
