@@ -140,29 +140,36 @@ def test_a_full_disk_while_writing_a_figure_leaves_nothing(tmp_path, monkeypatch
 
 
 def test_two_runs_into_one_folder_at_once_the_second_is_refused(tmp_path):
-    """The first holds the lock for its whole run; the second exits 2 naming --out."""
+    """The first holds the lock for its whole run; the second exits 2 naming --out, and the
+    first, held still (SIGSTOP) while the second tries, then completes as if alone."""
     out = tmp_path / "figures"
     out.mkdir()
     first = subprocess.Popen(
-        [*CMD, "portrait", "--out", str(out / "p.png"), "--lam", "0.1"],
+        [*CMD, "reproduce", "gd_manifold", "--out", str(out), "--repeats", "1",
+         "--steps-scale", "0.01", "--jobs", "1"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-    )
+    )  # fmt: skip
     deadline = time.monotonic() + 60
     while not (out / LOCK_NAME).exists() and time.monotonic() < deadline:
-        time.sleep(0.02)
-    second = subprocess.run(
-        [*CMD, "portrait", "--out", str(out / "q.png")],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+        time.sleep(0.005)
+    os.kill(first.pid, signal.SIGSTOP)
+    try:
+        assert first.poll() is None, "the first run ended before it could be held"
+        second = subprocess.run(
+            [*CMD, "portrait", "--out", str(out / "q.png")],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+    finally:
+        os.kill(first.pid, signal.SIGCONT)
     assert first.wait(300) == 0
     assert second.returncode == 2
     assert second.stderr.count("\n") == 1
     assert "argument --out: another slr-theory run" in second.stderr
     names = sorted(p.name for p in out.iterdir())
-    assert names == [".slr-theory.json", "p.png"]
+    assert names == [".slr-theory.json", "gd_manifold.csv", "gd_manifold.png"]
     assert not [n for n in names if n.startswith(STAGING_PREFIX)]
 
 
