@@ -252,17 +252,25 @@ def _step(field: _Field, y: np.ndarray, t: np.ndarray, h: np.ndarray, at_y: tupl
     on_m = _on_manifold(y, F0)
     JF = _jacobian_of_field(field, M0, on_m)
     eye = np.eye(5)
+    # The columns (one per substep count m) advance together, one batch per substep: at
+    # substep i the columns with m > i (a suffix, SUBSTEPS increasing) take their next one.
+    n, ms = y.shape[1], np.array(SUBSTEPS, dtype=float)
+    sub = h / ms[:, None]  # (columns, n)
+    W = eye - sub[:, :, None, None] * JF
+    x = np.repeat(y[None], len(ms), axis=0)  # (columns, 5, n)
+    F = np.repeat(F0[None], len(ms), axis=0)  # (columns, n, 5)
+    for i in range(SUBSTEPS[-1]):
+        c = int(np.argmax(ms > i))
+        live = len(ms) - c
+        if i:
+            flat = np.moveaxis(x[c:], 1, 0).reshape(5, live * n)
+            F[c:] = field.velocity(flat, (t + i * sub[c:]).reshape(-1)).reshape(live, n, 5)
+        delta = np.linalg.solve(W[c:], (sub[c:, :, None] * F[c:])[..., None])[..., 0]
+        flat = np.moveaxis(x[c:] + np.swapaxes(delta, 1, 2), 1, 0).reshape(5, live * n)
+        x[c:] = np.moveaxis(_feasible(flat).reshape(5, live, n), 0, 1)
     table = []
-    for m in SUBSTEPS:
-        sub = h / m
-        W = eye - sub[:, None, None] * JF
-        x, F = y, F0
-        for i in range(m):
-            if i:
-                F = field.velocity(x, t + i * sub)
-            delta = np.linalg.solve(W, (sub[:, None] * F)[..., None])[..., 0]
-            x = _feasible(x + delta.T)
-        row = [x]
+    for j, m in enumerate(SUBSTEPS):
+        row = [x[j]]
         for k in range(1, len(table) + 1):  # Aitken-Neville in h
             ratio = m / SUBSTEPS[len(table) - k] - 1.0
             row.append(row[k - 1] + (row[k - 1] - table[-1][k - 1]) / ratio)
