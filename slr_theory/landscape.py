@@ -740,7 +740,7 @@ def saddle_escape(
     """
     from scipy.integrate import solve_ivp
 
-    from .geometry import vector_derivatives
+    from .geometry import riemannian_gradient, vector_derivatives
 
     params = check_params(params)
     if not isinstance(point, CriticalPoint):
@@ -769,10 +769,10 @@ def saddle_escape(
         k, v = y[:4] / np.linalg.norm(y[:4]), y[4:] / np.linalg.norm(y[4:])
         return np.hypot(np.arccos(np.clip(k @ k0, -1, 1)), np.arccos(np.clip(v @ v0, -1, 1)))
 
-    def field(_t, y):
-        k, v = y[:4] / np.linalg.norm(y[:4]), y[4:] / np.linalg.norm(y[4:])
-        _o, _gg, G, _h, _a, _mm = vector_derivatives(tables, k[None], v[None])
-        return -G[0]
+    def field(_t, y):  # the gradient alone: the Hessian only where Radau asks for it
+        k, v = y[None, :4] / np.linalg.norm(y[:4]), y[None, 4:] / np.linalg.norm(y[4:])
+        g = tables[0](to_overlaps(np.concatenate([k.T, v.T]))).T
+        return -riemannian_gradient(k, v, g)[0][0]
 
     def jacobian(_t, y):  # Radau's Newton iterations need it only approximately
         k, v = y[:4] / np.linalg.norm(y[:4]), y[4:] / np.linalg.norm(y[4:])
