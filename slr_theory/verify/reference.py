@@ -2,8 +2,9 @@
 
 These are deliberately *independent* of the closed forms: each reference
 integrates the defining expectation ``E h(mu + sigma Z)`` over ``Z`` with
-mpmath's Gauss-Legendre quadrature at 40 digits (agreeing with tanh-sinh to
-30+ digits on the stress points, 4x faster), on short panels placed at every feature
+mpmath's Gauss-Legendre quadrature at 30 digits by default (14 beyond a double's
+rounding; ``benchmarks/accuracy.py`` asks for 40; Gauss-Legendre agrees with tanh-sinh
+to 30+ digits on the stress points, 4x faster), on short panels placed at every feature
 of the integrand (the Gaussian peak, the ``erf`` transition at ``mu + sigma z = 0``,
 and the peak of ``exp(-(mu + sigma z)**2)`` times the density). mpmath's
 convergence test is absolute, so the integrand is first divided by its largest
@@ -57,7 +58,7 @@ def mp_expect(
     h: Callable[[mp.mpf], mp.mpf],
     mu: float,
     sigma: float,
-    dps: int = 40,
+    dps: int = 30,
     h_prime: Callable[[mp.mpf], mp.mpf] | None = None,
     max_extra_digits: int = 700,
 ) -> mp.mpf:
@@ -201,7 +202,7 @@ MP_DERIVATIVES: dict[str, Callable[[mp.mpf], mp.mpf]] = {
 }
 
 
-def mp_gaussian_function(name: str, mu: float, sigma: float, dps: int = 40) -> mp.mpf:
+def mp_gaussian_function(name: str, mu: float, sigma: float, dps: int = 30) -> mp.mpf:
     """Reference value of ``slr_theory.gaussian.<name>(mu, sigma)``.
 
     Parameters
@@ -227,7 +228,7 @@ def mp_gaussian_function(name: str, mu: float, sigma: float, dps: int = 40) -> m
 
 
 def mp_erf_pair(
-    mu1: float, mu2: float, var1: float, cov: float, var2: float, dps: int = 40
+    mu1: float, mu2: float, var1: float, cov: float, var2: float, dps: int = 30
 ) -> mp.mpf:
     """``E erf(X1) erf(X2)`` by conditioning on ``X1`` (one mpmath quadrature).
 
