@@ -9,6 +9,7 @@ from scipy.special import erf, owens_t
 
 from slr_theory import gaussian as g
 from slr_theory.verify.reference import (
+    CHECK_DPS,
     MP_FUNCTIONS,
     mp_cancellation_scale,
     mp_erf_pair,
@@ -59,7 +60,7 @@ def assert_matches_reference(name, mu, sigma, rtol=None):
     if _far_below_underflow(name, mu, sigma):
         assert value == 0.0
         return
-    ref = mp_gaussian_function(name, mu, sigma)
+    ref = mp_gaussian_function(name, mu, sigma, CHECK_DPS)
     if abs(ref) < TINY:  # below the smallest normal: underflow (or a subnormal) is correct
         assert abs(value - float(ref)) <= 2 * TINY
         return
@@ -292,7 +293,7 @@ def _pair_params():
 @example(p=(2.0, -2.0, 1.0, -1.0, 1.0))
 def test_erf_pair_matches_mpmath(p):
     value = g.erf_pair(*p)
-    ref = mp_erf_pair(*p)
+    ref = mp_erf_pair(*p, dps=CHECK_DPS)
     scale = max(abs(ref), abs(g.mean_erf(p[0], np.sqrt(p[2])) * g.mean_erf(p[1], np.sqrt(p[4]))))
     assert abs(mp.mpf(value) - ref) <= 1e-14 * max(scale, 1e-3)
 

@@ -6,7 +6,7 @@ import numpy as np
 from scipy.special import erf, erfc
 
 from .. import gaussian
-from .reference import MP_FUNCTIONS, mp_cancellation_scale, mp_erf_pair, mp_expect
+from .reference import CHECK_DPS, MP_FUNCTIONS, mp_cancellation_scale, mp_erf_pair, mp_expect
 from .registry import Check, register
 
 
@@ -74,7 +74,7 @@ def _make(name: str) -> Check:
         return fn(p[args[0]], p[args[1]])
 
     def reference(**p):
-        return mp_expect(mp_h, p[args[0]], p[args[1]])
+        return mp_expect(mp_h, p[args[0]], p[args[1]], CHECK_DPS)
 
     def monte_carlo(rng, n, **p):
         return integrand(p[args[0]] + p[args[1]] * rng.standard_normal(n))
@@ -130,7 +130,7 @@ register(
         name="gaussian.erf_pair",
         description="E erf(X1) erf(X2), bivariate Gaussian (Plackett / Owen's T)",
         closed_form=lambda **p: gaussian.erf_pair(**p),
-        reference=lambda **p: mp_erf_pair(**p),
+        reference=lambda **p: mp_erf_pair(**p, dps=CHECK_DPS),
         monte_carlo=_pair_mc,
         params={"mu1": 0.4, "mu2": -0.8, "var1": 0.9, "cov": 0.5, "var2": 1.2},
         draw=_pair_draw,
@@ -142,7 +142,7 @@ register(
         name="gaussian.erf_pair_centred",
         description="E erf(U) erf(V), centred: (2/pi) arcsin(2 S12 / sqrt((1+2 S11)(1+2 S22)))",
         closed_form=lambda **p: gaussian.erf_pair(**p),
-        reference=lambda **p: mp_erf_pair(**p),
+        reference=lambda **p: mp_erf_pair(**p, dps=CHECK_DPS),
         monte_carlo=_pair_mc,
         params={"mu1": 0.0, "mu2": 0.0, "var1": 1.5, "cov": -1.1, "var2": 1.0},
         draw=lambda rng: {**_pair_draw(rng), "mu1": 0.0, "mu2": 0.0},
