@@ -91,7 +91,7 @@ EPS = np.finfo(float).eps
 GRAD_TOL = 1e-10
 #: A Newton row whose relative gradient is below this (rounding level, far below
 #: `GRAD_TOL`) and whose Newton step is below 1e-14 is settled: it is not stepped again.
-SETTLED = 1e-14
+_SETTLED = 1e-14
 
 
 class CriticalPoint(OptimizeResult):
@@ -675,7 +675,7 @@ def _newton(tables, K: np.ndarray, V: np.ndarray, iterations: int, update=None, 
     after every step that lowers the gradient and multiplied by 10 otherwise.
     ``update(n)``, if given, is told of every iteration; an early stop (all converged)
     reports the iterations it saved, so the count always ends at `iterations`. A row whose
-    pure Newton step is below 1e-14 and whose relative gradient is below `SETTLED` has
+    pure Newton step is below 1e-14 and whose relative gradient is below `_SETTLED` has
     converged and is not stepped again (both: at a degenerate point the Newton step ignores
     the flat directions, where the gradient may not be small yet)."""
     K, V = K.copy(), V.copy()
@@ -696,7 +696,7 @@ def _newton(tables, K: np.ndarray, V: np.ndarray, iterations: int, update=None, 
             safe_w = np.where(keep, w, 1.0)
             newton = -(U @ np.where(keep, c / safe_w, 0.0)[:, :, None])[:, :, 0]
             newton_len[i] = np.linalg.norm(newton, axis=1)
-            moving = (newton_len[i] >= 1e-14) | (rel[i] >= SETTLED)
+            moving = (newton_len[i] >= 1e-14) | (rel[i] >= _SETTLED)
             active[i[~moving]] = False
             i, newton, U, w, c, wmax, keep = (x[moving] for x in (i, newton, U, w, c, wmax, keep))
             if i.size:
