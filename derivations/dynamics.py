@@ -93,7 +93,7 @@ def derive(verbose: bool = False) -> dict[str, object]:
         sp.erf(w / sp.sqrt(r)) * 2 / sp.sqrt(sp.pi) * sp.exp(-(w**2)), w, 0, 2 * N_SERIES
     ).removeO()
     head = sp.expand(2 * sp.integrate(integrand, (w, 0, x)))
-    coeffs = [sp.simplify(head.coeff(x, 2 * K)) for K in range(1, N_SERIES + 1)]
+    coeffs = [sp.powsimp(sp.expand(head.coeff(x, 2 * K))) for K in range(1, N_SERIES + 1)]
     closed = [
         4
         / sp.pi
