@@ -40,25 +40,34 @@ def _drawn_copy(drawn: Path, to: Path) -> Path:
     return to
 
 
-@pytest.fixture
-def no_figures(monkeypatch):
-    """Figures replaced by a placeholder file, for tests of the text and the files alone
-    (the figures are drawn for real by `drawn` and the tests that read them)."""
+FIGURES = (
+    "phase_portrait",
+    "arrival_figure",
+    "bifurcation_figure",
+    "off_manifold_figure",
+    "stability_figure",
+    "experiment_figure",
+    "atlas_figure",
+)
+
+
+def _placeholders(monkeypatch, keep: tuple = ()) -> None:
+    """The report's figures but those in `keep` replaced by a placeholder file."""
     import slr_theory.plotting as plotting
 
     def placeholder(data, path=None, *a, **k):
         Path(path).write_bytes(b"\x89PNG placeholder")
 
-    for name in (
-        "phase_portrait",
-        "arrival_figure",
-        "bifurcation_figure",
-        "off_manifold_figure",
-        "stability_figure",
-        "experiment_figure",
-        "atlas_figure",
-    ):
-        monkeypatch.setattr(plotting, name, placeholder)
+    for name in FIGURES:
+        if name not in keep:
+            monkeypatch.setattr(plotting, name, placeholder)
+
+
+@pytest.fixture
+def no_figures(monkeypatch):
+    """Figures replaced by a placeholder file, for tests of the text and the files alone
+    (the figures are drawn for real by `drawn` and the tests that read them)."""
+    _placeholders(monkeypatch)
 
 
 @pytest.fixture
@@ -137,7 +146,7 @@ def test_bad_out_and_arguments(tmp_path, quick):
         rep.redraw_report(tmp_path)
 
 
-def test_cli_report_usage_errors_are_one_line(tmp_path, quick, capsys):
+def test_cli_report_usage_errors_are_one_line(tmp_path, quick, no_figures, capsys):
     out = tmp_path / "r"
     out.mkdir()
     (out / "x").write_text("x")
@@ -169,7 +178,9 @@ def test_from_redraws_everything_without_computing(tmp_path, drawn, monkeypatch,
     assert (out / "report.md").read_text() == text
     assert sorted(p.name for p in out.glob("*.png")) == figures
     assert all(p.stat().st_size > 5000 for p in out.glob("*.png"))
-    # into another directory, which then holds its own results.json
+    # into another directory, which then holds its own results.json (the figures were
+    # just drawn for real: placeholders here)
+    _placeholders(monkeypatch)
     assert main(["report", "--from", str(out), "--out", str(tmp_path / "again")]) == 0
     assert (tmp_path / "again" / "report.md").read_text() == text
     assert (tmp_path / "again" / rep.RESULTS).read_text() == (out / rep.RESULTS).read_text()
@@ -245,7 +256,9 @@ def test_the_computing_door_draws_the_html_page_too(tmp_path, quick, monkeypatch
         rep.write_report(tmp_path / "d", html="yes")
 
 
-def test_from_refuses_what_it_would_ignore_or_could_not_stand_behind(tmp_path, drawn, capsys):
+def test_from_refuses_what_it_would_ignore_or_could_not_stand_behind(
+    tmp_path, drawn, no_figures, capsys
+):
     """`report --from` ignored --attention, --nonlinearity and --s, and drew an edited
     results.json with alpha = -1 as 'PGD step alpha = -1': each is refused in one line, an
     edited file by its digest (recorded when the report was written), a value outside its
@@ -364,6 +377,7 @@ def test_an_atlas_given_is_shown_saved_and_redrawn(tmp_path, monkeypatch, small_
         return s
 
     monkeypatch.setattr(study_module, "study", with_atlas)
+    _placeholders(monkeypatch, keep=("atlas_figure",))  # the others: drawn by `drawn`
     out = tmp_path / "r"
     tiny_atlas.write(tmp_path / "atlas.csv")
     rep.write_report(out, atlas=tmp_path / "atlas.csv")  # read from the table it wrote
