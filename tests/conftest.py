@@ -73,3 +73,36 @@ def small_study():
             ls, "continuation", lambda *a, **k: follow(*a, **{**k, "steps": 12, "seeds": 2})
         )
         return study(Params(d=6, L=4, lam=0.3, gamma=0.7, eps=0.1), alpha=0.02, jobs=1)
+
+
+# --- the summary says what the default run left out -----------------------------------------
+# Under pytest-xdist the controller collects nothing, so each worker counts the deselected
+# tests marked slow (pyproject's `-m 'not slow'`) and sends the count back; the summary
+# then names it.
+_deselected: list[int] = []
+
+
+def pytest_deselected(items):
+    _deselected.append(sum(1 for item in items if item.get_closest_marker("slow")))
+
+
+def pytest_sessionfinish(session):
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a worker: report to the controller
+        workeroutput["deselected"] = sum(_deselected)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    count = getattr(node, "workeroutput", {}).get("deselected")
+    if count is not None:  # every worker collects the whole suite: one count
+        _deselected[:] = [count]
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    n = sum(_deselected)
+    if n and "not slow" in config.option.markexpr:
+        terminalreporter.write_line(
+            f"{n} tests marked slow (the long sweeps) were deselected by -m "
+            f"'{config.option.markexpr}'; `python -m pytest -m slow` runs them."
+        )
