@@ -1124,9 +1124,16 @@ def _used(args) -> dict:
     A ``None`` is an option not given whose value nothing used (no PGD-map check without
     ``--alpha``), so it is not echoed; a command whose value is derived sets it first
     (``stats``: ``L = ceil(sqrt(d))``), and one that does not use an option removes it
-    (``critical --where manifold``: no search). The output never says ``None``.
+    (``critical --where manifold``: no search; an attention without a nonlinearity: no
+    ``nonlinearity``). The output never says ``None``.
     """
     skip = _NOT_PARAMETERS | set(getattr(args, "not_applied", ()))
+    attention = getattr(args, "attention", None)
+    if isinstance(attention, str):  # one model (the atlas's attention is an axis)
+        from .models import takes_nonlinearity
+
+        if not takes_nonlinearity(attention):  # softmax: no sigma, so none is echoed
+            skip = skip | {"nonlinearity"}
     return {
         k: v
         for k, v in sorted(vars(args).items())

@@ -151,6 +151,16 @@ def test_echoes_say_the_values_used_never_none_and_nothing_that_does_not_apply(c
     assert main(["critical", "--starts", "4"]) == 0  # the search uses them
     echo = capsys.readouterr().out.splitlines()[0]
     assert "starts = 4" in echo and "seed = 0" in echo and "None" not in echo
+    # softmax has no sigma: its echo named erf, the default of a flag it does not use
+    for argv in (
+        ["risk", "--kappa", "0.5", "--nu", "0.4"],
+        ["stats", "--d-max", "100", "--samples", "1000"],
+    ):
+        assert main([*argv, "--attention", "softmax", "--json"]) == 0
+        used = json.loads(capsys.readouterr().out)["parameters"]
+        assert used["attention"] == "softmax" and "nonlinearity" not in used
+        assert main([*argv, "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["parameters"]["nonlinearity"] == "erf"
 
 
 def test_stats_json(capsys):
