@@ -681,7 +681,7 @@ def _newton(tables, K: np.ndarray, V: np.ndarray, iterations: int, update=None, 
     K, V = K.copy(), V.copy()
     n = K.shape[0]
     mu = np.full(n, mu0)
-    ov, g, G, Hr, AB, mag = vector_derivatives(tables, K, V)
+    ov, _g, G, Hr, _ab, mag = vector_derivatives(tables, K, V)
     gn = np.linalg.norm(G, axis=1)
     rel = _relative_gradient(ov, G, mag)
     newton_len = np.full(n, np.inf)
@@ -713,9 +713,10 @@ def _newton(tables, K: np.ndarray, V: np.ndarray, iterations: int, update=None, 
                 gn2 = np.linalg.norm(G2, axis=1)
                 better = gn2 < gn[i]
                 j = i[better]
-                K[j], V[j], G[j], Hr[j], gn[j] = (
+                K[j], V[j], ov[j], G[j], Hr[j], gn[j] = (
                     K2[better],
                     V2[better],
+                    ov2[better],
                     G2[better],
                     Hr2[better],
                     gn2[better],
@@ -728,8 +729,7 @@ def _newton(tables, K: np.ndarray, V: np.ndarray, iterations: int, update=None, 
                 update(iterations - done + 1 if converged else 1)
             if converged:
                 break
-    ov, _g, G, _h, _ab, mag = vector_derivatives(tables, K, V)
-    return K, V, ov, np.linalg.norm(G, axis=1), _relative_gradient(ov, G, mag), newton_len
+    return K, V, ov, gn, rel, newton_len  # each row's as of its last accepted step
 
 
 def _structured_starts(grid: int, m_points: np.ndarray | None = None) -> np.ndarray:
