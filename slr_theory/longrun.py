@@ -76,8 +76,12 @@ UNLISTED = "end point not among the critical points given"
 #: worth taking (in steps): below it, exact steps cost no more.
 BURST = 256
 MIN_FLOW_STEP = 256
-#: Local error (max-norm of the overlaps) each integration step may make.
+#: Local error (max-norm of the overlaps) each integration step of :func:`advance` may make.
 LOCAL_TOL = 1e-10
+#: The same for :func:`fate`, whose answer is a time with its error estimate rather than a
+#: state to 1e-6: against exact PGD, its times stay within their estimates (and within one
+#: step of the map's first entry), and it takes a fraction of the integration steps.
+FATE_LOCAL_TOL = 1e-8
 #: The rounding error an exact step may add to the overlaps, and the largest error the
 #: estimate reports (the diameter of the overlaps' box: nothing is known beyond).
 ROUNDING = 4.0 * np.finfo(np.float64).eps
@@ -193,6 +197,27 @@ def _flow_allowed(M: np.ndarray, on_m: np.ndarray) -> np.ndarray:
     return _per_run(M, on_m, good).astype(bool)
 
 
+def _spectra(field: _Field, M: np.ndarray, JF: np.ndarray, on_m: np.ndarray):
+    """Whether the flow may stand for the map (:func:`_flow_allowed`) and the largest real
+    part of the eigenvalues of ``J_F`` ``(n,)``, from one eigendecomposition of ``M`` where
+    ``J_F = M - M^2 / 2`` (off M; on M the block is cut, and ``J_F``'s own is taken)."""
+    if field.alpha is None:
+        return np.ones(M.shape[0], dtype=bool), _per_run(
+            JF, on_m, lambda mu: np.max(mu.real, axis=1)
+        )
+    allowed = np.ones(M.shape[0], dtype=bool)
+    rate = np.empty(M.shape[0])
+    off = ~on_m
+    if np.any(off):
+        mu = np.linalg.eigvals(M[off])
+        allowed[off] = np.all((np.abs(mu) <= SLOW) | (np.abs(1.0 + mu) <= CONTRACTS), axis=1)
+        rate[off] = np.max((mu - 0.5 * mu * mu).real, axis=1)
+    if np.any(on_m):
+        allowed[on_m] = _flow_allowed(M[on_m], on_m[on_m])
+        rate[on_m] = _per_run(JF[on_m], on_m[on_m], lambda mu: np.max(mu.real, axis=1))
+    return allowed, rate
+
+
 def _map_growth(M: np.ndarray, on_m: np.ndarray, hw: np.ndarray, alpha: float) -> np.ndarray:
     """How much one exact step can grow an error: ``max(1, max |1 + mu|, 1 - alpha h_W)``,
     ``mu`` the eigenvalues of ``M`` (the step map's Jacobian is ``I + M`` to first order)
@@ -256,7 +281,8 @@ def _step(field: _Field, y: np.ndarray, t: np.ndarray, h: np.ndarray, at_y: tupl
     # substep i the columns with m > i (a suffix, SUBSTEPS increasing) take their next one.
     n, ms = y.shape[1], np.array(SUBSTEPS, dtype=float)
     sub = h / ms[:, None]  # (columns, n)
-    W = eye - sub[:, :, None, None] * JF
+    # each column's matrix is inverted once and applied at each of its m substeps
+    Winv = np.linalg.inv(eye - sub[:, :, None, None] * JF)  # (columns, n, 5, 5)
     x = np.repeat(y[None], len(ms), axis=0)  # (columns, 5, n)
     F = np.repeat(F0[None], len(ms), axis=0)  # (columns, n, 5)
     for i in range(SUBSTEPS[-1]):
@@ -266,8 +292,7 @@ def _step(field: _Field, y: np.ndarray, t: np.ndarray, h: np.ndarray, at_y: tupl
             flat = np.moveaxis(x[c:], 1, 0).reshape(5, live * n)
             with np.errstate(all="ignore"):  # a stage far out of the feasible set: NaN, refused
                 F[c:] = field.velocity(flat, (t + i * sub[c:]).reshape(-1)).reshape(live, n, 5)
-        delta = np.linalg.solve(W[c:], (sub[c:, :, None] * F[c:])[..., None])[..., 0]
-        x[c:] += np.swapaxes(delta, 1, 2)
+        x[c:] += np.einsum("cnij,cnj->cin", Winv[c:], sub[c:, :, None] * F[c:])
     table = []
     for j, m in enumerate(SUBSTEPS):
         row = [x[j]]
@@ -277,12 +302,10 @@ def _step(field: _Field, y: np.ndarray, t: np.ndarray, h: np.ndarray, at_y: tupl
         table.append(row)
     y_new = _feasible(table[-1][-1])
     est = np.max(np.abs(table[-1][-1] - table[-1][-2]), axis=0)
-    if np.any(defect):
-        W = eye - h[:, None, None] * JF
-        response = np.linalg.solve(W, (h[:, None] * defect)[..., None])[..., 0]
+    if np.any(defect):  # column m = 1 is (I - h J_F)^{-1}
+        response = np.einsum("nij,nj->ni", Winv[0], h[:, None] * defect)
         est = est + np.max(np.abs(response), axis=1)
-    allowed = np.ones(h.shape, dtype=bool) if field.alpha is None else _flow_allowed(M0, on_m)
-    rate = _per_run(JF, on_m, lambda mu: np.max(mu.real, axis=1))
+    allowed, rate = _spectra(field, M0, JF, on_m)
     rate = np.maximum(rate, -hw * (1.0 if field.alpha is None else field.alpha))
     rate = np.maximum(0.0, rate - _NOISE * np.max(np.abs(JF), axis=(1, 2)))
     return y_new, est, allowed, rate
@@ -365,8 +388,9 @@ def _starts(params: Params, overlaps, name: str) -> np.ndarray:
 class _Runs:
     """The state of a batch of runs between the exact steps and the integration."""
 
-    def __init__(self, params, alpha, schedule, y: np.ndarray):
+    def __init__(self, params, alpha, schedule, y: np.ndarray, local_tol: float = LOCAL_TOL):
         self.params, self.alpha, self.schedule = params, alpha, schedule
+        self.local_tol = local_tol
         self.field = _Field(params, alpha, schedule)
         n = y.shape[1]
         self.y = y
@@ -431,8 +455,9 @@ class _Runs:
         y0 = self.y[:, idx]
         at_y = self.field.evaluate(y0, self.t[idx])
         y1, est, allowed, rate = _step(self.field, y0, self.t[idx], h, at_y)
-        ok = allowed & np.isfinite(est) & (est <= LOCAL_TOL) & np.all(np.isfinite(y1), axis=0)
-        ratio = LOCAL_TOL / np.maximum(est, 1e-300)
+        ok = allowed & np.isfinite(est) & (est <= self.local_tol)
+        ok &= np.all(np.isfinite(y1), axis=0)
+        ratio = self.local_tol / np.maximum(est, 1e-300)
         grow = np.clip(0.8 * ratio ** (1.0 / len(SUBSTEPS)), 0.2, 8.0)
         grow = np.where(np.isfinite(est), grow, 0.2)
         acc = idx[ok]
@@ -804,8 +829,25 @@ def _hermite(y0, F0, y1, F1, h, s):
 
 def _entry(field, y0, y1, t0, h, centre, tol):
     """Where in a step ``y0 -> y1`` ``(5, k)`` each run first comes within `tol` of
-    `centre` ``(5, k)``: the fraction of the step ``(k,)`` (bisection on the Hermite
-    interpolant, after a scan of 64 points)."""
+    `centre` ``(5, k)``.
+
+    The cubic Hermite interpolant of the step locates the entry (a scan of 64 points, then
+    bisection); Newton's method on the integrator itself then refines it: the run is
+    stepped from ``y0`` by the fraction ``s`` of the step until its distance to the centre
+    is `tol` (an interpolant over a long step is not the solution; the re-step is, to its
+    error estimate).
+
+    Returns
+    -------
+    s : ndarray ``(k,)``
+        The fraction of the step.
+    speed : ndarray ``(k,)``
+        How fast the distance to the centre (max-norm) falls there: the field's component
+        along the largest difference, which turns an error in the overlaps into one in time.
+    error : ndarray ``(k,)``
+        The error of the entry point in the overlaps: the re-step's estimate plus the
+        distance's residual.
+    """
     F0 = field.velocity(y0, t0).T
     F1 = field.velocity(y1, t0 + h).T
     grid = np.linspace(0.0, 1.0, 65)
@@ -821,7 +863,28 @@ def _entry(field, y0, y1, t0, h, centre, tol):
         yes = np.max(np.abs(_hermite(y0, F0, y1, F1, h, mid) - centre), axis=0) < tol
         hi = np.where(yes, mid, hi)
         lo = np.where(yes, lo, mid)
-    return hi, np.max(np.abs(F1), axis=0)
+    s = hi
+    at0 = field.evaluate(y0, t0)
+    cols = np.arange(s.size)
+    for _ in range(ENTRY_NEWTON):
+        ys, est, _, _ = _step(field, y0, t0, s * h, at0)
+        diff = ys - centre
+        c = np.argmax(np.abs(diff), axis=0)
+        F = field.velocity(ys, t0 + s * h)  # (k, 5)
+        gap = np.abs(diff[c, cols]) - tol
+        slope = np.sign(diff[c, cols]) * F[cols, c] * h
+        ok = (slope < 0.0) & np.isfinite(est)
+        s = np.where(ok, np.clip(s - gap / np.where(ok, slope, -1.0), 0.0, 1.0), s)
+    ys, est, _, _ = _step(field, y0, t0, s * h, at0)
+    F = field.velocity(ys, t0 + s * h)
+    diff = ys - centre
+    c = np.argmax(np.abs(diff), axis=0)
+    residual = np.abs(np.abs(diff[c, cols]) - tol)
+    return s, np.abs(F[cols, c]), est + residual
+
+
+#: Newton iterations that place a run's entry into a ball on the integrator (:func:`_entry`).
+ENTRY_NEWTON = 1
 
 
 def fate(
@@ -912,7 +975,7 @@ def fate(
     saddles = [q for q, a in zip(points, attracts, strict=True) if not a]
     images, owner = _images(minima)
     n = ov.shape[0]
-    runs = _Runs(params, alpha, None, ov.T.copy())
+    runs = _Runs(params, alpha, None, ov.T.copy(), FATE_LOCAL_TOL)
     if on_manifold and n:
         off = np.flatnonzero(np.any(runs.field.velocity(runs.y, runs.t)[:, 2:] != 0.0, axis=1))
         if off.size:
@@ -964,14 +1027,14 @@ def fate(
                     t0 = t_before[np.searchsorted(fl, arrived)]
                     h = runs.t[arrived] - t0
                     centre = images[img[hit]].T
-                    s, speed = _entry(
+                    s, speed, placed = _entry(
                         runs.field, y_prev[:, hit], runs.y[:, arrived], t0, h, centre, tol
                     )
                     steps[arrived] = t0 + s * h
                     label[arrived], done[arrived] = j[hit], True
-                    rel[arrived] = runs.error[arrived] / np.maximum(
+                    rel[arrived] = (runs.error[arrived] + placed) / np.maximum(
                         speed * steps[arrived], 1e-300
-                    ) + h * 2.0**-40 / np.maximum(steps[arrived], 1e-300)
+                    )
     # at the horizon: at a saddle (on its stable manifold), or at a point not given
     left = np.flatnonzero((label < 0) & (runs.t >= stop))
 
