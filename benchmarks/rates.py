@@ -26,6 +26,11 @@ Three tables, each printed with the seconds it took:
 4. **The extrapolation's order** (``slr_theory.longrun.SUBSTEPS``): the same fates at
    lam = 0.5 with orders 4 to 8, the seconds they take and the largest relative error of
    an arrival time: how order 6 was chosen.
+5. **The speed target over lam** (issue 34): the fates of 1000 uniform starts at the
+   paper's d, L, gamma and the atlas's step (``slr_theory.survey.STEP_SHARE`` of the
+   largest step stable at the minima) for lam from 0.02 to 2, with the seconds the fates
+   took (the search for the critical points, given to every fate, apart), the median
+   exact steps a run, the median log10 steps and the largest relative error of a time.
 """
 
 from __future__ import annotations
@@ -207,12 +212,41 @@ def order_table(runs: int) -> None:
         longrun.SUBSTEPS = kept
 
 
+def sweep_table(runs: int) -> None:
+    from slr_theory.survey import STEP_SHARE
+
+    print(
+        f"\n5. Fates of {runs} uniform starts at the atlas's step (d = 400, L = 10, gamma^2 = 1/2)"
+    )
+    print(
+        f"{'lam':>5} {'alpha':>8} {'fates (s)':>9} {'search (s)':>10} {'undecided':>9} "
+        f"{'exact/run':>9} {'log10 steps':>11} {'rel. error':>10}"
+    )
+    for lam in (0.02, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.9, 1.2, 1.5, 2.0):
+        p = Params.paper(lam=lam)
+        t0 = time.perf_counter()
+        pts = critical_points(p, rng=0)
+        search = time.perf_counter() - t0
+        top = max(float(np.max(q.hessian_eigenvalues)) for q in pts if q.index == 0)
+        alpha = STEP_SHARE * 2.0 / top
+        starts = sample_initial_overlaps(p.d, np.random.default_rng(1), runs)
+        t0 = time.perf_counter()
+        f = fate(p, starts, alpha=alpha, points=pts)
+        took = time.perf_counter() - t0
+        print(
+            f"{lam:5.2f} {alpha:8.3g} {took:9.1f} {search:10.1f} {f.undecided:9.3f} "
+            f"{np.median(f.exact_steps):9.0f} {np.nanmedian(np.log10(f.steps)):11.2f} "
+            f"{np.nanmax(f.relative_error):10.1e}",
+            flush=True,
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=1000, help="starts per ensemble")
     ap.add_argument(
-        "--tables", nargs="+", default=["escape", "plateau", "arrival", "order"],
-        choices=["escape", "plateau", "arrival", "order"],
+        "--tables", nargs="+", default=["escape", "plateau", "arrival", "order", "sweep"],
+        choices=["escape", "plateau", "arrival", "order", "sweep"],
     )  # fmt: skip
     args = ap.parse_args()
     print(f"slr-theory rates benchmark, {time.strftime('%Y-%m-%d %H:%M')}")
@@ -224,6 +258,8 @@ def main() -> None:
         arrival_table(args.runs)
     if "order" in args.tables:
         order_table(args.runs)
+    if "sweep" in args.tables:
+        sweep_table(args.runs)
 
 
 if __name__ == "__main__":

@@ -23,7 +23,12 @@ modified equation meaningless.
 :func:`fate` runs every start until it enters the ``tol``-ball of a minimum (or of a
 symmetric image), for PGD or for the gradient flow, and returns the number of steps (or
 the flow time) it took, with the runs that end at a saddle, on its stable manifold,
-reported with an infinite time.
+reported with an infinite time. It integrates at the looser local tolerance
+:data:`FATE_LOCAL_TOL`, places each entry into a ball on the integrator itself (Newton's
+method on the step, not an interpolant), and where a run moves along a line, ``kappa``
+alone on the edge ``nu = +-1`` of M (the plateau, where the drive falls by dozens of
+orders of magnitude on the way), it takes the time to the ball ahead as a quadrature in
+``kappa`` once the line is verified invariant along the way (:func:`_line_arrivals`).
 """
 
 from __future__ import annotations
@@ -815,6 +820,148 @@ def _nearest(ov: np.ndarray, images: np.ndarray, owner: np.ndarray):
     return owner[j], np.take_along_axis(d, j[..., None, :], axis=-2)[..., 0, :], j
 
 
+#: Gauss-Legendre nodes and weights on ``[-1, 1]`` for a panel of :func:`_line_arrivals`.
+_GL_NODES, _GL_WEIGHTS = np.polynomial.legendre.leggauss(8)
+#: Panels of the quadrature along a line; half as many give its error estimate.
+LINE_PANELS = 32
+#: Runs whose coordinates off M are at most this are tried on a line (a cheap filter; the
+#: test that decides is :data:`LINE_TOL`).
+LINE_OFF = 1e-8
+#: The share of the drive along a line that the run's coordinates off M may change, at
+#: every node of the quadrature (their first-order effect, through ``J_F``).
+LINE_TOL = 1e-12
+#: The quadrature's error estimate a line's time may have, relative.
+LINE_QUAD_TOL = 1e-7
+
+
+def _line_arrivals(field: _Field, y: np.ndarray, t: np.ndarray, images: np.ndarray, tol: float):
+    """Runs that move along a line, ``kappa`` alone with ``nu = +-1`` and nothing off M:
+    the time to the first ball on the line as the quadrature of ``1 / F_kappa``.
+
+    On the edge ``nu = 1`` of M a run's drive is ``erfc``-small and falls by dozens of
+    orders of magnitude before the ball of ``(k*, v*)``; stepping the flow there takes
+    hundreds of steps, while the time is an integral in ``kappa``. Whether a run is on
+    such a line is computed, never assumed: at the run and at every node, the field has
+    no component but ``F_kappa`` (the line is invariant), ``F_kappa`` keeps its sign (no
+    critical point on the way), the block of ``J_F`` off M is stable (the run's residue
+    off M does not grow) and that residue changes ``F_kappa`` by at most :data:`LINE_TOL`
+    of itself; the quadrature (:data:`LINE_PANELS` panels of 8 Gauss-Legendre nodes,
+    against half as many) is within :data:`LINE_QUAD_TOL`. Any run that fails one test is
+    left to the integration.
+
+    Parameters
+    ----------
+    field : _Field
+    y : ndarray ``(5, k)``
+        Runs with ``|nu| = 1``.
+    t : ndarray ``(k,)``
+    images : ndarray ``(m, 5)``
+        The minima's images (their balls are the targets).
+    tol : float
+
+    Returns
+    -------
+    ok : ndarray of bool ``(k,)``
+    time : ndarray ``(k,)``
+        The arrival time (NaN where not ok).
+    kappa : ndarray ``(k,)``
+        Where the run enters the ball.
+    image : ndarray ``(k,)``
+        The image whose ball it enters.
+    error : ndarray ``(k,)``
+        The time's error: the quadrature's estimate, the modified equation's defect over
+        the way (PGD) and the residue's effect.
+    speed : ndarray ``(k,)``
+        ``|F_kappa|`` at the run, which turns its error in ``kappa`` into one in time.
+    """
+    k = y.shape[1]
+    cols = np.arange(k)
+    F0, M0, _, _ = field.evaluate(y, t)
+    JF0 = _jacobian_of_field(field, M0, np.zeros(k, dtype=bool))
+    direction = np.sign(F0[:, 0])
+    ok = (np.abs(F0[:, 1]) <= LINE_TOL * np.abs(F0[:, 0])) & (direction != 0.0)
+    ok &= np.isfinite(F0[:, 0])
+    residue = np.sum(np.abs(y[2:]), axis=0)
+    ok &= np.max(np.abs(JF0[:, 0, 2:]), axis=1) * residue <= LINE_TOL * np.abs(F0[:, 0])
+    # the first ball ahead on the line: an image with nu and nothing off M within tol
+    on_line = np.max(np.abs(images[:, 2:]), axis=1) < tol  # (m,)
+    near_nu = np.abs(images[:, 1][:, None] - y[1][None]) < tol  # (m, k)
+    entry = images[:, 0][:, None] - direction[None] * tol  # (m, k)
+    ahead = (entry - y[0][None]) * direction[None]
+    ahead = np.where(on_line[:, None] & near_nu & (ahead > 0.0), ahead, np.inf)
+    image = np.argmin(ahead, axis=0)
+    ok &= np.isfinite(ahead[image, cols])
+    centre = images[image, 0]
+    # x = log of the distance to the centre, from the run's to tol: the drive vanishes
+    # linearly at the centre (a minimum), so r / F_kappa is smooth in x
+    x0 = np.log(np.where(ok, np.abs(centre - y[0]), 2.0 * tol))
+    x1 = np.full(k, math.log(tol) - 1e-12)  # just inside the ball, where the run ends
+
+    def at(x: np.ndarray, sel: np.ndarray):
+        """The integrand ``r / |F_kappa|`` at ``x`` ``(j, p)`` for the runs `sel`, the runs'
+        tests there and the defect's share of the drive."""
+        j, p = x.shape
+        r = np.exp(x)
+        ov = np.zeros((5, j * p))
+        ov[0] = (centre[sel, None] - direction[sel, None] * r).reshape(-1)
+        ov[1] = np.repeat(y[1, sel], p)
+        with np.errstate(all="ignore"):
+            F, M, defect, _ = field.evaluate(ov, np.repeat(t[sel], p))
+        F, M, defect = F.reshape(j, p, 5), M.reshape(j, p, 5, 5), defect.reshape(j, p, 5)
+        JF = M if field.alpha is None else M - 0.5 * (M @ M)
+        fk = F[..., 0]
+        good = np.all(F[..., 1:] == 0.0, axis=(1, 2)) & np.all(np.isfinite(fk), axis=1)
+        good &= np.all(np.sign(fk) == direction[sel, None], axis=1)
+        off = np.max(np.abs(JF[..., 0, 2:]), axis=-1) * residue[sel, None]
+        good &= np.all(off <= LINE_TOL * np.abs(fk), axis=1)
+        rates = np.max(np.linalg.eigvals(JF[..., 2:, 2:]).real, axis=-1)
+        good &= np.all(rates <= _NOISE * np.max(np.abs(JF), axis=(-2, -1)), axis=1)
+        with np.errstate(all="ignore"):
+            drift = np.max(np.abs(defect[..., 0] / fk), axis=1)
+            return r / np.abs(fk), good, np.where(good, drift, np.inf)
+
+    # first the end of the way, where the drive is smallest (a cheap refusal), then
+    # panels equidistributed in the variation of log(r / |F_kappa|) (and in x)
+    sel = np.flatnonzero(ok)
+    _, good, _ = at(np.stack([x1[sel], 0.5 * (x0[sel] + x1[sel])], axis=1), sel)
+    ok[sel] = good
+    sel = np.flatnonzero(ok)
+    time = np.full(k, np.nan)
+    error = np.full(k, np.inf)
+    kappa_end = y[0].copy()
+    if sel.size == 0:
+        return ok, time, kappa_end, image, error, np.abs(F0[:, 0])
+    u = np.linspace(0.0, 1.0, 33)
+    grid = x1[sel, None] + (x0 - x1)[sel, None] * u[None]
+    g, good, drift = at(grid, sel)
+    with np.errstate(all="ignore"):
+        phi = np.log(np.where(good[:, None], g, 1.0))
+    monitor = np.abs(np.diff(phi, axis=1)) + 0.25 * np.abs(np.diff(grid, axis=1))
+    level = np.concatenate([np.zeros((sel.size, 1)), np.cumsum(monitor, axis=1)], axis=1)
+    level /= level[:, -1:]
+    targets = np.linspace(0.0, 1.0, LINE_PANELS + 1)
+    edges = np.stack([np.interp(targets, level[i], grid[i]) for i in range(sel.size)])
+
+    def integral(e: np.ndarray):
+        mid, half = 0.5 * (e[:, 1:] + e[:, :-1]), 0.5 * (e[:, 1:] - e[:, :-1])
+        x = (mid[..., None] + half[..., None] * _GL_NODES).reshape(sel.size, -1)
+        w = (half[..., None] * _GL_WEIGHTS).reshape(sel.size, -1)
+        value, good, dr = at(x, sel)
+        return np.sum(w * value, axis=1), good, dr
+
+    fine, good_f, drift_f = integral(edges)
+    coarse, good_c, drift_c = integral(edges[:, ::2])
+    quad = np.abs(fine - coarse)
+    good &= good_f & good_c & np.isfinite(fine) & (quad <= LINE_QUAD_TOL * np.abs(fine))
+    good &= t[sel] + fine < HORIZON
+    ok[sel] = good
+    time[sel] = np.where(good, t[sel] + fine, np.nan)
+    drift = np.maximum(drift, np.maximum(drift_f, drift_c))
+    error[sel] = quad + np.abs(fine) * (drift + LINE_TOL)
+    kappa_end[sel] = np.where(good, centre[sel] - direction[sel] * np.exp(x1[sel]), y[0, sel])
+    return ok, time, kappa_end, image, error, np.abs(F0[:, 0])
+
+
 def _hermite(y0, F0, y1, F1, h, s):
     """The cubic Hermite interpolant between ``(y0, F0)`` and ``(y1, F1)`` ``(5, k)`` at
     fractions ``s`` ``(k,)`` of steps ``h`` ``(k,)``."""
@@ -992,6 +1139,7 @@ def fate(
     def inside(out):  # (m, 5, k) -> (m, k)
         return _nearest(out, images, owner)[1] < tol
 
+    line_retry = np.zeros(n)  # when a run that failed the line's tests is tried again
     first, dist0, _ = _nearest(runs.y, images, owner)
     at0 = dist0 < tol
     label[at0], steps[at0], done[at0] = first[at0], 0.0, True
@@ -1016,6 +1164,21 @@ def fate(
             rel[arrived] = runs.error[arrived] / np.maximum(speed * runs.t[arrived], 1e-300)
         done |= runs.stuck
         fl = np.flatnonzero(~done & (runs.t < stop) & ~runs.exact)
+        try_line = (np.abs(runs.y[1, fl]) == 1.0) & (runs.t[fl] >= line_retry[fl])
+        try_line &= np.max(np.abs(runs.y[2:, fl]), axis=0) <= LINE_OFF
+        if np.any(try_line):
+            cand = fl[try_line]
+            ok, when, kap, img, terr, speed = _line_arrivals(
+                runs.field, runs.y[:, cand], runs.t[cand], images, tol
+            )
+            arrived = cand[ok]
+            runs.y[0, arrived] = kap[ok]
+            runs.y[2:, arrived] = 0.0
+            runs.t[arrived] = steps[arrived] = when[ok]
+            label[arrived], done[arrived] = owner[img[ok]], True
+            rel[arrived] = (terr[ok] + runs.error[arrived] / speed[ok]) / when[ok]
+            line_retry[cand[~ok]] = 10.0 * np.maximum(runs.t[cand[~ok]], 1.0)
+            fl = fl[~done[fl]]
         if fl.size:
             t_before = runs.t[fl].copy()
             acc, y_prev = runs.flow_step(fl, stop)

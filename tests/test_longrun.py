@@ -91,6 +91,47 @@ def test_far_on_the_plateau_the_steps_are_the_integral_of_the_drift(sigma, lam, 
     assert abs(n / steps - 1.0) < 1e-6, n / steps
 
 
+@pytest.mark.parametrize("lam", [0.3, 0.5])
+def test_a_fate_along_the_edge_is_the_integral_of_the_drift(lam):
+    """From (0.6, 1, 0, 0, 0) the run moves along the edge nu = 1 alone, and fate takes its
+    time to the ball of (k*, v*) as a quadrature along the line: against the integral of
+    1 / (one exact step's increment), here in log(1 - kappa) (the drive vanishes at 1)."""
+    p = Params.paper(lam=lam)
+    alpha, k0 = 4e-3, 0.6
+    f = fate(p, [[k0, 1.0, 0.0, 0.0, 0.0]], alpha=alpha, points=critical_points(p))
+    assert f.minimum[f.label[0]] and np.allclose(f.points[f.label[0]], [1, 1, 0, 0, 0])
+    assert f.exact_steps[0] > 0  # the first steps are exact; the rest is the line
+    grid = np.linspace(np.log(1.0 - k0), np.log(f.tol), 65)
+    n = sum(
+        quad(
+            lambda x: np.exp(x) / _edge_increment(p, alpha, 1.0 - np.exp(x)),
+            b, a, epsabs=0, epsrel=1e-12,
+        )[0]
+        for a, b in itertools.pairwise(grid)
+    )  # fmt: skip
+    assert n > 1e10
+    assert abs(f.steps[0] / n - 1.0) <= max(1e-11, f.relative_error[0]), f.steps[0] / n
+    assert f.relative_error[0] < 1e-9
+
+
+def test_fates_on_the_line_agree_with_the_integration(monkeypatch):
+    """The same uniform starts at lam = 0.5 (two thirds end at (k*, v*) after 1e31 steps
+    along the edge), with the line's quadrature and without it (every step integrated):
+    the same ends, and times that agree within their errors."""
+    from slr_theory import longrun
+
+    p = Params.paper(lam=0.5)
+    pts = critical_points(p)
+    starts = sample_initial_overlaps(p.d, np.random.default_rng(4), 24)
+    with_line = fate(p, starts, alpha=2.7e-3, points=pts)
+    monkeypatch.setattr(longrun, "LINE_OFF", -1.0)  # no run is ever tried on a line
+    without = fate(p, starts, alpha=2.7e-3, points=pts)
+    np.testing.assert_array_equal(with_line.label, without.label)
+    assert np.any(with_line.steps > 1e30)
+    diff = np.abs(with_line.steps / without.steps - 1.0)
+    assert np.all(diff <= with_line.relative_error + without.relative_error), diff
+
+
 def test_advance_with_a_schedule_is_exact_pgd():
     from slr_theory import paper_schedule
 
