@@ -1137,7 +1137,13 @@ def fate(
     done = np.zeros(n, dtype=bool)
 
     def inside(out):  # (m, 5, k) -> (m, k)
-        return _nearest(out, images, owner)[1] < tol
+        # a run whose path is shorter than its first distance to every ball cannot enter
+        path = np.sum(np.max(np.abs(np.diff(out, axis=0)), axis=1), axis=0)
+        maybe = _nearest(out[0], images, owner)[1] - path < tol
+        hit = np.zeros(out.shape[::2], dtype=bool)
+        if np.any(maybe):
+            hit[:, maybe] = _nearest(out[:, :, maybe], images, owner)[1] < tol
+        return hit
 
     line_retry = np.zeros(n)  # when a run that failed the line's tests is tried again
     first, dist0, _ = _nearest(runs.y, images, owner)
