@@ -584,8 +584,11 @@ class Fates:
         ``inf`` for a run that ends at a saddle (on its stable manifold it never reaches a
         minimum); NaN for a run at a point of kind :data:`UNLISTED` or with label ``-1``.
     relative_error : ndarray, shape ``(n,)``
-        Estimated relative error of `steps`: the run's error in the overlaps over the
-        distance it covers near its entry, plus the resolution of the entry.
+        Estimated relative error of `steps`: the run's error in the overlaps (and the
+        placing of its entry) over the rate at which its distance to the ball falls there,
+        relative to the time; for a run whose time along the edge ``nu = +-1`` is a
+        quadrature, its error in ``kappa`` over the drive where the quadrature starts, plus
+        the quadrature's own error and the modified equation's defect over the way.
     error : ndarray, shape ``(n,)``
         Estimated error of the overlaps where each run stopped (:attr:`Advanced.error`).
     final : ndarray, shape ``(n, 5)``
@@ -876,6 +879,9 @@ def _line_arrivals(field: _Field, y: np.ndarray, t: np.ndarray, images: np.ndarr
     """
     k = y.shape[1]
     cols = np.arange(k)
+    if images.shape[0] == 0:  # no ball to reach
+        none = np.full(k, np.nan)
+        return np.zeros(k, dtype=bool), none, y[0].copy(), np.zeros(k, dtype=np.int64), none, none
     F0, M0, _, _ = field.evaluate(y, t)
     JF0 = _jacobian_of_field(field, M0, np.zeros(k, dtype=bool))
     direction = np.sign(F0[:, 0])

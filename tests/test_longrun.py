@@ -132,6 +132,13 @@ def test_fates_on_the_line_agree_with_the_integration(monkeypatch):
     assert np.all(diff <= with_line.relative_error + without.relative_error), diff
 
 
+def test_with_no_minimum_given_a_run_on_the_edge_ends_unlisted():
+    """No ball to reach (points=(), found by the contract's fuzz): a run on the edge is not
+    taken along the line and ends, at the horizon, at a point the list does not name."""
+    f = fate(PAPER, [[0.6, 1.0, 0.0, 0.0, 0.0]], alpha=None, tol=0.05, points=())
+    assert f.kinds == [UNLISTED] and f.label[0] == 0 and not np.isfinite(f.steps[0])
+
+
 def test_advance_with_a_schedule_is_exact_pgd():
     from slr_theory import paper_schedule
 
