@@ -193,13 +193,14 @@ def _per_run(A: np.ndarray, on_m: np.ndarray, reduce) -> np.ndarray:
     return out
 
 
+def _spectrum_allows(mu: np.ndarray) -> np.ndarray:
+    """Whether eigenvalues ``mu`` ``(n, k)`` of ``M`` let the flow stand for the map."""
+    return np.all((np.abs(mu) <= SLOW) | (np.abs(1.0 + mu) <= CONTRACTS), axis=1)
+
+
 def _flow_allowed(M: np.ndarray, on_m: np.ndarray) -> np.ndarray:
     """Whether the spectrum of each ``M`` ``(n, 5, 5)`` lets the flow stand for the map."""
-
-    def good(mu):
-        return np.all((np.abs(mu) <= SLOW) | (np.abs(1.0 + mu) <= CONTRACTS), axis=1)
-
-    return _per_run(M, on_m, good).astype(bool)
+    return _per_run(M, on_m, _spectrum_allows).astype(bool)
 
 
 def _spectra(field: _Field, M: np.ndarray, JF: np.ndarray, on_m: np.ndarray):
@@ -215,7 +216,7 @@ def _spectra(field: _Field, M: np.ndarray, JF: np.ndarray, on_m: np.ndarray):
     off = ~on_m
     if np.any(off):
         mu = np.linalg.eigvals(M[off])
-        allowed[off] = np.all((np.abs(mu) <= SLOW) | (np.abs(1.0 + mu) <= CONTRACTS), axis=1)
+        allowed[off] = _spectrum_allows(mu)
         rate[off] = np.max((mu - 0.5 * mu * mu).real, axis=1)
     if np.any(on_m):
         allowed[on_m] = _flow_allowed(M[on_m], on_m[on_m])
@@ -1001,7 +1002,8 @@ def _entry(field, y0, y1, t0, h, centre, tol):
         The error of the entry point in the overlaps: the re-step's estimate plus the
         distance's residual.
     """
-    F0 = field.velocity(y0, t0).T
+    at0 = field.evaluate(y0, t0)
+    F0 = at0[0].T
     F1 = field.velocity(y1, t0 + h).T
     grid = np.linspace(0.0, 1.0, 65)
     inside = np.stack(
@@ -1017,7 +1019,6 @@ def _entry(field, y0, y1, t0, h, centre, tol):
         hi = np.where(yes, mid, hi)
         lo = np.where(yes, lo, mid)
     s = hi
-    at0 = field.evaluate(y0, t0)
     cols = np.arange(s.size)
     for _ in range(ENTRY_NEWTON):
         ys, est, _, _ = _step(field, y0, t0, s * h, at0)
