@@ -46,6 +46,7 @@ from scipy.integrate import quad
 from slr_theory import Params, advance, critical_points, fate, pgd, risk_grad
 from slr_theory.dynamics import sample_initial_overlaps
 from slr_theory.flows import overlap_flow, overlap_jacobian
+from slr_theory.survey import atlas_step
 
 
 def _origin_rates(p: Params) -> tuple[float, float]:
@@ -160,8 +161,7 @@ def arrival_table(runs: int) -> None:
     for lam in (0.1, 0.5, 0.9):
         p = Params.paper(lam=lam)
         pts = critical_points(p, rng=0)
-        h_max = max(float(np.max(q.hessian_eigenvalues)) for q in pts if q.index == 0)
-        alpha = 4e-3 if lam == 0.1 else 0.95 * 2.0 / h_max
+        alpha = 4e-3 if lam == 0.1 else atlas_step(pts)
         starts = sample_initial_overlaps(p.d, np.random.default_rng(1), runs)
         t0 = time.perf_counter()
         f = fate(p, starts, alpha=alpha, points=pts)
@@ -194,7 +194,7 @@ def order_table(runs: int) -> None:
 
     p = Params.paper(lam=0.5)
     pts = critical_points(p, rng=0)
-    h_max = max(float(np.max(q.hessian_eigenvalues)) for q in pts if q.index == 0)
+    alpha = atlas_step(pts)
     starts = sample_initial_overlaps(p.d, np.random.default_rng(1), runs)
     print(f"\n4. The extrapolation's order: fates of {runs} starts at lam = 0.5")
     kept = longrun.SUBSTEPS
@@ -202,7 +202,7 @@ def order_table(runs: int) -> None:
         for order in (4, 5, 6, 7, 8):
             longrun.SUBSTEPS = tuple(range(1, order + 1))
             t0 = time.perf_counter()
-            f = fate(p, starts, alpha=0.95 * 2.0 / h_max, points=pts)
+            f = fate(p, starts, alpha=alpha, points=pts)
             print(
                 f"   order {order}: {time.perf_counter() - t0:6.1f} s, largest relative error "
                 f"of a time {np.nanmax(f.relative_error):.1e}",
@@ -213,8 +213,6 @@ def order_table(runs: int) -> None:
 
 
 def sweep_table(runs: int) -> None:
-    from slr_theory.survey import STEP_SHARE
-
     print(
         f"\n5. Fates of {runs} uniform starts at the atlas's step (d = 400, L = 10, gamma^2 = 1/2)"
     )
@@ -227,8 +225,7 @@ def sweep_table(runs: int) -> None:
         t0 = time.perf_counter()
         pts = critical_points(p, rng=0)
         search = time.perf_counter() - t0
-        top = max(float(np.max(q.hessian_eigenvalues)) for q in pts if q.index == 0)
-        alpha = STEP_SHARE * 2.0 / top
+        alpha = atlas_step(pts)
         starts = sample_initial_overlaps(p.d, np.random.default_rng(1), runs)
         t0 = time.perf_counter()
         f = fate(p, starts, alpha=alpha, points=pts)

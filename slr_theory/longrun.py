@@ -193,6 +193,11 @@ def _per_run(A: np.ndarray, on_m: np.ndarray, reduce) -> np.ndarray:
     return out
 
 
+def _largest_real(mu: np.ndarray) -> np.ndarray:
+    """The largest real part of eigenvalues ``mu`` ``(n, k)``: a linear flow's growth rate."""
+    return np.max(mu.real, axis=1)
+
+
 def _spectrum_allows(mu: np.ndarray) -> np.ndarray:
     """Whether eigenvalues ``mu`` ``(n, k)`` of ``M`` let the flow stand for the map."""
     return np.all((np.abs(mu) <= SLOW) | (np.abs(1.0 + mu) <= CONTRACTS), axis=1)
@@ -208,19 +213,17 @@ def _spectra(field: _Field, M: np.ndarray, JF: np.ndarray, on_m: np.ndarray):
     part of the eigenvalues of ``J_F`` ``(n,)``, from one eigendecomposition of ``M`` where
     ``J_F = M - M^2 / 2`` (off M; on M the block is cut, and ``J_F``'s own is taken)."""
     if field.alpha is None:
-        return np.ones(M.shape[0], dtype=bool), _per_run(
-            JF, on_m, lambda mu: np.max(mu.real, axis=1)
-        )
+        return np.ones(M.shape[0], dtype=bool), _per_run(JF, on_m, _largest_real)
     allowed = np.ones(M.shape[0], dtype=bool)
     rate = np.empty(M.shape[0])
     off = ~on_m
     if np.any(off):
         mu = np.linalg.eigvals(M[off])
         allowed[off] = _spectrum_allows(mu)
-        rate[off] = np.max((mu - 0.5 * mu * mu).real, axis=1)
+        rate[off] = _largest_real(mu - 0.5 * mu * mu)
     if np.any(on_m):
         allowed[on_m] = _flow_allowed(M[on_m], on_m[on_m])
-        rate[on_m] = _per_run(JF[on_m], on_m[on_m], lambda mu: np.max(mu.real, axis=1))
+        rate[on_m] = _per_run(JF[on_m], on_m[on_m], _largest_real)
     return allowed, rate
 
 
@@ -914,8 +917,8 @@ def _line_arrivals(field: _Field, y: np.ndarray, t: np.ndarray, images: np.ndarr
         ov[1] = np.repeat(y[1, sel], p)
         with np.errstate(all="ignore"):
             F, M, defect, _ = field.evaluate(ov, np.repeat(t[sel], p))
-        F, M, defect = F.reshape(j, p, 5), M.reshape(j, p, 5, 5), defect.reshape(j, p, 5)
-        JF = M if field.alpha is None else M - 0.5 * (M @ M)
+        JF = _jacobian_of_field(field, M, np.zeros(j * p, dtype=bool)).reshape(j, p, 5, 5)
+        F, defect = F.reshape(j, p, 5), defect.reshape(j, p, 5)
         fk = F[..., 0]
         good = np.all(F[..., 1:] == 0.0, axis=(1, 2)) & np.all(np.isfinite(fk), axis=1)
         good &= np.all(np.sign(fk) == direction[sel, None], axis=1)

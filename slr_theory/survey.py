@@ -54,6 +54,7 @@ __all__ = [
     "AtlasIncomplete",
     "atlas",
     "atlas_cell",
+    "atlas_step",
     "dask_setup",
     "fate_columns",
     "found_text",
@@ -144,6 +145,33 @@ class AtlasIncomplete(RuntimeError):
         super().__init__(f"the atlas stopped after {done} of {total} cells: {reason}; {keep}")
 
 
+def atlas_step(points) -> float:
+    """A cell's default PGD step: :data:`STEP_SHARE` of the largest step at which every
+    minimum among `points` is stable for the PGD map, ``2 / h_max`` with ``h_max`` the
+    largest Hessian eigenvalue over the minima.
+
+    Parameters
+    ----------
+    points : sequence of CriticalPoint
+        Critical points (:func:`slr_theory.critical_points`), at least one a minimum.
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from slr_theory import Params, critical_points
+    >>> from slr_theory.survey import atlas_step
+    >>> print(f"{atlas_step(critical_points(Params.paper(lam=0.9))):.4g}")
+    0.003023
+    """
+    tops = [float(np.max(q.hessian_eigenvalues)) for q in points if q.index == 0]
+    if not tops:
+        raise ValueError("`points` must include a minimum (index 0) to set a stable step.")
+    return STEP_SHARE * 2.0 / max(tops)
+
+
 def atlas_cell(
     params: Params,
     *,
@@ -217,10 +245,7 @@ def atlas_cell(
     minima = [q for q in found if q.index == 0]
     group = symmetries(params)
     optimum = next((q for q in found if same_point(q.overlaps, _OPTIMUM, group=group)), None)
-    if alpha is None:
-        top = max(float(np.max(q.hessian_eigenvalues)) for q in minima)
-        alpha = STEP_SHARE * 2.0 / top
-    alpha = positive_real(alpha, "alpha")
+    alpha = positive_real(atlas_step(found) if alpha is None else alpha, "alpha")
     glob = min(minima, key=lambda q: q.risk)
     b = basins(
         params,

@@ -13,6 +13,7 @@ from slr_theory import Params, advance, critical_points, fate, pgd, risk_grad
 from slr_theory.dynamics import sample_initial_overlaps
 from slr_theory.longrun import HORIZON, UNLISTED, Fates
 from slr_theory.results import dumps, loads
+from slr_theory.survey import atlas_step
 
 PAPER = Params.paper(lam=0.1)
 
@@ -213,8 +214,7 @@ def test_fate_at_a_step_near_the_stability_limit_agrees_with_exact_pgd():
     stages may cross. Every arrival against exact PGD, to its estimated error."""
     p = Params.paper(lam=0.9)
     pts = critical_points(p)
-    top = max(float(np.max(q.hessian_eigenvalues)) for q in pts if q.index == 0)
-    alpha = 0.95 * 2.0 / top
+    alpha = atlas_step(pts)
     starts = sample_initial_overlaps(p.d, np.random.default_rng(3), 16)
     f = fate(p, starts, alpha=alpha, points=pts)
     assert f.undecided == 0.0 and np.all(f.steps > 5e4)  # beyond a single burst

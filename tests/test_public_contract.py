@@ -218,6 +218,7 @@ NOT_CALLED: dict[str, str] = {
     "landscape.ended_at": "takes a Fates the toolkit built; tested in test_landscape.py",
     "study.fates_sentence": "takes a Basins the toolkit built; tested in test_study.py",
     "survey.fate_columns": "takes a Fates the toolkit built; tested in test_survey.py",
+    "survey.atlas_step": "takes critical points the toolkit found; tested in test_survey.py",
     "survey.found_text": "takes an atlas row the toolkit built; tested in test_survey.py",
     "atlas": "writes the directory its `out` names and starts worker processes; its "
     "arguments are tested in test_survey.py (each cell's in the fuzz of atlas_cell)",

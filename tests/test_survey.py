@@ -9,7 +9,7 @@ import pytest
 
 from slr_theory import Atlas, Params, atlas, critical_points
 from slr_theory.output import OutputConflict
-from slr_theory.survey import COLUMNS, atlas_cell, read_atlas
+from slr_theory.survey import COLUMNS, STEP_SHARE, atlas_cell, atlas_step, read_atlas
 
 BASE = Params(d=8, L=4, lam=0.3, gamma=0.7)
 SMALL = {"basin_runs": 16, "steps": 500, "max_steps": 2000, "stability_grid": 9}
@@ -397,3 +397,16 @@ def test_a_lost_worker_process_ends_in_atlas_incomplete_with_the_cells_kept(tmp_
     assert info.value.out == out and info.value.done == len(_cells(out)) >= 1
     again = atlas(BASE, jobs=1, out=out, **grid)
     assert again.missing == [] and _strip(again.rows) == _strip(atlas(BASE, jobs=1, **grid).rows)
+
+
+def test_the_cells_step_is_a_share_of_the_largest_stable_step_at_the_minima():
+    """2 / h is where the PGD map stops contracting along a Hessian eigenvalue h: at the
+    atlas's step the stiffest direction of the minima has the multiplier 1 - 2 STEP_SHARE
+    (the map flips it and damps it by STEP_SHARE * 2 - 1), and none is below it."""
+    pts = critical_points(Params.paper(lam=0.9))
+    alpha = atlas_step(pts)
+    minima = [q for q in pts if q.index == 0]
+    mu = [1.0 - alpha * np.asarray(q.hessian_eigenvalues) for q in minima]  # the map's multipliers
+    assert min(float(np.min(m)) for m in mu) == pytest.approx(1.0 - 2.0 * STEP_SHARE)
+    with pytest.raises(ValueError, match="minimum"):
+        atlas_step([q for q in pts if q.index > 0])
