@@ -48,6 +48,7 @@ from .params import Params, check_overlaps, check_params
 from .validate import as_array, finite_real, positive_real
 
 __all__ = [
+    "MAX_T_MAX",
     "MIN_RTOL",
     "MIN_T_MAX",
     "FlowResult",
@@ -222,6 +223,9 @@ def _solve(fun, jac, y0, t_max, method, rtol, atol, event, t_eval, dense_output)
 
 #: Shortest flow time the integrators accept (below it LSODA's step underflows).
 MIN_T_MAX = 1e-100
+#: Longest flow time the integrators accept (near 1e307 LSODA's step times the field
+#: overflows and the last state is NaN; every flow has settled long before 1e300).
+MAX_T_MAX = 1e300
 #: Smallest relative tolerance: ``solve_ivp`` raises anything below 100 machine epsilons.
 MIN_RTOL = 100 * np.finfo(float).eps
 
@@ -241,6 +245,11 @@ def _common(params, t_max, rtol, atol, stop_radius, t_eval):
         raise ValueError(
             f"`t_max` must be >= {MIN_T_MAX:g} (the integrator's step "
             f"underflows below), got {t_max!r}."
+        )
+    if t_max > MAX_T_MAX:
+        raise ValueError(
+            f"`t_max` must be <= {MAX_T_MAX:g} (the integrator's step overflows "
+            f"beyond), got {t_max!r}."
         )
     rtol = positive_real(rtol, "rtol", upper=1.0)
     if rtol < MIN_RTOL:
@@ -287,7 +296,7 @@ def manifold_flow(
         Start, in ``[-1, 1]``. A start with ``|kappa0| = 1`` (or ``|nu0| = 1``) keeps
         that coordinate fixed: the edge is invariant.
     t_max : float
-        Gradient-flow time to integrate to, ``>= MIN_T_MAX`` (1e-100).
+        Gradient-flow time to integrate to, in ``[MIN_T_MAX, MAX_T_MAX]`` (1e-100 to 1e300).
     rtol, atol : float
         ``solve_ivp`` tolerances, on ``(artanh kappa, artanh nu)``:
         ``MIN_RTOL`` (2.2e-14) ``<= rtol <= 1`` and ``0 < atol <= 1``.

@@ -12,6 +12,8 @@ manifold), so an estimate errs on the long side.
 
 from __future__ import annotations
 
+import math
+import sys
 from dataclasses import dataclass
 
 from .validate import positive_int
@@ -136,6 +138,22 @@ def _count(value: object, name: str) -> int:
     return positive_int(value, name, allow_zero=True)
 
 
+def _real(count: int) -> float:
+    """A count as a float (``inf`` past the largest one: a product of counts can pass it)."""
+    return float(count) if count <= sys.float_info.max else math.inf
+
+
+def _finite(estimate: WorkEstimate, *names: str) -> WorkEstimate:
+    """`estimate` if its seconds are finite; a ``ValueError`` naming the counts otherwise."""
+    if not math.isfinite(estimate.seconds):
+        given = ", ".join(f"`{n}`" for n in names)
+        raise ValueError(
+            f"{given}: the work they set ({estimate.what}) is past what a time estimate "
+            "can count (more than 1e308 seconds); give smaller counts."
+        )
+    return estimate
+
+
 def _duration(seconds: float) -> str:
     for unit, size in (("years", 3.15e7), ("days", 86400.0), ("hours", 3600.0)):
         if seconds >= 2 * size:
@@ -195,6 +213,11 @@ def _factor(model_factor: object) -> float:
     return factor
 
 
+def _pgd_seconds(steps: int, runs: int) -> float:
+    """Exact PGD's time for `steps` steps of `runs` runs of erf (``inf`` past 1e308)."""
+    return _real(steps) * (COSTS["pgd_step"] + _real(runs) * COSTS["pgd_run_step"])
+
+
 def pgd_cost(
     steps: int, runs: int = 1, *, model_factor: float = 1.0, flag: str = "--steps"
 ) -> WorkEstimate:
@@ -219,8 +242,9 @@ def pgd_cost(
     4.013
     """
     steps, runs = _count(steps, "steps"), _count(runs, "runs")
-    sec = steps * (COSTS["pgd_step"] + runs * COSTS["pgd_run_step"]) * _factor(model_factor)
-    return WorkEstimate(f"{steps:g} PGD steps of {runs:g} run{'s' * (runs != 1)}", sec, flag)
+    sec = _pgd_seconds(steps, runs) * _factor(model_factor)
+    what = f"{steps:g} PGD steps of {runs:g} run{'s' * (runs != 1)}"
+    return _finite(WorkEstimate(what, sec, flag), "steps", "runs")
 
 
 def critical_cost(
@@ -241,7 +265,7 @@ def critical_cost(
     """
     starts = _count(starts, "starts")
     sec = (COSTS["critical_fixed"] + starts * COSTS["critical_start"]) * _factor(model_factor)
-    return WorkEstimate(f"{starts:g} random starts of the search", sec, flag)
+    return _finite(WorkEstimate(f"{starts:g} random starts of the search", sec, flag), "starts")
 
 
 def statistics_cost(samples: int, lengths: list[int], *, flag: str = "--samples") -> WorkEstimate:
@@ -261,8 +285,9 @@ def statistics_cost(samples: int, lengths: list[int], *, flag: str = "--samples"
     samples = _count(samples, "samples")
     if not isinstance(lengths, (list, tuple)):
         raise ValueError(f"`lengths` must be a list of sequence lengths, got {lengths!r}.")
-    tokens = samples * sum(_count(x, "lengths") for x in lengths)
-    return WorkEstimate(f"{tokens:g} Monte Carlo tokens", tokens * COSTS["token"], flag)
+    tokens = _real(samples) * sum(_real(_count(x, "lengths")) for x in lengths)
+    estimate = WorkEstimate(f"{tokens:g} Monte Carlo tokens", tokens * COSTS["token"], flag)
+    return _finite(estimate, "samples", "lengths")
 
 
 def reproduce_cost(
@@ -289,12 +314,14 @@ def reproduce_cost(
     pgd_steps, pgd_runs = _count(pgd_steps, "pgd_steps"), _count(pgd_runs, "pgd_runs")
     sgd_steps, sgd_runs = _count(sgd_steps, "sgd_steps"), _count(sgd_runs, "sgd_runs")
     sec = pgd_cost(pgd_steps, pgd_runs).seconds * (pgd_runs > 0)
-    sec += sgd_steps * sgd_runs * COSTS["sgd_run_step"]
-    return WorkEstimate(
-        f"{pgd_runs + sgd_runs:g} runs ({pgd_steps:g} PGD steps, {sgd_steps:g} SGD steps)",
+    sec += _real(sgd_steps) * _real(sgd_runs) * COSTS["sgd_run_step"]
+    runs = _real(pgd_runs) + _real(sgd_runs)
+    estimate = WorkEstimate(
+        f"{runs:g} runs ({_real(pgd_steps):g} PGD steps, {_real(sgd_steps):g} SGD steps)",
         sec,
         flag,
     )
+    return _finite(estimate, "pgd_steps", "pgd_runs", "sgd_steps", "sgd_runs")
 
 
 def verify_cost(samples: int, *, flag: str = "--samples") -> WorkEstimate:
@@ -311,7 +338,7 @@ def verify_cost(samples: int, *, flag: str = "--samples") -> WorkEstimate:
     """
     samples = _count(samples, "samples")
     sec = COSTS["verify_fixed"] + samples * COSTS["verify_sample"]
-    return WorkEstimate(f"the checks with {samples:g} draws", sec, flag)
+    return _finite(WorkEstimate(f"the checks with {samples:g} draws", sec, flag), "samples")
 
 
 def atlas_cost(
@@ -360,12 +387,13 @@ def atlas_cost(
     basin_runs, max_steps = _count(basin_runs, "basin_runs"), _count(max_steps, "max_steps")
     starts = _count(starts, "starts")
     factor = _factor(model_factor)
-    one = critical_cost(starts).seconds + pgd_cost(max_steps, basin_runs).seconds
+    one = critical_cost(starts).seconds + _pgd_seconds(max_steps, basin_runs)
     one = (one + COSTS["atlas_cell_fixed"]) * factor
     sec = cells * one / workers + cells * COSTS["atlas_bookkeeping"]
     noun = "cell" if cells == 1 else "cells"
-    return WorkEstimate(
+    estimate = WorkEstimate(
         f"{cells:g} {noun} of {basin_runs:g} runs on {workers:g} worker{'s' * (workers != 1)}",
         sec,
         flag,
     )
+    return _finite(estimate, "cells", "basin_runs", "max_steps", "starts", "workers")

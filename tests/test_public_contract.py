@@ -542,6 +542,9 @@ PINNED = [
     ("nonlinearity.gaussian_moments", "t", 8.98846567431158e307),  # tanh's 2|u| overflowed
     ("model.predict", "lam", 9.008587427850964e307),  # lam X.k overflowed
     ("pgd_map_spectrum", "alpha", 3.6295802136896356e307),  # alpha h overflowed
+    ("work.reproduce_cost", "sgd_runs", 3.595386269724632e306),  # an int product past 1e308
+    ("work.atlas_cost", "cells", 5.110712536922007e307),  # an estimate of inf seconds
+    ("overlap_flow", "t_max", 1.381914341573337e307),  # LSODA's last state NaN
 ]
 
 
