@@ -4,9 +4,11 @@
 
 Regions: random feasible overlaps (from random vectors in R^6) with parameters
 log-uniform over d in [4, 1e8], L in [1, 1e4], lam in [1e-4, 1e2], gamma in
-[1e-3, 1e2]; the same near the invariant manifold (theta, eta, rho ~ 1e-6); and
+[1e-3, 1e2]; the same near the invariant manifold (theta, eta, rho ~ 1e-6);
 the optimum kappa = nu = 1 with lam^2 d large, where the informative component
-is exponentially small. Errors are relative to the reference value of each
+is exponentially small; and off M beside the edges nu = +-1 (rho = nu eta, eta in
+[1e-4, 1e-1], kappa of nu's sign in [0.5, 1)), where it is exponentially small too and
+two of its terms cancel unless grouped (docs/theory.md). Errors are relative to the reference value of each
 component, in units of 2**-52; the reference is the quadrature over U of the
 conditional second moments (no closed-form lemma).
 """
@@ -57,6 +59,15 @@ def tasks(rng, n):
         lam = float(10 ** rng.uniform(-1, 0.5))
         p = Params(d=d, L=10, lam=lam, gamma=0.5**0.5)
         out.append(("optimum kappa = nu = 1", p, np.array([1.0, 1.0, 0.0, 0.0, 0.0])))
+    for _ in range(n):
+        d = int(10 ** rng.uniform(2, 4))
+        lam = float(10 ** rng.uniform(-1, 0.5))
+        p = Params(d=d, L=10, lam=lam, gamma=0.5**0.5)
+        nu = float(rng.choice([-1.0, 1.0]))
+        kappa = float(rng.uniform(0.5, 1.0))
+        eta = min(float(10 ** rng.uniform(-4, -1)), 0.9 * np.sqrt(1.0 - kappa * kappa))
+        ov = np.array([nu * kappa, nu, 0.0, eta, nu * eta])
+        out.append(("off M beside the edge nu = sgn kappa", p, ov))
     return out
 
 

@@ -307,6 +307,7 @@ NOT_CALLED: dict[str, str] = {
         "an mpmath or Monte Carlo reference the tests call with their own trusted inputs",
     ),
     "verify.risk_checks.mp_risk_components": "an mpmath reference for the tests",
+    "verify.risk_checks.mp_risk_gradient": "an mpmath reference for the tests",
     "verify.risk_checks.mp_softmax_risk_two_tokens": "an mpmath reference for the tests",
 }
 # The array kernels propagate NaN (their documented policy); everything else refuses it.

@@ -16,7 +16,7 @@ from ..risk import risk_components
 from .reference import MP_NONLINEARITIES, mp_expect
 from .registry import Check, register
 
-__all__ = ["mp_risk_components", "mp_softmax_risk_two_tokens"]
+__all__ = ["mp_risk_components", "mp_risk_gradient", "mp_softmax_risk_two_tokens"]
 
 
 def mp_risk_components(
@@ -60,10 +60,15 @@ def mp_risk_components(
         c1 = 2 * sgn * (nu - rho * eta) - 2 * (1 - rho**2)
         c2 = 1 - rho**2
 
+        # the mean eta D - sigma (B theta + rho D), with sigma = sgn (1 - tau):
+        # (eta - sgn rho) D - sgn B theta + sgn tau (B theta + rho D), which does not
+        # lose tau's digits when 1 - tau rounds to 1 (on the edge, eta = sgn rho and
+        # theta = 0: the mean is tau rho D, of the size of tau)
+        lead = eta - sgn * rho
+
         def informative(x):
             ec, dd = tail(x, sgn), d_of(x)
-            e = sgn * (1 - ec)
-            mean = eta * dd - e * (B * theta + rho * dd)
+            mean = lead * dd - sgn * B * theta + sgn * ec * (B * theta + rho * dd)
             return mean**2 + G * (c0 + ec * (c1 + ec * c2))
 
         inf = mp_expect(informative, a * kappa, g, dps, max_extra_digits=0)
@@ -86,6 +91,60 @@ def mp_risk_components(
             + S * (S - 1) * m1**2,
         }
         out["total"] = sum(out.values())
+        return out
+
+
+def mp_risk_gradient(
+    params: Params,
+    overlaps,
+    dps: int = 30,
+    key: str = "total",
+    sigma: tuple | None = None,
+    reference=None,
+) -> list[mp.mpf]:
+    """The five partials of one of :func:`mp_risk_components`' entries, by differences.
+
+    In ``nu, theta, eta, rho`` the risk is a polynomial of degree at most two (each
+    overlap alone), so the central difference ``(R(x + h) - R(x - h)) / 2h`` is exact;
+    with ``h = 2^-20`` the values stay of the size the derivative needs. In ``kappa``
+    (through ``erf(a kappa + ...)``) a fourth-order stencil with ``h = 2^-20`` at `dps`
+    digits: its truncation ``h^4 R^(5) / 30`` is below ``1e-20`` of the partial for
+    ``|a| <= 100``. Nothing is shared with the engine: only the quadrature of
+    :func:`mp_risk_components` at shifted overlaps.
+
+    Parameters
+    ----------
+    params : Params
+    overlaps : sequence of five numbers
+        ``(kappa, nu, theta, eta, rho)``, any reals (the risk is a formula in them).
+    dps : int
+        Working digits of each quadrature.
+    key : str
+        The entry of :func:`mp_risk_components` to differentiate.
+    sigma : (callable, callable), optional
+        As for :func:`mp_risk_components`.
+    reference : callable, optional
+        ``reference(params, overlaps, dps) -> mpf``, another risk to differentiate (e.g.
+        :func:`mp_softmax_risk_two_tokens`, also of degree two in each of ``nu, theta,
+        eta, rho``); `key` and `sigma` are then unused.
+
+    Returns
+    -------
+    list of five mpmath.mpf
+    """
+    with mp.workdps(dps):
+        x0 = [mp.mpf(float(v)) for v in overlaps]
+        h = mp.ldexp(1, -20)
+
+        def at(i, step):
+            x = list(x0)
+            x[i] += step
+            if reference is not None:
+                return reference(params, x, dps)
+            return mp_risk_components(params, x, dps, sigma)[key]
+
+        out = [(8 * (at(0, h) - at(0, -h)) - (at(0, 2 * h) - at(0, -2 * h))) / (12 * h)]
+        out += [(at(i, h) - at(i, -h)) / (2 * h) for i in range(1, 5)]
         return out
 
 
@@ -113,7 +172,9 @@ def mp_softmax_risk_two_tokens(params: Params, overlaps, dps: int = 30) -> mp.mp
     """
     if params.L != 2:
         raise ValueError(f"`params` must have L = 2 tokens, got {params!r}.")
-    kappa, nu, theta, eta, rho = (mp.mpf(float(x)) for x in overlaps)
+    kappa, nu, theta, eta, rho = (
+        x if isinstance(x, mp.mpf) else mp.mpf(float(x)) for x in overlaps
+    )
     with mp.workdps(dps):
         lam, G = mp.mpf(params.lam), mp.mpf(params.gamma) ** 2
         B = mp.sqrt(mp.mpf(params.d) / 2)
