@@ -5,8 +5,8 @@ the flows, SGD's pricing) and the geometry layer evaluate the risk here; they
 differ only in what they validate first. The population risk minus ``eps**2`` is
 a sum of terms
 
-.. math:: \text{const}(\lambda)\; \nu^{e_1}\theta^{e_2}\eta^{e_3}\rho^{e_4}\; F(x),
-          \qquad x = \frac{a\kappa}{\sqrt q},
+.. math:: \text{const}(\lambda)\; \nu^{e_1}\theta^{e_2}\eta^{e_3}\rho^{e_4}\delta^{e_5}\; F(x),
+          \qquad x = \frac{a\kappa}{\sqrt q}, \qquad \delta = \nu\rho - \eta,
 
 (:data:`RISK_TERMS`; ``a = lambda sqrt(d/2)``, ``g = lambda gamma``, ``q = 1 + 2 g^2``,
 ``r = 1 + 4 g^2``, ``y = x / sqrt(r)``) where every ``F`` is a polynomial in ``x`` times
@@ -29,7 +29,11 @@ and ``d/dnu`` acts on the monomial and on the two bases that contain ``nu``.
 Grouping the informative token's ``gamma^2 (1 - 2 nu E_0 + Z_0)`` into the single
 basis ``W`` is what keeps the risk and its ``kappa``-derivatives to relative
 precision at the optimum, where they are exponentially small differences of
-numbers of order one.
+numbers of order one. Off M beside the edge ``nu = 1`` the pair
+``gamma^2 g^2 (rho^2 Z_2 - 2 eta rho E_2)`` cancels the same way; it is written
+``gamma^2 g^2 (rho^2 W_2 + 2 rho delta E_2)`` with ``W_2 = Z_2 - 2 nu E_2`` the second
+derivative of ``W`` and ``delta = nu rho - eta`` (0 on the edge, where ``rho = eta``)
+a sixth variable of the monomials, computed exactly (:func:`delta`).
 
 A table ``C`` of coefficients (rows: components, partials or Hessian entries;
 columns: monomial x power of ``x`` x basis) depends on ``lambda`` only; the
@@ -103,34 +107,40 @@ MOMENT_BASES = (
     "1",
     *(f"E{j}" for j in range(5)),
     *(f"Z{j}" for j in range(5)),
-    *(f"W{j}" for j in range(3)),
+    *(f"W{j}" for j in range(5)),
     *(f"E{i}E{j}" for j in range(4) for i in range(j + 1) if i + j <= 4),
 )
+#: The variables of the monomials, in the order of their exponents.
+MONOMIAL_VARIABLES = ("nu", "theta", "eta", "rho", "delta")
 #: Rows of the value table: the risk minus ``eps**2``, split as in :class:`slr_theory.RiskComponents`.
 COMPONENTS = ("informative", "distractors", "interactions")
 #: Rows of the Hessian table: pairs ``(i, j)``, ``i <= j``, of overlap indices.
 HESSIAN_PAIRS = tuple((i, j) for i in range(5) for j in range(i, 5))
 
-#: The risk minus ``eps**2`` as ``(component, coefficient, exponents of (nu, theta, eta, rho), F)``.
+#: The risk minus ``eps**2`` as ``(component, coefficient, exponents of
+#: (nu, theta, eta, rho, delta), F)``, ``delta = nu rho - eta``.
 #: ``E_j = E erf^(j)(lambda U)`` and ``Z_j = d^j zeta / dt^j (a kappa, g)`` for the informative
-#: token; ``B = sqrt(d/2)``, ``P = lambda E erf'(lambda Z)``, ``S_0 = zeta(0, lambda)``,
+#: token, ``W = 1 - 2 nu E_0 + Z_0`` and ``W_2 = Z_2 - 2 nu E_2``; ``B = sqrt(d/2)``,
+#: ``P = lambda E erf'(lambda Z)``, ``S_0 = zeta(0, lambda)``,
 #: ``S_2 = lambda^2 zeta_tt(0, lambda)`` for the distractors (derivations/risk.py).
+#: ``rho^2 W_2 + 2 rho delta E_2 = rho^2 Z_2 - 2 eta rho E_2``: the grouping keeps the
+#: informative part's relative precision off M beside the edge ``nu = 1``.
 RISK_TERMS = (
-    ("informative", "G", (0, 0, 0, 0), "W"),  # gamma^2 (1 - 2 nu E0 + Z0)
-    ("informative", "-2Gg2", (0, 0, 1, 1), "E2"),  # -2 gamma^2 g^2 eta rho E2
-    ("informative", "-2Bh", (0, 1, 1, 0), "E1"),  # -2 B gamma g theta eta E1
-    ("informative", "B2", (0, 2, 0, 0), "Z0"),  # B^2 theta^2 Z0
-    ("informative", "2Bh", (0, 1, 0, 1), "Z1"),  # 2 B gamma g theta rho Z1
-    ("informative", "Gg2", (0, 0, 0, 2), "Z2"),  # gamma^2 g^2 rho^2 Z2
-    ("distractors", "S0L", (0, 0, 0, 0), "1"),  # (L - 1) S0
-    ("distractors", "S2L", (0, 0, 0, 2), "1"),  # (L - 1) S2 rho^2
-    ("interactions", "2LPB", (0, 1, 0, 1), "E0"),  # 2 (L-1) P B theta rho E0
-    ("interactions", "2LPh", (0, 0, 0, 2), "E1"),  # 2 (L-1) P gamma g rho^2 E1
-    ("interactions", "LLP2", (0, 0, 0, 2), "1"),  # (L-1)(L-2) P^2 rho^2
+    ("informative", "G", (0, 0, 0, 0, 0), "W"),  # gamma^2 (1 - 2 nu E0 + Z0)
+    ("informative", "Gg2", (0, 0, 0, 2, 0), "W2"),  # gamma^2 g^2 rho^2 (Z2 - 2 nu E2)
+    ("informative", "2Gg2", (0, 0, 0, 1, 1), "E2"),  # 2 gamma^2 g^2 rho (nu rho - eta) E2
+    ("informative", "-2Bh", (0, 1, 1, 0, 0), "E1"),  # -2 B gamma g theta eta E1
+    ("informative", "B2", (0, 2, 0, 0, 0), "Z0"),  # B^2 theta^2 Z0
+    ("informative", "2Bh", (0, 1, 0, 1, 0), "Z1"),  # 2 B gamma g theta rho Z1
+    ("distractors", "S0L", (0, 0, 0, 0, 0), "1"),  # (L - 1) S0
+    ("distractors", "S2L", (0, 0, 0, 2, 0), "1"),  # (L - 1) S2 rho^2
+    ("interactions", "2LPB", (0, 1, 0, 1, 0), "E0"),  # 2 (L-1) P B theta rho E0
+    ("interactions", "2LPh", (0, 0, 0, 2, 0), "E1"),  # 2 (L-1) P gamma g rho^2 E1
+    ("interactions", "LLP2", (0, 0, 0, 2, 0), "1"),  # (L-1)(L-2) P^2 rho^2
     # s > 1 informative tokens: s (s - 1) m1^2, m1 = B theta E0 + gamma g rho E1 (pairs only)
-    ("interactions", "SSB2", (0, 2, 0, 0), "E0E0"),  # s(s-1) B^2 theta^2 E0^2
-    ("interactions", "2SSBh", (0, 1, 0, 1), "E0E1"),  # 2 s(s-1) B gamma g theta rho E0 E1
-    ("interactions", "SSGg2", (0, 0, 0, 2), "E1E1"),  # s(s-1) gamma^2 g^2 rho^2 E1^2
+    ("interactions", "SSB2", (0, 2, 0, 0, 0), "E0E0"),  # s(s-1) B^2 theta^2 E0^2
+    ("interactions", "2SSBh", (0, 1, 0, 1, 0), "E0E1"),  # 2 s(s-1) B gamma g theta rho E0 E1
+    ("interactions", "SSGg2", (0, 0, 0, 2, 0), "E1E1"),  # s(s-1) gamma^2 g^2 rho^2 E1^2
 )
 #: The terms that exist only with ``s > 1`` informative tokens (their coefficients carry
 #: ``s (s - 1)``); the tables of ``s = 1`` leave them out, so the paper's numbers are the
@@ -231,6 +241,11 @@ def _family(f: str, s: dict) -> dict:
         return {(0, "W0" if f == "W" else f): s["one"]}
     if f in ("1", "W"):
         return {(0, f): s["one"]}
+    if f[0] == "W":  # W_j = q^{-j/2} d^j W / dx^j
+        base = {(0, "W"): s["one"]}
+        for _ in range(int(f[1])):
+            base = {k: s["isq"] * c for k, c in _ddx(base, s).items()}
+        return base
     if f == "E0E0":  # products of E0 = erf(x) and E1 = q^{-1/2} K2 e^{-x^2}
         return {(0, "erf2"): s["one"]}
     if f == "E0E1":
@@ -244,7 +259,11 @@ def _family(f: str, s: dict) -> dict:
 
 
 def _partial(term, i: int, s: dict):
-    """``d term / d overlap_i`` as a list of terms ``(coefficient, monomial, expression)``."""
+    """``d term / d overlap_i`` as a list of terms ``(coefficient, monomial, expression)``.
+
+    The monomial's ``delta = nu rho - eta`` by the chain rule: ``d delta / d nu = rho``,
+    ``d delta / d eta = -1``, ``d delta / d rho = nu``.
+    """
     coef, mono, expr = term
     out = []
     if i == 0:
@@ -257,6 +276,15 @@ def _partial(term, i: int, s: dict):
         low = list(mono)
         low[i - 1] -= 1
         out.append((coef * e, tuple(low), expr))
+    e = mono[4]
+    if e and i != 2:
+        low = list(mono)
+        low[4] -= 1
+        if i == 1:
+            low[3] += 1  # rho
+        elif i == 4:
+            low[0] += 1  # nu
+        out.append((coef * (-e if i == 3 else e), tuple(low), expr))
     if i == 1:
         de = _dnu_basis(expr) if s["closed"] else _mdnu(expr)
         if de:
@@ -292,7 +320,7 @@ def _coefficient_scalars(params: Params, lam, sigma: Nonlinearity | None) -> dic
         "ir": ir,
         "ir2": ir * ir,
         "G": G * one,
-        "-2Gg2": -2.0 * G * g * g,
+        "2Gg2": 2.0 * G * g * g,
         "-2Bh": -2.0 * B * gam * g,
         "B2": B * B * one,
         "2Bh": 2.0 * B * gam * g,
@@ -307,7 +335,7 @@ def _coefficient_scalars(params: Params, lam, sigma: Nonlinearity | None) -> dic
         "SSGg2": S * (S - 1) * G * g * g,
     }
     if S > 1:  # every informative token contributes its own term
-        for name in ("G", "-2Gg2", "-2Bh", "B2", "2Bh", "Gg2"):
+        for name in ("G", "2Gg2", "-2Bh", "B2", "2Bh", "Gg2"):
             out[name] = S * out[name]
     return out
 
@@ -366,8 +394,30 @@ class _Plan:
 
 
 def _mono_rows(mono) -> list[int]:
-    idx = [i + 1 for i, e in enumerate(mono) for _ in range(e)]  # ext = [1, nu, theta, eta, rho]
+    # ext = [1, nu, theta, eta, rho, delta] (monomial_variables)
+    idx = [i + 1 for i, e in enumerate(mono) for _ in range(e)]
     return idx + [0] * (2 - len(idx))
+
+
+def delta(nu: np.ndarray, rho: np.ndarray, eta: np.ndarray) -> np.ndarray:
+    """``nu rho - eta`` to an ulp of itself: the product kept exactly (Dekker), one rounding.
+
+    Where it is small (beside the edge ``nu = 1``, where ``rho = eta``), ``nu rho`` and
+    ``eta`` agree to within a factor 2, so their difference is exact (Sterbenz) and the
+    product's rounding error, added last, is the only one left.
+    """
+    p, err = dd.two_prod(nu, rho)
+    return (p - eta) + err
+
+
+def monomial_variables(ov5: np.ndarray) -> np.ndarray:
+    """``(1, nu, theta, eta, rho, delta)`` ``(6, n)`` at overlaps ``(5, n)``: the rows the
+    monomials of a table's columns multiply."""
+    ext = np.empty((6, ov5.shape[1]))
+    ext[0] = 1.0
+    ext[1:5] = ov5[1:]
+    ext[5] = delta(ov5[1], ov5[4], ov5[3])
+    return ext
 
 
 _ROWS = (len(COMPONENTS), 5, len(HESSIAN_PAIRS))
@@ -499,12 +549,14 @@ class RiskTable(Protocol):
 class Enclosure:
     """Interval enclosures of a table's features over slabs ``lo <= kappa <= hi``.
 
-    Every feature is a monomial in ``(nu, theta, eta, rho)`` times a function of
-    ``kappa`` and ``nu``, affine in ``nu``: ``Phi_c = m_c (f_c(kappa) + nu g_c(kappa))``.
-    Part 0 of each array is ``f`` with the monomial ``m_c``, part 1 is ``g`` with the
-    monomial ``nu m_c``. On slab ``i``, ``f_c(kappa)`` lies in ``mid[0, c, i] +- rad[0, c, i]``
-    for every ``kappa`` of the slab (in exact arithmetic; the values carry the rounding
-    of a few operations, ``~1e-15`` relative), and likewise ``g``.
+    Every feature is a sum of two parts, each a monomial in ``(nu, theta, eta, rho)``
+    times a function of ``kappa``: ``Phi_c = m_c f_c(kappa) + m'_c g_c(kappa)``. For a
+    basis affine in ``nu``, ``m'_c = nu m_c``; for a column whose monomial carries
+    ``delta = nu rho - eta`` (``m delta``, the basis free of ``nu``), ``m_c = eta m``,
+    ``f_c = -b``, ``m'_c = nu rho m``, ``g_c = b``. On slab ``i``, ``f_c(kappa)`` lies in
+    ``mid[0, c, i] +- rad[0, c, i]`` for every ``kappa`` of the slab (in exact arithmetic;
+    the values carry the rounding of a few operations, ``~1e-15`` relative), and likewise
+    ``g``.
 
     Attributes
     ----------
@@ -520,10 +572,25 @@ class Enclosure:
 
 
 def _part_exponents(cols) -> np.ndarray:
-    e = np.array([m for m, _p, _b in cols], dtype=np.int64).reshape(len(cols), 4)
-    e1 = e.copy()
+    """``(2, K, 4)``: the monomials of the two parts of each column (:class:`Enclosure`)."""
+    e = np.array([m for m, _p, _b in cols], dtype=np.int64).reshape(len(cols), 5)
+    if np.any(e[:, 4] > 1) or any(m[4] and b in NU_BASES for m, _p, b in cols):
+        raise ValueError("a column with delta^2, or delta times a basis with nu")
+    d = e[:, 4] == 1
+    e0, e1 = e[:, :4].copy(), e[:, :4].copy()
     e1[:, 0] += 1
-    return np.stack([e, e1])
+    e0[d, 2] += 1  # delta m = -eta m + nu rho m
+    e1[d, 3] += 1
+    return np.stack([e0, e1])
+
+
+def _delta_parts(cols, mid: np.ndarray, rad: np.ndarray) -> None:
+    """Parts ``(f, g) = (-b, b)`` of the columns carrying ``delta`` (in place; part 0 holds
+    ``b`` on entry, part 1 nothing)."""
+    for c, (m, _p, _b) in enumerate(cols):
+        if m[4]:
+            mid[1, c], rad[1, c] = mid[0, c], rad[0, c]
+            mid[0, c] = -mid[0, c]
 
 
 def _times(a0, a1, b0, b1):
@@ -578,6 +645,7 @@ def closed_enclosure(cols, k: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Enc
         xp = (x0**p, x1**p) if p % 2 else (m**p, M**p)
         for part in (0, 1):
             mid[part, c], rad[part, c] = _to_mid_rad(*_times(*xp, *parts[b][part]))
+    _delta_parts(cols, mid, rad)
     return Enclosure(_part_exponents(cols), mid, rad)
 
 
@@ -631,7 +699,7 @@ class EngineTable:
 
     def manifold_columns(self) -> tuple[np.ndarray, np.ndarray]:
         """The coefficients of the two columns that survive on M (for :func:`manifold_gradient`)."""
-        return self.column(0, (0, 0, 0, 0), 0, "exD"), self.column(1, (0, 0, 0, 0), 0, "erf")
+        return self.column(0, (0, 0, 0, 0, 0), 0, "exD"), self.column(1, (0, 0, 0, 0, 0), 0, "erf")
 
     def manifold_gradient(self, kn: np.ndarray) -> np.ndarray:
         """``(dR/dkappa, dR/dnu)`` ``(2, n)`` on M at ``kn = (kappa, nu)`` (order-1 tables)."""
@@ -762,6 +830,7 @@ class MomentTable:
                 pair = (iv[b], zero)
             for part in (0, 1):
                 mid[part, c], rad[part, c] = _to_mid_rad(*pair[part])
+        _delta_parts(cols, mid, rad)
         return Enclosure(_part_exponents(cols), mid, rad)
 
     def manifold_gradient(self, kn: np.ndarray) -> np.ndarray:
@@ -790,7 +859,9 @@ class MomentTable:
           edge ``nu = sgn kappa`` (``w = 0``) one term remains: a plateau, where it is
           exponentially small, stays one.
 
-        ``W0`` and the products of moments take the sizes of the moments they are made of.
+        ``W0`` and the products of moments take the sizes of the moments they are made of;
+        ``W_j = Z_j - 2 nu E_j`` (``j = 2, 3, 4``), computed from the derivatives of
+        ``E tau^2``, the larger of ``|Z_j| + 2 |nu E_j|``, ``2 w |E_j|`` and itself.
         """
         basis, plan, ext = self._bases(ov5)
         phi = ext[plan.i1] * ext[plan.i2] * basis[plan.ib]
@@ -825,6 +896,12 @@ class MomentTable:
             if np.isfinite(sup1):
                 tail = np.minimum(tail, sup1 * (1.0 + size["E0"]))
             basis[index["W1"]] = 2.0 * (w * e1 + tail)
+        nu = np.abs(ov5[1])
+        for j in range(2, 5):  # W_j: the terms it is made of, or the pair it replaces
+            if f"W{j}" in plan.bases:
+                e, z = np.abs(basis[index[f"E{j}"]]), np.abs(basis[index[f"Z{j}"]])
+                w_j = np.abs(basis[index[f"W{j}"]])
+                basis[index[f"W{j}"]] = np.maximum(w_j, np.maximum(z + 2.0 * nu * e, 2.0 * w * e))
         for b in plan.bases:
             if len(b) == 4:
                 basis[index[b]] = size[b[:2]] * size[b[2:]]
@@ -872,18 +949,17 @@ class MomentTable:
             basis[index[f"Z{j}"]] = m[f"Z{j}"]
         sgn = np.where(t >= 0, 1.0, -1.0)
         w = 1.0 - sgn * nu  # >= 0: the distance of nu from the sign of kappa
+        # W_j = d^j/dt^j E tau^2 + 2 s w E_j: terms small where sigma saturates, w >= 0
         basis[index["W0"]] = m["tau2"] + 2.0 * w * (sgn * m["E0"])
+        basis[index["W2"]] = 2.0 * (m["d1sq"] + sgn * (w * m["E2"] - m["d2tau"]))
         if top >= 1:
             basis[index["W1"]] = 2.0 * sgn * (w * m["E1"] - m["d1tau"])
-        if top >= 2:
-            basis[index["W2"]] = 2.0 * (m["d1sq"] + sgn * (w * m["E2"] - m["d2tau"]))
+        for j in range(3, 3 + top):
+            basis[index[f"W{j}"]] = m[f"d{j}tau2"] + 2.0 * w * (sgn * m[f"E{j}"])
         for b in plan.bases:
             if len(b) == 4:
                 basis[index[b]] = m[b[:2]] * m[b[2:]]
-        ext = np.empty((5, n))
-        ext[0] = 1.0
-        ext[1:] = ov5[1:]
-        return basis, plan, ext
+        return basis, plan, monomial_variables(ov5)
 
 
 #: Batches up to this size share one direct evaluation of the gradient's and the
@@ -916,7 +992,7 @@ def columns(order, pairs: bool = False) -> tuple:
     Examples
     --------
     >>> from slr_theory.engine import columns
-    >>> ((0, 0, 0, 0), 0, "exD") in columns(1)
+    >>> ((0, 0, 0, 0, 0), 0, "exD") in columns(1)
     True
     """
     return _plan(orders_of(order), pairs).columns
@@ -1022,7 +1098,8 @@ def feature_bounds(params: Params, order: int) -> np.ndarray:
     ``sup |x^p b(x)|`` of each closed-form basis (``|erf| <= 1``,
     ``sup x^p e^{-x^2} = (p / 2e)^{p/2}``). For a nonlinearity by quadrature: the moments
     are bounded by the sups of the derivatives they average
-    (:func:`slr_theory.nonlinearity.moment_sups`), the monomials by 1.
+    (:func:`slr_theory.nonlinearity.moment_sups`). The monomials by 1: ``delta = nu rho -
+    eta = -k . (v* - nu v)`` and ``|v* - nu v| = sqrt(1 - nu^2)``, so ``|delta| <= 1`` too.
 
     Parameters
     ----------
@@ -1090,9 +1167,12 @@ def moment_feature_bounds(params: Params, order, sig: Nonlinearity) -> np.ndarra
     sup["W0"] = (s0 + 1.0) ** 2 + 1.0
     sup["W1"] = 2.0 * s1 * (s0 + 1.0)
     sup["W2"] = 2.0 * (s1 * s1 + s2 * (s0 + 1.0))
+    for j in (3, 4):  # W_j = Z_j - 2 nu E_j
+        sup[f"W{j}"] = sup[f"Z{j}"] + 2.0 * sup[f"E{j}"]
     sup["1"] = 1.0
     out = []
-    for _mono, _p, b in _plan(orders_of(order), params.s > 1, False).columns:
+    cols = _plan(orders_of(order), params.s > 1, False).columns
+    for _mono, _p, b in cols:
         out.append(sup[b[:2]] * sup[b[2:]] if len(b) == 4 else sup[b])
     return np.array(out)
 
@@ -1172,8 +1252,8 @@ class LoopKernel:
     x2 : float
         ``x^2 / kappa^2 = a^2 / q``.
     monomials : ndarray of int, shape ``(F,)``
-        Each component's monomial as ``6 i + j``: the product ``e_i e_j`` of the
-        variables ``e = (1, kappa, eta, theta, nu, rho)``.
+        Each component's monomial as ``36 i + 6 j + k``: the product ``e_i e_j e_k`` of
+        the variables ``e = (1, kappa, eta, theta, nu, rho)`` (:func:`kernel_monomial`).
     rows : ndarray, shape ``(F, R)``
         ``R_{fr}``: what each component adds to each output row.
     """
@@ -1187,9 +1267,12 @@ class LoopKernel:
         # 0-d arrays: a product with one costs less than with a Python float (NumPy 2)
         self._scale = np.array(0.5 * (coefficients.shape[0] - 1))
         self._minus_x2 = np.array(-x2)
-        first, second = np.divmod(monomials, 6)
-        self._linear = not np.any(second)  # every monomial of degree <= 1: one factor
-        self._first, self._second = np.ascontiguousarray(first), np.ascontiguousarray(second)
+        first, rest = np.divmod(monomials, 36)
+        second, third = np.divmod(rest, 6)
+        # the factors a call multiplies by: as many as the largest degree needs
+        self._factors = [np.ascontiguousarray(f) for f in (first, second, third) if np.any(f)] or [
+            np.ascontiguousarray(first)
+        ]
         self._powers = np.ones((0, KERNEL_NODES))
 
     @property
@@ -1219,9 +1302,8 @@ class LoopKernel:
         c = (block @ w[:, :, None])[:, :, 0]
         if self.gaussian:
             c[:, : self.gaussian] *= np.exp(np.square(kappa) * self._minus_x2)[:, None]
-        c *= ext.take(self._first, axis=1)
-        if not self._linear:
-            c *= ext.take(self._second, axis=1)
+        for factor in self._factors:
+            c *= ext.take(factor, axis=1)
         return c @ self.rows
 
     def permuted(self, rows, scale: float = 1.0) -> LoopKernel:
@@ -1238,7 +1320,7 @@ class LoopKernel:
 
         Its monomials read only ``1`` and ``nu``: on M, ``ext = (1, kappa, 0, 0, nu, 0)``.
         """
-        on_m = {0, 24, 28}  # 1, nu, nu^2 (6 i + j, nu = e_4)
+        on_m = {kernel_monomial(nus) for nus in ((), (4,), (4, 4), (4, 4, 4))}  # nu = e_4
         keep = np.isin(self.monomials, list(on_m)) & np.any(self.rows[:, :2] != 0, axis=1)
         return LoopKernel(
             np.ascontiguousarray(self.coefficients[:, keep]),
@@ -1269,6 +1351,16 @@ def _kernel_parts(tab: EngineTable, kappa: np.ndarray, scaled: bool):
     return np.stack([f, g]), np.stack([size, size])
 
 
+def kernel_monomial(factors) -> int:
+    """A :class:`LoopKernel` monomial's code ``36 i + 6 j + k`` from the indices of its
+    (at most three) factors among ``e = (1, kappa, eta, theta, nu, rho)``."""
+    idx = sorted(factors, reverse=True)
+    if len(idx) > 3:
+        raise ValueError(f"a monomial of degree {len(idx)} in the order-1 table")
+    idx += [0] * (3 - len(idx))
+    return 36 * idx[0] + 6 * idx[1] + idx[2]
+
+
 def loop_kernel(tab: EngineTable) -> LoopKernel:
     """The :class:`LoopKernel` of an order-1 :class:`EngineTable` of one temperature.
 
@@ -1292,9 +1384,9 @@ def loop_kernel(tab: EngineTable) -> LoopKernel:
     keys: dict = {}
     entries = []
     for part in (0, 1):
-        for c, (_m, _p, b) in enumerate(cols):
+        for c, (m, _p, b) in enumerate(cols):
             for r in range(tab.C.shape[0]):
-                if tab.C[r, c] != 0.0 and (part == 0 or b in NU_BASES):
+                if tab.C[r, c] != 0.0 and (part == 0 or b in NU_BASES or m[4]):
                     key = (not gauss[c], tuple(exps[part, c]), r)
                     entries.append((key, part, c, tab.C[r, c]))
                     keys.setdefault(key, None)
@@ -1338,11 +1430,7 @@ def loop_kernel(tab: EngineTable) -> LoopKernel:
     var = dict(enumerate((4, 3, 2, 5)))  # nu, theta, eta, rho among e
     monomials = np.zeros(F, dtype=np.intp)
     for f, (_g, mono, _r) in enumerate(order):
-        idx = [var[v] for v, e in enumerate(mono) for _ in range(e)]
-        if len(idx) > 2:
-            raise ValueError(f"a monomial of degree {len(idx)} in the order-1 table")
-        idx += [0] * (2 - len(idx))
-        monomials[f] = 6 * idx[0] + idx[1]
+        monomials[f] = kernel_monomial([var[v] for v, e in enumerate(mono) for _ in range(e)])
     rows = np.zeros((F, tab.C.shape[0]))
     for f, (_g, _mono, r) in enumerate(order):
         rows[f, r] = 1.0
@@ -1567,9 +1655,7 @@ def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = Fa
         basis[9] = basis[1] * ex
         # e^{-2x^2}: scaled, one factor e^{-x^2} is left
         basis[10] = dd.mul_exp_neg(1.0, eh, el) if scaled else ex * ex
-    ext = np.empty((5, n))
-    ext[0] = 1.0
-    ext[1:] = ov5[1:]
+    ext = monomial_variables(ov5)
     xp = np.empty((plan.max_power + 1, n))
     xp[0] = 1.0
     for p in range(1, plan.max_power + 1):

@@ -32,6 +32,7 @@ shifted to the same mode replaces the panels (20x fewer evaluations at the paper
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -744,10 +745,13 @@ def _hermite_e(m: int, z: np.ndarray) -> np.ndarray:
 
 #: What :func:`gaussian_moments` returns for each order (0: the risk; 1: + gradient; 2: + Hessian).
 MOMENT_NAMES = {
-    0: ("E0", "E1", "E2", "Z0", "Z1", "Z2", "tau2"),
-    1: ("E3", "Z3", "d1tau"),
-    2: ("E4", "Z4", "d2tau", "d1sq"),
+    0: ("E0", "E1", "E2", "Z0", "Z1", "Z2", "tau2", "d2tau", "d1sq"),
+    1: ("E3", "Z3", "d1tau", "d3tau2"),
+    2: ("E4", "Z4", "d4tau2"),
 }
+#: The keys a ``closed_moments`` hook may leave out: from ``Z_j - 2 s E_j``, the same
+#: derivative of ``E tau^2`` with the cancellation the key exists to avoid.
+OPTIONAL_HOOK_KEYS = ("d3tau2", "d4tau2")
 
 
 def gaussian_moments(sigma: Nonlinearity | str, t, g: float, order: int = 0) -> dict:
@@ -762,13 +766,19 @@ def gaussian_moments(sigma: Nonlinearity | str, t, g: float, order: int = 0) -> 
     ``Ej``     ``E sigma^(j)(U)``                    ``j - 2`` (``j <= 2``: 0)
     ``Zj``     ``d^j/dt^j E sigma(U)^2``             same
     ``tau2``   ``E tau^2``                           0
+    ``d2tau``  ``E sigma''(U) tau``                  0
+    ``d1sq``   ``E sigma'(U)^2``                     0
     ``d1tau``  ``E sigma'(U) tau``                   1
-    ``d2tau``  ``E sigma''(U) tau``                  2
-    ``d1sq``   ``E sigma'(U)^2``                     2
+    ``d3tau2`` ``d^3/dt^3 E tau^2``                  1
+    ``d4tau2`` ``d^4/dt^4 E tau^2``                  2
     =========  ====================================  =====
 
-    The last four keep relative precision where ``sigma`` saturates (``tau`` from
-    :attr:`Nonlinearity.complement`), which the risk near the optimum needs.
+    The last six keep relative precision where ``sigma`` saturates (``tau`` from
+    :attr:`Nonlinearity.complement`), which the risk near the optimum and off M beside
+    the edge ``nu = sgn t`` needs: ``d^j/dt^j E tau^2`` is the expectation of
+    ``(tau^2)^(j) = sum_k C(j, k) tau^(k) tau^(j-k)``, ``tau^(k) = -s sigma^(k)``, a sum of
+    products of small factors there (``Z_j - 2 s E_j``, the same number, is a
+    difference of two numbers of order ``E sigma^(j)``).
 
     Parameters
     ----------
@@ -858,10 +868,7 @@ def moments(
     dict of str to ndarray, shape ``(n,)``
     """
     if sigma.closed_moments is not None:  # the hook: closed forms, checked when built
-        out = {
-            k: np.asarray(v, dtype=np.float64)
-            for k, v in sigma.closed_moments(t, g, order).items()
-        }
+        out = _hook_moments(sigma, t, g, order)
         if absolute is not None:
             absolute.update({k: np.abs(v) for k, v in out.items()})
         return out
@@ -965,11 +972,30 @@ def _integrate(
             expect(f"Z{j}", sq[top] * he)
     tau = sigma.tail(u, s[:, None])
     expect("tau2", tau * tau)
+    expect("d2tau", d[2] * tau)
+    expect("d1sq", d[1] * d[1])
     if order >= 1:
         expect("d1tau", d[1] * tau)
-    if order >= 2:
-        expect("d2tau", d[2] * tau)
-        expect("d1sq", d[1] * d[1])
+    for j in range(3, 3 + order):  # d^j/dt^j E tau^2, Stein beyond the derivatives given
+        m = min(j, top)
+        sq = _tau_square_derivative(m, tau, d, s[:, None])
+        if m < j:
+            sq = sq * (_hermite_e(j - m, z) / g ** (j - m))
+        expect(f"d{j}tau2", sq)
+    return out
+
+
+def _tau_square_derivative(j: int, tau: np.ndarray, d: list, s: np.ndarray) -> np.ndarray:
+    """``(tau^2)^(j) = sum_k C(j, k) tau^(k) tau^(j-k)`` with ``tau^(k) = -s sigma^(k)``, ``k >= 1``.
+
+    Every term a product of factors that are small where ``sigma`` saturates (``tau``
+    and the derivatives), so the sum keeps the relative precision of its terms."""
+    parts = [tau] + [-s * d[k] for k in range(1, j + 1)]
+    out = 2.0 * tau * parts[j]
+    for k in range(1, j // 2 + (j % 2)):
+        out = out + (2.0 * math.comb(j, k)) * parts[k] * parts[j - k]
+    if j % 2 == 0:
+        out = out + math.comb(j, j // 2) * parts[j // 2] * parts[j // 2]
     return out
 
 
@@ -1097,6 +1123,30 @@ _CLOSED_CHECK_T = np.array([-3.0, -0.5, 0.0, 0.7, 4.0])
 _CLOSED_CHECK_G = (0.3, 2.0)
 
 
+def _hook_moments(sigma: Nonlinearity, t: np.ndarray, g: float, order: int) -> dict:
+    """A ``closed_moments`` hook's moments, every key of `order` present.
+
+    A hook written when ``d2tau`` and ``d1sq`` belonged to order 2 gives them at order 2
+    (where it was checked); one without the keys of :data:`OPTIONAL_HOOK_KEYS` has them
+    from ``Z_j - 2 s E_j`` (exact algebra, cancelling where ``sigma`` saturates).
+    """
+    names = [k for o in range(order + 1) for k in MOMENT_NAMES[o]]
+    out = {
+        k: np.asarray(v, dtype=np.float64) for k, v in sigma.closed_moments(t, g, order).items()
+    }
+    if any(k not in out for k in names if k not in OPTIONAL_HOOK_KEYS) and order < 2:
+        full = sigma.closed_moments(t, g, 2)
+        for k in names:
+            if k not in out and k in full:
+                out[k] = np.asarray(full[k], dtype=np.float64)
+    s = np.where(t >= 0, 1.0, -1.0)
+    for j in range(3, 3 + order):
+        key = f"d{j}tau2"
+        if key not in out:
+            out[key] = out[f"Z{j}"] - 2.0 * s * out[f"E{j}"]
+    return {k: out[k] for k in names}
+
+
 def _check_closed_moments(sigma: Nonlinearity) -> None:
     """Refuse a ``closed_moments`` hook that disagrees with the quadrature (``1e-10`` of
     each moment's ``E |integrand|``) at a few centres and scales, or lacks a key."""
@@ -1106,6 +1156,8 @@ def _check_closed_moments(sigma: Nonlinearity) -> None:
         with np.errstate(all="ignore"):
             got = sigma.closed_moments(_CLOSED_CHECK_T.copy(), g, 2)
         for key, ref in want.items():
+            if key in OPTIONAL_HOOK_KEYS and key not in got:
+                continue
             if key not in got:
                 raise ValueError(
                     f"`closed_moments` of nonlinearity {sigma.name!r} must give {key!r} "
@@ -1137,12 +1189,14 @@ def _identity_moments(t: np.ndarray, g: float, order: int) -> dict:
             "Z1": 2.0 * t,
             "Z2": np.full_like(t, 2.0),
             "tau2": (1.0 - s * t) ** 2 + g * g,
+            "d2tau": np.zeros_like(t),
+            "d1sq": np.ones_like(t),
         }
     if order >= 1:
         out.update(E3=np.zeros_like(t), Z3=np.zeros_like(t), d1tau=1.0 - s * t)
+        out["d3tau2"] = np.zeros_like(t)
     if order >= 2:
-        out.update(E4=np.zeros_like(t), Z4=np.zeros_like(t), d2tau=np.zeros_like(t))
-        out["d1sq"] = np.ones_like(t)
+        out.update(E4=np.zeros_like(t), Z4=np.zeros_like(t), d4tau2=np.zeros_like(t))
     return out
 
 

@@ -185,7 +185,7 @@ def test_engine_term_table_is_the_derived_risk():
     G, g, B, L, P = mod.gamma**2, mod.lam * mod.gamma, mod.B, mod.L, mod.P
     coef = {
         "G": G,
-        "-2Gg2": -2 * G * g**2,
+        "2Gg2": 2 * G * g**2,
         "-2Bh": -2 * B * mod.gamma * g,
         "B2": B**2,
         "2Bh": 2 * B * mod.gamma * g,
@@ -201,10 +201,12 @@ def test_engine_term_table_is_the_derived_risk():
     F = {
         "1": 1,
         "W": W,
+        "W2": mod.Z[2] - 2 * mod.nu * mod.E[2],
         **{f"E{j}": mod.E[j] for j in range(3)},
         **{f"Z{j}": mod.Z[j] for j in range(3)},
     }
-    monos = (mod.nu, mod.theta, mod.eta, mod.rho)
+    # delta = nu rho - eta: the engine's sixth variable (its grouping rho^2 W2 + 2 rho delta E2)
+    monos = (mod.nu, mod.theta, mod.eta, mod.rho, mod.nu * mod.rho - mod.eta)
     table = sum(
         coef[name] * sp.Mul(*[m**e for m, e in zip(monos, exps, strict=True)]) * F[f]
         for _component, name, exps, f in engine.RISK_TERMS
@@ -224,7 +226,7 @@ def test_engine_term_table_with_s_informative_tokens_is_the_derived_risk():
     G, g, B, L, P, s = mod.gamma**2, mod.lam * mod.gamma, mod.B, mod.L, mod.P, mod.s
     coef = {
         "G": s * G,
-        "-2Gg2": -2 * s * G * g**2,
+        "2Gg2": 2 * s * G * g**2,
         "-2Bh": -2 * s * B * mod.gamma * g,
         "B2": s * B**2,
         "2Bh": 2 * s * B * mod.gamma * g,
@@ -243,13 +245,15 @@ def test_engine_term_table_with_s_informative_tokens_is_the_derived_risk():
     F = {
         "1": 1,
         "W": W,
+        "W2": mod.Z[2] - 2 * mod.nu * mod.E[2],
         **{f"E{j}": mod.E[j] for j in range(3)},
         **{f"Z{j}": mod.Z[j] for j in range(3)},
         "E0E0": E0 * E0,
         "E0E1": E0 * E1,
         "E1E1": E1 * E1,
     }
-    monos = (mod.nu, mod.theta, mod.eta, mod.rho)
+    # delta = nu rho - eta: the engine's sixth variable (its grouping rho^2 W2 + 2 rho delta E2)
+    monos = (mod.nu, mod.theta, mod.eta, mod.rho, mod.nu * mod.rho - mod.eta)
     table = sum(
         coef[name] * sp.Mul(*[m**e for m, e in zip(monos, exps, strict=True)]) * F[f]
         for _component, name, exps, f in engine.RISK_TERMS

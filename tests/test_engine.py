@@ -150,8 +150,8 @@ def test_manifold_gradient_is_the_general_table_on_m(lam):
     full = np.zeros((5, 50))
     full[:2] = kn
     g_full = tab.C @ engine.features(full, tab.constants, 1)
-    c_k = tab.column(0, (0, 0, 0, 0), 0, "exD")
-    c_n = tab.column(1, (0, 0, 0, 0), 0, "erf")
+    c_k = tab.column(0, (0, 0, 0, 0, 0), 0, "exD")
+    c_n = tab.column(1, (0, 0, 0, 0, 0), 0, "erf")
     g_m = engine.manifold_gradient(kn, tab.constants, c_k, c_n)
     np.testing.assert_allclose(g_m, g_full[:2], rtol=1e-15, atol=1e-300)
     assert np.all(g_full[2:] == 0)  # M is invariant, exactly
@@ -203,6 +203,26 @@ def test_every_table_is_a_risk_table(sigma, s):
         assert one.pairs == (s > 1)
         np.testing.assert_array_equal(many.at(0)(ov), one(ov))
         np.testing.assert_array_equal(one(ov), one.C @ one.features(ov))
+
+
+@pytest.mark.parametrize("sigma, s", [("erf", 1), ("erf", 2), ("tanh", 1), ("arctan", 2)])
+@pytest.mark.parametrize("order", [1, 2])
+def test_feature_bounds_hold_on_the_feasible_set(sigma, s, order):
+    """``|Phi_c| <= feature_bounds`` for every column at feasible overlaps from random unit
+    vectors of R^6, and at ``k = -v*``, ``v`` orthogonal to both: ``delta = nu rho - eta
+    = 1``, its largest (``delta = -k . (v* - nu v)``, ``|v* - nu v| = sqrt(1 - nu^2)``)."""
+    p = Params(d=400, L=10, lam=0.9, gamma=0.7, s=s, nonlinearity=sigma)
+    tab = engine.table(p, p.lam, order)
+    bound = engine.feature_bounds(p, order)
+    rng = np.random.default_rng(3)
+    x, y = rng.standard_normal((2, 6, 500))
+    k, v = x / np.linalg.norm(x, axis=0), y / np.linalg.norm(y, axis=0)
+    ov = np.array([k[0], v[1], v[0], k[1], (k * v).sum(axis=0)])
+    corner = np.array([[0.0], [0.0], [0.0], [-1.0], [0.0]])
+    assert engine.delta(corner[1], corner[4], corner[3])[0] == 1.0
+    for o in (ov, corner):
+        ratio = np.abs(tab.features(o)) / bound[:, None]
+        assert np.all(ratio <= 1 + 1e-12), np.max(ratio)
 
 
 _ENCLOSED = [
@@ -350,7 +370,7 @@ def test_zeta_from_psi_agrees_with_owens_t(lam):
     alone = engine.table(p, lam, 1)
     cols_both = engine.columns((0, 1))
     cols_alone = engine.columns(1)
-    key = ((0, 1, 0, 0), 0, "zeta")  # theta * zeta: in both tables
+    key = ((0, 1, 0, 0, 0), 0, "zeta")  # theta * zeta: in both tables
     z_both = both.features(ov)[cols_both.index(key)] / ov[2]
     z_alone = alone.features(ov)[cols_alone.index(key)] / ov[2]
     assert np.all(np.abs(z_both - z_alone) <= 4 * EPS * np.abs(z_alone))
@@ -374,7 +394,7 @@ def test_w_skips_psi_only_below_an_ulp():
     for nu in (-0.5, 0.9, 1.0):
         ov = np.zeros((5, kappa.size))
         ov[0], ov[1] = kappa, nu
-        w = tab.features(ov)[engine.columns(0).index(((0, 0, 0, 0), 0, "W"))]
+        w = tab.features(ov)[engine.columns(0).index(((0, 0, 0, 0, 0), 0, "W"))]
         full = psi + 2 * erf(x) * (1 - nu)
         if nu < 1.0:
             assert np.all(np.abs(w - full) <= 2 * EPS * full), nu

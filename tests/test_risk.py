@@ -142,6 +142,69 @@ def test_manifold_gradient_keeps_relative_precision_near_the_optimum(lam, kn):
     assert abs(got[1] - float(dn)) <= 4 * eps * abs(float(dn))
 
 
+_PLATEAU = [  # (sigma, lambda, L, s, overlaps): beside the edge nu = sgn kappa, off M
+    ("erf", 0.5, 1, 1, (np.sqrt(1 - 1e-4), 1.0, 0.0, 0.01, 0.01)),
+    ("tanh", 2.0, 1, 1, (0.999, 1.0, 0.0, 0.03, 0.03)),
+    pytest.param("erf", 0.5, 1, 1, (np.sqrt(0.99), 1.0, 0.0, 0.1, 0.1), marks=pytest.mark.slow),
+    pytest.param("erf", 0.5, 2, 2, (np.sqrt(0.99), 1.0, 0.0, 0.1, 0.1), marks=pytest.mark.slow),
+    pytest.param(
+        "erf",
+        0.9,
+        1,
+        1,
+        (0.6, 1 - 1e-9, 3e-5, 0.05, 0.05 * (1 - 1e-9) + 1e-9),
+        marks=pytest.mark.slow,
+    ),
+    pytest.param("erf", 0.3, 1, 1, (0.9, 1 - 1e-12, 1e-7, 1e-3, 1e-3), marks=pytest.mark.slow),
+    pytest.param(
+        "erf", 0.5, 1, 1, (-np.sqrt(1 - 1e-4), -1.0, 0.0, 0.01, -0.01), marks=pytest.mark.slow
+    ),
+    pytest.param("tanh", 0.9, 1, 1, (0.999, 1.0, 0.0, 0.03, 0.03), marks=pytest.mark.slow),
+    pytest.param("tanh", 0.9, 3, 2, (-0.999, -1.0, 0.0, 0.03, -0.03), marks=pytest.mark.slow),
+    pytest.param("arctan", 0.9, 1, 1, (0.999, 1.0, 0.0, 0.03, 0.03), marks=pytest.mark.slow),
+    pytest.param("algebraic", 0.9, 2, 2, (0.999, 1.0, 0.0, 0.03, 0.03), marks=pytest.mark.slow),
+]
+
+
+@pytest.mark.parametrize("sigma, lam, L, s, ov", _PLATEAU)
+def test_plateau_points_keep_relative_precision(sigma, lam, L, s, ov):
+    """Off M beside the edge, the informative part (6.4e-32 at the first point) and every
+    partial, erfc-small ones included (with L = 1 nothing else hides the informative
+    part's R_kappa, -8.6e-30 there), against 30-digit conditioned quadrature and
+    differences of it: to 1e-12 relative (1.2e-6 and 7e-7 before rho^2 Z2 - 2 eta rho E2
+    was grouped as rho^2 W2 + 2 rho (nu rho - eta) E2)."""
+    from slr_theory.engine import value_and_gradient
+    from slr_theory.verify.risk_checks import mp_risk_gradient
+
+    p = Params.paper(lam=lam).replace(L=L, s=s, nonlinearity=sigma)
+    comps = risk_components(p, *ov)
+    grad = risk_grad(p, *ov)
+    ref = mp_risk_components(p, ov, 30)
+    assert abs(comps.informative - ref["informative"]) <= 1e-12 * ref["informative"]
+    want = mp_risk_gradient(p, ov, 30)
+    for got, exact in zip(grad, want, strict=True):
+        assert abs(got - exact) <= 1e-12 * abs(exact), (got, exact)
+    # the engine's batched door is the same numbers
+    _c, g = value_and_gradient(p, ov)
+    np.testing.assert_array_equal(g, grad)
+
+
+@pytest.mark.parametrize("lam", [pytest.param(0.5, marks=pytest.mark.slow), 2.0])
+def test_softmax_plateau_points_keep_relative_precision(lam):
+    """The softmax model's own cancellation-free form (variables 1 - nu, eta - rho) at the
+    same kind of points, against the two-token quadrature: 1e-11 relative for the risk
+    and every partial (R_kappa -3.8e-18 at lambda = 2)."""
+    from slr_theory.verify.risk_checks import mp_risk_gradient, mp_softmax_risk_two_tokens
+
+    p = Params.paper(lam=lam).replace(L=2, attention="softmax")
+    for ov in [(np.sqrt(1 - 1e-4), 1.0, 0.0, 0.01, 0.01), (0.999, 1.0, 0.0, 0.03, 0.03)]:
+        value = risk(p, *ov)
+        assert abs(value - mp_softmax_risk_two_tokens(p, ov, 30)) <= 1e-11 * value
+        want = mp_risk_gradient(p, ov, 30, reference=mp_softmax_risk_two_tokens)
+        for got, exact in zip(risk_grad(p, *ov), want, strict=True):
+            assert abs(got - exact) <= 1e-11 * abs(exact), (got, exact)
+
+
 def test_broadcasting_shapes():
     p = Params.paper()
     k = np.linspace(-1, 1, 5)[:, None]
