@@ -794,3 +794,30 @@ def test_a_closed_moments_hook_is_checked_when_built():
         )
     with pytest.raises(ValueError, match="`closed_moments` must be callable"):
         Nonlinearity("bad", ident.f, ident.df, ident.d2f, closed_moments=3)
+
+
+def test_a_hook_written_for_the_older_keys_still_serves():
+    """A ``closed_moments`` hook of before 0.4.3 gave ``d2tau``, ``d1sq`` at order 2 only
+    and no ``d3tau2``, ``d4tau2``: it is asked at order 2 for the first two, the others
+    come from ``Z_j - 2 s E_j``; the risk and its gradient are the built-in hook's."""
+    ident = BUILTIN_NONLINEARITIES["identity"]
+
+    def legacy(t, g, order):
+        out = ident.closed_moments(t, g, order)
+        for key in ("d3tau2", "d4tau2"):
+            out.pop(key, None)
+        if order < 2:
+            out.pop("d2tau")
+            out.pop("d1sq")
+        return out
+
+    old = Nonlinearity("legacy", ident.f, ident.df, ident.d2f, ident.d3f, closed_moments=legacy)
+    t = np.array([-2.0, 0.3, 1.5])
+    for order in (0, 1, 2):
+        got, want = gaussian_moments(old, t, 0.4, order), gaussian_moments(ident, t, 0.4, order)
+        assert set(got) == set(want)
+        for key in want:
+            np.testing.assert_array_equal(got[key], want[key])
+    p = Params(d=20, L=4, lam=0.5, gamma=0.7, nonlinearity="identity")
+    ov = (0.3, -0.2, 0.1, 0.4, 0.2)
+    np.testing.assert_array_equal(risk_grad(p.replace(nonlinearity=old), *ov), risk_grad(p, *ov))
