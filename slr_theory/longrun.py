@@ -33,6 +33,7 @@ orders of magnitude on the way), it takes the time to the ball ahead as a quadra
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass, replace
 
@@ -259,6 +260,19 @@ def _jacobian_of_field(field: _Field, M: np.ndarray, on_m: np.ndarray) -> np.nda
     return JF
 
 
+def _inverse(A: np.ndarray) -> np.ndarray:
+    """The inverses of a stack of matrices; NaN for one that is singular to working
+    precision (a step far too long for its Jacobian), which the step then refuses."""
+    try:
+        return np.linalg.inv(A)
+    except np.linalg.LinAlgError:
+        out = np.full_like(A, np.nan)
+        for i in np.ndindex(A.shape[:-2]):
+            with contextlib.suppress(np.linalg.LinAlgError):
+                out[i] = np.linalg.inv(A[i])
+        return out
+
+
 def _step(field: _Field, y: np.ndarray, t: np.ndarray, h: np.ndarray, at_y: tuple):
     """One integration step of size ``h`` ``(n,)`` from ``y`` ``(5, n)`` at times ``t``.
 
@@ -291,7 +305,7 @@ def _step(field: _Field, y: np.ndarray, t: np.ndarray, h: np.ndarray, at_y: tupl
     n, ms = y.shape[1], np.array(SUBSTEPS, dtype=float)
     sub = h / ms[:, None]  # (columns, n)
     # each column's matrix is inverted once and applied at each of its m substeps
-    Winv = np.linalg.inv(eye - sub[:, :, None, None] * JF)  # (columns, n, 5, 5)
+    Winv = _inverse(eye - sub[:, :, None, None] * JF)  # (columns, n, 5, 5)
     x = np.repeat(y[None], len(ms), axis=0)  # (columns, 5, n)
     F = np.repeat(F0[None], len(ms), axis=0)  # (columns, n, 5)
     for i in range(SUBSTEPS[-1]):
