@@ -441,3 +441,19 @@ def test_joined_fates_name_each_run_s_end_as_one_decision_does():
         fa.join(fate(p, b, on_manifold=True, tol=1e-2))
     with pytest.raises(ValueError, match="`other` must be a Fates"):
         fa.join("fates")
+
+
+def test_a_singular_step_matrix_inverts_to_nan_not_an_error():
+    """One matrix of a batch singular to working precision: NaN for it (the step refuses
+    it), the inverses of the others unchanged."""
+    from slr_theory.longrun import _inverse
+
+    rng = np.random.default_rng(0)
+    A = rng.standard_normal((2, 3, 5, 5))
+    A[1, 2] = 0.0
+    A[1, 2, 0, 0] = 1.0  # rank one
+    out = _inverse(A)
+    assert np.all(np.isnan(out[1, 2]))
+    ok = np.ones((2, 3), dtype=bool)
+    ok[1, 2] = False
+    np.testing.assert_allclose(out[ok] @ A[ok], np.broadcast_to(np.eye(5), (5, 5, 5)), atol=1e-10)
