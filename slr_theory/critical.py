@@ -569,6 +569,8 @@ def _classify(
     spec: HessianSpectrum = spectrum(params.d, k, v, g[0], Hr[0], AB[0], mag[0])
     d, r = params.d, spec.span_dim
     orbit = {2: 0, 3: d - 3, 4: 2 * d - 7}[r]
+    if params.model.key_free(params):  # every k: the sphere of keys times v's orbit
+        orbit = (d - 1) + {2: 0, 3: d - 3, 4: d - 3}[r]
     zero = np.abs(spec.eigenvalues) <= spec.errors
     signs, below_range = _underflowed_signs(params, tables, k, v, g[0], spec)
     zero &= signs == 0
@@ -596,9 +598,10 @@ def _classify(
         from .geometry import manifold_chart_jacobian
 
         kk, nn = np.clip(o[0], -1, 1), np.clip(o[1], -1, 1)
-        m_eigs = np.sort(
-            np.linalg.eigvalsh(-manifold_chart_jacobian(params, np.arccos(kk), np.arccos(nn)))
-        )
+        jac = -manifold_chart_jacobian(params, np.arccos(kk), np.arccos(nn))
+        # on M the state is (kappa, nu), or nu alone where the risk is key-free
+        own = [i for i in (0, 1) if i in params.model.state_overlaps(params)]
+        m_eigs = np.sort(np.linalg.eigvalsh(jac[np.ix_(own, own)]))
     risk = float(params.eps**2 + _risk_minus_noise(params, o))
     return CriticalPoint(
         overlaps=o,
@@ -843,9 +846,12 @@ def critical_points(
     if where == "manifold":
         pts = []
         group, seen = symmetries(params), []
+        key_free = params.model.key_free(params)
         for row in manifold_critical_overlaps(params):
             o = np.zeros(5)
             o[:2] = row
+            if key_free:  # every kappa is the same point: listed at k = k*
+                o[0] = 1.0
             o = canonical(o, group)  # one per orbit: (1, -1) stands for (-1, 1)
             if any(np.array_equal(o, q) for q in seen):
                 continue
@@ -872,6 +878,11 @@ def critical_points(
     deep = critical & (x2 > 600.0)  # e^{-x^2} near or below underflow: decide before it
     if deep.any():
         critical[deep] = _gaussian_part_vanishes(params, tables[0], K[deep], V[deep], tol)
+    key_free = params.model.key_free(params)
+    if key_free:  # R(k, v) = R(v): one representative key, k = k*, for every end
+        K = np.zeros_like(K)
+        K[:, 0] = 1.0
+        ov = to_overlaps(np.concatenate([K.T, V.T])).T
     reps: list[np.ndarray] = []
     members: list[list[int]] = []
     reached = np.full(len(K), -1)
@@ -921,6 +932,12 @@ def critical_points(
         f"appeared at start {report.last_new}.",
         f"{len(plateaus)} starts ended off any critical point (plateaus or no convergence).",
     ]
+    if key_free:
+        certificate.append(
+            "The risk does not depend on the key k (computed: dR/dkappa, dR/deta, dR/drho "
+            "vanish to 1e-12 of the gradient's scale on M and off it): each point is listed "
+            "at k = k* and stands for every k, a critical manifold S^{d-1} x {v's orbit}."
+        )
     return CriticalPoints(points, params, "sphere", certificate, report, plateaus)
 
 

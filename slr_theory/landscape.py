@@ -473,14 +473,16 @@ class BasinFractions:
     trace_distance: np.ndarray | None = None
 
 
-def _nearest_attractor(final: np.ndarray, attractors: list):
-    """Nearest attractor (up to symmetry) of each end point, and the distance to it."""
+def _nearest_attractor(final: np.ndarray, attractors: list, coords=slice(None)):
+    """Nearest attractor (up to symmetry) of each end point, and the distance to it, on
+    the overlaps `coords` (the model's :meth:`~slr_theory.models.Model.state_overlaps`)."""
 
     nearest = np.full(final.shape[0], -1)
     best = np.full(final.shape[0], np.inf)
     for j, q in enumerate(attractors):
-        images = np.array([q.overlaps, *q.symmetry_copies])
-        dist = np.min(np.linalg.norm(final[:, None, :] - images[None], axis=-1), axis=1)
+        images = np.array([q.overlaps, *q.symmetry_copies])[:, coords]
+        gap = final[:, None, coords] - images[None]
+        dist = np.min(np.linalg.norm(gap, axis=-1), axis=1)
         closer = dist < best
         nearest[closer] = j
         best[closer] = dist[closer]
@@ -616,7 +618,8 @@ def basin_fractions(
     if points is None:
         points = critical_points(final_params, rng=0)
     attractors = [q for q in points if q.index == 0]
-    nearest, distance = _nearest_attractor(final, attractors)
+    coords = params.model.state_overlaps(params)
+    nearest, distance = _nearest_attractor(final, attractors, coords)
     gradient = _gradient_norm(final_params, final)
     at = distance < tol
     if grad_tol is not None:
@@ -682,7 +685,7 @@ def _run_to_minima(params, ov0, alpha, steps, max_steps, trace_every, attractors
         block[:, active] = np.sqrt(np.sum(res.overlaps[1:, :, 2:] ** 2, axis=-1))
         trace_steps.append(res.step[1:] + done_steps - steps)
         traces.append(block)
-        _, distance = _nearest_attractor(end, attractors)
+        _, distance = _nearest_attractor(end, attractors, params.model.state_overlaps(params))
         arrived = distance < tol
         if grad_tol is not None:
             arrived &= _gradient_norm(params, end) < grad_tol
@@ -1769,6 +1772,10 @@ class PortraitData:
         centres, row-major, then the refined cells' (None before 0.3.2).
     basin_grid : int or None
         The coarse grid per side (None before 0.3.2).
+    critical_lines : ndarray, shape ``(m,)``, or None
+        The ``nu`` of each edge that is a line of critical points, where the risk does not
+        depend on the key (:meth:`slr_theory.models.Model.key_free`: each of
+        :attr:`points` at ``kappa = 1`` stands for its line); None otherwise.
     """
 
     params: Params
@@ -1790,6 +1797,7 @@ class PortraitData:
     basin_cells: np.ndarray | None = None
     basin_starts: np.ndarray | None = None
     basin_grid: int | None = None
+    critical_lines: np.ndarray | None = None
 
     @property
     def basin_rows(self) -> np.ndarray | None:
@@ -1813,7 +1821,9 @@ class PortraitData:
         ended at (``-1``: at none within the fates' ball), shape ``(n,)``."""
         if self.basin_fates is None or self.basin_targets is None:
             return None
-        return ended_at(self.basin_fates, self.basin_targets)
+        # where the edges are lines of critical points, nu alone says which one a run is at
+        coords = (1,) if self.critical_lines is not None else (0, 1)
+        return ended_at(self.basin_fates, self.basin_targets, coords)
 
     @property
     def basin_time_error(self) -> np.ndarray | None:
@@ -1851,7 +1861,7 @@ class PortraitData:
         return phase_portrait(self, path, **options)
 
 
-def ended_at(fates: Fates, targets: np.ndarray) -> np.ndarray:
+def ended_at(fates: Fates, targets: np.ndarray, coords=(0, 1)) -> np.ndarray:
     """Which of `targets` ``(m, 2)`` on M each run of `fates` ended at: the image of M's
     point it stopped at (its orbit is ``fates.label``), ``-1`` where it is at none within
     ``fates.tol``.
@@ -1861,12 +1871,19 @@ def ended_at(fates: Fates, targets: np.ndarray) -> np.ndarray:
     fates : Fates
     targets : ndarray, shape ``(m, 2)``
         ``(kappa, nu)`` of M's critical points and their images.
+    coords : sequence of int
+        Which of ``(kappa, nu)`` (0, 1) the distance reads: both, or ``(1,)`` where the
+        risk does not depend on the key (:meth:`slr_theory.models.Model.state_overlaps`).
 
     Returns
     -------
     ndarray of int, shape ``(n,)``
     """
-    dist = np.max(np.abs(fates.final[:, None, :2] - np.asarray(targets)[None]), axis=-1)
+    coords = list(coords)
+    if not coords or any(c not in (0, 1) for c in coords):
+        raise ValueError(f"`coords` must be a non-empty subset of (0, 1), got {coords!r}.")
+    gap = fates.final[:, None, coords] - np.asarray(targets, dtype=float)[None][..., coords]
+    dist = np.max(np.abs(gap), axis=-1)
     j = np.argmin(dist, axis=1)
     return np.where((fates.label >= 0) & (dist[np.arange(j.size), j] <= fates.tol), j, -1)
 
@@ -1940,11 +1957,13 @@ def portrait_data(
     if basin_grid:
         targets = manifold_critical_overlaps(params)
 
+        on_m_state = [i for i in (0, 1) if i in params.model.state_overlaps(params)]
+
         def ends(xk, xn):  # fates of starts on M, and the image of M's point each is at
             starts = np.zeros((xk.size, 5))
             starts[:, 0], starts[:, 1] = xk.ravel(), xn.ravel()
             f = fate(params, starts, on_manifold=True)
-            return f, ended_at(f, targets)
+            return f, ended_at(f, targets, on_m_state)
 
         c = np.linspace(-1, 1, basin_grid + 2)[1:-1]  # cells tile the closed square
         coarse = np.concatenate([[-1.0], 0.5 * (c[:-1] + c[1:]), [1.0]])
@@ -2029,6 +2048,9 @@ def portrait_data(
         basin_cells=cells,
         basin_starts=where_from,
         basin_grid=basin_grid or None,
+        critical_lines=(
+            np.array([o[1] for o in where]) if params.model.key_free(params) else None
+        ),
     )
 
 

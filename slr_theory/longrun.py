@@ -811,6 +811,9 @@ class Fates:
         return arrival_figure(self, path, **options)
 
 
+_ALL = np.arange(5)
+
+
 def _check_points(points) -> None:
     """``ValueError`` naming `points` unless it is a sequence of critical points."""
     if isinstance(points, (str, bytes)) or not hasattr(points, "__iter__"):
@@ -830,12 +833,14 @@ def _images(points) -> tuple[np.ndarray, np.ndarray]:
     return np.array(rows).reshape(-1, 5), np.array(owner, dtype=np.int64)
 
 
-def _nearest(ov: np.ndarray, images: np.ndarray, owner: np.ndarray):
-    """Nearest image (max-norm) of overlaps ``(..., 5, k)``: its point, the distance and
-    the image's index (``-1``, ``inf``, ``-1`` without images)."""
+def _nearest(ov: np.ndarray, images: np.ndarray, owner: np.ndarray, coords=_ALL):
+    """Nearest image (max-norm over the overlaps `coords`, the model's
+    :meth:`~slr_theory.models.Model.state_overlaps`) of overlaps ``(..., 5, k)``: its
+    point, the distance and the image's index (``-1``, ``inf``, ``-1`` without images)."""
     if images.shape[0] == 0:
         shape = ov.shape[:-2] + ov.shape[-1:]
         return np.full(shape, -1), np.full(shape, np.inf), np.full(shape, -1)
+    ov, images = ov.take(coords, axis=-2), images.take(coords, axis=1)
     d = np.max(np.abs(ov[..., None, :, :] - images[:, :, None]), axis=-2)  # (..., k_img, k)
     j = np.argmin(d, axis=-2)
     return owner[j], np.take_along_axis(d, j[..., None, :], axis=-2)[..., 0, :], j
@@ -998,9 +1003,9 @@ def _hermite(y0, F0, y1, F1, h, s):
     )
 
 
-def _entry(field, y0, y1, t0, h, centre, tol):
+def _entry(field, y0, y1, t0, h, centre, tol, coords=_ALL):
     """Where in a step ``y0 -> y1`` ``(5, k)`` each run first comes within `tol` of
-    `centre` ``(5, k)``.
+    `centre` ``(5, k)`` (max-norm over the overlaps `coords`).
 
     The cubic Hermite interpolant of the step locates the entry (a scan of 64 points, then
     bisection); Newton's method on the integrator itself then refines it: the run is
@@ -1023,32 +1028,35 @@ def _entry(field, y0, y1, t0, h, centre, tol):
     F0 = at0[0].T
     F1 = field.velocity(y1, t0 + h).T
     grid = np.linspace(0.0, 1.0, 65)
-    inside = np.stack(
-        [np.max(np.abs(_hermite(y0, F0, y1, F1, h, s) - centre), axis=0) < tol for s in grid]
-    )
+    centre = centre[coords]
+
+    def gap_at(s):
+        return np.max(np.abs(_hermite(y0, F0, y1, F1, h, s)[coords] - centre), axis=0)
+
+    inside = np.stack([gap_at(s) < tol for s in grid])
     inside[-1] = True
     hi_i = np.argmax(inside, axis=0)
     lo = grid[np.maximum(hi_i - 1, 0)]
     hi = grid[hi_i]
     for _ in range(40):
         mid = 0.5 * (lo + hi)
-        yes = np.max(np.abs(_hermite(y0, F0, y1, F1, h, mid) - centre), axis=0) < tol
+        yes = gap_at(mid) < tol
         hi = np.where(yes, mid, hi)
         lo = np.where(yes, lo, mid)
     s = hi
     cols = np.arange(s.size)
     for _ in range(ENTRY_NEWTON):
         ys, est, _, _ = _step(field, y0, t0, s * h, at0)
-        diff = ys - centre
+        diff = ys[coords] - centre
         c = np.argmax(np.abs(diff), axis=0)
-        F = field.velocity(ys, t0 + s * h)  # (k, 5)
+        F = field.velocity(ys, t0 + s * h)[:, coords]  # (k, len(coords))
         gap = np.abs(diff[c, cols]) - tol
         slope = np.sign(diff[c, cols]) * F[cols, c] * h
         ok = (slope < 0.0) & np.isfinite(est)
         s = np.where(ok, np.clip(s - gap / np.where(ok, slope, -1.0), 0.0, 1.0), s)
     ys, est, _, _ = _step(field, y0, t0, s * h, at0)
-    F = field.velocity(ys, t0 + s * h)
-    diff = ys - centre
+    F = field.velocity(ys, t0 + s * h)[:, coords]
+    diff = ys[coords] - centre
     c = np.argmax(np.abs(diff), axis=0)
     residual = np.abs(np.abs(diff[c, cols]) - tol)
     return s, np.abs(F[cols, c]), est + residual
@@ -1145,6 +1153,7 @@ def fate(
     minima = [q for q, a in zip(points, attracts, strict=True) if a]
     saddles = [q for q, a in zip(points, attracts, strict=True) if not a]
     images, owner = _images(minima)
+    coords = params.model.state_overlaps(params)  # a key-free risk: v's overlaps alone
     n = ov.shape[0]
     runs = _Runs(params, alpha, None, ov.T.copy(), FATE_LOCAL_TOL)
     if on_manifold and n:
@@ -1163,14 +1172,14 @@ def fate(
     def inside(out):  # (m, 5, k) -> (m, k)
         # a run whose path is shorter than its first distance to every ball cannot enter
         path = np.sum(np.max(np.abs(np.diff(out, axis=0)), axis=1), axis=0)
-        maybe = _nearest(out[0], images, owner)[1] - path < tol
+        maybe = _nearest(out[0], images, owner, coords)[1] - path < tol
         hit = np.zeros(out.shape[::2], dtype=bool)
         if np.any(maybe):
-            hit[:, maybe] = _nearest(out[:, :, maybe], images, owner)[1] < tol
+            hit[:, maybe] = _nearest(out[:, :, maybe], images, owner, coords)[1] < tol
         return hit
 
     line_retry = np.zeros(n)  # when a run that failed the line's tests is tried again
-    first, dist0, _ = _nearest(runs.y, images, owner)
+    first, dist0, _ = _nearest(runs.y, images, owner, coords)
     at0 = dist0 < tol
     label[at0], steps[at0], done[at0] = first[at0], 0.0, True
     while True:
@@ -1184,7 +1193,7 @@ def fate(
             ex = ex[runs.exact_steps[ex] < max_exact]
         if ex.size:
             runs.exact_burst(ex, stop, inside=inside)
-            j, dist, _ = _nearest(runs.y[:, ex], images, owner)
+            j, dist, _ = _nearest(runs.y[:, ex], images, owner, coords)
             hit = dist < tol
             arrived = ex[hit]
             label[arrived], steps[arrived], done[arrived] = j[hit], runs.t[arrived], True
@@ -1213,7 +1222,7 @@ def fate(
             t_before = runs.t[fl].copy()
             acc, y_prev = runs.flow_step(fl, stop)
             if acc.size:
-                j, dist, img = _nearest(runs.y[:, acc], images, owner)
+                j, dist, img = _nearest(runs.y[:, acc], images, owner, coords)
                 hit = dist < tol
                 if np.any(hit):
                     arrived = acc[hit]
@@ -1221,7 +1230,7 @@ def fate(
                     h = runs.t[arrived] - t0
                     centre = images[img[hit]].T
                     s, speed, placed = _entry(
-                        runs.field, y_prev[:, hit], runs.y[:, arrived], t0, h, centre, tol
+                        runs.field, y_prev[:, hit], runs.y[:, arrived], t0, h, centre, tol, coords
                     )
                     steps[arrived] = t0 + s * h
                     label[arrived], done[arrived] = j[hit], True
@@ -1239,7 +1248,7 @@ def fate(
     kept = [(q.overlaps, kind(q), True) for q in minima]
     if left.size and saddles:
         s_images, s_owner = _images(saddles)
-        j, dist, _ = _nearest(runs.y[:, left], s_images, s_owner)
+        j, dist, _ = _nearest(runs.y[:, left], s_images, s_owner, coords)
         for k in np.unique(j[dist < tol]):
             mine = left[(dist < tol) & (j == k)]
             label[mine] = len(kept)

@@ -71,8 +71,11 @@ def edge_roots(params: Params, nu: float) -> np.ndarray:
     ndarray, shape ``(m,)``
         Increasing, read-only.
     """
-    tab = engine.table(params, params.lam, 1)
-    out = np.array(_roots(lambda k: _m_gradient(tab, k, nu)[0]))
+    if params.model.key_free(params):  # R_kappa = 0 on all of M: the edge is a critical line
+        out = np.empty(0)  # (its corners stand for it)
+    else:
+        tab = engine.table(params, params.lam, 1)
+        out = np.array(_roots(lambda k: _m_gradient(tab, k, nu)[0]))
     out.flags.writeable = False
     return out
 
@@ -170,6 +173,8 @@ def manifold_critical_overlaps(params: Params) -> np.ndarray:
     roots of ``R_kappa(kappa, +-1)`` on the edges ``nu = +-1``, located by scans
     (:func:`slr_theory.critical.manifold_certificate` says what is proved). Under softmax
     attention ``R_nu < 0`` on all of M: only the edges ``nu = +-1`` carry critical points.
+    A risk that does not depend on the key (:meth:`slr_theory.models.Model.key_free`) has
+    ``R_kappa = 0``: each edge is a line of critical points, listed once, at ``kappa = 1``.
 
     Parameters
     ----------
@@ -189,6 +194,8 @@ def manifold_critical_overlaps(params: Params) -> np.ndarray:
     params = check_params(params)
     if five_points_proved(params):
         return ORIGIN_AND_CORNERS[:, :2].copy()
+    if params.model.key_free(params):  # R_kappa = 0: each edge a line, listed at kappa = 1
+        return np.concatenate([[[1.0, 1.0], [1.0, -1.0]], interior_points(params)])
     edges = [
         np.stack([r, np.full_like(r, nu)], axis=1)
         for nu in (1.0, -1.0)

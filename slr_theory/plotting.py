@@ -596,6 +596,7 @@ def stability_figure(maps, path: str | Path | None = None, *, grid: int = 121, d
     return _finish(fig, path, dpi)
 
 
+_PLURAL = {"minimum": "minima", "maximum": "maxima", "saddle": "saddles"}
 _KIND_MARKERS = {
     "minimum": ("o", _OKABE_ITO[2]),
     "saddle": ("X", _OKABE_ITO[3]),
@@ -819,14 +820,25 @@ def _draw_portrait(data, path, dpi: int, ax=None):
         zorder=2,
     )
     ax.plot([], [], "-", color="0.35", lw=0.5, label="streamlines of the flow on M")
-    ax.plot(
-        data.nullcline[:, 0],
-        data.nullcline[:, 1],
-        color=_OKABE_ITO[0],
-        lw=1.4,
-        label=r"$\kappa$-nullcline",
-        zorder=3,
-    )
+    if np.any(np.isfinite(data.nullcline[:, 1])):  # none where R_kappa = 0 on all of M
+        ax.plot(
+            data.nullcline[:, 0],
+            data.nullcline[:, 1],
+            color=_OKABE_ITO[0],
+            lw=1.4,
+            label=r"$\kappa$-nullcline",
+            zorder=3,
+        )
+    lines = data.critical_lines
+    if lines is not None:  # the risk does not depend on k: whole edges are critical
+        for nu, kind in zip(lines, data.point_kinds, strict=True):
+            ax.axhline(
+                nu,
+                color=_KIND_MARKERS.get(kind, ("o", "0.3"))[1],
+                lw=3.0,
+                zorder=4,
+                label=f"line of {_PLURAL.get(kind, kind)} on M (the risk does not depend on k)",
+            )
     inner = np.asarray(data.points, dtype=float).reshape(-1, 2)[data.interior]
     if len(inner) == 1:  # R_nu depends on kappa only: it vanishes on the saddle's kappa
         ax.axvline(inner[0][0], color=_OKABE_ITO[1], lw=1.4, label=r"$\nu$-nullcline", zorder=3)

@@ -428,7 +428,12 @@ def _portrait(s, dest) -> list[str]:
         "![phase portrait](portrait.png)",
         "",
         "Streamlines of the flow on M (drawn at every speed: the title gives the largest), "
-        "its nullclines, the critical points by their kind on M, "
+        + (
+            "the edges that are lines of critical points (the risk does not depend on k, "
+            "so R_κ = 0 and there is no κ-nullcline) by their kind on M, "
+            if s.portrait.critical_lines is not None
+            else "its nullclines, the critical points by their kind on M, "
+        )
         + (
             "the separatrix (the saddle's stable manifold), "
             if len(s.portrait.separatrix)

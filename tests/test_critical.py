@@ -7,7 +7,12 @@ import numpy as np
 import pytest
 
 from slr_theory import Params, critical_points, engine, pgd_map_spectrum, risk, risk_grad_at
-from slr_theory.critical import SYMMETRIES, lipschitz_bound, manifold_certificate
+from slr_theory.critical import (
+    SYMMETRIES,
+    lipschitz_bound,
+    manifold_certificate,
+    manifold_kind,
+)
 from slr_theory.dynamics import pgd_vectors
 from slr_theory.flows import manifold_flow, overlap_flow
 from slr_theory.geometry import manifold_chart_jacobian
@@ -630,3 +635,51 @@ def test_the_search_list_is_the_same_for_seeds_0_to_9(lam, name):
     first = _search_list(p, 0)[1]
     for seed in range(1, 10):
         assert _search_list(p, seed)[1] == first, seed
+
+
+def test_softmax_over_one_token_is_key_free_and_lists_one_manifold_per_critical_v():
+    """With L = 1 the weight is 1 whatever the key: R(k, v) = (d/2) theta^2 + 2 gamma^2
+    (1 - nu) + eps^2 (Y - T = X.(v* - v)). The model computes that the key's partials
+    vanish; the search lists the three critical v of that function (by hand: v = v*,
+    v = -v*, and the maximum at nu = -2 gamma^2 / d in span{k*, v*}), each a critical
+    manifold S^{d-1} x {v} of dimension d - 1, whatever the seed (4104 "points" before)."""
+    p = Params(d=400, L=1, lam=0.5, gamma=0.5**0.5, eps=0.1, attention="softmax")
+    assert p.model.key_free(p)
+    assert not p.replace(L=10).model.key_free(p.replace(L=10))
+    assert not Params.paper(lam=1e-6).model.key_free(Params.paper(lam=1e-6))
+    G = p.gamma**2
+    nu_max = -2 * G / p.d
+    theta_max = (1 - nu_max**2) ** 0.5
+    want = [  # (nu, |theta|, R - eps^2) with R - eps^2 = (d/2) theta^2 + 2 G (1 - nu)
+        (1.0, 0.0, 0.0),
+        (-1.0, 0.0, 4 * G),
+        (nu_max, theta_max, p.d / 2 * theta_max**2 + 2 * G * (1 - nu_max)),
+    ]
+    lists = [critical_points(p, starts=32, rng=seed) for seed in (0, 1)]
+    for found in lists:
+        assert len(found) == 3
+        assert [q.kind.split(" (")[0] for q in found] == ["minimum", "saddle", "maximum"]
+        for q, (nu, theta, r) in zip(found, want, strict=True):
+            assert q.orbit_dimension == p.d - 1
+            assert "critical manifold of dimension 399" in q.kind
+            assert abs(q.overlaps[1] - nu) <= 1e-9 and abs(abs(q.overlaps[2]) - theta) <= 1e-6
+            assert abs(q.risk - (p.eps**2 + r)) <= 1e-10 * (1 + r)
+        assert any("does not depend on the key" in line for line in found.certificate)
+    np.testing.assert_allclose(
+        [q.overlaps for q in lists[0]], [q.overlaps for q in lists[1]], atol=1e-9
+    )
+
+
+def test_a_key_free_model_has_two_critical_lines_on_m():
+    """On M the risk of softmax over one token is 2 gamma^2 (1 - nu): R_nu = -2 gamma^2 < 0
+    and R_kappa = 0, so the edges nu = +-1 are lines of critical points (not the hundreds
+    of 'roots' of R_kappa's rounding a scan finds), each listed once, at kappa = 1; on M
+    the state is nu alone, so nu = 1 attracts (a minimum on M) and nu = -1 repels."""
+    p = Params(d=400, L=1, lam=0.5, gamma=0.5**0.5, attention="softmax")
+    on_m = critical_points(p, "manifold")
+    assert [q.overlaps.tolist() for q in on_m] == [[1.0, 1.0, 0, 0, 0], [1.0, -1.0, 0, 0, 0]]
+    assert [manifold_kind(q.manifold_eigenvalues) for q in on_m] == ["minimum", "maximum"]
+    assert [q.manifold_eigenvalues.size for q in on_m] == [1, 1]
+    assert "line of critical points" in on_m.certificate[-1]
+    assert np.all(np.isnan(p.model.nullcline(p, np.linspace(-0.9, 0.9, 7))))
+    assert [q.risk for q in on_m] == pytest.approx([0.0, 4 * p.gamma**2], abs=1e-12)

@@ -443,6 +443,24 @@ def test_joined_fates_name_each_run_s_end_as_one_decision_does():
         fa.join("fates")
 
 
+def test_a_key_free_model_reaches_its_manifold_of_minima_when_exact_pgd_does():
+    """Softmax over one token: the risk is the same for every key (computed by the model),
+    so the minimum is the manifold v = v* and a run has arrived when (nu, theta) has,
+    whatever k is (state_overlaps). Every run's time lies between exact PGD's last step
+    outside the ball and its first inside."""
+    p = Params.paper(lam=0.5).replace(L=1, attention="softmax")
+    assert p.model.key_free(p) and p.model.state_overlaps(p).tolist() == [1, 2]
+    starts = sample_initial_overlaps(p.d, np.random.default_rng(0), 5)
+    f = fate(p, starts, alpha=1e-3)
+    assert f.undecided == 0.0 and f.points.shape[0] == 1
+    path = pgd(p, starts, 1e-3, 6000).overlaps  # (steps + 1, n, 5)
+    gap = np.maximum(np.abs(path[..., 1] - 1.0), np.abs(path[..., 2]))
+    first = np.argmax(gap < 1e-3, axis=0)
+    assert np.all(gap[first, np.arange(5)] < 1e-3)
+    err = f.relative_error * f.steps
+    assert np.all(first - 1 - err <= f.steps) and np.all(f.steps <= first + err)
+
+
 def test_a_singular_step_matrix_inverts_to_nan_not_an_error():
     """One matrix of a batch singular to working precision: NaN for it (the step refuses
     it), the inverses of the others unchanged."""

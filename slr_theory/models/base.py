@@ -13,6 +13,8 @@ from ..params import DOMAIN, Params
 
 #: Points per side of the grid of M on which invariance is computed (edges included).
 INVARIANCE_GRID = 21
+#: Feasible points off M at which :meth:`Model.key_free` computes the key's partials.
+KEY_FREE_POINTS = 256
 
 
 class Model(abc.ABC):
@@ -46,7 +48,8 @@ class Model(abc.ABC):
        :meth:`manifold_certificate`, what is proved (or, where no proof applies, what was
        searched and how) of M's critical points, step by step with its numbers;
        :meth:`manifold_summary`, that statement in one sentence when the model has an
-       argument of its own.
+       argument of its own; and :meth:`key_free`, whether the risk depends on the key at
+       all, *computed* from the table (softmax over one token: every key is critical).
     7. Labels for text and figures: :attr:`predictor`, :attr:`tag`, :attr:`label`.
     8. Optional hooks: :attr:`closed_form` (the table has closed forms and a loop kernel
        for long runs, :func:`slr_theory.engine.loop_kernel`); quadrature is the default.
@@ -118,6 +121,21 @@ class Model(abc.ABC):
         gradient there vanishes to ``1e-12`` of the gradient's scale on M."""
         return _on_m(self, params)[1]
 
+    def key_free(self, params: Params) -> bool:
+        """Whether the risk does not depend on the key ``k``, computed: ``dR/dkappa``,
+        ``dR/deta`` and ``dR/drho`` vanish, to ``1e-12`` of the gradient's scale, at
+        :data:`KEY_FREE_POINTS` feasible points (the overlaps of seeded uniform unit
+        vectors of ``R^6``) and on the grid of M. Then each critical ``v`` stands for a
+        critical manifold ``S^{d-1} x {v}`` and the locator says so
+        (:func:`slr_theory.critical.critical_points`)."""
+        return _key_free(self, params)
+
+    def state_overlaps(self, params: Params) -> np.ndarray:
+        """The overlaps the risk depends on, as indices into ``(kappa, nu, theta, eta,
+        rho)``: all five, or ``(nu, theta)`` where it is :meth:`key_free`. Where a run is,
+        and which critical point it has reached, is read on these."""
+        return np.array([1, 2]) if self.key_free(params) else np.arange(5)
+
     @abc.abstractmethod
     def nullcline(self, params: Params, kappa: np.ndarray) -> np.ndarray:
         """The ``nu`` where ``dR/dkappa`` vanishes on M, at each ``kappa`` (same shape)."""
@@ -163,3 +181,21 @@ def _on_m(model: Model, params: Params) -> tuple[bool, bool]:
         bool(np.all(np.abs(off) <= 1e-12 * scale)),
         bool(np.all(np.abs(g[:, origin]) <= 1e-12 * scale)),
     )
+
+
+@lru_cache(maxsize=256)
+def _key_free(model: Model, params: Params) -> bool:
+    """Whether the key's three partials vanish on M's grid and at feasible points off M."""
+    side = np.linspace(-1.0, 1.0, INVARIANCE_GRID)
+    kn = np.stack(np.meshgrid(side, side, indexing="ij")).reshape(2, -1)
+    on_m = np.zeros((5, kn.shape[1]))
+    on_m[:2] = kn
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((2, 6, KEY_FREE_POINTS))
+    k, v = x / np.linalg.norm(x, axis=0), y / np.linalg.norm(y, axis=0)
+    off = np.array([k[0], v[1], v[0], k[1], (k * v).sum(axis=0)])
+    g = model.table(params, np.asarray(params.lam, dtype=np.float64), 1)(
+        np.concatenate([on_m, off], axis=1)
+    )
+    scale = float(np.max(np.abs(g))) or 1.0
+    return bool(np.all(np.abs(g[[0, 3, 4]]) <= 1e-12 * scale))

@@ -371,6 +371,8 @@ class Softmax(Model):
         ov5[1, k.size :] = 1.0
         r = engine.table(params, params.lam, 1)(ov5)[0]
         at0, slope = r[: k.size], r[k.size :] - r[: k.size]
+        if self.key_free(params):  # R_kappa = 0 on all of M: no line of its zeros
+            return np.full(kappa.shape, np.nan)
         return (-at0 / np.where(slope != 0.0, slope, np.inf)).reshape(kappa.shape)
 
     def manifold_certificate(self, params: Params) -> list[str]:
@@ -419,8 +421,17 @@ def _certificate(params: Params) -> list[str]:
         "Hence no critical point with |nu| < 1: unlike pointwise attention the origin is not "
         "critical, because the softmax weights are positive and sum to one, so the predictor "
         "cannot switch the value off.",
-        "On the edges nu = +-1, (1 - kappa^2) R_kappa vanishes at the corners and at the roots "
-        f"of R_kappa(kappa, +-1) in (-1, 1): {where[1.0]} on nu = 1, {where[-1.0]} on "
-        f"nu = -1 (a scan of {EDGE_SCAN} points and Brent's method, L = {L}). Softmax "
-        "weights are not odd, so (k, v) -> (-k, -v) is no symmetry: each edge is its own.",
+        (
+            "The risk does not depend on the key (computed: its partials in kappa, eta, rho "
+            "vanish to 1e-12 of the gradient's scale; with L = 1 the one weight is 1): "
+            "R_kappa = 0 on all of M, so each edge nu = +-1 is a line of critical points, "
+            "listed at its corner kappa = 1. Softmax weights are not odd, so "
+            "(k, v) -> (-k, -v) is no symmetry: each edge is its own."
+            if params.model.key_free(params)
+            else "On the edges nu = +-1, (1 - kappa^2) R_kappa vanishes at the corners and at "
+            f"the roots of R_kappa(kappa, +-1) in (-1, 1): {where[1.0]} on nu = 1, "
+            f"{where[-1.0]} on nu = -1 (a scan of {EDGE_SCAN} points and Brent's method, "
+            f"L = {L}). Softmax weights are not odd, so (k, v) -> (-k, -v) is no symmetry: "
+            "each edge is its own."
+        ),
     ]
