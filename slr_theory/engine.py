@@ -1681,6 +1681,8 @@ def _evaluate(params: Params, ov5: np.ndarray, lam, order) -> np.ndarray:
         tab = table(params, distinct, order)
     else:
         tab = table(params, lam, order)
+    if n > _CHUNK:  # a batch the interpolants pay for: its last block too, not only the full ones
+        tab = tab.prepared()
     out = np.empty((tab.C.shape[-2], n))
     for start in range(0, n, _CHUNK):
         sl = slice(start, min(start + _CHUNK, n))
