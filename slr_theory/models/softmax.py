@@ -423,8 +423,9 @@ def _certificate(params: Params) -> list[str]:
         "cannot switch the value off.",
         (
             "The risk does not depend on the key (computed: its partials in kappa, eta, rho "
-            "vanish to 1e-12 of the gradient's scale; with L = 1 the one weight is 1): "
-            "R_kappa = 0 on all of M, so each edge nu = +-1 is a line of critical points, "
+            "vanish to 1e-12 of the gradient's scale"
+            + ("; over one token its weight is 1" if L == 1 else "")
+            + "): R_kappa = 0 on all of M, so each edge nu = +-1 is a line of critical points, "
             "listed at its corner kappa = 1. Softmax weights are not odd, so "
             "(k, v) -> (-k, -v) is no symmetry: each edge is its own."
             if params.model.key_free(params)
