@@ -166,13 +166,20 @@ class Model(abc.ABC):
         """How the model differs from the paper's, for titles (``""`` for the paper's)."""
 
 
-@lru_cache(maxsize=256)
-def _on_m(model: Model, params: Params) -> tuple[bool, bool]:
-    """``(M invariant, origin critical)`` from the gradient table on a grid of M."""
+def _m_grid() -> np.ndarray:
+    """Overlaps ``(5, INVARIANCE_GRID**2)`` of a grid of M, edges and origin included."""
     side = np.linspace(-1.0, 1.0, INVARIANCE_GRID)  # odd: the origin is a node
     kn = np.stack(np.meshgrid(side, side, indexing="ij")).reshape(2, -1)
     ov5 = np.zeros((5, kn.shape[1]))
     ov5[:2] = kn
+    return ov5
+
+
+@lru_cache(maxsize=256)
+def _on_m(model: Model, params: Params) -> tuple[bool, bool]:
+    """``(M invariant, origin critical)`` from the gradient table on a grid of M."""
+    ov5 = _m_grid()
+    kn = ov5[:2]
     g = model.table(params, np.asarray(params.lam, dtype=np.float64), 1)(ov5)
     scale = float(np.max(np.abs(g))) or 1.0
     off = overlap_velocity(ov5, g)[2:]
@@ -186,10 +193,7 @@ def _on_m(model: Model, params: Params) -> tuple[bool, bool]:
 @lru_cache(maxsize=256)
 def _key_free(model: Model, params: Params) -> bool:
     """Whether the key's three partials vanish on M's grid and at feasible points off M."""
-    side = np.linspace(-1.0, 1.0, INVARIANCE_GRID)
-    kn = np.stack(np.meshgrid(side, side, indexing="ij")).reshape(2, -1)
-    on_m = np.zeros((5, kn.shape[1]))
-    on_m[:2] = kn
+    on_m = _m_grid()
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((2, 6, KEY_FREE_POINTS))
     k, v = x / np.linalg.norm(x, axis=0), y / np.linalg.norm(y, axis=0)
