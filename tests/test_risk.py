@@ -163,6 +163,10 @@ _PLATEAU = [  # (sigma, lambda, L, s, overlaps): beside the edge nu = sgn kappa,
     pytest.param("tanh", 0.9, 3, 2, (-0.999, -1.0, 0.0, 0.03, -0.03), marks=pytest.mark.slow),
     pytest.param("arctan", 0.9, 1, 1, (0.999, 1.0, 0.0, 0.03, 0.03), marks=pytest.mark.slow),
     pytest.param("algebraic", 0.9, 2, 2, (0.999, 1.0, 0.0, 0.03, 0.03), marks=pytest.mark.slow),
+    # on M, beside the corners: R_kappa -2.1e-19 and -1.2e-35 (tanh), the corner (-1, -1)
+    pytest.param("tanh", 0.9, 1, 1, (0.999, 1 - 1e-12, 0.0, 0.0, 0.0), marks=pytest.mark.slow),
+    pytest.param("tanh", 2.0, 1, 1, (0.9, 1.0, 0.0, 0.0, 0.0), marks=pytest.mark.slow),
+    pytest.param("algebraic", 2.0, 1, 1, (-0.999, -1.0, 0.0, 0.0, 0.0), marks=pytest.mark.slow),
 ]
 
 
