@@ -1269,10 +1269,9 @@ class LoopKernel:
         self._minus_x2 = np.array(-x2)
         first, rest = np.divmod(monomials, 36)
         second, third = np.divmod(rest, 6)
-        # the factors a call multiplies by: as many as the largest degree needs
-        self._factors = [np.ascontiguousarray(f) for f in (first, second, third) if np.any(f)] or [
-            np.ascontiguousarray(first)
-        ]
+        # the factors a call multiplies by: as many as the largest degree needs (none for
+        # monomials that are all 1)
+        self._factors = [np.ascontiguousarray(f) for f in (first, second, third) if np.any(f)]
         self._powers = np.ones((0, KERNEL_NODES))
 
     @property

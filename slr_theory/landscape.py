@@ -473,10 +473,11 @@ class BasinFractions:
     trace_distance: np.ndarray | None = None
 
 
-def _nearest_attractor(final: np.ndarray, attractors: list, coords=slice(None)):
+def _nearest_attractor(final: np.ndarray, attractors: list, coords=None):
     """Nearest attractor (up to symmetry) of each end point, and the distance to it, on
     the overlaps `coords` (the model's :meth:`~slr_theory.models.Model.state_overlaps`)."""
 
+    coords = np.arange(5) if coords is None else coords
     nearest = np.full(final.shape[0], -1)
     best = np.full(final.shape[0], np.inf)
     for j, q in enumerate(attractors):
@@ -667,6 +668,7 @@ def _run_to_minima(params, ov0, alpha, steps, max_steps, trace_every, attractors
     every = steps if trace_every is None else positive_int(trace_every, "trace_every")
     if steps % every:
         raise ValueError(f"`trace_every` must divide `steps` ({steps}), got {every}.")
+    coords = params.model.state_overlaps(params)  # where a run is read (once, not per round)
     current = np.array(ov0, dtype=np.float64)
     steps_run = np.zeros(n, dtype=np.int64)
     stalled = np.zeros(n, dtype=bool)
@@ -685,7 +687,7 @@ def _run_to_minima(params, ov0, alpha, steps, max_steps, trace_every, attractors
         block[:, active] = np.sqrt(np.sum(res.overlaps[1:, :, 2:] ** 2, axis=-1))
         trace_steps.append(res.step[1:] + done_steps - steps)
         traces.append(block)
-        _, distance = _nearest_attractor(end, attractors, params.model.state_overlaps(params))
+        _, distance = _nearest_attractor(end, attractors, coords)
         arrived = distance < tol
         if grad_tol is not None:
             arrived &= _gradient_norm(params, end) < grad_tol
