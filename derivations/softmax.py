@@ -21,6 +21,10 @@ Steps:
 5. The Laplace transform S^{-p} = int_0^inf t^{p-1} e^{-tS} dt / Gamma(p), checked by
    SymPy's integrator, splits each term over the tokens (module docstring of
    slr_theory.softmax).
+6. A sink (softmax-1, p_l = e_l / (1 + S)): steps 1-4 hold for any weights, so the
+   expansion is the same; the transform of (1 + S)^{-p} has one more factor e^{-t}, the
+   sink's g_0 (a token of logit 0), and the stable form's 1 - p_i = p_0 + sum_{l != i} p_l
+   with p_0 = 1 / (1 + S), the sink's weight (both checked by SymPy).
 """
 
 from __future__ import annotations
@@ -103,10 +107,33 @@ def laplace_identity() -> bool:
     )
 
 
+def sink_identities() -> bool:
+    """With a sink: ``(1 + S)^{-p}``'s transform has the factor ``e^{-t}`` (p = 1, 2), and
+    ``1 - p_i = p_0 + sum_{l != i} p_l`` for three tokens, ``p_l = e_l / (1 + S)``."""
+    t, S = sp.symbols("t S", positive=True)
+    transform = all(
+        sp.simplify(
+            sp.integrate(t ** (q - 1) * sp.exp(-t) * sp.exp(-t * S), (t, 0, sp.oo)) / sp.gamma(q)
+            - (1 + S) ** (-q)
+        )
+        == 0
+        for q in (1, 2)
+    )
+    e = sp.symbols("e1:4", positive=True)
+    total = 1 + sum(e)
+    p = [x / total for x in e]
+    p0 = 1 / total
+    weights = all(
+        sp.simplify(1 - p[i] - p0 - sum(p[m] for m in range(3) if m != i)) == 0 for i in range(3)
+    )
+    return transform and weights
+
+
 def derive(verbose: bool = False) -> dict:
     """Return the collected risk for a few (L, s) and check the invariance of M."""
     say = print if verbose else (lambda *a: None)
     assert laplace_identity()
+    assert sink_identities()
     out = {}
     for L, s in ((2, 1), (4, 1), (4, 2), (5, 3)):
         terms = collect(L, s)

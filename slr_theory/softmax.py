@@ -47,6 +47,15 @@ as coefficients (:func:`risk_expression`); a derivative in ``kappa`` is ``sqrt(d
 one in the informative tokens' mean ``mu``, which by Stein's identity raises and lowers
 the powers of ``D``: ``d/dmu E[D^i g] = E[D^{i+1} g] / gamma^2 - i E[D^{i-1} g]``
 (:func:`d_mu`).
+
+A sink
+------
+An attention with a sink (softmax-1, ``p_l = e_l / (1 + S)``) has a token with the
+fixed logit 0 and no value: ``(1 + S)^{-p}`` has the same transform, with one more
+factor ``g_{j_0}(sigma)`` for the sink's weight ``p_0 = 1 / (1 + S)`` raised to ``j_0``
+(``g_0``, ``e^{-t}``, when the term does not weigh it). Its terms are
+``(p, info, distr, j_0)`` when ``j_0 > 0`` (``p`` counts ``j_0``), and the functions take
+``sink=True``; without a sink every term has three entries.
 """
 
 from __future__ import annotations
@@ -81,11 +90,22 @@ _TAIL = 38.0
 
 # A factor (j, i) is E[D^i g_j]; the free factor (0, 0) is left out of the tuples.
 Factor = tuple[int, int]
-Term = tuple[int, tuple[Factor, ...], tuple[Factor, ...]]
+Term = tuple  # (p, info, distr) or (p, info, distr, j_0) with a sink's weight
 
 
 def _norm(factors) -> tuple[Factor, ...]:
     return tuple(sorted(f for f in factors if f != (0, 0)))
+
+
+def _term(p: int, info, distr, sink_power: int = 0) -> Term:
+    """A term in its one spelling: the sink's power only when it weighs the sink."""
+    base = (p, _norm(info), _norm(distr))
+    return (*base, sink_power) if sink_power else base
+
+
+def _sink_power(term: Term) -> int:
+    """The power ``j_0`` of the sink's weight in `term` (0 without one)."""
+    return term[3] if len(term) > 3 else 0
 
 
 def d_mu(term: Term, s: int, gamma: float) -> dict[Term, float]:
@@ -111,11 +131,12 @@ def d_mu(term: Term, s: int, gamma: float) -> dict[Term, float]:
     >>> d_mu((1, ((1, 0),), ()), 1, 1.0)
     {(1, ((1, 1),), ()): 1.0}
     """
-    p, info, distr = term
+    p, info, distr = term[:3]
+    j0 = _sink_power(term)
     out: dict[Term, float] = {}
 
     def add(new, c):
-        key = (p, _norm(new), distr)
+        key = _term(p, new, distr, j0)
         out[key] = out.get(key, 0.0) + c
 
     g2 = gamma * gamma
@@ -131,7 +152,7 @@ def d_mu(term: Term, s: int, gamma: float) -> dict[Term, float]:
 
 
 def risk_expression(
-    d: int, L: int, gamma: float, s: int, *, stable: bool = False
+    d: int, L: int, gamma: float, s: int, *, stable: bool = False, sink: bool = False
 ) -> list[tuple[int, float, tuple, Term]]:
     """The risk of softmax attention minus ``eps^2``, term by term.
 
@@ -145,7 +166,8 @@ def risk_expression(
     where the expanded one is a difference of numbers of order one: monomials have six
     exponents, of ``(nu, theta, eta, rho, u, w)`` with ``u = 1 - nu`` and
     ``w = eta - rho``, and every weight of a token that should carry the attention appears
-    as ``1 - p_i = sum_{l != i} p_l`` (:func:`_stable_expression`). Its terms are small
+    as ``1 - p_i = sum_{l != i} p_l`` (:func:`_stable_expression`; with a sink the sum
+    has the sink's weight too). Its terms are small
     where the risk is, so the risk and its derivatives keep their relative precision.
 
     Parameters
@@ -156,6 +178,9 @@ def risk_expression(
         Informative tokens, ``1 <= s <= L``.
     stable : bool
         The cancellation-free form (six exponents per monomial).
+    sink : bool
+        Weights with a sink (softmax-1, module docstring): the expanded form is the same
+        (it holds for any weights), the stable one weighs the sink in ``1 - p_i``.
 
     Returns
     -------
@@ -171,7 +196,7 @@ def risk_expression(
     B = math.sqrt(d / 2.0)
     G = gamma * gamma
     if stable:
-        return _stable_expression(B, G, L, s)
+        return _stable_expression(B, G, L, s, sink)
     D = L - s
     ss = s * (s - 1)
     NU, TH, ET, RH = (1, 0, 0, 0), (0, 1, 0, 0), (0, 0, 1, 0), (0, 0, 0, 1)
@@ -221,6 +246,10 @@ def risk_expression(
 _MAX_RATIO = 16
 
 
+#: The label of a q-slot that falls on the sink (:func:`_expect`).
+_SINK = -1
+
+
 def _falling(n: int, k: int) -> int:
     out = 1
     for i in range(k):
@@ -233,13 +262,14 @@ def _gauss_moment(i: int, var: float) -> float:
     return 0.0 if i % 2 else var ** (i // 2) * float(math.prod(range(i - 1, 0, -2)))
 
 
-def _expect(anchors, qslots, s: int, L: int, G: float) -> dict:
+def _expect(anchors, qslots, s: int, L: int, G: float, sink: bool = False) -> dict:
     """``E[prod_a p_a^{j_a} D_a^{i_a} prod_k p_{t_k}]`` summed over ``t_k != anchor e_k``.
 
     `anchors` are distinct tokens ``(informative?, j, i)``; each q-slot ``e_k`` is the
     index of the anchor its token must differ from (the weight ``1 - p_{e_k}``). Every
     way the q-slots' tokens fall on the anchors or on new tokens (informative or
-    distractor, coinciding among themselves or not) is a term with its count.
+    distractor, coinciding among themselves or not), or with `sink` on the sink, is a
+    term with its count.
 
     Returns ``{term or None: count}`` (``None``: a Gaussian moment, no weight).
     """
@@ -249,6 +279,7 @@ def _expect(anchors, qslots, s: int, L: int, G: float) -> dict:
 
     def assign(k, labels, n_new):
         if k == len(qslots):
+            j0 = labels.count(_SINK)
             for roles in itertools.product((True, False), repeat=n_new):
                 ki, kd = sum(roles), n_new - sum(roles)
                 count = _falling(s - n_inf, ki) * _falling(L - s - n_dis, kd)
@@ -256,12 +287,13 @@ def _expect(anchors, qslots, s: int, L: int, G: float) -> dict:
                     continue
                 j = [a[1] for a in anchors] + [0] * n_new
                 for lab in labels:
-                    j[lab] += 1
+                    if lab != _SINK:
+                        j[lab] += 1
                 info = [(j[x], anchors[x][2]) for x in range(len(anchors)) if anchors[x][0]]
                 dis = [(j[x], anchors[x][2]) for x in range(len(anchors)) if not anchors[x][0]]
                 for y, r in enumerate(roles):
                     (info if r else dis).append((j[len(anchors) + y], 0))
-                if sum(j) == 0:
+                if sum(j) + j0 == 0:
                     value = 1.0
                     for _jj, ii in info:
                         value *= _gauss_moment(ii, G)
@@ -269,12 +301,14 @@ def _expect(anchors, qslots, s: int, L: int, G: float) -> dict:
                         value *= _gauss_moment(ii, 1.0)
                     out[None] = out.get(None, 0.0) + count * value
                     continue
-                key = (sum(j), _norm(info), _norm(dis))
+                key = _term(sum(j) + j0, info, dis, j0)
                 out[key] = out.get(key, 0.0) + count
             return
         for x in range(len(anchors)):  # the token is an anchor other than the excluded one
             if x != qslots[k]:
                 assign(k + 1, [*labels, x], n_new)
+        if sink:  # the sink, never an anchor
+            assign(k + 1, [*labels, _SINK], n_new)
         for y in range(n_new + 1):  # an earlier new token, or a new one
             assign(k + 1, [*labels, len(anchors) + y], max(n_new, y + 1))
 
@@ -282,7 +316,7 @@ def _expect(anchors, qslots, s: int, L: int, G: float) -> dict:
     return out
 
 
-def _stable_expression(B: float, G: float, L: int, s: int) -> list:
+def _stable_expression(B: float, G: float, L: int, s: int, sink: bool = False) -> list:
     """The risk minus ``eps^2`` without cancellation near the optimum (:func:`risk_expression`).
 
     Given the keys, ``Y - T = sum_l X_l`` over independent tokens with
@@ -295,6 +329,7 @@ def _stable_expression(B: float, G: float, L: int, s: int) -> list:
 
     the three components (informative, distractors, interactions) of
     :class:`slr_theory.RiskComponents`. Monomials are in ``(nu, theta, eta, rho, u, w)``.
+    With a `sink`, ``q_i = p_0 + sum_{l != i} p_l`` (``p_0 = 1 / (1 + S)``).
     """
     D = L - s
     TH, RH, U, W = 1, 3, 4, 5
@@ -309,7 +344,7 @@ def _stable_expression(B: float, G: float, L: int, s: int) -> list:
     def emit(comp, coef, m, anchors, qslots):
         if coef == 0:
             return
-        for term, count in _expect(anchors, qslots, s, L, G).items():
+        for term, count in _expect(anchors, qslots, s, L, G, sink).items():
             if count:
                 rows.append((comp, coef * count, m, term))
 
@@ -444,19 +479,24 @@ def term_integrals(
     d: int,
     L: int,
     s: int,
+    sink: bool = False,
 ) -> np.ndarray:
     """Every term (module docstring) at each ``kappa``: shape ``(len(terms), n)``.
 
     Parameters
     ----------
     terms : list of tuple
-        ``(p, info, distr)``; ``len(info) <= s``, ``len(distr) <= L - s``.
+        ``(p, info, distr)``, or ``(p, info, distr, j_0)`` with a sink;
+        ``len(info) <= s``, ``len(distr) <= L - s``.
     kappa : ndarray, shape ``(n,)``
         ``k . k*`` in ``[-1, 1]``.
     lam, gamma : float
         Temperature and the informative tokens' spread.
     d, L, s : int
         Dimension, tokens and informative tokens.
+    sink : bool
+        Weights with a sink, ``p_l = e_l / (1 + S)`` (softmax-1): every term has the
+        sink's factor ``g_{j_0}(sigma)``.
 
     Returns
     -------
@@ -471,14 +511,19 @@ def term_integrals(
     ...                      lam=0.7, gamma=1.0, d=400, L=2, s=1)
     >>> abs(float(got[0, 0]) - 0.5) < 1e-15
     True
+    >>> # with a sink over one token, its weight and the token's sum to one: E p_0 + E p_1 = 1
+    >>> got = term_integrals([(1, (), (), 1), (1, ((1, 0),), ())], np.array([0.3]),
+    ...                      lam=0.7, gamma=1.0, d=8, L=1, s=1, sink=True)
+    >>> abs(float(got[:, 0].sum()) - 1.0) < 1e-15
+    True
     """
     kappa = np.asarray(kappa, dtype=np.float64).reshape(-1)
     n = kappa.size
     a = lam * math.sqrt(d / 2.0)
     g = lam * gamma
     ak = a * kappa
-    imax_i = max([i for _p, info, _d in terms for _j, i in info] + [1])
-    imax_d = max([i for _p, _i, distr in terms for _j, i in distr] + [1])
+    imax_i = max([i for t in terms for _j, i in t[1]] + [1])
+    imax_d = max([i for t in terms for _j, i in t[2]] + [1])
     if n == 0:
         return np.empty((len(terms), 0))
     lo, hi = _window(lam, g, ak, L)
@@ -497,12 +542,18 @@ def term_integrals(
         return out
 
     lpi, lpd = log_phi(mi), log_phi(md)
+    # the sink's factors g_j(sigma) (its logit is 0), or none
+    sink_g = _kernels(sig.copy())[1:] if sink else None
     cache: dict = {}
     out = np.empty((len(terms), n))
-    for r, (p, info, distr) in enumerate(terms):
+    for r, term in enumerate(terms):
+        p, info, distr = term[:3]
         ni, nd = s - len(info), (L - s) - len(distr)
         if ni < 0 or nd < 0:
-            raise ValueError(f"term {(p, info, distr)!r} needs more tokens than L={L}, s={s}.")
+            raise ValueError(f"term {term!r} needs more tokens than L={L}, s={s}.")
+        j0 = _sink_power(term)
+        if j0 and not sink:
+            raise ValueError(f"term {term!r} weighs a sink, and `sink` is False.")
         key = (ni, nd)
         if key not in cache:
             e = np.zeros((n, sig.size))
@@ -512,6 +563,8 @@ def term_integrals(
                 e += nd * lpd
             cache[key] = np.exp(e)
         f = cache[key].copy()
+        if sink:
+            f *= sink_g[j0]
         for j, i in info:
             f *= powers_i[i] * mi[j + 1, i]
         for j, i in distr:
@@ -528,8 +581,9 @@ def _abs_moment(i: int, sd: float) -> float:
 def term_bound(term: Term | None, gamma: float) -> float:
     """``sup |term|`` over every ``kappa`` and temperature (``None``: the constant 1).
 
-    ``prod_l e_l^{j_l} / S^p <= 1`` (``sum j_l = p`` and every ``e_l <= S``), so
-    ``|term| <= prod_l E |D_l|^{i_l}``, the tokens being independent.
+    ``prod_l e_l^{j_l} / S^p <= 1`` (``sum j_l = p`` and every ``e_l <= S``; with a sink
+    ``S`` has its ``1`` too), so ``|term| <= prod_l E |D_l|^{i_l}``, the tokens being
+    independent.
 
     Parameters
     ----------
@@ -549,7 +603,7 @@ def term_bound(term: Term | None, gamma: float) -> float:
     """
     if term is None:
         return 1.0
-    _p, info, distr = term
+    _p, info, distr = term[:3]
     out = 1.0
     for _j, i in info:
         out *= _abs_moment(i, gamma)
@@ -565,7 +619,7 @@ _MAX_DEPTH = 8
 
 @lru_cache(maxsize=64)
 def term_interpolant(
-    terms: tuple, lam: float, gamma: float, d: int, L: int, s: int
+    terms: tuple, lam: float, gamma: float, d: int, L: int, s: int, sink: bool = False
 ) -> tuple[Pieces, float]:
     """The terms as functions of ``t = lam sqrt(d/2) kappa`` on ``[-a, a]``, piecewise Chebyshev.
 
@@ -579,6 +633,8 @@ def term_interpolant(
     terms : tuple of terms
     lam, gamma : float
     d, L, s : int
+    sink : bool
+        As for :func:`term_integrals`.
 
     Returns
     -------
@@ -597,7 +653,7 @@ def term_interpolant(
     start += list(itertools.pairwise(edges))
 
     def evaluate(t):
-        values = term_integrals(list(terms), t / a, lam=lam, gamma=gamma, d=d, L=L, s=s)
+        values = term_integrals(list(terms), t / a, lam=lam, gamma=gamma, d=d, L=L, s=s, sink=sink)
         return values, np.broadcast_to(bound, values.shape)
 
     return build_pieces(evaluate, start, tol=_INTERP_TOL, depth=_MAX_DEPTH), a

@@ -39,18 +39,32 @@ TERMS = [
 ]
 
 
-def _tensor_reference(term, kappa, lam, gamma, d):
-    """The term on L = 3 tokens (one informative) by a 3-D Gauss-Hermite rule in the keys."""
+# the terms a sink adds (softmax-1): its weight p_0 = 1 / (1 + S), alone or with others
+SINK_TERMS = [
+    (1, (), (), 1),
+    (2, (), (), 2),
+    (2, ((1, 1),), (), 1),
+    (3, ((1, 0),), (), 2),
+    (2, (), ((1, 1),), 1),
+]
+
+
+def _tensor_reference(term, kappa, lam, gamma, d, sink=False):
+    """The term on L = 3 tokens (one informative) by a 3-D Gauss-Hermite rule in the keys;
+    with a `sink`, the normaliser has a fourth token of logit 0 (softmax-1)."""
     x, w = hermegauss(120)
     w = w / np.sqrt(2 * np.pi)
     mu = np.sqrt(d / 2) * kappa
     U = [mu + gamma * x[:, None, None], x[None, :, None], x[None, None, :]]
     D = [U[0] - mu, U[1], U[2]]
     top = np.maximum(np.maximum(U[0], U[1]), U[2])
+    if sink:
+        top = np.maximum(top, 0.0)
     e = [np.exp(lam * (u - top)) for u in U]
-    S = e[0] + e[1] + e[2]
-    p, info, distr = term
-    f = np.ones((x.size,) * 3)
+    e0 = np.exp(-lam * top) if sink else 0.0
+    S = e0 + e[0] + e[1] + e[2]
+    p, info, distr = term[:3]
+    f = (e0 / S) ** (term[3] if len(term) > 3 else 0) * np.ones((x.size,) * 3)
     for j, i in info:  # the informative token is token 0
         f = f * D[0] ** i * (e[0] / S) ** j
     for slot, (j, i) in enumerate(distr, start=1):
@@ -63,12 +77,21 @@ def _tensor_reference(term, kappa, lam, gamma, d):
 @pytest.mark.parametrize(
     "kappa", [-1.0, pytest.param(-0.2, marks=pytest.mark.slow), 0.0, 0.4, 1.0]
 )
-def test_terms_match_a_tensor_rule_over_the_keys(lam, kappa):
+@pytest.mark.parametrize("sink", [False, True])
+def test_terms_match_a_tensor_rule_over_the_keys(lam, kappa, sink):
     d, gamma = 12, 0.7
-    got = term_integrals(TERMS, np.array([kappa]), lam=lam, gamma=gamma, d=d, L=3, s=1)[:, 0]
-    ref = np.array([_tensor_reference(t, kappa, lam, gamma, d) for t in TERMS])
+    terms = TERMS + SINK_TERMS if sink else TERMS
+    got = term_integrals(terms, np.array([kappa]), lam=lam, gamma=gamma, d=d, L=3, s=1, sink=sink)[
+        :, 0
+    ]
+    ref = np.array([_tensor_reference(t, kappa, lam, gamma, d, sink) for t in terms])
     # the term's scale: |term| <= prod E|D|^i (at most 1.2 here, 3 for i = 4)
     np.testing.assert_array_less(np.abs(got - ref), 3e-13 * (1.0 + np.abs(ref)))
+
+
+def test_a_term_that_weighs_a_sink_needs_one():
+    with pytest.raises(ValueError, match="weighs a sink"):
+        term_integrals([(1, (), (), 1)], np.array([0.0]), lam=0.5, gamma=1.0, d=8, L=2, s=1)
 
 
 def _mp_manifold_risk(kappa, nu, lam, gamma, d, eps=0.0):
@@ -212,17 +235,22 @@ def test_uniform_weights_at_a_vanishing_temperature():
 def test_d_mu_is_the_derivative_in_the_mean():
     lam, gamma, d, L, s = 0.7, 0.9, 30, 5, 2
     B = np.sqrt(d / 2)
-    for term in [(1, ((1, 0),), ()), (2, ((1, 1), (1, 0)), ((1, 1),)), (2, (), ((2, 2),))]:
+    cases = [
+        ((1, ((1, 0),), ()), False),
+        ((2, ((1, 1), (1, 0)), ((1, 1),)), False),
+        ((2, (), ((2, 2),)), False),
+        ((1, ((1, 0),), ()), True),
+        ((3, ((1, 1),), (), 2), True),  # the sink's power rides along
+        ((1, (), (), 1), True),
+    ]
+    for term, sink in cases:
+        kw = dict(lam=lam, gamma=gamma, d=d, L=L, s=s, sink=sink)
         h = 1e-5
-        f = term_integrals(
-            [term], np.array([0.2 - h, 0.2 + h]), lam=lam, gamma=gamma, d=d, L=L, s=s
-        )
+        f = term_integrals([term], np.array([0.2 - h, 0.2 + h]), **kw)
         fd = (f[0, 1] - f[0, 0]) / (2 * h * B)
         parts = d_mu(term, s, gamma)
-        got = sum(
-            c * term_integrals([t], np.array([0.2]), lam=lam, gamma=gamma, d=d, L=L, s=s)[0, 0]
-            for t, c in parts.items()
-        )
+        assert all(len(t) == len(term) for t in parts)
+        got = sum(c * term_integrals([t], np.array([0.2]), **kw)[0, 0] for t, c in parts.items())
         assert abs(fd - got) <= 1e-8
 
 
@@ -382,29 +410,33 @@ def test_the_symmetry_group_is_the_models():
     assert len(symmetries(Params.paper())) == 4
 
 
-def _value(p, kappa, ov4, stable):
+def _value(p, kappa, ov4, stable, sink=False):
     """The components from risk_expression, term by term, at overlaps (nu, theta, eta, rho)."""
     nu, theta, eta, rho = ov4
     x = np.array([nu, theta, eta, rho, 1.0 - nu, eta - rho])  # the stable form's variables
     out = np.zeros((3, kappa.size))
-    for comp, c, mono, t in risk_expression(p.d, p.L, p.gamma, p.s, stable=stable):
+    for comp, c, mono, t in risk_expression(p.d, p.L, p.gamma, p.s, stable=stable, sink=sink):
         m = np.prod(x[: len(mono)] ** np.array(mono))
         if t is None:
             out[comp] += c * m
             continue
-        T = term_integrals([t], kappa, lam=p.lam, gamma=p.gamma, d=p.d, L=p.L, s=p.s)[0]
-        out[comp] += c * m * T
+        kw = dict(lam=p.lam, gamma=p.gamma, d=p.d, L=p.L, s=p.s, sink=sink)
+        out[comp] += c * m * term_integrals([t], kappa, **kw)[0]
     return out
 
 
-def test_the_stable_value_is_the_expanded_one():
-    """The cancellation-free form has the same components as the expanded one."""
+@pytest.mark.parametrize("sink", [False, True])
+def test_the_stable_value_is_the_expanded_one(sink):
+    """The cancellation-free form has the same components as the expanded one (with a
+    sink, 1 - p_i has the sink's weight; the expanded form holds for any weights)."""
     for s_ in (1, 2, 3):
         p = Params(d=12, L=5, lam=0.7, gamma=0.9, s=s_, attention="softmax")
         kappa = np.random.default_rng(s_).uniform(-1, 1, 7)
         ov4 = (0.3, 0.2, -0.1, 0.15)
-        stable, expanded = _value(p, kappa, ov4, True), _value(p, kappa, ov4, False)
+        stable, expanded = _value(p, kappa, ov4, True, sink), _value(p, kappa, ov4, False, sink)
         np.testing.assert_allclose(stable, expanded, rtol=0, atol=1e-14 * np.abs(expanded).max())
+        if sink:  # and the sink shows: the weights no longer sum to one
+            assert np.abs(stable - _value(p, kappa, ov4, True)).max() > 1e-3
 
 
 @pytest.mark.parametrize("s_", [1, 2])

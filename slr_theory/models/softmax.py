@@ -35,7 +35,9 @@ __all__ = ["Softmax", "SoftmaxTable"]
 _OVERLAP_VARS = 5
 
 
-def _softmax_expressions(d: int, L: int, gamma: float, S: int, orders: tuple) -> list[dict]:
+def _softmax_expressions(
+    d: int, L: int, gamma: float, S: int, orders: tuple, sink: bool = False
+) -> list[dict]:
     """Per row: ``{(monomial of (nu, theta, eta, rho, 1 - nu, eta - rho), term): coefficient}``.
 
     Order 0 has the three :data:`COMPONENTS`, in the cancellation-free form of
@@ -44,10 +46,11 @@ def _softmax_expressions(d: int, L: int, gamma: float, S: int, orders: tuple) ->
     relative precision too); order 1 the five partials; order 2 the entries of
     :data:`slr_theory.engine.HESSIAN_PAIRS`. A partial in ``kappa`` is ``sqrt(d/2)`` times one in
     the informative mean (:func:`slr_theory.softmax.d_mu`); the others act on monomials.
+    `sink`: the weights have a sink (softmax-1).
     """
     rows0: list[dict] = [{}, {}, {}]
     total: dict = {}
-    for comp, c, mono, term in risk_expression(d, L, gamma, S, stable=True):
+    for comp, c, mono, term in risk_expression(d, L, gamma, S, stable=True, sink=sink):
         engine.add_term(rows0[comp], (mono, term), c)
         engine.add_term(total, (mono, term), c)
     B = math.sqrt(d / 2.0)
@@ -90,9 +93,11 @@ def _softmax_expressions(d: int, L: int, gamma: float, S: int, orders: tuple) ->
 
 
 @lru_cache(maxsize=64)
-def _softmax_plan(d: int, L: int, gamma: float, S: int, orders: tuple) -> tuple[tuple, np.ndarray]:
+def _softmax_plan(
+    d: int, L: int, gamma: float, S: int, orders: tuple, sink: bool = False
+) -> tuple[tuple, np.ndarray]:
     """The columns ``(monomial, term)`` and the coefficients ``(rows, K)`` of a softmax table."""
-    rows = _softmax_expressions(d, L, gamma, S, orders)
+    rows = _softmax_expressions(d, L, gamma, S, orders, sink)
     cols = sorted({key for row in rows for key in row}, key=repr)
     index = {key: i for i, key in enumerate(cols)}
     C = np.zeros((len(rows), len(cols)))
@@ -104,10 +109,13 @@ def _softmax_plan(d: int, L: int, gamma: float, S: int, orders: tuple) -> tuple[
 
 
 @lru_cache(maxsize=64)
-def _softmax_bases(d: int, L: int, gamma: float, S: int, orders: tuple) -> tuple:
+def _softmax_bases(
+    d: int, L: int, gamma: float, S: int, orders: tuple, sink: bool = False
+) -> tuple:
     """The terms the columns of a softmax table need, sorted: ``(terms, row of each)``."""
     terms = sorted(
-        {t for _m, t in _softmax_plan(d, L, gamma, S, orders)[0] if t is not None}, key=repr
+        {t for _m, t in _softmax_plan(d, L, gamma, S, orders, sink)[0] if t is not None},
+        key=repr,
     )
     return tuple(terms), {t: r for r, t in enumerate(terms)}
 
@@ -118,15 +126,17 @@ def _softmax_bases(d: int, L: int, gamma: float, S: int, orders: tuple) -> tuple
 _LAST_DIRECT: list = [None]
 
 
-def _direct_terms(params: Params, kappa: np.ndarray, lam: float):
+def _direct_terms(params: Params, kappa: np.ndarray, lam: float, sink: bool):
     """``(row of each term, values)`` of every term of orders 1 and 2 at ``kappa``, ``lam``."""
     p = params
-    key = (p.d, p.L, p.gamma, p.s, lam, kappa.tobytes())
+    key = (p.d, p.L, p.gamma, p.s, lam, sink, kappa.tobytes())
     last = _LAST_DIRECT[0]
     if last is not None and last[0] == key:
         return last[1], last[2]
-    terms, where = _softmax_bases(p.d, p.L, p.gamma, p.s, (1, 2))
-    values = term_integrals(list(terms), kappa, lam=lam, gamma=p.gamma, d=p.d, L=p.L, s=p.s)
+    terms, where = _softmax_bases(p.d, p.L, p.gamma, p.s, (1, 2), sink)
+    values = term_integrals(
+        list(terms), kappa, lam=lam, gamma=p.gamma, d=p.d, L=p.L, s=p.s, sink=sink
+    )
     values.flags.writeable = False
     _LAST_DIRECT[0] = (key, where, values)
     return where, values
@@ -153,6 +163,10 @@ class SoftmaxTable:
         The temperature.
     params : Params
         The model (``d, L, gamma, s``; its ``lam`` is not used).
+    interpolated : bool
+        Whether every batch is served by the terms' interpolant (:meth:`prepared`).
+    sink : bool
+        Whether the weights have a sink, ``p_l = e_l / (1 + S)`` (softmax-1).
     """
 
     order: int | tuple
@@ -160,12 +174,16 @@ class SoftmaxTable:
     constants: np.ndarray
     params: Params
     interpolated: bool = False
+    sink: bool = False
+
+    def _plan_args(self) -> tuple:
+        p = self.params
+        return (p.d, p.L, p.gamma, p.s, engine.orders_of(self.order), self.sink)
 
     @property
     def columns(self) -> tuple:
         """The columns ``(monomial, term)`` in the order of ``C``'s last axis."""
-        p = self.params
-        return _softmax_plan(p.d, p.L, p.gamma, p.s, engine.orders_of(self.order))[0]
+        return _softmax_plan(*self._plan_args())[0]
 
     def __call__(self, ov5: np.ndarray) -> np.ndarray:
         """The rows ``(rows, n)`` at overlaps ``(5, n)`` (one temperature; unchecked)."""
@@ -179,13 +197,13 @@ class SoftmaxTable:
     def at(self, j: int) -> SoftmaxTable:
         """The table of the `j`-th temperature of a table built for several."""
         return SoftmaxTable(
-            self.order, self.C[j], self.constants[j], self.params, self.interpolated
+            self.order, self.C[j], self.constants[j], self.params, self.interpolated, self.sink
         )
 
     def prepared(self) -> SoftmaxTable:
         """The table serving every batch from the terms' interpolant in ``kappa``
         (:func:`slr_theory.softmax.term_interpolant`, built once per temperature)."""
-        return SoftmaxTable(self.order, self.C, self.constants, self.params, True)
+        return SoftmaxTable(self.order, self.C, self.constants, self.params, True, self.sink)
 
     def scaled_part(self, ov5: np.ndarray):
         """None: no feature carries a factor that underflows before its terms do."""
@@ -203,8 +221,7 @@ class SoftmaxTable:
 
     def _bases(self) -> list:
         """The terms the columns need."""
-        p = self.params
-        return list(_softmax_bases(p.d, p.L, p.gamma, p.s, engine.orders_of(self.order))[0])
+        return list(_softmax_bases(*self._plan_args())[0])
 
     def _terms(self, kappa: np.ndarray, lam: np.ndarray) -> np.ndarray:
         """:meth:`_bases` at each ``kappa`` with its temperature: ``(len(bases), n)``."""
@@ -215,22 +232,30 @@ class SoftmaxTable:
             at = lam == value
             kap = kappa[at]
             if self.interpolated or kap.size >= INTERPOLATE_FROM:  # a loop's, or a large batch
-                args = (float(value), p.gamma, p.d, p.L, p.s)
+                args = (float(value), p.gamma, p.d, p.L, p.s, self.sink)
                 pieces, a = term_interpolant(tuple(terms), *args)
                 t = np.clip(a * kap, -a, a)
                 T[:, at] = pieces.series(t)
                 slow = pieces.direct[pieces.piece(t)]
                 if np.any(slow):
                     T[:, np.flatnonzero(at)[slow]] = term_integrals(
-                        terms, kap[slow], lam=args[0], gamma=p.gamma, d=p.d, L=p.L, s=p.s
+                        terms,
+                        kap[slow],
+                        lam=args[0],
+                        gamma=p.gamma,
+                        d=p.d,
+                        L=p.L,
+                        s=p.s,
+                        sink=self.sink,
                     )
                 continue
             if kap.size <= engine.SHARED_POINTS and set(engine.orders_of(self.order)) <= {1, 2}:
-                where, values = _direct_terms(p, kap, float(value))  # a Newton step's
+                # a Newton step's
+                where, values = _direct_terms(p, kap, float(value), self.sink)
                 T[:, at] = values[[where[t] for t in terms]]
                 continue
             T[:, at] = term_integrals(
-                terms, kap, lam=float(value), gamma=p.gamma, d=p.d, L=p.L, s=p.s
+                terms, kap, lam=float(value), gamma=p.gamma, d=p.d, L=p.L, s=p.s, sink=self.sink
             )
         return T
 
@@ -242,8 +267,7 @@ class SoftmaxTable:
         k = self.constants if constants is None else constants
         n = ov5.shape[1]
         lam = np.broadcast_to(np.asarray(k, dtype=np.float64)[0], (n,))
-        p = self.params
-        where = _softmax_bases(p.d, p.L, p.gamma, p.s, engine.orders_of(self.order))[1]
+        where = _softmax_bases(*self._plan_args())[1]
         T = self._terms(ov5[0], lam)
         # the monomials' variables: nu, theta, eta, rho, and 1 - nu, eta - rho, exact
         x = np.concatenate([ov5[1:], [1.0 - ov5[1], ov5[3] - ov5[4]]])
@@ -314,13 +338,16 @@ class Softmax(Model):
     """
 
     name: ClassVar[str] = "softmax"
+    #: Whether the weights have a sink, ``p_l = e_l / (1 + S)``: a token of logit 0 and no
+    #: value (softmax-1, :mod:`slr_theory.models.softmax1`).
+    sink: ClassVar[bool] = False
 
     def check(self, params: Params) -> None:
         mean = params.lam * np.sqrt(params.d / 2.0)
         spread = params.lam * max(1.0, params.gamma)
         if mean > SOFTMAX_DOMAIN["mean_logit"] or spread > SOFTMAX_DOMAIN["spread"]:
             raise ValueError(
-                "softmax attention needs `lam` * sqrt(`d`/2) <= "
+                f"{self.label} attention needs `lam` * sqrt(`d`/2) <= "
                 f"{SOFTMAX_DOMAIN['mean_logit']:g} and `lam` * max(1, `gamma`) <= "
                 f"{SOFTMAX_DOMAIN['spread']:g}, got lam={params.lam!r}, d={params.d!r}, "
                 f"gamma={params.gamma!r}."
@@ -338,21 +365,29 @@ class Softmax(Model):
 
     def table(self, params: Params, lam: np.ndarray, order) -> SoftmaxTable:
         orders = engine.orders_of(order)
-        _cols, C = _softmax_plan(params.d, params.L, params.gamma, params.s, orders)
+        _cols, C = _softmax_plan(params.d, params.L, params.gamma, params.s, orders, self.sink)
         C = np.broadcast_to(C, (*lam.shape, *C.shape))
-        return SoftmaxTable(order, C, lam[..., None].astype(np.float64), params)
+        return SoftmaxTable(order, C, lam[..., None].astype(np.float64), params, sink=self.sink)
 
     def feature_bounds(self, params: Params, order) -> np.ndarray:
-        cols = _softmax_plan(params.d, params.L, params.gamma, params.s, engine.orders_of(order))[
-            0
-        ]
+        p = params
+        cols = _softmax_plan(p.d, p.L, p.gamma, p.s, engine.orders_of(order), self.sink)[0]
         return np.array([2.0 ** (m[4] + m[5]) * term_bound(t, params.gamma) for m, t in cols])
 
     def forward(self, U, V, lam: float, derivatives: bool = False) -> tuple:
-        """``p = softmax(lam U)``, ``T = sum p V``; ``dT/dU_m = lam p_m (V_m - T)``."""
+        """``p = softmax(lam U)``, ``T = sum p V``; ``dT/dU_m = lam p_m (V_m - T)``.
+
+        With a :attr:`sink` the normaliser has its ``e^0 = 1`` (its logit does not move,
+        so the partials keep their form)."""
         z = lam * U
-        p = np.exp(z - np.max(z, axis=-1, keepdims=True))
-        p /= np.sum(p, axis=-1, keepdims=True)
+        top = np.max(z, axis=-1, keepdims=True)
+        if self.sink:
+            top = np.maximum(top, 0.0)
+        p = np.exp(z - top)
+        total = np.sum(p, axis=-1, keepdims=True)
+        if self.sink:
+            total += np.exp(-top)
+        p /= total
         T = np.sum(p * V, axis=-1)
         if not derivatives:
             return (T,)
@@ -377,11 +412,11 @@ class Softmax(Model):
 
     def manifold_certificate(self, params: Params) -> list[str]:
         """``R_nu < 0`` on all of M; the edges' critical points by scans."""
-        return _certificate(params)
+        return _certificate(self, params)
 
     def manifold_summary(self, params: Params) -> str:
         return (
-            "On M `R_ν < 0` everywhere (softmax weights are positive), so the origin is not "
+            f"On M `R_ν < 0` everywhere ({self.label} weights are positive), so the origin is not "
             "critical and every critical point of M lies on the edges `ν = ±1` (the argument, "
             "below)."
         )
@@ -399,8 +434,9 @@ class Softmax(Model):
         return ", softmax attention"
 
 
-def _certificate(params: Params) -> list[str]:
-    """What is proved about the critical points of M under softmax attention, with numbers."""
+def _certificate(model: Softmax, params: Params) -> list[str]:
+    """What is proved about the critical points of M under softmax attention (with or
+    without a sink), with numbers."""
     S, L = params.s, params.L
     sg = "gamma^2" if S == 1 else "S gamma^2"
     low = float(
@@ -413,26 +449,27 @@ def _certificate(params: Params) -> list[str]:
     }
     return [
         "On M the Riemannian gradient is ((1 - kappa^2) R_kappa, (1 - nu^2) R_nu) with "
-        f"R_nu = -2 {sg} E p_1(kappa) under softmax attention (p_1 = softmax(lam U)_1)"
-        + ("." if S == 1 else f", with S = {S} informative tokens."),
-        "E p_1 > 0 and increases with kappa (p_1 increases with the informative key, whose "
-        f"mean is sqrt(d/2) kappa), so R_nu <= R_nu(kappa = -1) = {low:.6g} < 0 on all of M "
-        "(the quadrature's value, relative error ~1e-13).",
+        f"R_nu = -2 {sg} E p_1(kappa) under {model.label} attention (p_1 the weight of an "
+        "informative token)" + ("." if S == 1 else f", with S = {S} informative tokens."),
+        "E p_1 > 0 and increases with kappa (the informative tokens' total weight increases "
+        "with each informative key, whose mean is sqrt(d/2) kappa), so R_nu <= "
+        f"R_nu(kappa = -1) = {low:.6g} < 0 on all of M (the quadrature's value, relative "
+        "error ~1e-13).",
         "Hence no critical point with |nu| < 1: unlike pointwise attention the origin is not "
-        "critical, because the softmax weights are positive and sum to one, so the predictor "
-        "cannot switch the value off.",
+        f"critical, because the {model.label} weights are positive, so the predictor cannot "
+        "switch the value off.",
         (
             "The risk does not depend on the key (computed: its partials in kappa, eta, rho "
             "vanish to 1e-12 of the gradient's scale"
-            + ("; over one token its weight is 1" if L == 1 else "")
+            + ("; over one token its weight is 1" if L == 1 and not model.sink else "")
             + "): R_kappa = 0 on all of M, so each edge nu = +-1 is a line of critical points, "
-            "listed at its corner kappa = 1. Softmax weights are not odd, so "
+            f"listed at its corner kappa = 1. The {model.label} weights are not odd, so "
             "(k, v) -> (-k, -v) is no symmetry: each edge is its own."
             if params.model.key_free(params)
             else "On the edges nu = +-1, (1 - kappa^2) R_kappa vanishes at the corners and at "
             f"the roots of R_kappa(kappa, +-1) in (-1, 1): {where[1.0]} on nu = 1, "
             f"{where[-1.0]} on nu = -1 (a scan of {EDGE_SCAN} points and Brent's method, "
-            f"L = {L}). Softmax weights are not odd, so (k, v) -> (-k, -v) is no symmetry: "
-            "each edge is its own."
+            f"L = {L}). The {model.label} weights are not odd, so (k, v) -> (-k, -v) is no "
+            "symmetry: each edge is its own."
         ),
     ]
