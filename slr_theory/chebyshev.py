@@ -27,7 +27,8 @@ _CHEB_M = (2.0 / CHEB_N) * np.cos(
 _CHEB_M[0] *= 0.5  # values at _CHEB_X -> coefficients c_k of sum c_k T_k
 _PROBES = 0.5 * (_CHEB_X[:-1] + _CHEB_X[1:])  # between the nodes: where the error peaks
 _PROBE_T = np.cos(np.outer(np.arange(CHEB_N), np.arccos(_PROBES)))  # T_k at the probes
-_CHUNK = 1 << 13  # points per block of an evaluation: (chunk, components, 20) gathered
+_CHUNK = 1 << 16  # points per block of an evaluation (T_k at a block: 10 MB)
+_TILE = 64  # rows of every product of a piece's coefficients with its points' T_k
 
 
 @dataclass(frozen=True)
@@ -54,20 +55,54 @@ class Pieces:
         last = len(self.breaks) - 2
         return np.clip(np.searchsorted(self.breaks, t, side="right") - 1, 0, last)
 
-    def series(self, t: np.ndarray) -> np.ndarray:
-        """The series at ``t`` ``(n,)``: shape ``(F, n)``, every piece taken as checked."""
-        out = np.empty((self.coefficients.shape[1], t.size))
+    def series(self, t: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+        """The series at ``t`` ``(n,)``: shape ``(F, n)``, every piece taken as checked.
+
+        Points are grouped by piece (a stable radix sort of the piece indices), and each
+        piece's points are multiplied with its coefficients ``(F, CHEB_N)`` in tiles of
+        one shape (a batched matrix product per piece), rather than gathering ``F x CHEB_N``
+        coefficients per point; the rows come back in the callers' order by one gather.
+        A point's value does not depend on the other points (the tiles are all alike).
+        `out`, if given, receives the result.
+        """
+        F, last = self.coefficients.shape[1], len(self.breaks) - 2
+        out = np.empty((F, t.size)) if out is None else out
+        small = np.int16 if last < np.iinfo(np.int16).max else np.int64  # radix-sortable
         for lo in range(0, t.size, _CHUNK):
             tc = t[lo : lo + _CHUNK]
-            piece = self.piece(tc)
+            piece = self.piece(tc).astype(small)
+            order = np.argsort(piece, kind="stable")
+            piece, ts = piece[order], tc[order]
             a, b = self.breaks[piece], self.breaks[piece + 1]
-            x = (2.0 * tc - a - b) / (b - a)
-            cheb = np.empty((CHEB_N, tc.size))  # T_k(x), shared by every component
+            x = (2.0 * ts - a - b) / (b - a)
+            cheb = np.empty((CHEB_N, ts.size))  # T_k(x), shared by every component
             cheb[0] = 1.0
             cheb[1] = x
             for k in range(2, CHEB_N):
-                cheb[k] = 2.0 * x * cheb[k - 1] - cheb[k - 2]
-            out[:, lo : lo + _CHUNK] = np.einsum("nfk,kn->fn", self.coefficients[piece], cheb)
+                np.multiply(2.0 * x, cheb[k - 1], out=cheb[k])
+                cheb[k] -= cheb[k - 2]
+            ends = np.flatnonzero(np.diff(piece)) + 1
+            starts = np.concatenate([[0], ends])
+            sizes = np.diff(np.concatenate([starts, [ts.size]]))
+            # each piece's points in whole tiles of _TILE rows (the last one padded with
+            # zeros), every tile a product of the same shape: every point meets the same
+            # arithmetic wherever it sits, so its value does not depend on the batch
+            tiles = -(-sizes // _TILE)
+            first = np.concatenate([[0], np.cumsum(tiles)[:-1]]) * _TILE
+            where = np.arange(ts.size) + np.repeat(first - starts, sizes)
+            A = np.zeros((int(tiles.sum()) * _TILE, CHEB_N))
+            A[where] = cheb.T
+            rows = np.empty((A.shape[0], F))
+            for p, lo_p, n_p in zip(piece[starts], first, tiles * _TILE, strict=True):
+                span = slice(lo_p, lo_p + n_p)
+                np.matmul(
+                    A[span].reshape(-1, _TILE, CHEB_N),
+                    self.coefficients[p].T,
+                    out=rows[span].reshape(-1, _TILE, F),
+                )
+            back = np.empty_like(order)  # the callers' order: a gather, not a scatter
+            back[order] = np.arange(order.size)
+            out[:, lo : lo + ts.size] = rows[where[back]].T
         return out
 
 

@@ -1048,7 +1048,7 @@ class MomentInterpolant:
                 out[:, slow] = np.stack([m[k] for k in self.names])
                 out[:, ~slow] = self.pieces.series(t[~slow])
                 return dict(zip(self.names, out, strict=True))
-        out[:] = self.pieces.series(t)
+        self.pieces.series(t, out=out)
         return dict(zip(self.names, out, strict=True))
 
 
