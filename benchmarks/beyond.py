@@ -38,7 +38,7 @@ def main() -> None:
     ap.add_argument("--s", type=int, nargs="+", default=[1, 2, 3], help="informative tokens")
     ap.add_argument("--lam", type=float, nargs="+", default=[0.1, 0.5, 0.9], help="temperatures")
     ap.add_argument("--starts", type=int, default=512, help="the locator's random starts")
-    ap.add_argument("--attention", default="pointwise", help="pointwise or softmax")
+    ap.add_argument("--attention", default="pointwise", help="a registered attention")
     args = ap.parse_args()
     for s in args.s:
         for lam in args.lam:

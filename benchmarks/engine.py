@@ -1,6 +1,6 @@
 """Throughput of the risk engine, in passes of ``scipy.special.erf`` over the same number of values.
 
-    python benchmarks/engine.py [--n 1000000] [--repeat 3]
+    python benchmarks/engine.py [--n 1000000] [--repeat 3] [--tables erf pgd models]
 
 One pass is the time ``scipy.special.erf`` takes on ``n`` doubles on this machine;
 the table gives the time of the risk plus its gradient on ``n`` overlap tuples
@@ -16,7 +16,8 @@ gives the median of the ratios over ``--repeat`` pairs: this VM's speed drifts b
 The second table is the batched loop of the atlas's basin ensembles and the
 experiments: one step of exact PGD in overlap space (``slr_theory.trajectory.run_pgd``)
 for ``n`` runs from uniform starts on the sphere, in passes of ``erf`` over ``n`` values
-(the issue's target is <= 50 at ``n >= 1000``).
+(the issue's target is <= 50 at ``n >= 1000``). The third, every other model against
+erf's engine (quadrature nonlinearities, softmax and softmax-1). ``--tables`` picks some.
 """
 
 from __future__ import annotations
@@ -74,7 +75,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=1_000_000)
     ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--tables", nargs="+", choices=("erf", "pgd", "models"), default=None)
     args = ap.parse_args()
+    tables = set(args.tables or ("erf", "pgd", "models"))
     n = args.n
     rng = np.random.default_rng(0)
     x = rng.uniform(-3, 3, n)
@@ -87,6 +90,15 @@ def main() -> None:
     on_m = np.vstack([rng.uniform(-1, 1, (2, n)), np.zeros((3, n))])
     print(f"machine: {machine()}")
     print(f"one pass of scipy.special.erf over {n:.0e} values: {one_pass * 1e3:.1f} ms")
+    if "erf" in tables:
+        _erf_table(args, sphere, on_m, x)
+    if "pgd" in tables:
+        _pgd_table(rng, x)
+    if "models" in tables:
+        _models_table(args, sphere, one_pass)
+
+
+def _erf_table(args, sphere, on_m, x) -> None:
     print(
         f"{'lambda':>7} {'overlaps':>14} {'engine':>8} {'validated':>10}  (passes; target <= 40)"
     )
@@ -97,6 +109,9 @@ def main() -> None:
             front = _passes(lambda p=p, ov=ov: risk_and_grad(p, *ov), x, args.repeat)
             print(f"{lam:>7} {name:>14} {engine:>8.1f} {front:>10.1f}")
     print()
+
+
+def _pgd_table(rng, x) -> None:
     print("one step of batched exact PGD from uniform starts on the sphere (target <= 50 passes):")
     print(f"{'lambda':>7} {'runs':>8} {'passes':>7} {'us/step':>9}")
     for lam in (0.1, 0.9):
@@ -110,8 +125,12 @@ def main() -> None:
             per = _best(lambda ov0=ov0, g=group, s=steps: run_pgd(ov0, g, s, s), 1) / steps
             print(f"{lam:>7} {runs:>8} {step:>7.1f} {per * 1e6:>9.0f}")
     print()
+
+
+def _models_table(args, sphere, one_pass) -> None:
     print(
-        "other models (quadrature, and softmax's Laplace-transform terms, served by their "
+        "other models (quadrature, and softmax's and softmax-1's Laplace-transform terms, "
+        "served by their "
         "interpolant in kappa; the issue's target is <= 10x erf's passes):"
     )
     print(f"{'model':>10} {'lambda':>7} {'first call':>11} {'passes':>7} {'x erf':>6}")
@@ -120,7 +139,7 @@ def main() -> None:
         p = Params.paper(lam=lam)
         base = _best(lambda p=p: value_and_gradient(p, sub), args.repeat) / one_pass
         others = [p.replace(nonlinearity=s) for s in ("tanh", "algebraic", "arctan", "sigmoid")]
-        for q in [*others, p.replace(attention="softmax")]:
+        for q in [*others, p.replace(attention="softmax"), p.replace(attention="softmax1")]:
             cold = _best(lambda q=q: value_and_gradient(q, sub), 1) / one_pass  # builds
             t = _best(lambda q=q: value_and_gradient(q, sub), args.repeat) / one_pass
             print(f"{q.model.label:>10} {lam:>7} {cold:>11.0f} {t:>7.0f} {t / base:>6.1f}")

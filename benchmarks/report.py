@@ -1,9 +1,9 @@
 """Wall time of ``slr-theory report`` and of each of its parts, at every model, on this machine.
 
-    python benchmarks/report.py [--lam 0.1] [--model erf tanh softmax s2] [--redraw]
+    python benchmarks/report.py [--lam 0.1] [--model erf tanh softmax softmax1 s2] [--redraw]
 
-Runs the report at the paper's ``d, L, gamma`` (erf; tanh; softmax attention; erf with
-``s = 2`` informative tokens) into a temporary folder and prints the seconds of each
+Runs the report at the paper's ``d, L, gamma`` (erf; tanh; softmax and softmax-1
+attention; erf with ``s = 2`` informative tokens) into a temporary folder and prints the seconds of each
 computed part (``Study.seconds``: the checks and the paper's experiments run in a second
 process beside the rest), the wall time of the whole report, the estimate the command
 checks at the door (:func:`slr_theory.study.cost`), and, with ``--redraw``, the wall
@@ -27,6 +27,7 @@ MODELS = {
     "erf": {},
     "tanh": {"nonlinearity": "tanh"},
     "softmax": {"attention": "softmax"},
+    "softmax1": {"attention": "softmax1"},
     "s2": {"s": 2},
 }
 

@@ -303,15 +303,19 @@ def _model_options(p, lam: float = 0.1, d_min: int | None = None) -> None:
 
 
 def _attention_option(p) -> None:
-    """``--attention``: pointwise (the paper's) or softmax weights."""
-    from .models import attention_names
+    """``--attention``: every registered attention, each with its predictor."""
+    from .models import attention_names, model_of, takes_nonlinearity
 
+    each = [
+        f"{name}: {model_of(name).predictor}"
+        + (", erf or --nonlinearity's σ" if takes_nonlinearity(name) else ", no --nonlinearity")
+        for name in attention_names()
+    ]
     p.add_argument(
         "--attention",
         choices=attention_names(),
         default="pointwise",
-        help="pointwise: the paper's sigma(lam X_l.k) weights; softmax: softmax(lam X k), "
-        "without --nonlinearity",
+        help="; ".join(each),
     )
 
 

@@ -9,6 +9,7 @@ from slr_theory.models import (
     Model,
     Pointwise,
     Softmax,
+    Softmax1,
     attention_names,
     model_of,
     register_model,
@@ -23,11 +24,12 @@ MODELS = {
     "tanh": Params.paper().replace(nonlinearity="tanh"),
     "sigmoid": Params.paper().replace(nonlinearity="sigmoid"),
     "softmax": Params(d=20, L=4, lam=0.5, gamma=0.7, attention="softmax"),
+    "softmax1": Params(d=20, L=4, lam=0.5, gamma=0.7, attention="softmax1"),
 }
 
 
 def test_the_registry_builds_each_built_in_model():
-    assert attention_names()[:2] == ("pointwise", "softmax")
+    assert attention_names()[:3] == ("pointwise", "softmax", "softmax1")
     assert model_of() == Erf() and model_of("pointwise", "erf").closed_form
     assert model_of("pointwise", "tanh") == Pointwise(nonlinearity_of("tanh"))
     assert model_of("softmax") == Softmax()
@@ -86,6 +88,8 @@ def test_labels_come_from_the_model():
     assert MODELS["tanh"].attention_tag == ", σ = tanh"
     assert "tanh(λ X_ℓ·k)" in MODELS["tanh"].predictor
     assert MODELS["softmax"].attention_tag == ", softmax attention"
+    assert MODELS["softmax1"].attention_tag == ", softmax-1 attention"
+    assert "1 + Σ_j" in MODELS["softmax1"].predictor
     assert repr(MODELS["tanh"].model) == "Pointwise(sigma='tanh')" and repr(Erf()) == "Erf()"
 
 
@@ -159,9 +163,10 @@ SKEW = Nonlinearity(  # sigma(0) = 0, not odd
         (MODELS["tanh"].replace(s=2), True),
         (MODELS["sigmoid"], False),
         (MODELS["softmax"], False),
+        (MODELS["softmax1"].replace(s=2), False),
         (Params(d=400, L=10, lam=0.1, gamma=0.7, nonlinearity=SKEW), False),
     ],
-    ids=["erf", "tanh-s2", "sigmoid", "softmax", "skew"],
+    ids=["erf", "tanh-s2", "sigmoid", "softmax", "softmax1-s2", "skew"],
 )
 def test_m_is_invariant_and_the_origin_critical_as_computed(params, origin):
     """Computed from the table on a grid of M; checked here against central differences
@@ -196,6 +201,9 @@ def test_a_model_object_the_registry_builds_is_saved_by_its_names():
     assert back == p and back.model == Pointwise(nonlinearity_of("tanh"))
     soft = Params.paper(lam=0.05).replace(attention=Softmax())
     assert soft.attention == "softmax" and from_plain(Params, to_plain(soft)) == soft
+    sink = Params.paper(lam=0.05).replace(attention=Softmax1())
+    assert sink.attention == "softmax1" and from_plain(Params, to_plain(sink)) == sink
+    assert sink != soft and sink.model == Softmax1()
 
 
 def test_a_model_object_no_saved_file_could_name_is_refused_when_saved():

@@ -309,6 +309,7 @@ NOT_CALLED: dict[str, str] = {
     "verify.risk_checks.mp_risk_components": "an mpmath reference for the tests",
     "verify.risk_checks.mp_risk_gradient": "an mpmath reference for the tests",
     "verify.risk_checks.mp_softmax_risk_two_tokens": "an mpmath reference for the tests",
+    "verify.risk_checks.mp_softmax1_risk_one_token": "an mpmath reference for the tests",
 }
 # The array kernels propagate NaN (their documented policy); everything else refuses it.
 NAN_PROPAGATES = set(GAUSSIAN) | {

@@ -4,7 +4,8 @@ Everything above this package talks to a model object (``Params.model``), never 
 model's name: the risk table, the forward map, the symmetry, the facts on M, the
 labels. ``pointwise.py`` is pointwise attention with any nonlinearity by quadrature;
 ``erf.py`` the paper's, a nonlinearity with closed forms (hooks of the same class);
-``softmax.py`` softmax attention. ``registry.py`` maps ``Params(attention=...)`` to
+``softmax.py`` softmax attention; ``softmax1.py`` softmax-1 (softmax with a sink).
+``registry.py`` maps ``Params(attention=...)`` to
 them; :func:`register_model` adds one (``docs/models.md``).
 """
 
@@ -23,12 +24,14 @@ from .registry import (
     unregister_model,
 )
 from .softmax import Softmax, SoftmaxTable
+from .softmax1 import Softmax1
 
 __all__ = [
     "Erf",
     "Model",
     "Pointwise",
     "Softmax",
+    "Softmax1",
     "SoftmaxTable",
     "attention_names",
     "canonical_names",
@@ -46,3 +49,4 @@ def _pointwise(sigma: str | Nonlinearity) -> Pointwise:
 
 register_model("pointwise", _pointwise, nonlinearity=True)
 register_model("softmax", lambda sigma: Softmax(), nonlinearity=False)
+register_model("softmax1", lambda sigma: Softmax1(), nonlinearity=False)

@@ -18,7 +18,7 @@ __all__ = [
 ]
 
 #: The attentions the package registers itself (:func:`unregister_model` keeps them).
-BUILT_IN = ("pointwise", "softmax")
+BUILT_IN = ("pointwise", "softmax", "softmax1")
 
 #: name -> (factory of the model from a resolved nonlinearity, whether it takes one)
 _FACTORIES: dict[str, tuple[Callable[[str | Nonlinearity], Model], bool]] = {}
@@ -50,7 +50,7 @@ def register_model(
     >>> from slr_theory.models import Softmax, attention_names, register_model, unregister_model
     >>> register_model("coupled", lambda sigma: Softmax(), nonlinearity=False)
     >>> attention_names()
-    ('pointwise', 'softmax', 'coupled')
+    ('pointwise', 'softmax', 'softmax1', 'coupled')
     >>> unregister_model("coupled")
 
     ``docs/models.md`` writes a model of one's own.

@@ -235,7 +235,10 @@ class SoftmaxTable:
                 args = (float(value), p.gamma, p.d, p.L, p.s, self.sink)
                 pieces, a = term_interpolant(tuple(terms), *args)
                 t = np.clip(a * kap, -a, a)
-                T[:, at] = pieces.series(t)
+                if kap.size == kappa.size:  # one temperature: the series writes in place
+                    pieces.series(t, out=T)
+                else:
+                    T[:, at] = pieces.series(t)
                 slow = pieces.direct[pieces.piece(t)]
                 if np.any(slow):
                     T[:, np.flatnonzero(at)[slow]] = term_integrals(

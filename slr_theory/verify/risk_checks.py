@@ -16,7 +16,12 @@ from ..risk import risk_components
 from .reference import MP_NONLINEARITIES, mp_expect
 from .registry import Check, register
 
-__all__ = ["mp_risk_components", "mp_risk_gradient", "mp_softmax_risk_two_tokens"]
+__all__ = [
+    "mp_risk_components",
+    "mp_risk_gradient",
+    "mp_softmax1_risk_one_token",
+    "mp_softmax_risk_two_tokens",
+]
 
 
 def mp_risk_components(
@@ -210,6 +215,51 @@ def mp_softmax_risk_two_tokens(params: Params, overlaps, dps: int = 30) -> mp.mp
         return mp.mpf(params.eps) ** 2 + value
 
 
+def mp_softmax1_risk_one_token(params: Params, overlaps, dps: int = 30) -> mp.mpf:
+    """The risk of softmax-1 attention on one token by 1-D quadrature, without Laplace.
+
+    With one (informative) token beside the sink, its weight is the logistic
+    ``p = 1 / (1 + e^{-lambda U})`` of its own key ``U ~ N(sqrt(d/2) kappa, gamma^2)``
+    (softmax over one token would give it weight 1). Given ``U``, ``V`` and ``W`` are
+    Gaussian with ``E[V | U] = sqrt(d/2) theta + rho D``, ``E[W | U] = eta D``
+    (``D = U - sqrt(d/2) kappa``), variances ``gamma^2 (1 - rho^2)``,
+    ``gamma^2 (1 - eta^2)`` and covariance ``gamma^2 (nu - rho eta)``, so
+    ``E[(W - p V)^2 | U]`` is in closed form and one integral over ``U`` is left to
+    mpmath. Nothing is shared with the engine's terms.
+
+    Parameters
+    ----------
+    params : Params
+        ``L = 1``; its ``d, lam, gamma, eps`` are read (its attention is not: the risk is
+        softmax-1 attention's, by construction).
+    overlaps : sequence of five numbers
+    dps : int
+
+    Returns
+    -------
+    mpmath.mpf
+        The total risk.
+    """
+    if params.L != 1:
+        raise ValueError(f"`params` must have L = 1 token, got {params!r}.")
+    kappa, nu, theta, eta, rho = (
+        x if isinstance(x, mp.mpf) else mp.mpf(float(x)) for x in overlaps
+    )
+    with mp.workdps(dps):
+        lam, G = mp.mpf(params.lam), mp.mpf(params.gamma) ** 2
+        B = mp.sqrt(mp.mpf(params.d) / 2)
+        mu = B * kappa
+
+        def given(u):  # E[(W - p V)^2 | U = u]
+            D = u - mu
+            p = 1 / (1 + mp.exp(-lam * u))
+            var = G * ((1 - eta**2) - 2 * p * (nu - rho * eta) + p**2 * (1 - rho**2))
+            return var + (eta * D - p * (B * theta + rho * D)) ** 2
+
+        value = mp_expect(given, mu, mp.sqrt(G), dps, max_extra_digits=0)
+        return mp.mpf(params.eps) ** 2 + value
+
+
 def _draw(rng: np.random.Generator) -> dict:
     x, y = rng.standard_normal(6), rng.standard_normal(6)
     k, v = x / np.linalg.norm(x), y / np.linalg.norm(y)
@@ -225,6 +275,7 @@ def _draw(rng: np.random.Generator) -> dict:
 
 
 _SOFTMAX = {"attention": "softmax"}  # the softmax check's model
+_SOFTMAX1 = {"attention": "softmax1"}
 
 
 def _draw_softmax(rng: np.random.Generator) -> dict:
@@ -550,5 +601,22 @@ register(
         params={**_DEFAULT, "direction_seed": 11},
         draw=lambda rng: {**_draw(rng), "direction_seed": int(rng.integers(0, 2**31))},
         rtol=1e-9,
+    )
+)
+
+
+register(
+    Check(
+        name="risk.total_softmax1",
+        description="softmax-1 attention's risk (Laplace-transform terms with the sink's "
+        "factor) vs 1-D quadrature over the key at L = 1, where the weight is logistic "
+        "(mpmath) vs the data model",
+        closed_form=lambda **p: _closed(p, _SOFTMAX1).total,
+        reference=lambda **p: mp_softmax1_risk_one_token(*_split(p, _SOFTMAX1)),
+        monte_carlo=lambda rng, n, **p: _mc(rng, n, _SOFTMAX1, **p),
+        params={**_DEFAULT, "L": 1},
+        draw=lambda rng: {**_draw(rng), "L": 1},
+        rtol=1e-11,
+        fixed={"L": 1},
     )
 )
