@@ -174,12 +174,8 @@ def statistics_text(
         "(attention at k*, v* and its best lambda)",
         f"{'d':>9} {'L':>6} {'lambda*':>10} {'attention':>11} {'Bayes (MC)':>22} {'linear':>9}",
     ]
-    tiny = np.finfo(float).tiny
     for r in rows:
-        if abs(r["bayes"]) < tiny and r["bayes_se"] < tiny:  # below the double range, not 0
-            bayes = f"< {tiny:.1e}"
-        else:
-            bayes = f"{r['bayes']:.3e} +- {r['bayes_se']:.1e}"
+        bayes = bayes_text(r, "+-")
         lines.append(
             f"{r['d']:>9} {r['L']:>6} {r['lam_opt']:>10.4g} {r['attention']:>11.4e} "
             f"{bayes:>22} {r['linear']:>9.4f}"
@@ -427,3 +423,35 @@ def markdown_html(text: str, images=None, title: str = "slr-theory report") -> s
         + "\n".join(body)
         + "\n</body></html>\n"
     )
+
+
+def from_log10(log10: float, digits: int = 3) -> str:
+    """A number given by its ``log10`` in scientific notation, below the double range too.
+
+    Examples
+    --------
+    >>> from slr_theory.render import from_log10
+    >>> from_log10(-39.72), from_log10(-451.5), from_log10(float("-inf"))
+    ('1.905e-40', '3.162e-452', '0')
+    """
+    if log10 == -np.inf:
+        return "0"
+    e = int(np.floor(log10))
+    m = 10.0 ** (log10 - e)
+    if round(m, digits) >= 10.0:  # 9.9996 rounds up: the next decade
+        m, e = m / 10.0, e + 1
+    return f"{m:.{digits}f}e{e:+03d}"
+
+
+def bayes_text(row: dict, pm: str = "±") -> str:
+    """A statistics row's Bayes excess with its standard error, from their logs when the
+    row has them (results saved before 0.5.0 have the plain values only)."""
+    if "bayes_log10" not in row:
+        if row["bayes"] == 0 and row["bayes_se"] == 0:
+            return "< 2.2e-308"
+        return f"{row['bayes']:.3e} {pm} {row['bayes_se']:.1e}"
+    log10, rel = row["bayes_log10"], row["bayes_rel_se"]
+    if log10 == -np.inf:
+        return "0"
+    se = from_log10(log10 + np.log10(rel), 1) if rel > 0 else "0"
+    return f"{from_log10(log10)} {pm} {se}"

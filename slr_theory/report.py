@@ -25,6 +25,7 @@ import numpy as np
 from .critical import overlaps_text, symmetries
 from .output import Destination, file_digest, written_files
 from .params import Params, check_params
+from .render import bayes_text
 from .survey import Atlas, found_text, read_atlas
 from .trajectory import MAX_ALPHA
 from .validate import boolean, positive_int, positive_real
@@ -719,12 +720,7 @@ def _statistics(s, dest) -> list[str]:
     p = s.params
     table = []
     for r in s.statistics:
-        bayes = r["bayes"]
-        bayes_txt = (
-            "< 2.2e-308"
-            if bayes == 0 and r["bayes_se"] == 0
-            else f"{bayes:.3e} ± {r['bayes_se']:.1e}"
-        )
+        bayes_txt = bayes_text(r)
         table.append(
             (
                 r["d"],
@@ -741,13 +737,26 @@ def _statistics(s, dest) -> list[str]:
         f"Risk − ε² at the report's `γ = {p.gamma:.4g}`, `ε = {p.eps:g}`"
         + (f", `s = {p.s}`" if p.s != 1 else "")
         + ", over the paper's dimensions with `L = ⌈√d⌉`: the attention predictor "
-        f"`{p.predictor}` at `(k*, v*)` and its best temperature, the Bayes risk (Monte "
-        "Carlo, 20 000 draws) and the best linear predictor.",
+        f"`{p.predictor}` at `(k*, v*)` and its best temperature, the Bayes risk ("
+        + _bayes_method(s.statistics)
+        + ") and the best linear predictor.",
         "",
         *_md_table(("d", "L", "λ*", "attention", "Bayes (MC)", "linear"), table),
         "",
         _seconds(s, "statistics"),
     ]
+
+
+def _bayes_method(rows: list[dict]) -> str:
+    """How the rows' Bayes risks were estimated, with their numbers."""
+    if not rows or "bayes_n" not in rows[0]:  # saved before 0.5.0: the model's samples
+        return "Monte Carlo over samples of the model"
+    worst = max(r["bayes_rel_se"] for r in rows)
+    return (
+        f"importance sampling, {rows[0]['bayes_n']} draws per kind of pair of subsets, "
+        f"relative standard error at most {worst:.1%}; printed from its logarithm, so below "
+        "the double range too"
+    )
 
 
 def _atlas(s, dest) -> list[str]:

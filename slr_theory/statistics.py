@@ -25,6 +25,7 @@ r"""The statistical results of the paper's section 4, computable.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,6 +44,7 @@ __all__ = [
     "MAX_TOKENS",
     "BayesRisk",
     "bayes_risk_mc",
+    "bhattacharyya_log",
     "linear_risk",
     "optimal_lambda",
     "oracle_risk",
@@ -167,11 +169,24 @@ class BayesRisk:
         Standard error of the estimate.
     n : int
         Number of samples.
+    log10_excess : float
+        ``log10`` of the Bayes risk minus ``eps**2`` (the mean posterior variance), from
+        the samples' logs: it keeps its digits where the excess is below the double range
+        (``estimate - eps**2`` then reads 0). ``-inf`` if every posterior is certain.
+    rel_stderr : float
+        The standard error of the excess relative to it (0 with ``-inf``).
     """
 
     estimate: float
     stderr: float
     n: int
+    log10_excess: float
+    rel_stderr: float
+
+    @property
+    def excess(self) -> float:
+        """The Bayes risk minus ``eps**2``, from its log (0 below the double range)."""
+        return float(10.0**self.log10_excess)
 
 
 def subset_posterior(loglik, values, s: int) -> tuple[np.ndarray, np.ndarray]:
@@ -212,41 +227,103 @@ def subset_posterior(loglik, values, s: int) -> tuple[np.ndarray, np.ndarray]:
             "`loglik` and `values` must have one shape (..., L) with L >= 1, got "
             f"{logw.shape} and {b.shape}."
         )
+    s = positive_int(s, "s", upper=logw.shape[-1])
+    mean, log_var, _ = _log_posterior(logw, b, s)
+    return mean, np.exp(log_var)
+
+
+def _log_posterior(logw: np.ndarray, b: np.ndarray, s: int) -> tuple:
+    """The recursion of :func:`subset_posterior` (checked inputs): the posterior mean, the
+    log of the variance, and the log of the total weight of the ``s``-subsets.
+
+    Each step mixes ``(1 - p) var_without + p var_with + p (1 - p) gap^2``, three
+    non-negative terms, summed as logs (``log p`` and ``log(1 - p)`` from the subsets' log
+    weights): no cancellation, and a variance below the double range keeps its digits.
+    """
     L = logw.shape[-1]
-    s = positive_int(s, "s", upper=L)
     shape = logw.shape[:-1]
     la = np.full((s + 1, *shape), -np.inf)  # log total weight of the k-subsets so far
     la[0] = 0.0
     mean = np.zeros((s + 1, *shape))
-    var = np.zeros((s + 1, *shape))
-    for j in range(L):
-        lw, bj = logw[..., j], b[..., j]
-        top = min(j + 1, s)
-        new = la[:top] + lw  # the k-subsets with token j (k = 1..top): finite
-        total = np.logaddexp(la[1 : top + 1], new)  # la[top] may be -inf: p = 1
-        p = np.exp(new - total)  # the weight of "with token j"
-        gap = mean[:top] + bj - mean[1 : top + 1]
-        var[1 : top + 1] = (1.0 - p) * var[1 : top + 1] + p * var[:top] + p * (1.0 - p) * gap * gap
-        mean[1 : top + 1] = mean[1 : top + 1] + p * gap
-        la[1 : top + 1] = total
-    return mean[s], var[s]
+    lv = np.full((s + 1, *shape), -np.inf)  # log variance of the k-subsets' sums
+    with np.errstate(divide="ignore"):  # log 0 = -inf: a weight or a gap of exactly 0
+        for j in range(L):
+            lw, bj = logw[..., j], b[..., j]
+            top = min(j + 1, s)
+            new = la[:top] + lw  # the k-subsets with token j (k = 1..top): finite
+            total = np.logaddexp(la[1 : top + 1], new)  # la[top] may be -inf: p = 1
+            lp, lq = new - total, la[1 : top + 1] - total  # log p, log(1 - p)
+            gap = mean[:top] + bj - mean[1 : top + 1]
+            terms = np.stack(
+                [lq + lv[1 : top + 1], lp + lv[:top], lp + lq + 2.0 * np.log(np.abs(gap))]
+            )
+            top_term = np.max(terms, axis=0)
+            safe = np.where(np.isfinite(top_term), top_term, 0.0)
+            lv[1 : top + 1] = safe + np.log(np.sum(np.exp(terms - safe), axis=0))
+            lv[1 : top + 1] = np.where(np.isfinite(top_term), lv[1 : top + 1], -np.inf)
+            mean[1 : top + 1] = mean[1 : top + 1] + np.exp(lp) * gap
+            la[1 : top + 1] = total
+    return mean[s], lv[s], la[s]
+
+
+def bhattacharyya_log(params: Params) -> float:
+    """``log Z``, ``Z = integral sqrt(p q)`` over ``R^d``: the informative token's law ``p``
+    against a distractor's ``q`` (derivations/bayes.py).
+
+    ``p = N(sqrt(d/2) k*, gamma^2 I)``, ``q = N(0, I)``, so
+    ``log Z = (d/2) log(2 gamma / (1 + gamma^2)) - d / (8 (1 + gamma^2))``. The Bayes
+    risk's excess over ``eps^2`` is of order ``Z^2`` (:func:`bayes_risk_mc`).
+
+    Parameters
+    ----------
+    params : Params
+
+    Returns
+    -------
+    float
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.statistics import bhattacharyya_log
+    >>> round(bhattacharyya_log(Params.paper()), 4)
+    -45.1116
+    """
+    check_params(params)
+    d, g2 = params.d, params.gamma**2
+    return float(0.5 * d * np.log(2.0 * params.gamma / (1.0 + g2)) - d / (8.0 * (1.0 + g2)))
 
 
 def bayes_risk_mc(
     params: Params, n: int, rng: np.random.Generator, *, chunk: int = 200_000
 ) -> BayesRisk:
-    """Bayes risk ``E (Y - E[Y|X])^2`` by Monte Carlo over sufficient statistics.
+    """Bayes risk ``E (Y - E[Y|X])^2`` by importance sampling over pairs of subsets.
 
-    Each sample contributes the posterior variance of ``sum_{j in J} X_j . v*`` (a
-    Rao-Blackwellised estimator: lower variance than the squared error); with ``s > 1``
-    the posterior is over the ``s``-subsets ``J`` (:func:`subset_posterior`).
+    The excess over ``eps^2`` is the mean posterior variance of ``B_J = sum_{j in J}
+    X_j . v*``, and a posterior variance is a sum over pairs of ``s``-subsets,
+    ``Var = 1/2 sum_{J != J'} pi_J pi_J' (B_J - B_J')^2``, of non-negative terms. At
+    large ``d`` its mean is carried by rare samples, where a distractor looks as
+    informative as the informative token (the mean over 2e5 samples of the model at the
+    paper's ``d = 400`` is ``5e-114``, over 2e4 ``1.5e-117``; the excess is ``1.9e-40``). Each pair is therefore
+    sampled where it matters: the tokens of ``J`` and ``J'`` alike from the law
+    ``h ~ sqrt(p q)`` halfway between the informative ``p`` and the distractor ``q``, the
+    common ones from ``p``, the rest from ``q``. With ``r`` tokens swapped the pairs'
+    share is
+
+        1/2 C(s, r) C(L - s, r) Z^(2r) E_h[(B_J - B_J')^2 exp((l_J + l_J')/2 - log sum_K e^(l_K))],
+
+    ``Z = int sqrt(p q)`` (:func:`bhattacharyya_log`), ``l_K`` the subsets' summed
+    log-likelihood ratios; the sampled factor is at most ``(B_J - B_J')^2 / 2``, so the
+    estimate has a finite variance at every ``d`` and its standard error says how good it
+    is. Everything is summed as logs: the excess keeps its digits below the double range
+    (:attr:`BayesRisk.log10_excess`).
 
     Parameters
     ----------
     params : Params
         Model parameters, with ``L <= MAX_TOKENS`` (1e7); any ``s``.
     n : int
-        Samples, ``2 <= n <= 1e12`` (a standard error needs two).
+        Samples per number of swapped tokens, ``2 <= n <= 1e12``.
     rng : numpy.random.Generator
     chunk : int
         Samples per vectorised block, ``1 <= chunk <= 1e7``.
@@ -263,6 +340,9 @@ def bayes_risk_mc(
     >>> b = bayes_risk_mc(Params(d=50, L=10, lam=1.0, gamma=0.7), 20_000, np.random.default_rng(0))
     >>> bool(b.estimate < linear_risk(Params(d=50, L=10, lam=1.0, gamma=0.7)))
     True
+    >>> b = bayes_risk_mc(Params.paper(), 20_000, np.random.default_rng(0))
+    >>> round(b.log10_excess), b.rel_stderr < 0.05  # below the double range, with its digits
+    (-40, True)
     """
     check_params(params)
     n = positive_int(n, "n", upper=10**12)
@@ -275,40 +355,66 @@ def bayes_risk_mc(
             f"`params.L` must be <= {MAX_TOKENS:g} for bayes_risk_mc (each sample's tokens are "
             f"held in memory at once), got {params.L}."
         )
-    d, L, g = params.d, params.L, params.gamma
+    L, S = params.L, params.s
+    log_z = bhattacharyya_log(params)
+    shares, rels = [], []  # per r: log of its share of the excess, its relative s.e.
+    for r in range(1, min(S, L - S) + 1):
+        log_mean, rel = _swapped_pairs(params, r, n, rng, chunk)
+        count = 0.5 * math.comb(S, r) * math.comb(L - S, r)
+        shares.append(math.log(count) + 2 * r * log_z + log_mean)
+        rels.append(rel)
+    if not shares:  # s = L: J is known, the posterior certain
+        return BayesRisk(params.eps**2, 0.0, n, -np.inf, 0.0)
+    log_excess = float(logsumexp(shares))
+    w = np.exp(np.array(shares) - log_excess)  # each share's fraction of the excess
+    rel = float(np.sqrt(np.sum((w * np.array(rels)) ** 2)))
+    excess = float(np.exp(log_excess))
+    return BayesRisk(
+        estimate=params.eps**2 + excess,
+        stderr=excess * rel,
+        n=n,
+        log10_excess=log_excess / math.log(10.0),
+        rel_stderr=rel,
+    )
+
+
+def _swapped_pairs(
+    params: Params, r: int, n: int, rng: np.random.Generator, chunk: int
+) -> tuple[float, float]:
+    """``log E_h[...]`` of :func:`bayes_risk_mc` for pairs with `r` tokens swapped, and its
+    relative standard error."""
+    d, L, S, g = params.d, params.L, params.s, params.gamma
     mu = np.sqrt(d / 2.0)
-    count, mean_all, m2 = 0, 0.0, 0.0  # Chan et al.'s pairwise update of mean and M2
+    g2 = g * g
+    # token roles: J and J' share the first S - r; J alone has the next r, J' the r after
+    common = S - r
+    half_sd, half_mean = np.sqrt(2.0 * g2 / (1.0 + g2)), mu / (1.0 + g2)  # h ~ sqrt(p q)
+    sd = np.ones(L)
+    mean = np.zeros(L)
+    sd[:common], mean[:common] = g, mu
+    sd[common : S + r], mean[common : S + r] = half_sd, half_mean
+    log_sum, log_sum2 = -np.inf, -np.inf
     done = 0
     while done < n:
-        m = min(chunk, n - done, MAX_TOKENS // L)  # at most 1e7 token statistics (L <= 1e7)
-        if params.s == 1:
-            j0 = rng.integers(0, L, size=m)
-            informative = np.arange(L)[None, :] == j0[:, None]
-        else:  # J uniform among the s-subsets: the s smallest of L uniform keys
-            keys = rng.random((m, L))
-            informative = (
-                keys <= np.partition(keys, params.s - 1, axis=1)[:, params.s - 1 : params.s]
-            )
-        scale = np.where(informative, g, 1.0)
-        a = np.where(informative, mu, 0.0) + scale * rng.standard_normal((m, L))  # X . k*
-        b = scale * rng.standard_normal((m, L))  # X . v*
-        perp = scale**2 * rng.chisquare(d - 2, size=(m, L)) if d > 2 else np.zeros((m, L))
+        m = min(chunk, n - done, MAX_TOKENS // L)
+        a = mean + sd * rng.standard_normal((m, L))  # X . k*
+        b = sd * rng.standard_normal((m, L))  # X . v*
+        perp = sd**2 * rng.chisquare(d - 2, size=(m, L)) if d > 2 else np.zeros((m, L))
         norm2 = a * a + b * b + perp
-        logw = -d * np.log(g) - (norm2 - 2 * mu * a + mu * mu) / (2 * g * g) + norm2 / 2
-        if params.s == 1:
-            w = np.exp(logw - logsumexp(logw, axis=1, keepdims=True))
-            mean = np.sum(w * b, axis=1)
-            values = np.sum(w * b * b, axis=1) - mean * mean
-        else:
-            values = subset_posterior(logw, b, params.s)[1]
-        c_mean, c_m2 = float(values.mean()), float(((values - values.mean()) ** 2).sum())
-        delta, total = c_mean - mean_all, count + m
-        mean_all += delta * m / total
-        m2 += c_m2 + delta * delta * count * m / total
-        count = total
+        logw = -d * np.log(g) - (norm2 - 2 * mu * a + mu * mu) / (2 * g2) + norm2 / 2
+        own = logw[:, :common].sum(axis=1)
+        lj = own + logw[:, common:S].sum(axis=1)
+        lj2 = own + logw[:, S : S + r].sum(axis=1)
+        gap = b[:, common:S].sum(axis=1) - b[:, S : S + r].sum(axis=1)
+        log_all = _log_posterior(logw, b, S)[2]  # log sum over every s-subset K
+        with np.errstate(divide="ignore"):  # a gap of exactly 0: log 0 = -inf
+            log_v = 2.0 * np.log(np.abs(gap)) + 0.5 * (lj + lj2) - log_all
+        log_sum = float(np.logaddexp(log_sum, logsumexp(log_v)))
+        log_sum2 = float(np.logaddexp(log_sum2, logsumexp(2.0 * log_v)))
         done += m
-    est, se = mean_all, float(np.sqrt(m2 / (n - 1) / n))
-    return BayesRisk(estimate=params.eps**2 + max(est, 0.0), stderr=se, n=n)
+    log_mean = log_sum - math.log(n)
+    ratio = math.exp((log_sum2 - math.log(n)) - 2.0 * log_mean) - 1.0  # Var / mean^2
+    return log_mean, math.sqrt(max(ratio, 0.0) / (n - 1))
 
 
 def statistics_table(
@@ -354,7 +460,10 @@ def statistics_table(
     Returns
     -------
     list of dict
-        Keys ``d, L, lam_opt, attention, bayes, bayes_se, linear``.
+        Keys ``d, L, lam_opt, attention, bayes, bayes_se, linear``, and
+        ``bayes_log10``, ``bayes_rel_se``: the Bayes excess as its ``log10`` and relative
+        standard error (:class:`BayesRisk`), which keep their digits where ``bayes``
+        underflows to 0; ``bayes_n`` its samples per kind of subset pair.
 
     """
     if not isinstance(dims, (list, tuple, np.ndarray)) or len(dims) == 0:
@@ -387,8 +496,11 @@ def statistics_table(
                 "L": length,
                 "lam_opt": lam,
                 "attention": oracle_risk(p.replace(lam=lam)) - eps**2,
-                "bayes": bayes.estimate - eps**2,
+                "bayes": bayes.excess,
                 "bayes_se": bayes.stderr,
+                "bayes_log10": bayes.log10_excess,
+                "bayes_rel_se": bayes.rel_stderr,
+                "bayes_n": bayes.n,
                 "linear": linear_risk(p) - eps**2,
             }
         )

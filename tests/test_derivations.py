@@ -280,3 +280,17 @@ def test_softmax_risk_expression_is_the_derived_risk():
         assert set(got) == set(want), (L, s, set(got) ^ set(want))
         for k in want:
             assert abs(got[k] - want[k]) <= 1e-12 * max(1.0, abs(want[k])), (L, s, k)
+
+
+def test_bayes_importance_sampling_pieces_are_derived():
+    """derivations/bayes.py: h ~ sqrt(p q), log Z, the pair identity and the change of
+    measure; statistics.bhattacharyya_log is its log Z."""
+    from slr_theory import Params
+    from slr_theory.statistics import bhattacharyya_log
+
+    mod = _load("bayes")
+    out = mod.derive()
+    for d, g in ((20, 0.7), (400, 0.5**0.5), (50, 1.3)):
+        want = float(out["logZ"].subs({mod.d: d, mod.g: g}))
+        got = bhattacharyya_log(Params(d=d, L=4, lam=1.0, gamma=g))
+        assert abs(got - want) <= 1e-13 * abs(want)

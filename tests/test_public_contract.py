@@ -151,6 +151,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "statistics.linear_risk": ((P,), {}),
     "statistics.optimal_lambda": ((P,), {"lam_range": (1e-3, 10.0)}),
     "statistics.bayes_risk_mc": ((P6, 50, RNG(0)), {"chunk": 20}),
+    "statistics.bhattacharyya_log": ((P,), {}),
     "statistics.subset_posterior": ((np.zeros((2, 4)), np.arange(8.0).reshape(2, 4), 2), {}),
     "experiments.output_paths": (("gd_manifold", "figures"), {}),
     "landscape.stability_map": ((P,), {"grid": 5}),
