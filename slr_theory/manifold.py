@@ -131,7 +131,8 @@ def interior_points(params: Params) -> np.ndarray:
     ------
     ValueError
         If ``R_M`` is not affine in ``nu`` on the scan, or ``R_nu`` vanishes on an edge
-        ``kappa = +-1`` (a segment of critical points).
+        ``kappa = +-1`` (a segment of critical points): below ``1e-14`` of the terms it
+        is made of (an exponentially small ``R_nu`` computed to its own digits is not 0).
     """
     tab = engine.table(params, params.lam, 1)
     k = np.linspace(-1.0, 1.0, EDGE_SCAN)
@@ -147,8 +148,13 @@ def interior_points(params: Params) -> np.ndarray:
             f"moves with nu by {off[0]:.3g} and R_kappa leaves the line by {off[1]:.3g} "
             f"(against gradients of size {scale[1]:.3g}, {scale[0]:.3g})."
         )
-    for side in (-1.0, 1.0):
-        if abs(_m_gradient(tab, side, 0.0)[1, 0]) <= 1e-14 * scale[1]:
+    edges = np.zeros((5, 2))
+    edges[0] = (-1.0, 1.0)
+    phi, size = tab.features_and_sizes(edges)
+    r_nu = (tab.C @ phi)[1]
+    terms = (np.abs(tab.C) @ size)[1]  # R_nu's terms: what a cancellation is zero against
+    for i, side in enumerate((-1.0, 1.0)):
+        if abs(r_nu[i]) <= 1e-14 * terms[i]:
             raise ValueError(
                 f"`params`: R_nu vanishes on the edge kappa = {side:+g} of M, a whole "
                 "segment of critical points, which this locator does not classify."

@@ -544,3 +544,37 @@ def test_the_gradient_and_hessian_tables_share_one_direct_evaluation_bit_for_bit
     own = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
     for a, b in zip(shared, own, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize(
+    ("attention", "L", "rtol"), [("softmax", 2, 1e-8), ("softmax1", 1, 1e-12)]
+)
+def test_r_nu_keeps_its_digits_where_the_informative_weight_is_tiny(attention, L, rtol):
+    """R_nu = -2 s gamma^2 E p_1 at kappa = -1 and a large temperature is exponentially
+    small (1e-20, 3e-24 here); the stable form's -2 gamma^2 (1 - q_1) cancelled it to
+    rounding, and the locator on M refused softmax at lam = 10 ('R_nu vanishes on the
+    edge'). R is affine in nu, so R(nu = 1) - R(nu = 0) of 50-digit quadrature (two tokens
+    for softmax, one for softmax-1) is the reference. Softmax's term keeps 1e-9 of itself
+    there (its Gauss nodes reach 15 standard deviations of the key, the mass sits near
+    12), softmax-1's one token 1e-15."""
+    from slr_theory.verify.risk_checks import (
+        mp_softmax1_risk_one_token,
+        mp_softmax_risk_two_tokens,
+    )
+
+    ref = mp_softmax_risk_two_tokens if attention == "softmax" else mp_softmax1_risk_one_token
+    p = Params(d=400, L=L, lam=4.0, gamma=0.6, attention=attention)
+    want = float(ref(p, (-1.0, 1.0, 0, 0, 0), dps=50) - ref(p, (-1.0, 0.0, 0, 0, 0), dps=50))
+    got = float(risk_grad(p, -1.0, 0.2, 0.0, 0.0, 0.0)[1])
+    assert want < -1e-25 and abs(got - want) <= rtol * abs(want)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("attention", ["softmax", "softmax1"])
+def test_the_locator_on_m_takes_softmax_at_the_edge_of_its_domain(attention):
+    """lam = 10 (measured: 220 s each, the interpolants at that temperature): M's four
+    corners, where 'R_nu vanishes on the edge' was raised."""
+    from slr_theory import critical_points
+
+    big = Params.paper(lam=10.0).replace(attention=attention)
+    assert len(critical_points(big, "manifold")) == 4

@@ -43,8 +43,8 @@ def _softmax_expressions(
     Order 0 has the three :data:`COMPONENTS`, in the cancellation-free form of
     :func:`slr_theory.softmax.risk_expression` (the derivatives differentiate that form:
     near the optimum its terms are small where the risk is, so the gradient keeps its
-    relative precision too); order 1 the five partials; order 2 the entries of
-    :data:`slr_theory.engine.HESSIAN_PAIRS`. A partial in ``kappa`` is ``sqrt(d/2)`` times one in
+    relative precision too), but for ``R_nu``, a single term of the expanded form; order 1
+    the five partials; order 2 the entries of :data:`slr_theory.engine.HESSIAN_PAIRS`. A partial in ``kappa`` is ``sqrt(d/2)`` times one in
     the informative mean (:func:`slr_theory.softmax.d_mu`); the others act on monomials.
     `sink`: the weights have a sink (softmax-1).
     """
@@ -80,15 +80,25 @@ def _softmax_expressions(
                     engine.add_term(out, (tuple(m2), term), c * f * mono[k])
         return {k: v for k, v in out.items() if v != 0.0}
 
+    # R_nu is one term of the expanded form, -2 s gamma^2 E p_1 (nu appears nowhere
+    # else): exact to its own digits where E p_1 is tiny (kappa -> -1 at a large
+    # temperature), where the stable form's -2 gamma^2 (1 - q_1) cancels to 0
+    expanded: dict = {}
+    for _comp, c, mono, term in risk_expression(d, L, gamma, S, sink=sink):
+        engine.add_term(expanded, ((*mono, 0, 0), term), c)
+    first = [diff(total, v) for v in range(_OVERLAP_VARS)]
+    first[1] = diff(expanded, 1)
     rows: list[dict] = []
     for o in orders:
         if o == 0:
             rows.extend(rows0)
         elif o == 1:
-            rows.extend(diff(total, v) for v in range(_OVERLAP_VARS))
-        else:
-            first = [diff(total, v) for v in range(_OVERLAP_VARS)]
-            rows.extend(diff(first[i], j) for i, j in engine.HESSIAN_PAIRS)
+            rows.extend(first)
+        else:  # an entry with nu: the other partial of R_nu
+            rows.extend(
+                diff(first[1], j if i == 1 else i) if 1 in (i, j) else diff(first[i], j)
+                for i, j in engine.HESSIAN_PAIRS
+            )
     return rows
 
 
