@@ -24,6 +24,11 @@ __all__ = [
 ]
 
 
+def _mp_five(overlaps) -> list[mp.mpf]:
+    """The five overlaps as mpmath numbers (mpmath's are kept to their digits)."""
+    return [x if isinstance(x, mp.mpf) else mp.mpf(float(x)) for x in overlaps]
+
+
 def mp_risk_components(
     params: Params, overlaps, dps: int = 30, sigma: tuple | None = None
 ) -> dict[str, mp.mpf]:
@@ -44,9 +49,7 @@ def mp_risk_components(
     -------
     dict of str to mpmath.mpf
     """
-    kappa, nu, theta, eta, rho = (
-        x if isinstance(x, mp.mpf) else mp.mpf(float(x)) for x in overlaps
-    )
+    kappa, nu, theta, eta, rho = _mp_five(overlaps)
     with mp.workdps(dps):
         lam, gam = mp.mpf(params.lam), mp.mpf(params.gamma)
         G = gam**2
@@ -177,9 +180,7 @@ def mp_softmax_risk_two_tokens(params: Params, overlaps, dps: int = 30) -> mp.mp
     """
     if params.L != 2:
         raise ValueError(f"`params` must have L = 2 tokens, got {params!r}.")
-    kappa, nu, theta, eta, rho = (
-        x if isinstance(x, mp.mpf) else mp.mpf(float(x)) for x in overlaps
-    )
+    kappa, nu, theta, eta, rho = _mp_five(overlaps)
     with mp.workdps(dps):
         lam, G = mp.mpf(params.lam), mp.mpf(params.gamma) ** 2
         B = mp.sqrt(mp.mpf(params.d) / 2)
@@ -242,9 +243,7 @@ def mp_softmax1_risk_one_token(params: Params, overlaps, dps: int = 30) -> mp.mp
     """
     if params.L != 1:
         raise ValueError(f"`params` must have L = 1 token, got {params!r}.")
-    kappa, nu, theta, eta, rho = (
-        x if isinstance(x, mp.mpf) else mp.mpf(float(x)) for x in overlaps
-    )
+    kappa, nu, theta, eta, rho = _mp_five(overlaps)
     with mp.workdps(dps):
         lam, G = mp.mpf(params.lam), mp.mpf(params.gamma) ** 2
         B = mp.sqrt(mp.mpf(params.d) / 2)
