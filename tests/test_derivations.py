@@ -290,7 +290,7 @@ def test_bayes_importance_sampling_pieces_are_derived():
 
     mod = _load("bayes")
     out = mod.derive()
-    for d, g in ((20, 0.7), (400, 0.5**0.5), (50, 1.3)):
-        want = float(out["logZ"].subs({mod.d: d, mod.g: g}))
-        got = bhattacharyya_log(Params(d=d, L=4, lam=1.0, gamma=g))
+    for d, gam in ((20, 0.7), (400, 0.5**0.5), (50, 1.3)):
+        want = float(out["logZ"].subs({mod.d: d, mod.g: gam}))
+        got = bhattacharyya_log(Params(d=d, L=4, lam=1.0, gamma=gam))
         assert abs(got - want) <= 1e-13 * abs(want)
