@@ -750,7 +750,10 @@ def _statistics(s, dest) -> list[str]:
 def _bayes_method(rows: list[dict]) -> str:
     """How the rows' Bayes risks were estimated, with their numbers."""
     if not rows or "bayes_n" not in rows[0]:  # saved before 0.5.0: the model's samples
-        return "Monte Carlo over samples of the model"
+        return (
+            "Monte Carlo over samples of the model, as saved before 0.5.0: at large `d` it "
+            "misses the rare samples that carry the Bayes risk and is far too low"
+        )
     worst = max(r["bayes_rel_se"] for r in rows)
     return (
         f"importance sampling, {rows[0]['bayes_n']} draws per kind of pair of subsets, "
