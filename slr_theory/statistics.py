@@ -303,14 +303,15 @@ def bayes_risk_mc(
     X_j . v*``, and a posterior variance is a sum over pairs of ``s``-subsets,
     ``Var = 1/2 sum_{J != J'} pi_J pi_J' (B_J - B_J')^2``, of non-negative terms. At
     large ``d`` its mean is carried by rare samples, where a distractor looks as
-    informative as the informative token (the mean over 2e5 samples of the model at the
-    paper's ``d = 400`` is ``5e-114``, over 2e4 ``1.5e-117``; the excess is ``1.9e-40``). Each pair is therefore
-    sampled where it matters: the tokens of ``J`` and ``J'`` alike from the law
-    ``h ~ sqrt(p q)`` halfway between the informative ``p`` and the distractor ``q``, the
-    common ones from ``p``, the rest from ``q``. With ``r`` tokens swapped the pairs'
-    share is
+    informative as the informative token: at the paper's ``d = 400`` the mean over 2e4
+    samples of the model is ``1.5e-117``, over 2e5 ``5e-114``, and the excess is
+    ``1.9e-40``. Each pair is therefore sampled where it matters: the tokens of ``J``
+    and ``J'`` alike from the law ``h ~ sqrt(p q)`` halfway between the informative
+    ``p`` and the distractor ``q``, the common ones from ``p``, the rest from ``q``. With
+    ``r`` tokens swapped the pairs' share is
 
-        1/2 C(s, r) C(L - s, r) Z^(2r) E_h[(B_J - B_J')^2 exp((l_J + l_J')/2 - log sum_K e^(l_K))],
+        1/2 C(s, r) C(L - s, r) Z^(2r)
+            E_h[(B_J - B_J')^2 exp((l_J + l_J')/2 - log sum_K e^(l_K))],
 
     ``Z = int sqrt(p q)`` (:func:`bhattacharyya_log`), ``l_K`` the subsets' summed
     log-likelihood ratios; the sampled factor is at most ``(B_J - B_J')^2 / 2``, so the
