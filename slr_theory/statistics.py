@@ -232,13 +232,15 @@ def subset_posterior(loglik, values, s: int) -> tuple[np.ndarray, np.ndarray]:
     return mean, np.exp(log_var)
 
 
-def _log_posterior(logw: np.ndarray, b: np.ndarray, s: int) -> tuple:
+def _log_posterior(logw: np.ndarray, b, s: int, *, moments: bool = True) -> tuple:
     """The recursion of :func:`subset_posterior` (checked inputs): the posterior mean, the
     log of the variance, and the log of the total weight of the ``s``-subsets.
 
     Each step mixes ``(1 - p) var_without + p var_with + p (1 - p) gap^2``, three
     non-negative terms, summed as logs (``log p`` and ``log(1 - p)`` from the subsets' log
     weights): no cancellation, and a variance below the double range keeps its digits.
+    With ``moments=False`` only the total weight is carried (`b` unused; the mean and
+    variance come back as None).
     """
     L = logw.shape[-1]
     shape = logw.shape[:-1]
@@ -248,21 +250,20 @@ def _log_posterior(logw: np.ndarray, b: np.ndarray, s: int) -> tuple:
     lv = np.full((s + 1, *shape), -np.inf)  # log variance of the k-subsets' sums
     with np.errstate(divide="ignore"):  # log 0 = -inf: a weight or a gap of exactly 0
         for j in range(L):
-            lw, bj = logw[..., j], b[..., j]
+            lw = logw[..., j]
+            bj = b[..., j] if moments else None
             top = min(j + 1, s)
             new = la[:top] + lw  # the k-subsets with token j (k = 1..top): finite
             total = np.logaddexp(la[1 : top + 1], new)  # la[top] may be -inf: p = 1
-            lp, lq = new - total, la[1 : top + 1] - total  # log p, log(1 - p)
-            gap = mean[:top] + bj - mean[1 : top + 1]
-            terms = np.stack(
-                [lq + lv[1 : top + 1], lp + lv[:top], lp + lq + 2.0 * np.log(np.abs(gap))]
-            )
-            top_term = np.max(terms, axis=0)
-            safe = np.where(np.isfinite(top_term), top_term, 0.0)
-            lv[1 : top + 1] = safe + np.log(np.sum(np.exp(terms - safe), axis=0))
-            lv[1 : top + 1] = np.where(np.isfinite(top_term), lv[1 : top + 1], -np.inf)
-            mean[1 : top + 1] = mean[1 : top + 1] + np.exp(lp) * gap
+            if moments:
+                lp, lq = new - total, la[1 : top + 1] - total  # log p, log(1 - p)
+                gap = mean[:top] + bj - mean[1 : top + 1]
+                terms = [lq + lv[1 : top + 1], lp + lv[:top], lp + lq + 2.0 * np.log(np.abs(gap))]
+                lv[1 : top + 1] = logsumexp(np.stack(terms), axis=0)
+                mean[1 : top + 1] = mean[1 : top + 1] + np.exp(lp) * gap
             la[1 : top + 1] = total
+    if not moments:
+        return None, None, la[s]
     return mean[s], lv[s], la[s]
 
 
@@ -407,7 +408,7 @@ def _swapped_pairs(
         lj = own + logw[:, common:S].sum(axis=1)
         lj2 = own + logw[:, S : S + r].sum(axis=1)
         gap = b[:, common:S].sum(axis=1) - b[:, S : S + r].sum(axis=1)
-        log_all = _log_posterior(logw, b, S)[2]  # log sum over every s-subset K
+        log_all = _log_posterior(logw, None, S, moments=False)[2]  # log sum_K e^(l_K)
         with np.errstate(divide="ignore"):  # a gap of exactly 0: log 0 = -inf
             log_v = 2.0 * np.log(np.abs(gap)) + 0.5 * (lj + lj2) - log_all
         log_sum = float(np.logaddexp(log_sum, logsumexp(log_v)))

@@ -218,3 +218,21 @@ def test_sgd_follows_the_exact_gradient_in_expectation(law):
     want = -np.array([gk @ ks, gv @ vs, gv @ ks, gk @ vs, gk @ v + k @ gv])
     se = step.std(axis=0) / np.sqrt(R)
     assert np.all(np.abs(step.mean(axis=0) - want) <= 4 * se + 1e-3 * np.abs(want))
+
+
+def test_one_token_is_pointwise_sigmoid_attention():
+    """Over one token the sink makes the weight the sigmoid of the key: the Laplace-transform
+    terms (softmax-1) and the sigmoid's Gaussian moments (pointwise) give one risk,
+    gradient and Hessian, two independent computations."""
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((2, 6, 20))
+    k, v = x / np.linalg.norm(x, axis=0), y / np.linalg.norm(y, axis=0)
+    ov = np.array([k[0], v[1], v[0], k[1], (k * v).sum(axis=0)])
+    for lam in (0.3, 1.7):
+        sink = Params(d=24, L=1, lam=lam, gamma=0.8, eps=0.05, attention="softmax1")
+        sig = sink.replace(attention="pointwise", nonlinearity="sigmoid")
+        np.testing.assert_allclose(risk(sink, *ov), risk(sig, *ov), rtol=1e-12)
+        scale = np.abs(risk_grad(sig, *ov)).max()
+        np.testing.assert_allclose(risk_grad(sink, *ov), risk_grad(sig, *ov), atol=1e-12 * scale)
+        H, Hs = risk_hessian(sink, *ov), risk_hessian(sig, *ov)
+        np.testing.assert_allclose(H, Hs, atol=1e-11 * np.abs(Hs).max())

@@ -219,14 +219,12 @@ def mp_softmax_risk_two_tokens(params: Params, overlaps, dps: int = 30) -> mp.mp
 def mp_softmax1_risk_one_token(params: Params, overlaps, dps: int = 30) -> mp.mpf:
     """The risk of softmax-1 attention on one token by 1-D quadrature, without Laplace.
 
-    With one (informative) token beside the sink, its weight is the logistic
-    ``p = 1 / (1 + e^{-lambda U})`` of its own key ``U ~ N(sqrt(d/2) kappa, gamma^2)``
-    (softmax over one token would give it weight 1). Given ``U``, ``V`` and ``W`` are
-    Gaussian with ``E[V | U] = sqrt(d/2) theta + rho D``, ``E[W | U] = eta D``
-    (``D = U - sqrt(d/2) kappa``), variances ``gamma^2 (1 - rho^2)``,
-    ``gamma^2 (1 - eta^2)`` and covariance ``gamma^2 (nu - rho eta)``, so
-    ``E[(W - p V)^2 | U]`` is in closed form and one integral over ``U`` is left to
-    mpmath. Nothing is shared with the engine's terms.
+    With one (informative) token beside the sink its weight is
+    ``p = e^{lambda U} / (1 + e^{lambda U})``, the sigmoid of its own key: softmax-1 over
+    one token is pointwise sigmoid attention over one token (softmax would give it weight
+    1). The reference is therefore :func:`mp_risk_components`' with ``sigma`` the sigmoid,
+    one integral over ``U`` conditioned in closed form; nothing is shared with the
+    engine's Laplace-transform terms.
 
     Parameters
     ----------
@@ -243,20 +241,7 @@ def mp_softmax1_risk_one_token(params: Params, overlaps, dps: int = 30) -> mp.mp
     """
     if params.L != 1:
         raise ValueError(f"`params` must have L = 1 token, got {params!r}.")
-    kappa, nu, theta, eta, rho = _mp_five(overlaps)
-    with mp.workdps(dps):
-        lam, G = mp.mpf(params.lam), mp.mpf(params.gamma) ** 2
-        B = mp.sqrt(mp.mpf(params.d) / 2)
-        mu = B * kappa
-
-        def given(u):  # E[(W - p V)^2 | U = u]
-            D = u - mu
-            p = 1 / (1 + mp.exp(-lam * u))
-            var = G * ((1 - eta**2) - 2 * p * (nu - rho * eta) + p**2 * (1 - rho**2))
-            return var + (eta * D - p * (B * theta + rho * D)) ** 2
-
-        value = mp_expect(given, mu, mp.sqrt(G), dps, max_extra_digits=0)
-        return mp.mpf(params.eps) ** 2 + value
+    return mp_risk_components(params, overlaps, dps, MP_NONLINEARITIES["sigmoid"])["total"]
 
 
 def _draw(rng: np.random.Generator) -> dict:
