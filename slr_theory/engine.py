@@ -167,17 +167,18 @@ def add_term(out: dict, key, c) -> None:
 
 #: ``d/dx`` of each basis ``b(x)`` times ``x^p``, apart from the power's own term:
 #: ``(p, s) -> [(power, basis, factor)]`` (the closed-form derivatives of the module
-#: docstring; ``s`` the table's scalars).
+#: docstring; ``s`` the table's scalars, ``s["K2"] = 2/sqrt(pi)`` among them, so that a
+#: table of rigorous intervals (:mod:`slr_theory.certify`) runs the same algebra).
 _BASIS_DERIVATIVES = {
-    "erf": lambda p, s: [(p, "ex", K2)],
+    "erf": lambda p, s: [(p, "ex", s["K2"])],
     "ex": lambda p, s: [(p + 1, "ex", -2.0)],
     "exey": lambda p, s: [(p + 1, "exey", -2.0 * (1.0 + s["ir2"]))],
-    "exu": lambda p, s: [(p + 1, "exu", -2.0), (p, "exey", K2 * s["ir"])],
-    "exD": lambda p, s: [(p + 1, "exD", -2.0), (p, "exey", K2 * s["ir"])],
-    "zeta": lambda p, s: [(p, "exu", 2.0 * K2)],
-    "W": lambda p, s: [(p, "exD", 2.0 * K2)],
-    "erf2": lambda p, s: [(p, "erfex", 2.0 * K2)],
-    "erfex": lambda p, s: [(p, "ex2", K2), (p + 1, "erfex", -2.0)],
+    "exu": lambda p, s: [(p + 1, "exu", -2.0), (p, "exey", s["K2"] * s["ir"])],
+    "exD": lambda p, s: [(p + 1, "exD", -2.0), (p, "exey", s["K2"] * s["ir"])],
+    "zeta": lambda p, s: [(p, "exu", 2.0 * s["K2"])],
+    "W": lambda p, s: [(p, "exD", 2.0 * s["K2"])],
+    "erf2": lambda p, s: [(p, "erfex", 2.0 * s["K2"])],
+    "erfex": lambda p, s: [(p, "ex2", s["K2"]), (p + 1, "erfex", -2.0)],
     "ex2": lambda p, s: [(p + 1, "ex2", -4.0)],
 }
 
@@ -249,9 +250,9 @@ def _family(f: str, s: dict) -> dict:
     if f == "E0E0":  # products of E0 = erf(x) and E1 = q^{-1/2} K2 e^{-x^2}
         return {(0, "erf2"): s["one"]}
     if f == "E0E1":
-        return {(0, "erfex"): K2 * s["isq"]}
+        return {(0, "erfex"): s["K2"] * s["isq"]}
     if f == "E1E1":
-        return {(0, "ex2"): K2 * K2 * s["isq"] * s["isq"]}
+        return {(0, "ex2"): s["K2"] * s["K2"] * s["isq"] * s["isq"]}
     base = {(0, "erf" if f[0] == "E" else "zeta"): s["one"]}
     for _ in range(int(f[1])):
         base = {k: s["isq"] * c for k, c in _ddx(base, s).items()}
@@ -296,25 +297,45 @@ def _coefficient_scalars(params: Params, lam, sigma: Nonlinearity | None) -> dic
     """Every temperature-dependent scalar of the table, vectorised over ``lam``; `sigma`
     None: the closed forms of ``erf``."""
     lam = np.asarray(lam, dtype=np.float64)
-    gam, L, S = params.gamma, params.L, params.s
-    B = np.sqrt(params.d / 2.0)
-    one = np.ones_like(lam)
-    g = lam * gam
-    G = gam * gam
-    qh, ql = dd.one_plus_c_sq(g, 2.0)
+    g = lam * params.gamma
+    qh, _ql = dd.one_plus_c_sq(g, 2.0)
     rh, _rl = dd.one_plus_c_sq(g, 4.0)
-    isq = 1.0 / np.sqrt(qh)
-    ir = 1.0 / np.sqrt(rh)
     closed = sigma is None
     if closed:
         P = lam * mean_erf_prime(0.0, lam)
         S0, S2 = zeta(0.0, lam), lam * lam * zeta_tt(0.0, lam)
     else:  # the distractor's moments, by quadrature at t = 0 with scale lam
         P, S0, S2 = _distractor_moments(sigma, lam)
+    return table_scalars(
+        params,
+        lam,
+        params.gamma,
+        np.sqrt(params.d / 2.0),
+        {"one": np.ones_like(lam), "isq": 1.0 / np.sqrt(qh), "ir": 1.0 / np.sqrt(rh), "K2": K2},
+        (P, S0, S2),
+        closed,
+    )
+
+
+def table_scalars(params: Params, lam, gam, B, numbers: dict, distractor, closed: bool) -> dict:
+    """The scalars the term algebra multiplies, from their ingredients: one formula for
+    every number type.
+
+    `lam`, `gam` and ``B = sqrt(d/2)`` are floats or arrays (the engine's tables) or
+    rigorous intervals (:mod:`slr_theory.certify`); `numbers` holds ``one``,
+    ``isq = q^{-1/2}``, ``ir = r^{-1/2}`` and ``K2 = 2/sqrt(pi)`` of the same type;
+    `distractor` is ``(P, S0, S2)``; `closed` whether the bases are erf's closed forms.
+    """
+    L, S = params.L, params.s
+    one, isq, ir = numbers["one"], numbers["isq"], numbers["ir"]
+    P, S0, S2 = distractor
+    g = lam * gam
+    G = gam * gam
     out = {
         "closed": closed,
         "pairs": S > 1,
         "one": one,
+        "K2": numbers["K2"],
         "cx": lam * B * isq if closed else lam * B,
         "isq": isq,
         "ir": ir,
@@ -351,8 +372,9 @@ def _distractor_moments(sig: Nonlinearity, lam: np.ndarray):
     return P.reshape(lam.shape), S0.reshape(lam.shape), S2.reshape(lam.shape)
 
 
-def _entries(s: dict, order: int):
-    """``[(row, (monomial, power, basis), coefficient)]`` of the table of one order."""
+def entries(s: dict, order: int):
+    """``[(row, (monomial, power, basis), coefficient)]`` of the table of one order
+    (`s` from :func:`table_scalars`: the coefficients are of its number type)."""
     terms = [
         (comp, (s[name], mono, _family(f, s)))
         for comp, name, mono, f in RISK_TERMS
@@ -435,7 +457,7 @@ def _stacked_entries(s: dict, orders: tuple[int, ...]):
     """The entries of several orders, their rows stacked in the order given."""
     offset = 0
     for o in orders:
-        for row, key, c in _entries(s, o):
+        for row, key, c in entries(s, o):
             yield row + offset, key, c
         offset += _ROWS[o]
 

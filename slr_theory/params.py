@@ -252,6 +252,21 @@ class Params:
         return cls(d=400, L=10, lam=lam, gamma=float(np.sqrt(0.5)), eps=eps)
 
 
+def params_record(p: Params) -> dict:
+    """``Params`` as a JSON-able dict (``Params(**record)`` rebuilds it, for named
+    nonlinearities and attentions)."""
+    return {
+        "d": p.d,
+        "L": p.L,
+        "lam": p.lam,
+        "gamma": p.gamma,
+        "eps": p.eps,
+        "s": p.s,
+        "nonlinearity": p.sigma_name,
+        "attention": p.attention,
+    }
+
+
 def check_params(params) -> Params:
     """Return `params` if it is a :class:`Params`; raise ``ValueError`` naming it otherwise.
 

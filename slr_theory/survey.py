@@ -39,7 +39,7 @@ import numpy as np
 from .critical import canonical, critical_points, same_point, symmetries
 from .landscape import basins, stability_map
 from .longrun import UNLISTED, Fates
-from .params import Params, check_params
+from .params import Params, check_params, params_record
 from .results import html_table
 from .validate import boolean, positive_int, positive_real
 
@@ -586,22 +586,9 @@ def read_atlas(path: str | os.PathLike) -> Atlas:
         return _from_spec(spec, [_row_from_table(r) for r in csv.DictReader(f)])
 
 
-def _params_dict(p: Params) -> dict:
-    return {
-        "d": p.d,
-        "L": p.L,
-        "lam": p.lam,
-        "gamma": p.gamma,
-        "eps": p.eps,
-        "s": p.s,
-        "nonlinearity": p.sigma_name,
-        "attention": p.attention,
-    }
-
-
 def _spec(a: Atlas) -> dict:
     return {
-        "base": _params_dict(a.base),
+        "base": params_record(a.base),
         "axes": {k: list(v) for k, v in a.axes.items()},
         "settings": dict(a.settings),
     }
