@@ -92,6 +92,11 @@ class Model(abc.ABC):
     def feature_bounds(self, params: Params, order) -> np.ndarray:
         """``sup |feature|`` over the feasible set, per column of the table of `order`."""
 
+    def rigorous_table(self, params: Params):
+        """Rigorous interval enclosures of the partials and Hessian over boxes of overlaps
+        (:class:`slr_theory.rigorous.RigorousTable`), or None where the model has none."""
+        return None
+
     # 4. the forward map -------------------------------------------------------------------
     @abc.abstractmethod
     def forward(

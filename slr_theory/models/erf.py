@@ -51,6 +51,12 @@ class Erf(Pointwise):
     def feature_bounds(self, params: Params, order) -> np.ndarray:
         return engine.closed_feature_bounds(params, order)
 
+    def rigorous_table(self, params: Params):
+        """The closed forms in interval arithmetic, bases enclosed by python-flint."""
+        from ..rigorous import RigorousTable
+
+        return RigorousTable(params)
+
     def nullcline(self, params: Params, kappa: np.ndarray) -> np.ndarray:
         """``erf(a kappa / s)``, ``s = sqrt((1 + 2 g^2)(1 + 4 g^2))``."""
         a = params.lam * np.sqrt(params.d / 2)

@@ -1,0 +1,179 @@
+r"""Rigorous interval arithmetic on NumPy arrays: the enclosures a certificate is built from.
+
+An :class:`Interval` holds arrays ``lo <= hi`` of one shape; every operation returns an
+interval that contains every result of the exact operation on numbers of its operands.
+Each IEEE operation is correctly rounded, so its rounded result is within half an ulp
+of the exact one; moving the lower bound one ulp down and the upper one ulp up
+(``np.nextafter``) makes the enclosure rigorous. Plain floats and arrays are exact
+operands (a float *is* a real number; what it was meant to approximate is the
+caller's business: constants such as ``2/sqrt(pi)`` come as intervals from
+:func:`from_arb`).
+
+Special functions are not here: their enclosures come from python-flint's ball
+arithmetic (``arb``) at exact float endpoints, where the function is monotone
+(:mod:`slr_theory.rigorous`).
+
+Examples
+--------
+>>> from slr_theory.interval import Interval
+>>> x = Interval(0.1, 0.2)
+>>> y = x * x - 0.01
+>>> bool(y.lo <= 0.0 <= y.hi), bool(y.hi >= 0.03)
+(True, True)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["Interval", "from_arb"]
+
+
+def _down(x: np.ndarray) -> np.ndarray:
+    return np.nextafter(x, -np.inf)
+
+
+def _up(x: np.ndarray) -> np.ndarray:
+    return np.nextafter(x, np.inf)
+
+
+class Interval:
+    """Arrays of closed intervals ``[lo, hi]`` with outward-rounded arithmetic.
+
+    Parameters
+    ----------
+    lo, hi : array_like
+        Bounds (`hi` defaults to `lo`: a degenerate interval, an exact number).
+
+    Raises
+    ------
+    ValueError
+        If some ``lo > hi`` or a bound is NaN.
+    """
+
+    __slots__ = ("hi", "lo")
+    __array_priority__ = 1000  # ndarray op Interval defers to the interval's reflected method
+
+    def __init__(self, lo, hi=None) -> None:
+        lo = np.asarray(lo, dtype=np.float64)
+        hi = lo if hi is None else np.asarray(hi, dtype=np.float64)
+        if np.any(np.isnan(lo)) or np.any(np.isnan(hi)) or np.any(lo > hi):
+            raise ValueError(f"Interval needs lo <= hi without NaN, got lo={lo!r}, hi={hi!r}.")
+        self.lo, self.hi = np.broadcast_arrays(lo, hi)
+
+    @staticmethod
+    def _of(x) -> Interval:
+        return x if isinstance(x, Interval) else Interval(x)
+
+    @property
+    def shape(self) -> tuple:
+        """The arrays' shape."""
+        return self.lo.shape
+
+    @property
+    def mid(self) -> np.ndarray:
+        """A point of every interval (the rounded midpoint)."""
+        return np.clip(0.5 * self.lo + 0.5 * self.hi, self.lo, self.hi)
+
+    @property
+    def width(self) -> np.ndarray:
+        """``hi - lo`` (rounded up)."""
+        return _up(self.hi - self.lo)
+
+    def __getitem__(self, index) -> Interval:
+        return Interval(self.lo[index], self.hi[index])
+
+    def __repr__(self) -> str:
+        return f"Interval({self.lo!r}, {self.hi!r})"
+
+    def __neg__(self) -> Interval:
+        return Interval(-self.hi, -self.lo)
+
+    def __add__(self, other) -> Interval:
+        o = self._of(other)
+        return Interval(_down(self.lo + o.lo), _up(self.hi + o.hi))
+
+    __radd__ = __add__
+
+    def __sub__(self, other) -> Interval:
+        o = self._of(other)
+        return Interval(_down(self.lo - o.hi), _up(self.hi - o.lo))
+
+    def __rsub__(self, other) -> Interval:
+        return self._of(other) - self
+
+    def __mul__(self, other) -> Interval:
+        o = self._of(other)
+        p = np.stack(
+            np.broadcast_arrays(self.lo * o.lo, self.lo * o.hi, self.hi * o.lo, self.hi * o.hi)
+        )
+        return Interval(_down(p.min(axis=0)), _up(p.max(axis=0)))
+
+    __rmul__ = __mul__
+
+    def abs(self) -> Interval:
+        """``|x|``: ``[min |x|, max |x|]``."""
+        lo = np.where(
+            (self.lo <= 0.0) & (self.hi >= 0.0), 0.0, np.minimum(abs(self.lo), abs(self.hi))
+        )
+        return Interval(lo, np.maximum(abs(self.lo), abs(self.hi)))
+
+    def __pow__(self, n: int) -> Interval:
+        if not isinstance(n, int | np.integer) or n < 0:
+            raise ValueError(f"Interval ** n needs an integer n >= 0, got {n!r}.")
+        if n == 0:
+            return Interval(np.ones(self.shape))
+        base = self.abs() if n % 2 == 0 else self
+        out = base
+        for _ in range(n - 1):  # monotone on [0, inf) (even n) or everywhere (odd n)
+            out = (
+                Interval(_down(out.lo * base.lo), _up(out.hi * base.hi))
+                if n % 2 == 0
+                else out * base
+            )
+        if n % 2 == 0:
+            return Interval(np.maximum(out.lo, 0.0), out.hi)
+        return out
+
+    def contains_zero(self) -> np.ndarray:
+        """Whether 0 lies in each interval."""
+        return (self.lo <= 0.0) & (self.hi >= 0.0)
+
+    def within(self, other: Interval) -> np.ndarray:
+        """Whether each interval lies in the interior of `other`'s."""
+        return (self.lo > other.lo) & (self.hi < other.hi)
+
+    def intersect(self, lo, hi) -> Interval:
+        """The intersection with ``[lo, hi]`` (known to meet it)."""
+        return Interval(np.maximum(self.lo, lo), np.minimum(self.hi, hi))
+
+    def reciprocal(self) -> Interval:
+        """``1 / x`` for intervals of positive numbers."""
+        if np.any(self.lo <= 0.0):
+            raise ValueError("Interval.reciprocal needs lo > 0.")
+        return Interval(_down(1.0 / self.hi), _up(1.0 / self.lo))
+
+    def sqrt(self) -> Interval:
+        """``sqrt(max(x, 0))`` (bounds rounded outward)."""
+        lo, hi = np.maximum(self.lo, 0.0), np.maximum(self.hi, 0.0)
+        return Interval(np.maximum(_down(np.sqrt(lo)), 0.0), _up(np.sqrt(hi)))
+
+
+def from_arb(x) -> Interval:
+    """The interval of floats that encloses an ``arb`` ball (or a list of them).
+
+    Parameters
+    ----------
+    x : flint.arb or list of flint.arb
+        Balls ``[m - r, m + r]``.
+
+    Returns
+    -------
+    Interval
+        Bounds rounded outward to floats: a 0-d interval for one ball, 1-d for a list.
+    """
+    balls = x if isinstance(x, list | tuple) else [x]
+    lo = _down(np.array([float(b.lower()) for b in balls]))
+    hi = _up(np.array([float(b.upper()) for b in balls]))
+    out = Interval(lo, hi)
+    return out[0] if not isinstance(x, list | tuple) else out
