@@ -4,22 +4,25 @@ The modules, layer by layer: a module imports modules of its own layer or of low
 never of a higher one (``tests/test_house.py`` checks it, with its few documented
 exceptions).
 
-0. ``validate``, ``doubledouble``, ``results``, ``chebyshev``: input checks; double-double
-   exponents; typed results as JSON and back; checked piecewise Chebyshev interpolants.
+0. ``validate``, ``doubledouble``, ``results``, ``chebyshev``, ``interval``: input checks;
+   double-double exponents; typed results as JSON and back; checked piecewise Chebyshev
+   interpolants; rigorous interval arithmetic on arrays.
 1. ``gaussian``, ``nonlinearity``, ``softmax``, ``params``, ``work``, ``output``, ``workers``:
    Gaussian expectations of ``erf`` (closed forms), of any nonlinearity (quadrature) and
    of softmax weights (Laplace transform); ``Params`` and overlap feasibility; cost
    estimates; the output discipline; local worker processes.
-2. ``engine``: the one risk engine (value, gradient, Hessian tables).
+2. ``engine``, ``rigorous``: the one risk engine (value, gradient, Hessian tables), and
+   its term algebra on rigorous intervals (enclosures over boxes, for proofs).
 3. ``trajectory``: the batched loop shared by PGD, SGD and the experiments.
 4. ``models``, ``model``, ``geometry``, ``flows``, ``manifold``: the models, one file
    each, with their registry (everything above asks ``Params.model``, never a model's
    name); the data model and Monte Carlo; the product of spheres in overlap coordinates;
    the gradient flows; the critical points of the flow on M.
 5. ``risk``: the exact population risk, validated.
-6. ``statistics``, ``sgd``, ``critical``, ``dynamics``, ``longrun``: the paper's section 4;
-   online SGD; every critical point, classified; projected gradient descent, exactly; PGD
-   over any number of steps and the fate of every run.
+6. ``statistics``, ``sgd``, ``critical``, ``dynamics``, ``longrun``, ``certify``: the paper's
+   section 4; online SGD; every critical point, classified; projected gradient descent,
+   exactly; PGD over any number of steps and the fate of every run; computer-assisted
+   proofs about the critical points.
 7. ``landscape``, ``experiments``, ``survey``: stability of M, basins, continuation; the
    paper's section 5; the atlas over parameter space.
 8. ``verify``, ``study``, ``testing``: the registry of checks against mpmath and Monte
@@ -34,6 +37,10 @@ import importlib
 __version__ = "0.5.0"  # what changed: CHANGELOG.md
 
 _EXPORTS = {  # module -> the names it lends the package (imported on first use)
+    "certify": (
+        "Census",
+        "certify_critical_points",
+    ),
     "critical": (
         "CriticalPoint",
         "critical_points",

@@ -106,13 +106,13 @@ def test_trajectory_csv_round_trips(tmp_path):
 # modules of its own layer or of lower ones, never of a higher one (imports inside
 # functions count too).
 LAYERS = [
-    {"validate", "doubledouble", "results", "chebyshev"},
+    {"validate", "doubledouble", "results", "chebyshev", "interval"},
     {"gaussian", "nonlinearity", "softmax", "params", "work", "output", "workers"},
-    {"engine"},
+    {"engine", "rigorous"},
     {"trajectory"},
     {"models", "model", "geometry", "flows", "manifold"},
     {"risk"},
-    {"statistics", "sgd", "critical", "dynamics", "longrun"},
+    {"statistics", "sgd", "critical", "dynamics", "longrun", "certify"},
     {"landscape", "experiments", "survey"},
     {"verify", "study", "testing"},
     {"render", "plotting"},

@@ -188,6 +188,11 @@ SLOW_CALLS: dict[str, tuple[tuple, dict]] = {
     ),
 }
 NOT_CALLED: dict[str, str] = {
+    "certify_critical_points": "a branch and bound of minutes; its refusals and a "
+    "small census are tested in tests/test_certify.py",
+    "certify.check_certificate": "takes a census; tested (and fed tampered ones) in "
+    "tests/test_certify.py",
+    "interval.from_arb": "takes python-flint balls; tested in tests/test_interval.py",
     "cli.main": "the commands are fuzzed flag by flag in tests/test_cli_contract.py",
     "models.register_model": "changes the registry for the whole process; its refusals and "
     "a model it adds are tested in tests/test_models.py",

@@ -1,0 +1,1468 @@
+r"""Computer-assisted proofs about the critical points (``docs/critical.md``).
+
+The risk depends on ``(k, v)`` through five overlaps, and every critical point on
+``S^{d-1} x S^{d-1}`` has a representative with ``k, v`` in ``span{k*, v*, e3, e4}``
+(``k* = e1``, ``v* = e2``). The proofs split the points by ``r = dim span{k, v, k*, v*}``.
+
+**Points.** A point with ``r <= 3`` has ``k, v`` in ``R^3``; since the Euclidean gradient
+of ``F(k, v) = R(overlaps)`` lies in ``span{k*, v*, k, v}``, it is critical on the big
+spheres if and only if it is critical for ``F`` on ``S^2 x S^2``, where the ``O(d - 2)``
+orbits leave isolated points. In stereographic charts of ``S^2 x S^2`` the Krawczyk test
+(``K(Z) = z - Y g(z) + (I - Y J(Z))(Z - z)`` inside ``Z``, ``Y`` a float inverse of the
+Jacobian's midpoint) proves that a box ``Z`` holds exactly one critical point: existence
+and uniqueness of every point the search found (or Newton found from an open box).
+
+**r = 4 (part "overlaps").** In the interior of the feasible set the overlaps are a
+chart, and ``(k, v)`` is critical if and only if the five partials of ``R`` vanish: a
+branch and bound over the overlaps (reduced by the model's symmetry group) closes each
+box as *infeasible* (the Gram determinant's enclosure is at most 0), *excluded* (a
+partial's enclosure misses 0), *Newton-excluded* (the Krawczyk image of the box,
+widened by a quarter of its sides, misses it) or *unique* (the image lies inside: one
+zero, the census's point).
+
+**r <= 3 (part "strata").** A branch and bound over the same overlaps, on the boundary
+``det Gram = 0``: a box closes as *infeasible*, *excluded* (``det > 0`` throughout, or one
+of the conditions :func:`strata_conditions` misses 0), or *unique* (every ``(k, v)`` with
+its overlaps lies, after a symmetry, in the box ``Z`` of a proved point).
+
+A box no verdict closes within the budget or above the smallest width stays
+*unresolved*, and the census then says which part is not complete. Every enclosure is
+rigorous: outward-rounded interval arithmetic (:mod:`slr_theory.interval`) on
+coefficients and bases enclosed by python-flint's ``arb`` (:mod:`slr_theory.rigorous`).
+
+Indices at dimension ``d`` come from the inertia of rigorous enclosures (Sylvester's
+law of inertia on ``X^T J X``, ``X`` the float eigenvectors of ``J``'s midpoint, and
+Gershgorin discs that exclude 0): the chart Hessian on ``S^2 x S^2`` gives the in-span
+index, and the ``d - 3`` copies of the out-of-span block ``H_W = [[-mu, R_rho], [R_rho,
+-mu']]`` (``mu = k . grad_k F``, ``mu' = v . grad_v F``) add theirs; for ``r = 3`` one
+eigenvector of ``H_W`` is the orbit's direction and the other eigenvalue is its trace;
+for ``r = 4``, ``index = #neg(Hess R)`` and the orbit has dimension ``2d - 7``.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from fractions import Fraction
+from itertools import pairwise
+from pathlib import Path
+
+import numpy as np
+
+from . import engine
+from .critical import canonical, symmetries
+from .interval import Interval
+from .params import Params, check_params, params_record
+
+__all__ = [
+    "Census",
+    "CertificateCheck",
+    "CertifiedPoint",
+    "certify_critical_points",
+    "check_certificate",
+]
+
+#: Verdict codes of a box.
+INFEASIBLE, EXCLUDED, NEWTON_EXCLUDED, UNIQUE, UNRESOLVED = range(5)
+VERDICTS = ("infeasible", "excluded", "newton-excluded", "unique", "unresolved")
+#: Krawczyk boxes are the leaf widened by this fraction of its sides on each side.
+WIDEN = 0.25
+#: Boxes at most this wide get the Krawczyk test.
+NEWTON_WIDTH = 0.125
+#: Rounds of Newton from the open boxes of the strata, and how many boxes each round tries.
+ROUNDS = 2
+HARVEST = 50
+#: Krawczyk steps that tighten a proved zero's enclosure.
+TIGHTEN = 4
+FORMAT = "slr-theory census 1"
+
+
+# --- boxes -----------------------------------------------------------------------------------
+def widest(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """The widest side of each box (the lowest index on ties)."""
+    return np.argmax(hi - lo, axis=-1)
+
+
+def _children(lo: np.ndarray, hi: np.ndarray, dims: np.ndarray):
+    rows = np.arange(len(lo))
+    mid = 0.5 * (lo[rows, dims] + hi[rows, dims])  # exact: dyadic endpoints
+    lo1, hi0 = lo.copy(), hi.copy()
+    hi0[rows, dims] = mid
+    lo1[rows, dims] = mid
+    return (lo, hi0), (lo1, hi)
+
+
+def box_of_path(root_lo, root_hi, path: str) -> tuple[np.ndarray, np.ndarray]:
+    """The box a bisection path leads to from the root: each character ``str(2 dim + half)``
+    halves side ``dim``, keeping its lower (``half = 0``) or upper half."""
+    lo, hi = np.array(root_lo, dtype=float), np.array(root_hi, dtype=float)
+    for ch in path:
+        dim, half = divmod(int(ch), 2)
+        mid = 0.5 * (lo[dim] + hi[dim])
+        if half:
+            lo[dim] = mid
+        else:
+            hi[dim] = mid
+    return lo, hi
+
+
+def _tree_complete(paths: list[str]) -> bool:
+    """Whether the leaves' paths partition the root.
+
+    Sorted, consecutive paths must not be prefixes of each other and must part at two
+    halves of one side (so every node is split along one side), and ``sum 2^-len = 1``
+    (Kraft's equality: no half is missing).
+    """
+    if not paths:
+        return False
+    total = sum(Fraction(1, 2 ** len(p)) for p in paths)
+    if total != 1:
+        return False
+    ordered = sorted(paths)
+    for a, b in pairwise(ordered):
+        if b.startswith(a):
+            return False
+        n = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+        if int(a[n]) // 2 != int(b[n]) // 2:
+            return False
+    return True
+
+
+def _widen(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    w = WIDEN * (hi - lo)
+    return lo - w, hi + w
+
+
+def _ivs(lo: np.ndarray, hi: np.ndarray) -> list[Interval]:
+    return [Interval(lo[:, i], hi[:, i]) for i in range(lo.shape[1])]
+
+
+# --- inertia -----------------------------------------------------------------------------------
+def _matrix_mid(M: list[list[Interval]], j: int) -> np.ndarray:
+    return np.array([[0.5 * (e.lo[j] + e.hi[j]) for e in row] for row in M])
+
+
+def inertia(M: list[list[Interval]], j: int = 0) -> tuple[int, int] | None:
+    """``(#negative, #positive)`` eigenvalues of every symmetric matrix in the interval
+    matrix `M` (entry arrays, element `j`), or None when 0 is not excluded.
+
+    Sylvester: ``X^T M X`` has ``M``'s inertia for a nonsingular ``X`` (the float
+    eigenvectors of the midpoint, certified nonsingular by ``||X^T X - I||_inf < 1``);
+    if no Gershgorin disc of ``X^T M X`` contains 0, its inertia is that of its diagonal
+    (the discs move continuously as the off-diagonal part is switched on).
+    """
+    n = len(M)
+    _w, X = np.linalg.eigh(_matrix_mid(M, j))
+    E = [[Interval(M[a][b].lo[j], M[a][b].hi[j]) for b in range(n)] for a in range(n)]
+    XtX = [
+        [sum((Interval(X[c, a]) * X[c, b] for c in range(n)), Interval(0.0)) for b in range(n)]
+        for a in range(n)
+    ]
+    dev = max(
+        sum(
+            float(
+                max(
+                    abs((XtX[a][b] - (1.0 if a == b else 0.0)).lo),
+                    abs((XtX[a][b] - (1.0 if a == b else 0.0)).hi),
+                )
+            )
+            for b in range(n)
+        )
+        for a in range(n)
+    )
+    if dev >= 1.0:
+        return None
+    MX = [
+        [sum((E[a][c] * X[c, b] for c in range(n)), Interval(0.0)) for b in range(n)]
+        for a in range(n)
+    ]
+    T = [
+        [sum((MX[c][b] * X[c, a] for c in range(n)), Interval(0.0)) for b in range(n)]
+        for a in range(n)
+    ]
+    neg = pos = 0
+    for a in range(n):
+        radius = sum(float(max(abs(T[a][b].lo), abs(T[a][b].hi))) for b in range(n) if b != a)
+        if float(T[a][a].hi) < -radius:
+            neg += 1
+        elif float(T[a][a].lo) > radius:
+            pos += 1
+        else:
+            return None
+    return neg, pos
+
+
+# --- the two systems -------------------------------------------------------------------------
+def _stereo(s: Interval, t: Interval, sign: float):
+    """A unit vector of ``R^3`` from stereographic coordinates, with first and second
+    derivatives: ``k = (2s, 2t, sign (1 - s^2 - t^2)) / (1 + s^2 + t^2)`` (all of ``S^2`` but
+    the pole ``-sign e3``; ``|(s, t)| <= 1`` is the hemisphere ``sign k3 >= 0``)."""
+    u = (1.0 + s**2 + t**2).reciprocal()
+    u2 = u**2
+    u3 = u2 * u
+    us, ut = -2.0 * s * u2, -2.0 * t * u2
+    uss, utt, ust = -2.0 * u2 + 8.0 * s**2 * u3, -2.0 * u2 + 8.0 * t**2 * u3, 8.0 * s * t * u3
+    k = [2.0 * s * u, 2.0 * t * u, sign * (2.0 * u - 1.0)]
+    dk = [
+        [2.0 * u + 2.0 * s * us, 2.0 * s * ut],
+        [2.0 * t * us, 2.0 * u + 2.0 * t * ut],
+        [2.0 * sign * us, 2.0 * sign * ut],
+    ]
+    ddk = [
+        [[4.0 * us + 2.0 * s * uss, 2.0 * ut + 2.0 * s * ust], [None, 2.0 * s * utt]],
+        [[2.0 * t * uss, 2.0 * us + 2.0 * t * ust], [None, 4.0 * ut + 2.0 * t * utt]],
+        [[2.0 * sign * uss, 2.0 * sign * ust], [None, 2.0 * sign * utt]],
+    ]
+    for row in ddk:
+        row[1][0] = row[0][1]
+    return k, dk, ddk
+
+
+def euclidean(table, x: list[Interval], need_hessian: bool = True):
+    """Gradient (6) and Hessian (6 x 6) of ``F(k, v) = R(overlaps)`` in ``R^3 x R^3``.
+
+    ``kappa = k1, eta = k2, theta = v1, nu = v2, rho = k . v``; the Hessian is
+    ``J_o^T Hess R J_o + R_rho [[0, I], [I, 0]]``.
+    """
+    k, v = x[:3], x[3:]
+    ov = [k[0], v[1], v[0], k[1], k[0] * v[0] + k[1] * v[1] + k[2] * v[2]]
+    R = table.partials(ov)
+    grad = [R[0] + R[4] * v[0], R[3] + R[4] * v[1], R[4] * v[2]]
+    grad += [R[2] + R[4] * k[0], R[1] + R[4] * k[1], R[4] * k[2]]
+    if not need_hessian:
+        return grad, None, R
+    H = table.hessian(ov)
+    # overlap c depends on coordinate const[c] alone (c < 4); rho on all six
+    const = {0: 0, 1: 4, 2: 3, 3: 1}
+    drho = [v[0], v[1], v[2], k[0], k[1], k[2]]
+    HJ = [[None] * 6 for _ in range(5)]  # Hess R J_o
+    for a in range(5):
+        for b in range(6):
+            acc = H[a][4] * drho[b]
+            for c, col in const.items():
+                if col == b:
+                    acc = acc + H[a][c]
+            HJ[a][b] = acc
+    HF = [[None] * 6 for _ in range(6)]
+    for a in range(6):
+        for b in range(a, 6):
+            acc = drho[a] * HJ[4][b]
+            for c, col in const.items():
+                if col == a:
+                    acc = acc + HJ[c][b]
+            if a < 3 <= b and b - a == 3:
+                acc = acc + R[4]  # R_rho d^2 rho / dk_i dv_i
+            HF[a][b] = HF[b][a] = acc
+    return grad, HF, R
+
+
+class _Charts:
+    """``r <= 3``: ``(k, v)`` on ``S^2 x S^2`` in stereographic charts, 4 coordinates."""
+
+    dim = 4
+    newton = True
+    coordinates = ("s_k", "t_k", "s_v", "t_v")
+
+    def __init__(self, table, signs: tuple[float, float], fixed: tuple[bool, ...]) -> None:
+        self.table = table
+        self.signs = signs
+        self.name = "vectors" + "".join("+" if x > 0 else "-" for x in signs)
+        self.root_lo = np.array([0.0 if f else -1.0 for f in fixed])
+        self.root_hi = np.ones(4)
+
+    def vectors(self, w: list[Interval], derivatives: bool = False):
+        k, dk, ddk = _stereo(w[0], w[1], self.signs[0])
+        v, dv, ddv = _stereo(w[2], w[3], self.signs[1])
+        if not derivatives:
+            return k + v
+        return k + v, (dk, dv), (ddk, ddv)
+
+    def system(self, w: list[Interval], need_jacobian: bool = True):
+        """The chart gradient (4) and its Jacobian (4 x 4) over the boxes `w`."""
+        x, (dk, dv), (ddk, ddv) = self.vectors(w, derivatives=True)
+        grad, HF, _R = euclidean(self.table, x, need_jacobian)
+        # dx_a / dw_i: k depends on (w0, w1), v on (w2, w3)
+        D = [[None] * 4 for _ in range(6)]
+        for a in range(3):
+            D[a][0], D[a][1] = dk[a][0], dk[a][1]
+            D[3 + a][2], D[3 + a][3] = dv[a][0], dv[a][1]
+        g = []
+        for i in range(4):
+            rows = range(3) if i < 2 else range(3, 6)
+            acc = None
+            for a in rows:
+                term = grad[a] * D[a][i]
+                acc = term if acc is None else acc + term
+            g.append(acc)
+        if not need_jacobian:
+            return g, None
+        J = [[None] * 4 for _ in range(4)]
+        for i in range(4):
+            ri = range(3) if i < 2 else range(3, 6)
+            for j in range(i, 4):
+                rj = range(3) if j < 2 else range(3, 6)
+                acc = None
+                for a in ri:
+                    for b in rj:
+                        term = D[a][i] * HF[a][b] * D[b][j]
+                        acc = term if acc is None else acc + term
+                if (i < 2) == (j < 2):  # the chart's curvature: grad . d^2 x / dw_i dw_j
+                    second = ddk if i < 2 else ddv
+                    off = 0 if i < 2 else 3
+                    for a in range(3):
+                        acc = acc + grad[off + a] * second[a][i % 2][j % 2]
+                J[i][j] = J[j][i] = acc
+        return g, J
+
+    def newton_box(self, lo: np.ndarray, hi: np.ndarray):
+        return _widen(lo, hi)
+
+    def feasible_point(self, klo: np.ndarray, khi: np.ndarray) -> bool:
+        return True
+
+
+class _Overlaps:
+    """``r = 4``: the overlaps as a chart, the zeros of the five partials of ``R``."""
+
+    name = "overlaps"
+    newton = True
+    dim = 5
+    coordinates = ("kappa", "nu", "theta", "eta", "rho")
+
+    def __init__(self, table, flips: np.ndarray) -> None:
+        self.table = table
+        self.root_lo = -np.ones(5)
+        self.root_hi = np.ones(5)
+        for c in flips:
+            self.root_lo[c] = 0.0
+
+    @staticmethod
+    def gram_parts(x: list[Interval]):
+        kappa, nu, theta, eta, rho = x
+        pk = 1.0 - kappa**2 - eta**2
+        pv = 1.0 - theta**2 - nu**2
+        c = rho - kappa * theta - eta * nu
+        return pk, pv, c, pk * pv - c**2
+
+    def classify(self, lo: np.ndarray, hi: np.ndarray):
+        verdict = np.full(len(lo), -1)
+        x = _ivs(lo, hi)
+        pk, pv, _c, det = self.gram_parts(x)
+        infeasible = (pk.hi <= 0.0) | (pv.hi <= 0.0) | (det.hi <= 0.0)
+        verdict[infeasible] = INFEASIBLE
+        idx = np.flatnonzero(~infeasible)
+        if idx.size:
+            R = self.table.partials(_ivs(lo[idx], hi[idx]))
+            excluded = np.zeros(idx.size, dtype=bool)
+            for c in R:
+                excluded |= ~c.contains_zero()
+            verdict[idx[excluded]] = EXCLUDED
+        return verdict
+
+    def newton_box(self, lo: np.ndarray, hi: np.ndarray):
+        return _widen(lo, hi)
+
+    def split_dims(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        return widest(lo, hi)
+
+    def system(self, z: list[Interval], need_jacobian: bool = True):
+        G = self.table.partials(z)
+        return G, (self.table.hessian(z) if need_jacobian else None)
+
+    def feasible_point(self, klo: np.ndarray, khi: np.ndarray) -> bool | None:
+        """Whether the zero enclosed by the box is interior (``r = 4``): True, False, None."""
+        _pk, _pv, _c, det = self.gram_parts(_ivs(klo[None], khi[None]))
+        if det.lo[0] > 0.0:
+            return True
+        if det.hi[0] <= 0.0:
+            return False
+        return None
+
+
+def strata_conditions(R: list[Interval], x: list[Interval]) -> list[Interval]:
+    """The conditions a critical point with ``r <= 3`` satisfies, in the overlaps.
+
+    With ``k, v`` in ``R^3``, ``A = k . grad_k F``, ``B = v . grad_v F``, ``p_k = 1 - kappa^2 -
+    eta^2 = k3^2``, ``p_v = v3^2`` and ``c = rho - kappa theta - eta nu = k3 v3``, the
+    Riemannian gradient's components along ``e1, e2`` are ``E1..E4`` and its ``e3``
+    components vanish if and only if ``E5..E8`` do (multiply by ``k3`` and ``v3``).
+    """
+    kappa, nu, theta, eta, rho = x
+    Rk, Rn, Rt, Re, Rr = R
+    A = kappa * Rk + eta * Re + rho * Rr
+    B = theta * Rt + nu * Rn + rho * Rr
+    pk, pv, c, _det = _Overlaps.gram_parts(x)
+    return [
+        Rk + Rr * theta - A * kappa,
+        Re + Rr * nu - A * eta,
+        Rt + Rr * kappa - B * theta,
+        Rn + Rr * eta - B * nu,
+        Rr * c - A * pk,
+        Rr * pv - A * c,
+        Rr * pk - B * c,
+        Rr * c - B * pv,
+    ]
+
+
+class _Strata:
+    """``r <= 3`` in the overlaps: the boundary ``det Gram = 0`` of the feasible set, where a
+    critical point satisfies :func:`strata_conditions`; uniqueness from the charts.
+
+    A box closes as unique when every ``(k, v)`` with ``k3 >= 0`` and overlaps in it lies,
+    after a symmetry, in a chart box where the Krawczyk test proved exactly one critical
+    point (``known``).
+    """
+
+    name = "strata"
+    newton = False
+    dim = 5
+    coordinates = ("kappa", "nu", "theta", "eta", "rho")
+
+    def __init__(self, table, flips: list[int], charts: dict, group: np.ndarray) -> None:
+        self.table = table
+        self.root_lo = -np.ones(5)
+        self.root_hi = np.ones(5)
+        for c in flips:
+            self.root_lo[c] = 0.0
+        self.charts = charts
+        rows = [E3_REFLECTION] + [f for f in (_vector_flips(g) for g in group) if f is not None]
+        self.signs = _group_signs(rows)
+        self.known: list[dict] = []
+
+    def split_dims(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        return widest(lo, hi)
+
+    def classify(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        verdict = np.full(len(lo), -1)
+        x = _ivs(lo, hi)
+        pk, pv, _c, det = _Overlaps.gram_parts(x)
+        infeasible = (pk.hi < 0.0) | (pv.hi < 0.0) | (det.hi < 0.0)
+        verdict[infeasible] = INFEASIBLE
+        verdict[~infeasible & (det.lo > 0.0)] = EXCLUDED  # r = 4 throughout
+        idx = np.flatnonzero(verdict < 0)
+        if idx.size:
+            xs = _ivs(lo[idx], hi[idx])
+            conds = strata_conditions(self.table.partials(xs), xs)
+            excluded = np.zeros(idx.size, dtype=bool)
+            for e in conds:
+                excluded |= ~e.contains_zero()
+            verdict[idx[excluded]] = EXCLUDED
+        return verdict
+
+    def preimage(self, lo: np.ndarray, hi: np.ndarray, half: int = 1) -> list[Interval]:
+        """An enclosure of every ``(k, v)`` in ``R^3 x R^3`` with ``k3 >= 0``, ``half * v3 >= 0``
+        and overlaps in the boxes: ``k3 = sqrt(p_k)``, ``|v3| = sqrt(p_v)``, ``v3 = c / k3``."""
+        kappa, nu, theta, eta, _rho = x = _ivs(lo, hi)
+        pk, pv, c, _det = _Overlaps.gram_parts(x)
+        k3 = Interval(np.maximum(pk.lo, 0.0), np.maximum(pk.hi, 0.0)).sqrt()
+        a = Interval(np.maximum(pv.lo, 0.0), np.maximum(pv.hi, 0.0)).sqrt()
+        v3lo, v3hi = (a.lo.copy(), a.hi.copy()) if half > 0 else (-a.hi, -a.lo)
+        pos = k3.lo > 0.0
+        if np.any(pos):
+            q = c[pos] * Interval(k3.lo[pos], k3.hi[pos]).reciprocal()
+            v3lo[pos] = np.maximum(v3lo[pos], q.lo)
+            v3hi[pos] = np.minimum(v3hi[pos], q.hi)
+        empty = v3lo > v3hi  # no point of this half: an empty piece, covered by nothing needed
+        v3hi = np.maximum(v3hi, v3lo)
+        return [kappa, eta, k3, theta, nu, Interval(v3lo, v3hi)], empty
+
+    def covered(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Index of a known chart zero whose Krawczyk box holds each box's preimage, or -1.
+
+        The preimage is two pieces, ``v3 >= 0`` and ``v3 <= 0``; each must lie, after a
+        symmetry, in the box ``Z`` of a known zero (the box then holds no critical point
+        but those zeros)."""
+        out = np.full(len(lo), -1)
+        if not self.known or not len(lo):
+            return out
+        first = None
+        every = np.ones(len(lo), dtype=bool)
+        for half in (1, -1):
+            y, empty = self.preimage(lo, hi, half)
+            got = self._covered_piece(y)
+            every &= empty | (got >= 0)
+            first = got if first is None else np.where(first >= 0, first, got)
+        out[every] = np.maximum(first[every], 0)
+        return out
+
+    def _covered_piece(self, y: list[Interval]) -> np.ndarray:
+        out = np.full(len(y[0].lo), -1)
+        for s in self.signs:
+            img = [y[i] if s[i] > 0 else -y[i] for i in range(6)]
+            for j, z in enumerate(self.known):
+                chart = self.charts[z["chart"]]
+                w = []
+                ok = np.ones(len(out), dtype=bool)
+                for part, sign in ((img[:3], chart.signs[0]), (img[3:], chart.signs[1])):
+                    den = 1.0 + sign * part[2]
+                    ok &= den.lo > 0.0
+                    inv = Interval(
+                        np.where(ok, den.lo, 1.0), np.where(ok, den.hi, 1.0)
+                    ).reciprocal()
+                    w += [part[0] * inv, part[1] * inv]
+                for i in range(4):
+                    ok &= (w[i].lo > z["zlo"][i]) & (w[i].hi < z["zhi"][i])
+                out[ok & (out < 0)] = j
+        return out
+
+
+def _group_signs(rows: list[np.ndarray]) -> list[np.ndarray]:
+    """Every element of the group generated by sign-change `rows`, as a sign vector."""
+    out = [np.ones(len(rows[0]))]
+    for r in rows:
+        s = np.where(r, -1.0, 1.0)
+        out += [o * s for o in out if not any(np.array_equal(o * s, q) for q in out)]
+    unique: list[np.ndarray] = []
+    for o in out:
+        if not any(np.array_equal(o, q) for q in unique):
+            unique.append(o)
+    return unique
+
+
+def krawczyk(space, zlo: np.ndarray, zhi: np.ndarray):
+    """The Krawczyk test on each box ``Z`` (rows of `zlo`, `zhi`), vectorised.
+
+    Returns
+    -------
+    verdict : ndarray of int
+        ``UNIQUE`` (``K(Z)`` in the interior of ``Z``), ``NEWTON_EXCLUDED`` (``K(Z)``
+        misses ``Z``) or ``UNRESOLVED``.
+    klo, khi : ndarray
+        ``K(Z) \\cap Z``, the enclosure of the zero of the unique boxes.
+    """
+    n, m = zlo.shape
+    Z = _ivs(zlo, zhi)
+    zm = 0.5 * zlo + 0.5 * zhi
+    G, _ = space.system([Interval(zm[:, i]) for i in range(m)], need_jacobian=False)
+    _G, J = space.system(Z)
+    mid = np.empty((n, m, m))
+    for a in range(m):
+        for b in range(m):
+            mid[:, a, b] = 0.5 * J[a][b].lo + 0.5 * J[a][b].hi
+    verdict = np.full(n, UNRESOLVED)
+    finite = np.all(np.isfinite(mid), axis=(1, 2))
+    cond = np.full(n, np.inf)
+    cond[finite] = np.linalg.cond(mid[finite])
+    usable = cond < 1e12
+    Y = np.zeros_like(mid)
+    Y[usable] = np.linalg.inv(mid[usable])
+    dz = [Z[i] - zm[:, i] for i in range(m)]
+    klo, khi = np.empty((n, m)), np.empty((n, m))
+    for a in range(m):
+        acc = Interval(zm[:, a])
+        for b in range(m):
+            acc = acc - Y[:, a, b] * G[b]
+        for b in range(m):
+            c = (1.0 if a == b else 0.0) - sum(
+                (Y[:, a, q] * J[q][b] for q in range(m)), Interval(np.zeros(n))
+            )
+            acc = acc + c * dz[b]
+        klo[:, a], khi[:, a] = acc.lo, acc.hi
+    inside = np.all((klo > zlo) & (khi < zhi), axis=1) & usable
+    missed = np.any((klo > zhi) | (khi < zlo), axis=1) & usable
+    verdict[inside] = UNIQUE
+    verdict[missed & ~inside] = NEWTON_EXCLUDED
+    return verdict, np.maximum(klo, zlo), np.minimum(khi, zhi)
+
+
+# --- results -----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class CertifiedPoint:
+    """A critical point whose existence and uniqueness in its box is proved.
+
+    Attributes
+    ----------
+    part : str
+        The part that found it first: ``"vectors++"``, ``"vectors+-"`` (``r <= 3``, the
+        charts of ``k`` and ``v``) or ``"overlaps"`` (``r = 4``).
+    zeros : tuple of str
+        ``"part:i"``: the Krawczyk boxes of the census that hold it (its images under
+        the group and the reflection of ``e3`` included).
+    overlaps_lo, overlaps_hi : tuple of float
+        Enclosure of ``(kappa, nu, theta, eta, rho)``.
+    overlaps : tuple of float
+        Its midpoint, in the canonical form of the symmetry group.
+    span_dim : int or None
+        ``dim span{k, v, k*, v*}`` when proved (2, 3 or 4).
+    index, nullity : int or None
+        At dimension ``d``, from the rigorous inertia (None when not decided).
+    risk : float
+        The risk at the midpoint (floating point).
+    kind : str
+    """
+
+    part: str
+    zeros: tuple
+    overlaps_lo: tuple
+    overlaps_hi: tuple
+    overlaps: tuple
+    span_dim: int | None
+    index: int | None
+    nullity: int | None
+    risk: float
+    kind: str
+
+
+@dataclass
+class Census:
+    """The result of :func:`certify_critical_points`: the points and every box's verdict.
+
+    Attributes
+    ----------
+    params : Params
+    points : list of CertifiedPoint
+        Distinct up to the symmetry group, sorted by risk.
+    complete : bool
+        True when every box of both parts is closed (no box unresolved): the list is then
+        proved to hold every critical point, up to the group.
+    parts : dict
+        Per part (``"vectors"``, ``"overlaps"``): ``root`` (lo, hi), ``flips`` (the
+        coordinates the group fixes the sign of), ``paths`` (bisection path of each
+        leaf), ``verdicts``, ``point`` (index into the part's zeros, -1 if none) and
+        ``zeros`` (each Krawczyk box ``Z`` and its enclosure ``K``).
+    group : list
+        The symmetry group's rows (sign flips of the overlaps) the model verified.
+    seconds : float
+    min_width : float
+        Boxes narrower than this were left unresolved.
+    counts : dict
+        Per part, how many boxes each verdict closed.
+    search : dict
+        The search that seeded the proofs: ``starts``, ``seed``, how many points it
+        ``found``, and the canonical overlaps of those ``unproved`` here (e.g. where the
+        gradient's factor ``e^{-x^2}`` leaves the Jacobian's enclosure singular).
+    """
+
+    params: Params
+    points: list
+    complete: bool
+    parts: dict
+    group: list
+    seconds: float
+    min_width: float
+    counts: dict = field(default_factory=dict)
+    search: dict = field(default_factory=dict)
+
+    @property
+    def unresolved(self) -> int:
+        """How many boxes no verdict closed."""
+        return int(
+            sum(
+                np.count_nonzero(np.asarray(p["verdicts"]) == UNRESOLVED)
+                for p in self.parts.values()
+            )
+        )
+
+    def part_complete(self, name: str) -> bool:
+        """Whether every box of part `name` (``"strata"``: ``r <= 3``, ``"overlaps"``:
+        ``r = 4``) is closed by a verdict."""
+        return UNRESOLVED not in self.parts[name]["verdicts"]
+
+    def summary(self) -> str:
+        """What is proved, in a few sentences (every number from the census)."""
+        n = len(self.points)
+        decided = sum(q.index is not None for q in self.points)
+        boxes = sum(len(p["paths"]) for p in self.parts.values())
+        out = [
+            f"{n} critical points up to symmetry proved to exist, each the only one in its box "
+            f"(Krawczyk), {decided} with their index at d = {self.params.d} proved."
+        ]
+        if self.complete:
+            out.append(
+                f"The list is complete by proof: {boxes} boxes, every one closed by a rigorous verdict."
+            )
+        else:
+            for name, what in (
+                ("overlaps", "dim span{k, v, k*, v*} = 4"),
+                ("strata", "dim span{k, v, k*, v*} <= 3"),
+            ):
+                part = self.parts[name]
+                left = part["verdicts"].count(UNRESOLVED)
+                if left:
+                    out.append(
+                        f"Points with {what}: NOT proved complete, {left} of {len(part['paths'])} boxes open "
+                        f"(budget or width {self.min_width:g})."
+                    )
+                else:
+                    out.append(
+                        f"Points with {what}: complete by proof ({len(part['paths'])} boxes)."
+                    )
+        unproved = self.search.get("unproved", [])
+        if self.search:
+            out.append(
+                f"The search ({self.search['starts']} random starts, seed {self.search['seed']}) found "
+                f"{self.search['found']}; {len(unproved)} of them not proved here."
+            )
+        out.append(f"{self.seconds:.0f} s.")
+        return " ".join(out)
+
+    def to_dict(self) -> dict:
+        """The certificate as JSON-able data (floats of boxes as exact hex strings)."""
+
+        def hexes(x) -> list[str]:
+            return [float(v).hex() for v in x]
+
+        return {
+            "format": FORMAT,
+            "params": params_record(self.params),
+            "points": [asdict(p) for p in self.points],
+            "complete": self.complete,
+            "parts": {
+                name: {
+                    "root": [hexes(part["root"][0]), hexes(part["root"][1])],
+                    "paths": list(part["paths"]),
+                    "verdicts": [int(v) for v in part["verdicts"]],
+                    "point": [int(v) for v in part["point"]],
+                    "zeros": [
+                        {
+                            **{key: hexes(z[key]) for key in ("zlo", "zhi", "klo", "khi")},
+                            "feasible": bool(z.get("feasible", True)),
+                            "chart": z.get("chart"),
+                        }
+                        for z in part["zeros"]
+                    ],
+                }
+                for name, part in self.parts.items()
+            },
+            "group": [list(map(float, g)) for g in self.group],
+            "seconds": self.seconds,
+            "min_width": self.min_width,
+            "counts": self.counts,
+            "search": self.search,
+        }
+
+    def save(self, path) -> Path:
+        """Write the certificate (gzip-compressed JSON) to `path` and return it."""
+        path = Path(path)
+        with gzip.open(path, "wt", encoding="utf-8") as f:
+            json.dump(self.to_dict(), f)
+        return path
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Census:
+        """Rebuild a census from :meth:`to_dict` (nothing is re-verified: see
+        :func:`check_certificate`)."""
+        if data.get("format") != FORMAT:
+            raise ValueError(
+                f"not a census certificate: format {data.get('format')!r}, expected {FORMAT!r}."
+            )
+
+        def floats(x) -> np.ndarray:
+            return np.array([float.fromhex(v) for v in x])
+
+        parts = {}
+        for name, part in data["parts"].items():
+            parts[name] = {
+                "root": (floats(part["root"][0]), floats(part["root"][1])),
+                "paths": list(part["paths"]),
+                "verdicts": [int(v) for v in part["verdicts"]],
+                "point": [int(v) for v in part["point"]],
+                "zeros": [
+                    {
+                        **{key: floats(z[key]) for key in ("zlo", "zhi", "klo", "khi")},
+                        "feasible": bool(z["feasible"]),
+                        "chart": z.get("chart"),
+                    }
+                    for z in part["zeros"]
+                ],
+            }
+        points = [
+            CertifiedPoint(**{k: tuple(v) if isinstance(v, list) else v for k, v in p.items()})
+            for p in data["points"]
+        ]
+        return cls(
+            params=Params(**data["params"]),
+            points=points,
+            complete=bool(data["complete"]),
+            parts=parts,
+            group=data["group"],
+            seconds=float(data["seconds"]),
+            min_width=float(data["min_width"]),
+            counts=data.get("counts", {}),
+            search=data.get("search", {}),
+        )
+
+    @classmethod
+    def load(cls, path) -> Census:
+        """Read a certificate written by :meth:`save`."""
+        with gzip.open(Path(path), "rt", encoding="utf-8") as f:
+            return cls.from_dict(json.load(f))
+
+
+# --- the proof -------------------------------------------------------------------------------
+def _pivots(rows: list[np.ndarray]) -> list[int]:
+    """Coordinates whose sign a group of sign changes fixes: a fundamental domain
+    ``{x_c >= 0 for every pivot c}``.
+
+    `rows` are the coordinates each generator flips (boolean). Reduced row echelon form
+    over GF(2) gives generators each flipping its own pivot and no other generator's
+    pivot, so every orbit meets the domain (fix the pivots' signs one at a time).
+    """
+    pivots: list[int] = []
+    basis: list[np.ndarray] = []
+    for r in rows:
+        r = np.asarray(r, dtype=bool).copy()
+        for p, b in zip(pivots, basis, strict=True):
+            if r[p]:
+                r ^= b
+        if not r.any():
+            continue
+        p = int(np.flatnonzero(r)[0])
+        for i, b in enumerate(basis):
+            if b[p]:
+                basis[i] = b ^ r
+        pivots.append(p)
+        basis.append(r)
+    return pivots
+
+
+def _spaces(table, group: np.ndarray) -> dict:
+    """The spaces of the proof: the charts of ``S^2 x S^2`` (reduced by the reflection of
+    ``e3`` and the group's rows that act by sign changes), where the Krawczyk test proves
+    points; the strata ``r <= 3`` and the interior ``r = 4`` in the overlaps, reduced by
+    the group, where the branch and bound runs."""
+    rows = [E3_REFLECTION] + [
+        f for f in (_vector_flips(g) for g in group) if f is not None and f.any()
+    ]
+    pivots = _pivots(rows)
+    fixed = tuple(c in pivots for c in (0, 1, 3, 4))  # k1, k2, v1, v2 -> s_k, t_k, s_v, t_v
+    sk = (1.0,) if 2 in pivots else (1.0, -1.0)
+    sv = (1.0,) if 5 in pivots else (1.0, -1.0)
+    charts = {c.name: c for c in (_Charts(table, (a, b), fixed) for a in sk for b in sv)}
+    flips = _pivots([_overlap_flips(g) for g in group if _overlap_flips(g).any()])
+    return {
+        "charts": charts,
+        "strata": _Strata(table, flips, charts, group),
+        "overlaps": _Overlaps(table, flips),
+    }
+
+
+#: ``k, v -> diag(1, 1, -1) k, diag(1, 1, -1) v``: the reflection of ``e3`` fixes ``k*, v*``
+#: and every overlap, for every model (it is in ``O(d - 2)``).
+E3_REFLECTION = np.array([False, False, True, False, False, True])
+
+
+def _vector_flips(g: np.ndarray) -> np.ndarray | None:
+    """A row ``(s_kappa, s_nu, s_theta, s_eta, s_rho)`` as signs of ``(k1, k2, k3, v1, v2, v3)``:
+    ``k -> diag(s_kappa, s_eta, 1) k``, ``v -> diag(s_theta, s_nu, s_rho) v`` (needs
+    ``s_kappa s_theta = s_eta s_nu = s_rho``, or the row is not used)."""
+    sk, sn, st, se, sr = g
+    if sk * st != sr or se * sn != sr:
+        return None
+    return np.array([sk, se, 1.0, st, sn, sr]) < 0
+
+
+def _overlap_flips(g: np.ndarray) -> np.ndarray:
+    return np.asarray(g) < 0
+
+
+def _bnb(space, min_width: float, max_boxes: int, progress=None, known: list | None = None):
+    """Branch and bound over the space's root: every leaf's path, verdict and zero.
+
+    A leaf inside a `known` Krawczyk box ``Z`` (verified to hold exactly one zero) closes
+    as unique with that zero."""
+    lo, hi = space.root_lo[None].copy(), space.root_hi[None].copy()
+    paths = [""]
+    leaves: dict = {"paths": [], "verdicts": [], "point": []}
+    zeros: list[dict] = [dict(z) for z in (known or [])]
+    seen = 0
+    while len(lo):
+        verdict = space.classify(lo, hi)
+        width = np.max(hi - lo, axis=1)
+        inside = {}
+        if hasattr(space, "covered"):
+            cov = space.covered(lo, hi)
+            for i in np.flatnonzero((verdict < 0) & (cov >= 0)):
+                verdict[i] = UNIQUE
+                inside[i] = int(cov[i])
+        else:
+            for zi, z in enumerate(zeros[: len(known or [])]):
+                hit = (verdict < 0) & np.all((lo >= z["zlo"]) & (hi <= z["zhi"]), axis=1)
+                for i in np.flatnonzero(hit):
+                    verdict[i] = UNIQUE
+                    inside[i] = zi
+        near = np.flatnonzero((verdict < 0) & (width <= NEWTON_WIDTH) & space.newton)
+        found = {}
+        if near.size:
+            zlo, zhi = space.newton_box(lo[near], hi[near])
+            kv, klo, khi = krawczyk(space, zlo, zhi)
+            for j, i in enumerate(near):
+                if kv[j] == UNIQUE:
+                    verdict[i] = UNIQUE
+                    found[i] = {"zlo": zlo[j], "zhi": zhi[j], "klo": klo[j], "khi": khi[j]}
+                elif kv[j] == NEWTON_EXCLUDED:
+                    verdict[i] = NEWTON_EXCLUDED
+        seen += len(lo)
+        if progress is not None:
+            progress(len(lo))
+        stop = seen >= max_boxes
+        verdict[(verdict < 0) & ((width <= min_width) | stop)] = UNRESOLVED
+        for i in np.flatnonzero(verdict >= 0):
+            leaves["paths"].append(paths[i])
+            leaves["verdicts"].append(int(verdict[i]))
+            if i in found:
+                found[i]["leaf"] = len(leaves["point"])
+                leaves["point"].append(len(zeros))
+                zeros.append(found[i])
+            elif i in inside:
+                leaves["point"].append(inside[i])
+            else:
+                leaves["point"].append(-1)
+        split = np.flatnonzero(verdict < 0)
+        if not split.size:
+            break
+        dims = space.split_dims(lo[split], hi[split])
+        (l0, h0), (l1, h1) = _children(lo[split], hi[split], dims)
+        paths = [paths[i] + str(2 * d) for i, d in zip(split, dims, strict=True)] + [
+            paths[i] + str(2 * d + 1) for i, d in zip(split, dims, strict=True)
+        ]
+        lo, hi = np.concatenate([l0, l1]), np.concatenate([h0, h1])
+    return leaves, zeros
+
+
+def _inverse_chart(x: np.ndarray, sign: float) -> np.ndarray:
+    return x[:2] / (1.0 + sign * x[2])
+
+
+def _to_chart_point(
+    space: _Charts, group: np.ndarray, k: np.ndarray, v: np.ndarray
+) -> np.ndarray | None:
+    """Chart coordinates of an image of ``(k, v)`` (``R^3``) in the space's domain, if any."""
+    flips = [E3_REFLECTION] + [f for f in (_vector_flips(g) for g in group) if f is not None]
+    x = np.concatenate([k, v])
+    seen = []
+    for mask in range(1 << len(flips)):  # every element of the generated group
+        s = np.ones(6)
+        for b, f in enumerate(flips):
+            if mask >> b & 1:
+                s[f] *= -1.0
+        y = s * x
+        if any(np.array_equal(y, z) for z in seen):
+            continue
+        seen.append(y)
+        if y[2] * space.signs[0] < -1e-12 or y[5] * space.signs[1] < -1e-12:
+            continue
+        w = np.concatenate(
+            [_inverse_chart(y[:3], space.signs[0]), _inverse_chart(y[3:], space.signs[1])]
+        )
+        if np.all(w >= space.root_lo - 1e-9) and np.all(w <= space.root_hi + 1e-9):
+            return w
+    return None
+
+
+def _newton(space, w: np.ndarray, steps: int = 8) -> np.ndarray:
+    for _ in range(steps):
+        g, J = space.system([Interval(c) for c in w])
+        gm = np.array([float(c.mid) for c in g])
+        Jm = np.array([[float(J[i][j].mid) for j in range(len(w))] for i in range(len(w))])
+        try:
+            w = w - np.linalg.solve(Jm, gm)
+        except np.linalg.LinAlgError:
+            break
+    return w
+
+
+def _verify(space, w: np.ndarray) -> dict | None:
+    """A Krawczyk box around `w` that holds exactly one zero (the largest that works)."""
+    for r in (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 1e-6, 1e-7):
+        zlo, zhi = (w - r)[None], (w + r)[None]
+        kv, klo, khi = krawczyk(space, zlo, zhi)
+        if kv[0] == UNIQUE:
+            for _ in range(TIGHTEN):  # K of any box holding the zero holds it
+                _kv, lo2, hi2 = krawczyk(space, klo, khi)
+                klo, khi = np.maximum(klo, lo2), np.minimum(khi, hi2)
+            return {"zlo": zlo[0], "zhi": zhi[0], "klo": klo[0], "khi": khi[0]}
+    return None
+
+
+def _search_vectors(points) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Representatives in ``R^3 x R^3`` of the search's points with ``r <= 3``."""
+    out = []
+    for c in points:
+        k, v = np.array(c.vectors[0], dtype=float), np.array(c.vectors[1], dtype=float)
+        ko, vo = k[2:], v[2:]
+        if np.linalg.norm(ko) > 1e-9:
+            e = ko / np.linalg.norm(ko)
+        elif np.linalg.norm(vo) > 1e-9:
+            e = vo / np.linalg.norm(vo)
+        else:
+            e = np.array([1.0, 0.0])
+        rot = np.array([[e[0], e[1]], [-e[1], e[0]]])
+        ko, vo = rot @ ko, rot @ vo
+        if abs(vo[1]) > 1e-6:
+            continue  # r = 4: the overlaps part
+        out.append((np.array([k[0], k[1], ko[0]]), np.array([v[0], v[1], vo[0]])))
+    return out
+
+
+def _point_of(space, params: Params, zero: dict, group: np.ndarray):
+    """Classify the zero enclosed by ``zero["klo"], zero["khi"]`` (rigorous signs)."""
+    d = params.d
+    K = _ivs(zero["klo"][None], zero["khi"][None])
+    if isinstance(space, _Overlaps):
+        ov = K
+        span = 4
+        feasible = space.feasible_point(zero["klo"], zero["khi"])
+        if feasible is False:
+            return None
+        H = space.table.hessian(ov)
+        signs = inertia(H)
+        index = None if signs is None or feasible is None else signs[0]
+        nullity = 2 * d - 7 if index is not None else None
+        span = span if feasible else None
+    else:
+        x, _d, _dd = space.vectors(K, derivatives=True)
+        grad, _H, R = euclidean(space.table, x, need_hessian=False)
+        k, v = x[:3], x[3:]
+        ov = [k[0], v[1], v[0], k[1], k[0] * v[0] + k[1] * v[1] + k[2] * v[2]]
+        A = k[0] * grad[0] + k[1] * grad[1] + k[2] * grad[2]
+        B = v[0] * grad[3] + v[1] * grad[4] + v[2] * grad[5]
+        _g, J = space.system(K)
+        signs = inertia(J)
+        if not (k[2].contains_zero()[0] and v[2].contains_zero()[0]):
+            span = 3
+        else:  # the reflection of e3 maps the zero into Z: it is its own image, k3 = v3 = 0
+            refl = []
+            for part in (slice(0, 2), slice(2, 4)):
+                ws = K[part]
+                n2 = ws[0] ** 2 + ws[1] ** 2
+                if n2.lo[0] <= 0.0:
+                    refl = None
+                    break
+                refl += [c * n2.reciprocal() for c in ws]
+            inside = refl is not None and all(
+                r.lo[0] > zero["zlo"][i] and r.hi[0] < zero["zhi"][i] for i, r in enumerate(refl)
+            )
+            span = 2 if inside and space.signs[0] == space.signs[1] else None
+        index = nullity = None
+        if signs is not None and span is not None:
+            trace = -(A + B)
+            if span == 2:
+                det = A * B - R[4] ** 2
+                if det.lo[0] > 0.0 and (trace.hi[0] < 0.0 or trace.lo[0] > 0.0):
+                    neg_w = 2 if trace.hi[0] < 0.0 else 0
+                elif det.hi[0] < 0.0:
+                    neg_w = 1
+                else:
+                    neg_w = None
+                extra = 0
+            else:  # one eigenvector of H_W is the orbit's direction; the other eigenvalue is the trace
+                neg_w = 1 if trace.hi[0] < 0.0 else (0 if trace.lo[0] > 0.0 else None)
+                extra = d - 3
+            if neg_w is not None:
+                index = signs[0] + (d - 3) * neg_w
+                nullity = extra
+    lo = tuple(float(o.lo[0]) for o in ov)
+    hi = tuple(float(o.hi[0]) for o in ov)
+    return lo, hi, span, index, nullity
+
+
+def _kind(index, nullity, d: int) -> str:
+    if index is None:
+        return "undecided"
+    total = 2 * (d - 1)
+    kind = "minimum" if index == 0 else ("maximum" if index + nullity == total else "saddle")
+    if nullity:
+        kind += f" (critical manifold of dimension {nullity})"
+    return kind
+
+
+def _model_table(params: Params):
+    table = params.model.rigorous_table(params)
+    if table is None:
+        raise ValueError(
+            f"certify_critical_points needs rigorous enclosures of the model's risk; the model "
+            f"{params.model.label!r} has none (pointwise erf has)."
+        )
+    return table
+
+
+def certify_critical_points(
+    params: Params,
+    *,
+    min_width: float = 1e-6,
+    max_boxes: int = 400_000,
+    starts: int = 512,
+    seed: int = 0,
+    progress=None,
+) -> Census:
+    """Prove the list of critical points of the risk complete, or say how far the proof got.
+
+    Parameters
+    ----------
+    params : Params
+        A model with rigorous enclosures (pointwise ``erf``).
+    min_width : float
+        Boxes are not bisected below this width (then left unresolved).
+    max_boxes : int
+        Budget of boxes per part (beyond it the open boxes are left unresolved).
+    starts, seed : int
+        The search (:func:`slr_theory.critical_points`) whose points seed the Krawczyk
+        boxes of the vectors' parts: a point it finds is proved where its box verifies.
+    progress : callable, optional
+        Called with the number of boxes of each generation.
+
+    Returns
+    -------
+    Census
+        ``complete`` only when every box is closed by a verdict.
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.certify import certify_critical_points
+    >>> c = certify_critical_points(Params.paper(), max_boxes=2000, starts=16)
+    >>> c.parts["overlaps"]["verdicts"].count(4) == 0  # doctest: +SKIP
+    True
+    """
+    check_params(params)
+    if not (0.0 < min_width < 1.0):
+        raise ValueError(f"`min_width` must be in (0, 1), got {min_width!r}.")
+    if int(max_boxes) != max_boxes or max_boxes < 1:
+        raise ValueError(f"`max_boxes` must be a positive integer, got {max_boxes!r}.")
+    t0 = time.perf_counter()
+    table = _model_table(params)
+    group = np.asarray(symmetries(params), dtype=float)
+    spaces = _spaces(table, group)
+    charts, strata, interior = spaces["charts"], spaces["strata"], spaces["overlaps"]
+    known: list[dict] = []
+    seen: list[
+        np.ndarray
+    ] = []  # canonical overlaps of the points Newton reached (a shortcut only)
+
+    def add(k: np.ndarray, v: np.ndarray) -> bool:
+        for chart in charts.values():
+            w = _to_chart_point(chart, group, k, v)
+            if w is None:
+                continue
+            w = _newton(chart, w)
+            if not np.all(np.isfinite(w)):
+                continue
+            x = np.array([float(q.mid) for q in chart.vectors([Interval(c) for c in w])])
+            ov = canonical(np.array([x[0], x[4], x[3], x[1], x[:3] @ x[3:]]), group)
+            if any(np.max(np.abs(ov - q)) < 1e-9 for q in seen):
+                return False
+            seen.append(ov)
+            z = _verify(chart, w)
+            if z is None:
+                continue
+            if strata_covered(strata, known, z, chart):
+                return False
+            known.append({**z, "chart": chart.name})
+            return True
+        return False
+
+    from .critical import critical_points
+
+    searched = list(critical_points(params, starts=starts, rng=seed)) if starts else []
+    for k, v in _search_vectors(searched):
+        add(k, v)
+    for _round in range(ROUNDS):
+        strata.known = known
+        leaves, zeros = _bnb(strata, min_width, max_boxes, progress, known)
+        open_ = [
+            p for p, v in zip(leaves["paths"], leaves["verdicts"], strict=True) if v == UNRESOLVED
+        ]
+        if not open_:
+            break
+        new = 0
+        for path in open_[:: max(1, len(open_) // HARVEST)]:  # Newton from the open boxes
+            lo, hi = box_of_path(strata.root_lo, strata.root_hi, path)
+            y, _empty = strata.preimage(lo[None], hi[None])
+            c = np.array([0.5 * (q.lo[0] + q.hi[0]) for q in y])
+            k, v = c[:3] / np.linalg.norm(c[:3]), c[3:] / np.linalg.norm(c[3:])
+            new += add(k, v)
+        if not new:
+            break
+    parts = {"strata": {"root": (strata.root_lo, strata.root_hi), **leaves, "zeros": zeros}}
+    ileaves, izeros = _bnb(interior, min_width, max_boxes, progress)
+    parts["overlaps"] = {"root": (interior.root_lo, interior.root_hi), **ileaves, "zeros": izeros}
+    points: list = []
+    for zi, z in enumerate(zeros):
+        got = _point_of(charts[z["chart"]], params, z, group)
+        z["feasible"] = True
+        points.append(("strata", zi, got))
+    for zi, z in enumerate(izeros):
+        kz, klo, khi = krawczyk(interior, z["klo"][None], z["khi"][None])
+        if kz[0] == UNIQUE:  # contract the enclosure (it holds the zero)
+            z["klo"], z["khi"] = np.maximum(klo[0], z["klo"]), np.minimum(khi[0], z["khi"])
+        got = _point_of(interior, params, z, group)
+        z["feasible"] = got is not None
+        if got is not None:
+            points.append(("overlaps", zi, got))
+    found = _merge(params, points, group)
+    unproved = [
+        tuple(float(x) for x in canonical(c.overlaps, group))
+        for c in searched
+        if not any(
+            np.all(np.array(q.overlaps_lo) - 1e-9 <= img)
+            and np.all(img <= np.array(q.overlaps_hi) + 1e-9)
+            for q in found
+            for img in group * np.asarray(c.overlaps)
+        )
+    ]
+    complete = all(UNRESOLVED not in p["verdicts"] for p in parts.values()) and all(
+        q.span_dim is not None and q.index is not None for q in found
+    )
+    return Census(
+        params=params,
+        points=found,
+        complete=complete,
+        parts=parts,
+        group=group.tolist(),
+        seconds=time.perf_counter() - t0,
+        min_width=min_width,
+        counts={
+            name: {VERDICTS[v]: p["verdicts"].count(v) for v in range(5)}
+            for name, p in parts.items()
+        },
+        search={"starts": starts, "seed": seed, "found": len(searched), "unproved": unproved},
+    )
+
+
+def strata_covered(strata: _Strata, known: list[dict], z: dict, chart: _Charts) -> bool:
+    """Whether the zero in `z` (a chart's Krawczyk box) is already one of `known`: its
+    enclosure, mapped to the overlaps, lies in a known zero's box after a symmetry."""
+    K = _ivs(z["klo"][None], z["khi"][None])
+    x = chart.vectors(K)
+    ov = [x[0], x[4], x[3], x[1], x[0] * x[3] + x[1] * x[4] + x[2] * x[5]]
+    lo = np.array([o.lo[0] for o in ov])
+    hi = np.array([o.hi[0] for o in ov])
+    if not known:
+        return False
+    strata.known = known
+    for g in _group_signs(
+        [np.asarray(r) < 0 for r in np.asarray(symmetries(strata.table.params))]
+    ):
+        a, b = np.minimum(g * lo, g * hi), np.maximum(g * lo, g * hi)
+        if strata.covered(a[None], b[None])[0] >= 0:
+            return True
+    return False
+
+
+def _merge(params: Params, points: list, group: np.ndarray) -> list[CertifiedPoint]:
+    """One point per orbit: zeros whose canonical overlaps agree to 1e-7 are one point."""
+    out: list[dict] = []
+    for name, zi, (lo, hi, span, index, nullity) in points:
+        mid = canonical(0.5 * (np.array(lo) + np.array(hi)), group)
+        for q in out:
+            if np.max(np.abs(q["mid"] - mid)) < 1e-7:
+                q["zeros"].append(f"{name}:{zi}")
+                for key, val in (("span", span), ("index", index), ("nullity", nullity)):
+                    if q[key] is None:
+                        q[key] = val
+                break
+        else:
+            out.append(
+                {
+                    "mid": mid,
+                    "lo": lo,
+                    "hi": hi,
+                    "span": span,
+                    "index": index,
+                    "nullity": nullity,
+                    "zeros": [f"{name}:{zi}"],
+                    "part": name,
+                }
+            )
+    result = []
+    for q in out:
+        r = float(engine.components(params, q["mid"].reshape(5, 1)).sum()) + params.eps**2
+        result.append(
+            CertifiedPoint(
+                part=q["part"],
+                zeros=tuple(q["zeros"]),
+                overlaps_lo=tuple(q["lo"]),
+                overlaps_hi=tuple(q["hi"]),
+                overlaps=tuple(float(x) for x in q["mid"]),
+                span_dim=q["span"],
+                index=q["index"],
+                nullity=q["nullity"],
+                risk=r,
+                kind=_kind(q["index"], q["nullity"], params.d),
+            )
+        )
+    return sorted(result, key=lambda p: p.risk)
+
+
+@dataclass(frozen=True)
+class CertificateCheck:
+    """What :func:`check_certificate` found.
+
+    Attributes
+    ----------
+    ok : bool
+        Every verdict, zero and point re-verified, and the leaves partition each domain.
+    complete : bool
+        ``ok`` and no box unresolved: the list is proved complete.
+    failures : list of str
+        What failed (empty when ``ok``).
+    boxes : int
+        Leaves checked.
+    """
+
+    ok: bool
+    complete: bool
+    failures: list
+    boxes: int
+
+
+def check_certificate(census: Census | str | Path) -> CertificateCheck:
+    """Re-verify a census from its boxes alone, with fresh enclosures.
+
+    The checker rebuilds every leaf from its bisection path, checks that the leaves of
+    each part partition the part's domain (prefix-free paths with ``sum 2^-len = 1``), that
+    the domains are the ones the model's symmetry group gives, re-runs the verdict of
+    every leaf (infeasible, excluded, Newton-excluded, unique) and the Krawczyk test of
+    every zero, and checks that each point's overlaps enclose its zeros'. It trusts
+    nothing the census says but the boxes.
+
+    Parameters
+    ----------
+    census : Census or path
+        A census, or a file written by :meth:`Census.save`.
+
+    Returns
+    -------
+    CertificateCheck
+    """
+    if not isinstance(census, Census):
+        census = Census.load(census)
+    params = census.params
+    table = _model_table(params)
+    group = np.asarray(symmetries(params), dtype=float)
+    failures: list[str] = []
+    if group.tolist() != [list(map(float, g)) for g in census.group]:
+        failures.append("the symmetry group differs from the model's")
+    built = _spaces(table, group)
+    spaces = {"strata": built["strata"], "overlaps": built["overlaps"]}
+    charts = built["charts"]
+    if set(spaces) != set(census.parts):
+        failures.append(f"parts {sorted(census.parts)} differ from the domains {sorted(spaces)}")
+    boxes = 0
+    unresolved = 0
+    for name, part in census.parts.items():
+        space = spaces.get(name)
+        if space is None:
+            continue
+        if not (
+            np.array_equal(part["root"][0], space.root_lo)
+            and np.array_equal(part["root"][1], space.root_hi)
+        ):
+            failures.append(f"{name}: the root box is not the domain")
+            continue
+        paths, verdicts, point = part["paths"], np.array(part["verdicts"]), np.array(part["point"])
+        if not _tree_complete(paths):
+            failures.append(f"{name}: the leaves do not partition the domain")
+        if not (len(paths) == len(verdicts) == len(point)):
+            failures.append(f"{name}: ragged leaf records")
+            continue
+        boxes += len(paths)
+        unresolved += int(np.count_nonzero(verdicts == UNRESOLVED))
+        zeros = part["zeros"]
+        malformed = [
+            j
+            for j, z in enumerate(zeros)
+            if not all(np.all(z[a] <= z[b]) for a, b in (("zlo", "zhi"), ("klo", "khi")))
+        ]
+        if malformed:
+            failures.append(f"{name}: zeros {malformed} have boxes with lo > hi")
+            continue
+        # every zero: the Krawczyk test again, in its own space
+        for j, z in enumerate(zeros):
+            zspace = charts.get(z.get("chart")) if name == "strata" else space
+            if zspace is None:
+                failures.append(f"{name}: zero {j} names no chart")
+                continue
+            kv, klo, khi = krawczyk(zspace, z["zlo"][None], z["zhi"][None])
+            if kv[0] != UNIQUE:
+                failures.append(f"{name}: zero {j} fails the Krawczyk test")
+            elif not np.all((klo[0] <= z["khi"]) & (khi[0] >= z["klo"])):
+                failures.append(f"{name}: zero {j}'s enclosure misses its Krawczyk image")
+            elif not z["feasible"] and space.feasible_point(klo[0], khi[0]) is not False:
+                failures.append(f"{name}: zero {j} claimed infeasible is not proved so")
+        if not len(paths):
+            continue
+        lo = np.empty((len(paths), space.dim))
+        hi = np.empty_like(lo)
+        for i, p in enumerate(paths):
+            lo[i], hi[i] = box_of_path(space.root_lo, space.root_hi, p)
+        fresh = space.classify(lo, hi)
+        for code in (INFEASIBLE, EXCLUDED):
+            bad = np.flatnonzero((verdicts == code) & (fresh != code))
+            if bad.size:
+                failures.append(
+                    f"{name}: {bad.size} boxes claimed {VERDICTS[code]} are not (first: {paths[bad[0]]!r})"
+                )
+        newton = np.flatnonzero(verdicts == NEWTON_EXCLUDED)
+        if newton.size:
+            if not space.newton:
+                failures.append(f"{name}: Newton verdicts in a part without them")
+            else:
+                zlo, zhi = space.newton_box(lo[newton], hi[newton])
+                kv, _l, _h = krawczyk(space, zlo, zhi)
+                bad = newton[kv != NEWTON_EXCLUDED]
+                if bad.size:
+                    failures.append(f"{name}: {bad.size} boxes claimed Newton-excluded are not")
+        unique = np.flatnonzero(verdicts == UNIQUE)
+        if unique.size:
+            if name == "strata":
+                space.known = zeros
+                cov = space.covered(lo[unique], hi[unique])
+                bad = unique[cov < 0]
+            else:
+                bad = np.array(
+                    [
+                        i
+                        for i in unique
+                        if not (0 <= point[i] < len(zeros))
+                        or not np.all(
+                            (lo[i] >= zeros[point[i]]["zlo"]) & (hi[i] <= zeros[point[i]]["zhi"])
+                        )
+                    ],
+                    dtype=int,
+                )
+            if bad.size:
+                failures.append(
+                    f"{name}: {bad.size} unique boxes lie in no zero's Krawczyk box (first: {paths[bad[0]]!r})"
+                )
+        if np.any((point >= 0) & (verdicts != UNIQUE)):
+            failures.append(f"{name}: a box that is not unique names a zero")
+        for j, z in enumerate(zeros):
+            if z["feasible"] and not any(f"{name}:{j}" in p.zeros for p in census.points):
+                failures.append(f"{name}: zero {j} is in no point")
+    by_zero = {}
+    for q in census.points:
+        for ref in q.zeros:
+            by_zero[ref] = q
+    for ref, q in by_zero.items():
+        name, _, j = ref.partition(":")
+        part = census.parts.get(name)
+        if part is None or not j.isdigit() or int(j) >= len(part["zeros"]):
+            failures.append(f"point {q.overlaps}: no zero {ref}")
+            continue
+        z = part["zeros"][int(j)]
+        zspace = charts.get(z.get("chart")) if name == "strata" else spaces.get(name)
+        got = _point_of(zspace, params, {**z}, group) if zspace is not None else None
+        if got is None:
+            failures.append(f"point {q.overlaps}: zero {ref} is not a feasible critical point")
+            continue
+        images = group * 0.5 * (np.array(got[0]) + np.array(got[1]))
+        lo_q, hi_q = np.array(q.overlaps_lo), np.array(q.overlaps_hi)
+        mid_q = np.array(q.overlaps)
+        if not any(np.max(np.abs(img - mid_q)) < 1e-6 for img in images) and not np.all(
+            (np.array(got[0]) >= lo_q - 1e-12) & (np.array(got[1]) <= hi_q + 1e-12)
+        ):
+            failures.append(f"point {q.overlaps}: its zero {ref} lies elsewhere")
+        if (got[3], got[4]) != (q.index, q.nullity) and q.zeros[0] == ref:
+            failures.append(
+                f"point {q.overlaps}: index {q.index} / nullity {q.nullity} not re-proved (got {got[3]} / {got[4]})"
+            )
+    ok = not failures
+    complete = ok and unresolved == 0 and all(q.span_dim is not None for q in census.points)
+    if census.complete and not complete:
+        failures.append("the census claims completeness it does not have")
+        ok = False
+    return CertificateCheck(ok=ok, complete=complete, failures=failures, boxes=boxes)
