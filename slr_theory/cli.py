@@ -367,6 +367,52 @@ def _critical_parser(sub) -> None:
     c.set_defaults(run="_cmd_critical")
 
 
+def _certify_parser(sub) -> None:
+    from .critical import MAX_STARTS
+
+    c = sub.add_parser(
+        "certify",
+        help="prove what can be proved of the critical points (interval arithmetic), or "
+        "check a saved proof",
+        description="A computer-assisted proof about the critical points: each point the "
+        "search finds proved to exist, alone in its box, with its index at d (Krawczyk and "
+        "rigorous inertia); a branch and bound that proves parts of the list complete. "
+        "Needs python-flint (pip install 'slr-theory[certify]').",
+        epilog="examples:\n  slr-theory certify --lam 0.1 --out census.json.gz\n"
+        "  slr-theory certify --check census.json.gz",
+        formatter_class=_HelpFormatter,
+    )
+    _model_options(c)
+    c.add_argument("--out", default=None, help="save the census (a .json.gz file)")
+    c.add_argument(
+        "--force",
+        action="store_true",
+        help="replace --out if an earlier slr-theory run wrote it (never another file)",
+    )
+    c.add_argument("--check", default=None, metavar="FILE", help="re-verify a saved census")
+    c.add_argument(
+        "--max-boxes",
+        type=_between(int, 1, 10**8),
+        default=400_000,
+        help="boxes per part before the open ones are left unresolved",
+    )
+    c.add_argument(
+        "--min-width",
+        type=_between(float, 1e-15, 0.5),
+        default=1e-6,
+        help="boxes are not bisected below this width",
+    )
+    c.add_argument(
+        "--starts",
+        type=_between(int, 0, MAX_STARTS),
+        default=512,
+        help="random starts of the search",
+    )
+    c.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
+    c.add_argument("--json", action="store_true", help="print the census summary as JSON")
+    c.set_defaults(run="_cmd_certify")
+
+
 def _report_parser(sub) -> None:
     from .trajectory import MAX_ALPHA
 
@@ -1038,6 +1084,7 @@ def _parser_for(attentions: tuple[str, ...]) -> _Parser:
         lambda sub: _trajectory_parser(sub, "flow"),
         lambda sub: _trajectory_parser(sub, "pgd"),
         _critical_parser,
+        _certify_parser,
         _portrait_parser,
         _stats_parser,
         _reproduce_parser,
@@ -1283,6 +1330,100 @@ def _cmd_critical(args) -> int:
         args,
         lambda: critical_records(pts, spectra, bound, args.alpha),
         lambda: critical_text(pts, spectra, bound, args.alpha),
+    )
+    return 0
+
+
+def _cmd_certify(args) -> int:
+    from pathlib import Path
+
+    from .certify import Census, certify_critical_points, check_certificate
+    from .render import census_text
+
+    if args.check is not None:
+        path = Path(args.check)
+        if not path.is_file():
+            raise _UsageError(f"slr-theory certify: error: argument --check: no file {path}")
+        try:
+            census = Census.load(path)
+        except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
+            raise _UsageError(
+                f"slr-theory certify: error: argument --check: {path} is not a census ({exc})"
+            ) from None
+        result = check_certificate(census)
+        args.not_applied = (
+            "d",
+            "L",
+            "lam",
+            "gamma",
+            "eps",
+            "s",
+            "max_boxes",
+            "min_width",
+            "starts",
+            "seed",
+        )
+        verdict = (
+            f"certificate {path}: {'checked' if result.ok else 'FAILED'} ({result.boxes} boxes); "
+            + (
+                "the list is complete by proof."
+                if result.complete
+                else "the list is not proved complete."
+            )
+        )
+        _emit(
+            args,
+            lambda: {
+                "ok": result.ok,
+                "complete": result.complete,
+                "failures": result.failures,
+                "boxes": result.boxes,
+            },
+            lambda: "\n".join([verdict, *(f"  {f}" for f in result.failures)]),
+        )
+        return 0 if result.ok else 1
+    out = None
+    if args.out is not None:
+        out = Path(args.out)
+        if not out.name.endswith(".json.gz"):
+            raise _UsageError(
+                f"slr-theory certify: error: argument --out: must end in .json.gz, got {args.out!r}"
+            )
+        if not out.absolute().parent.is_dir():
+            raise _UsageError(
+                f"slr-theory certify: error: argument --out: no directory {out.absolute().parent}"
+            )
+    params = _params(args)
+    try:
+        census = certify_critical_points(
+            params,
+            max_boxes=args.max_boxes,
+            min_width=args.min_width,
+            starts=args.starts,
+            seed=args.seed,
+        )
+    except ValueError as exc:
+        if "rigorous enclosures" not in str(exc):
+            raise
+        raise _UsageError(
+            f"slr-theory certify: error: argument --attention/--nonlinearity: {exc}"
+        ) from None
+    if out is not None:
+        from .output import Destination
+
+        with (
+            _out_flag("certify"),
+            Destination(out.parent, force=args.force, expect=[out.name]) as dest,
+        ):
+            census.save(dest.file(out.name))
+    _emit(
+        args,
+        lambda: {
+            "complete": census.complete,
+            "summary": census.summary(),
+            "points": [list(q.overlaps) for q in census.points],
+        },
+        lambda: census_text(census) + (f"\nwrote {out}" if out is not None else ""),
     )
     return 0
 

@@ -65,6 +65,13 @@ class Interval:
     def _of(x) -> Interval:
         return x if isinstance(x, Interval) else Interval(x)
 
+    @classmethod
+    def _new(cls, lo: np.ndarray, hi: np.ndarray) -> Interval:
+        """An interval from bounds an operation produced (ordered by construction)."""
+        out = object.__new__(cls)
+        out.lo, out.hi = lo, hi
+        return out
+
     @property
     def shape(self) -> tuple:
         """The arrays' shape."""
@@ -87,27 +94,32 @@ class Interval:
         return f"Interval({self.lo!r}, {self.hi!r})"
 
     def __neg__(self) -> Interval:
-        return Interval(-self.hi, -self.lo)
+        return self._new(-self.hi, -self.lo)
 
     def __add__(self, other) -> Interval:
-        o = self._of(other)
-        return Interval(_down(self.lo + o.lo), _up(self.hi + o.hi))
+        if isinstance(other, Interval):
+            return self._new(_down(self.lo + other.lo), _up(self.hi + other.hi))
+        return self._new(_down(self.lo + other), _up(self.hi + other))
 
     __radd__ = __add__
 
     def __sub__(self, other) -> Interval:
-        o = self._of(other)
-        return Interval(_down(self.lo - o.hi), _up(self.hi - o.lo))
+        if isinstance(other, Interval):
+            return self._new(_down(self.lo - other.hi), _up(self.hi - other.lo))
+        return self._new(_down(self.lo - other), _up(self.hi - other))
 
     def __rsub__(self, other) -> Interval:
         return self._of(other) - self
 
     def __mul__(self, other) -> Interval:
-        o = self._of(other)
-        p = np.stack(
-            np.broadcast_arrays(self.lo * o.lo, self.lo * o.hi, self.hi * o.lo, self.hi * o.hi)
-        )
-        return Interval(_down(p.min(axis=0)), _up(p.max(axis=0)))
+        if isinstance(other, Interval):
+            a, b = self.lo * other.lo, self.lo * other.hi
+            c, d = self.hi * other.lo, self.hi * other.hi
+            lo = np.minimum(np.minimum(a, b), np.minimum(c, d))
+            hi = np.maximum(np.maximum(a, b), np.maximum(c, d))
+            return self._new(_down(lo), _up(hi))
+        a, b = self.lo * other, self.hi * other  # an exact number
+        return self._new(_down(np.minimum(a, b)), _up(np.maximum(a, b)))
 
     __rmul__ = __mul__
 

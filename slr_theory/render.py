@@ -14,6 +14,7 @@ from .results import dumps
 from .trajectory import PGDResult
 
 __all__ = [
+    "census_text",
     "critical_records",
     "critical_text",
     "markdown_html",
@@ -258,6 +259,34 @@ def critical_text(points, spectra=None, bound=None, alpha=None) -> str:
             f"Lip(grad R) in [{bound.lower:.4g}, {bound.upper:.4g}]; "
             f"alpha < 1/Lip: {bound.step_condition(alpha)}"
         )
+    return "\n".join(lines)
+
+
+def census_text(census) -> str:
+    """The text ``slr-theory certify`` prints: the proved points, then what is proved.
+
+    Parameters
+    ----------
+    census : slr_theory.certify.Census
+
+    Returns
+    -------
+    str
+    """
+    head = f"{'kappa':>8} {'nu':>8} {'theta':>8} {'eta':>8} {'rho':>8} {'risk':>11}  r  index  nullity  kind"
+    lines = [head]
+    for q in census.points:
+        o = " ".join(f"{x:8.4f}" for x in q.overlaps)
+
+        def text(x) -> str:
+            return "?" if x is None else str(x)
+
+        lines.append(
+            f"{o} {q.risk:11.6f}  {text(q.span_dim)}  {text(q.index):>5}  {text(q.nullity):>7}  {q.kind}"
+        )
+    lines += ["", census.summary()]
+    for ov in census.search.get("unproved", []):
+        lines.append("  not proved: (" + ", ".join(f"{x:+.4f}" for x in ov) + ")")
     return "\n".join(lines)
 
 

@@ -34,6 +34,7 @@ BASE: dict[str, list[str]] = {
         "pgd": "pgd --kappa0 0.1 --nu0 0.05 --theta0 0 --eta0 0 --rho0 0 --alpha 1e-3 "
         f"--steps 20 --records 3 {MODEL}",
         "critical": f"critical --where manifold --starts 4 --seed 0 {MODEL}",
+        "certify": f"certify --out c.json.gz --max-boxes 10 --min-width 0.1 --starts 0 --seed 0 {MODEL}",
         "portrait": f"portrait --out p.png --alpha 4e-3 {MODEL}",
         "stats": "stats --gamma 0.7 --eps 0.1 --L 5 --d-max 100 --samples 2000 --seed 0",
         "reproduce": "reproduce gd_manifold --out figs --seed 0 --repeats 2 "
@@ -144,6 +145,23 @@ def stubs(monkeypatch, tmp_path):
         return row
 
     monkeypatch.setattr(survey, "atlas_cell", atlas_cell)
+    import slr_theory.certify as certify
+
+    def certify_critical_points(params, **kw):  # the checks, no proof: an open census
+        certify._model_table(params)
+        assert kw["max_boxes"] >= 1 and 0 < kw["min_width"] < 1
+        part = {
+            "root": (-np.ones(5), np.ones(5)),
+            "paths": [""],
+            "verdicts": [4],
+            "point": [-1],
+            "zeros": [],
+        }
+        return certify.Census(
+            params, [], False, {"strata": part, "overlaps": dict(part)}, [], 0.0, kw["min_width"]
+        )
+
+    monkeypatch.setattr(certify, "certify_critical_points", certify_critical_points)
     import numpy as np
 
     import slr_theory.critical as critical

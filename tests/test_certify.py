@@ -1,0 +1,228 @@
+"""The census: what it proves agrees with the search's independent float classification,
+its certificate survives a round trip, the checker re-verifies it from the boxes alone
+and fails on every kind of tampering, and the pieces (inertia, the bisection tree, the
+Krawczyk test, the strata conditions) do what they claim."""
+
+import gzip
+import json
+
+import numpy as np
+import pytest
+
+from slr_theory import Params, critical_points, engine
+from slr_theory.interval import Interval
+
+pytest.importorskip("flint")
+from slr_theory import certify as C
+from slr_theory.certify import (
+    Census,
+    certify_critical_points,
+    check_certificate,
+    inertia,
+    strata_conditions,
+)
+
+PAPER = Params.paper()
+
+
+@pytest.fixture(scope="module")
+def census():
+    # the r = 4 part completes in 8919 boxes at the paper's parameters; the strata are
+    # left open by this budget (the census says so)
+    return certify_critical_points(PAPER, max_boxes=10_000, starts=16)
+
+
+@pytest.fixture(scope="module")
+def saved(census, tmp_path_factory):
+    path = tmp_path_factory.mktemp("census") / "census.json.gz"
+    census.save(path)
+    return path
+
+
+def test_every_point_of_the_search_is_proved_with_the_same_index(census):
+    """The search classifies with float eigenvalues of the full Riemannian Hessian; the
+    census with rigorous inertia of the chart Hessian and the out-of-span block."""
+    search = critical_points(PAPER, starts=16, rng=0)
+    assert census.search["unproved"] == []
+    assert len(census.points) == len(search) == census.search["found"]
+    for q in search:
+        match = [
+            c
+            for c in census.points
+            if any(
+                np.max(np.abs(g * np.asarray(q.overlaps) - c.overlaps)) < 1e-6
+                for g in C.symmetries(PAPER)
+            )
+        ]
+        assert len(match) == 1, q.overlaps
+        c = match[0]
+        assert (c.index, c.nullity) == (q.index, q.nullity), (q.overlaps, c.kind, q.kind)
+        assert c.span_dim == q.span_dim
+        assert np.all(np.array(c.overlaps_lo) <= c.overlaps) and np.all(
+            c.overlaps <= np.array(c.overlaps_hi)
+        )
+
+
+def test_the_interior_part_is_complete_and_holds_only_the_origin(census):
+    assert census.part_complete("overlaps")
+    assert not census.part_complete("strata")
+    assert not census.complete
+    interior = [q for q in census.points if q.span_dim == 4]
+    assert len(interior) == 1 and np.max(np.abs(interior[0].overlaps)) < 1e-6
+    assert interior[0].index == 2 and interior[0].nullity == 2 * PAPER.d - 7
+    text = census.summary()
+    assert "= 4: complete by proof" in text and "<= 3: NOT proved complete" in text
+
+
+def test_the_certificate_round_trips_and_checks(census, saved):
+    again = Census.load(saved)
+    assert again.points == census.points
+    assert again.parts["overlaps"]["paths"] == census.parts["overlaps"]["paths"]
+    result = check_certificate(saved)
+    assert result.ok and not result.complete and not result.failures
+    assert result.boxes == sum(len(p["paths"]) for p in census.parts.values())
+
+
+def _tampered(saved, change):
+    data = json.loads(gzip.open(saved, "rt").read())
+    change(data)
+    return Census.from_dict(data)
+
+
+def _first(data, part, verdict):
+    return data["parts"][part]["verdicts"].index(verdict)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        # a box claimed excluded moved to where nothing excludes it
+        lambda d: d["parts"]["overlaps"]["paths"].__setitem__(
+            _first(d, "overlaps", C.EXCLUDED),
+            d["parts"]["overlaps"]["paths"][_first(d, "overlaps", C.EXCLUDED)][:-1],
+        ),
+        # an open box relabelled excluded
+        lambda d: d["parts"]["strata"]["verdicts"].__setitem__(
+            _first(d, "strata", C.UNRESOLVED), C.EXCLUDED
+        ),
+        # a Krawczyk box moved off its zero
+        lambda d: d["parts"]["overlaps"]["zeros"][0].__setitem__(
+            "zlo",
+            [
+                float(x + 0.3).hex()
+                for x in map(float.fromhex, d["parts"]["overlaps"]["zeros"][0]["zlo"])
+            ],
+        ),
+        # a proved point dropped
+        lambda d: d["points"].pop(0),
+        # an index changed
+        lambda d: d["points"][0].__setitem__("index", 5),
+        # completeness claimed
+        lambda d: d.__setitem__("complete", True),
+        # a box removed (the leaves no longer cover the domain)
+        lambda d: [d["parts"]["overlaps"][k].pop(0) for k in ("paths", "verdicts", "point")],
+    ],
+    ids=[
+        "moved-box",
+        "open-as-excluded",
+        "moved-zero",
+        "dropped-point",
+        "index",
+        "complete",
+        "missing-box",
+    ],
+)
+def test_the_checker_fails_on_a_tampered_certificate(saved, change):
+    result = check_certificate(_tampered(saved, change))
+    assert not result.ok and result.failures
+
+
+def test_a_model_without_rigorous_enclosures_and_bad_budgets_are_refused():
+    with pytest.raises(ValueError, match="rigorous enclosures"):
+        certify_critical_points(PAPER.replace(nonlinearity="tanh"), max_boxes=10, starts=0)
+    with pytest.raises(ValueError, match="min_width"):
+        certify_critical_points(PAPER, min_width=0.0)
+    with pytest.raises(ValueError, match="max_boxes"):
+        certify_critical_points(PAPER, max_boxes=1.5)
+    with pytest.raises(ValueError, match="not a census"):
+        Census.from_dict({"format": "something else"})
+
+
+def test_inertia_counts_signs_and_refuses_what_straddles_zero():
+    rng = np.random.default_rng(1)
+    for _ in range(20):
+        Q, _ = np.linalg.qr(rng.standard_normal((5, 5)))
+        w = rng.choice([-1.0, 1.0], 5) * rng.uniform(0.5, 3.0, 5)
+        M = Q @ np.diag(w) @ Q.T
+        E = [[Interval(M[i, j] - 1e-9, M[i, j] + 1e-9) for j in range(5)] for i in range(5)]
+        assert inertia(E) == (int(np.sum(w < 0)), int(np.sum(w > 0)))
+    E = [
+        [Interval(-0.1, 0.1) if i == j == 0 else Interval(float(i == j)) for j in range(2)]
+        for i in range(2)
+    ]
+    assert inertia(E) is None
+
+
+def test_the_tree_check_accepts_partitions_only():
+    assert C._tree_complete(["0", "1"])
+    assert C._tree_complete(["00", "01", "1"])  # side 0 split twice
+    assert C._tree_complete(["02", "03", "1"])  # then side 1
+    assert not C._tree_complete(["0", "3"])  # halves of two different sides
+    assert not C._tree_complete(["0", "00", "1"])  # a leaf inside a leaf
+    assert not C._tree_complete(["00", "1"])  # a quarter missing
+    lo, hi = C.box_of_path([0.0, -1.0], [1.0, 1.0], "03")
+    assert lo.tolist() == [0.0, 0.0] and hi.tolist() == [0.5, 1.0]
+
+
+def test_krawczyk_proves_the_origin_and_excludes_a_box_without_zero(census):
+    space = C._spaces(PAPER.model.rigorous_table(PAPER), np.asarray(C.symmetries(PAPER), float))[
+        "overlaps"
+    ]
+    v, klo, khi = C.krawczyk(space, np.full((1, 5), -1e-3), np.full((1, 5), 1e-3))
+    assert v[0] == C.UNIQUE and np.all(klo <= 0.0) and np.all(khi >= 0.0)
+    v, _l, _h = C.krawczyk(
+        space,
+        np.array([[0.3, 0.3, 0.1, 0.1, 0.1]]),
+        np.array([[0.301, 0.301, 0.101, 0.101, 0.101]]),
+    )
+    assert v[0] == C.NEWTON_EXCLUDED
+
+
+def test_the_strata_conditions_vanish_at_the_points_and_not_elsewhere(census):
+    """At each point with r <= 3 (from the float engine, independent of the intervals),
+    and at a generic boundary point where they do not."""
+    for q in census.points:
+        if q.span_dim == 4:
+            continue
+        ov = np.array(q.overlaps)
+        R = engine.gradient(PAPER, ov.reshape(5, 1)).ravel()
+        conds = strata_conditions([Interval(r) for r in R], [Interval(x) for x in ov])
+        scale = 1.0 + np.max(np.abs(R))
+        assert max(max(abs(float(c.lo)), abs(float(c.hi))) for c in conds) < 1e-9 * scale, (
+            q.overlaps
+        )
+    k, v = np.array([0.6, 0.0, 0.8]), np.array([0.0, 0.6, 0.8])  # r = 3, not critical
+    ov = np.array([k[0], v[1], v[0], k[1], k @ v])
+    R = engine.gradient(PAPER, ov.reshape(5, 1)).ravel()
+    conds = strata_conditions([Interval(r) for r in R], [Interval(x) for x in ov])
+    assert max(max(abs(float(c.lo)), abs(float(c.hi))) for c in conds) > 1e-3
+
+
+def test_the_command_checks_a_saved_certificate_and_fails_on_a_tampered_one(saved, tmp_path, capsys):
+    from slr_theory import cli
+
+    assert cli.main(["certify", "--check", str(saved)]) == 0
+    out = capsys.readouterr().out
+    assert "checked" in out and "not proved complete" in out
+    bad = _tampered(saved, lambda d: d["points"][0].__setitem__("index", 5))
+    path = tmp_path / "bad.json.gz"
+    bad.save(path)
+    assert cli.main(["certify", "--check", str(path)]) == 1
+    assert "FAILED" in capsys.readouterr().out
+    assert cli.main(["certify", "--check", str(tmp_path / "none.json.gz")]) == 2
+    assert capsys.readouterr().err.strip().count("\n") == 0
+    junk = tmp_path / "junk.json.gz"
+    junk.write_bytes(b"not gzip")
+    assert cli.main(["certify", "--check", str(junk)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "--check" in err

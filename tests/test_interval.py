@@ -1,0 +1,125 @@
+"""Interval arithmetic: every result encloses the exact result of the operation on every
+pair of numbers of its operands, checked in exact rational arithmetic (Fraction), and
+mpmath at 50 digits for the square root."""
+
+from fractions import Fraction
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from slr_theory.interval import Interval, from_arb
+
+flint = pytest.importorskip("flint")
+
+FINITE = st.floats(min_value=-1e150, max_value=1e150, allow_nan=False, allow_infinity=False)
+
+
+def _interval(a: float, b: float) -> Interval:
+    return Interval(min(a, b), max(a, b))
+
+
+def _points(x: Interval) -> list[Fraction]:
+    lo, hi = Fraction(float(x.lo)), Fraction(float(x.hi))
+    return [lo, hi, (lo + hi) / 2, lo + (hi - lo) / 3]
+
+
+def _inside(value: Fraction, x: Interval) -> bool:
+    return Fraction(float(x.lo)) <= value <= Fraction(float(x.hi))
+
+
+@given(FINITE, FINITE, FINITE, FINITE)
+@example(0.1, 0.2, -0.3, 0.7)
+@example(1e-300, 3e-300, -1e150, 1e150)
+def test_add_sub_mul_enclose_the_exact_results(a, b, c, d):
+    x, y = _interval(a, b), _interval(c, d)
+    for name, op, exact in (
+        ("+", x + y, lambda p, q: p + q),
+        ("-", x - y, lambda p, q: p - q),
+        ("*", x * y, lambda p, q: p * q),
+    ):
+        for p in _points(x):
+            for q in _points(y):
+                assert _inside(exact(p, q), op), (name, p, q)
+
+
+@given(FINITE, FINITE, st.floats(min_value=-1e100, max_value=1e100, allow_nan=False))
+@example(0.1, 0.3, 0.1)
+def test_an_exact_float_operand_is_taken_as_the_number_it_is(a, b, c):
+    x = _interval(a, b)
+    for op, exact in ((x + c, lambda p: p + Fraction(c)), (x * c, lambda p: p * Fraction(c))):
+        assert all(_inside(exact(p), op) for p in _points(x))
+    assert all(_inside(Fraction(c) - p, c - x) for p in _points(x))
+
+
+@given(st.floats(-1e30, 1e30), st.floats(-1e30, 1e30), st.integers(0, 7))
+@example(-0.5, 0.25, 2)
+@example(-3.0, -2.0, 3)
+def test_powers_enclose_every_power_and_even_ones_are_nonnegative(a, b, n):
+    x = _interval(a, b)
+    p = x**n
+    assert all(_inside(q**n, p) for q in _points(x))
+    if n % 2 == 0:
+        assert float(p.lo) >= 0.0
+    if n and n % 2 == 0 and float(x.lo) < 0.0 < float(x.hi):
+        assert float(p.lo) == 0.0
+
+
+@given(st.floats(0.0, 1e200), st.floats(0.0, 1e200))
+@example(0.0, 2.0)
+def test_sqrt_and_reciprocal_enclose_the_50_digit_values(a, b):
+    x = _interval(a, b)
+    r = x.sqrt()
+    with mp.workdps(50):
+        for q in (float(x.lo), float(x.hi)):
+            s = mp.sqrt(mp.mpf(q))
+            assert mp.mpf(float(r.lo)) <= s <= mp.mpf(float(r.hi))
+    if float(x.lo) > 1e-200:
+        inv = x.reciprocal()
+        for q in _points(x):
+            assert _inside(1 / q, inv)
+
+
+def test_arrays_broadcast_and_keep_their_shape():
+    x = Interval(np.arange(6.0).reshape(2, 3), np.arange(6.0).reshape(2, 3) + 1)
+    y = x * Interval(-1.0, 2.0) + 1.0
+    assert y.shape == (2, 3)
+    assert np.all(y.lo <= -np.arange(6.0).reshape(2, 3))
+    assert x[1].shape == (3,)
+    assert np.all(x.contains_zero() == (np.arange(6.0).reshape(2, 3) == 0))
+
+
+@pytest.mark.parametrize(
+    ("lo", "hi", "match"),
+    [(1.0, 0.0, "lo <= hi"), (np.nan, 1.0, "NaN"), (0.0, np.nan, "NaN")],
+)
+def test_a_disordered_or_nan_interval_is_refused(lo, hi, match):
+    with pytest.raises(ValueError, match=match):
+        Interval(lo, hi)
+
+
+def test_reciprocal_and_powers_refuse_what_they_cannot_enclose():
+    with pytest.raises(ValueError, match="lo > 0"):
+        Interval(-1.0, 1.0).reciprocal()
+    with pytest.raises(ValueError, match="integer n >= 0"):
+        Interval(1.0) ** 0.5
+
+
+def test_from_arb_encloses_the_ball_and_rounds_outward():
+    from flint import arb, ctx
+
+    old, ctx.prec = ctx.prec, 200
+    try:
+        third = arb(1) / 3
+        x = from_arb(third)
+        assert x.shape == ()
+        assert mp.mpf(float(x.lo)) < mp.mpf(1) / 3 < mp.mpf(float(x.hi))
+        assert float(x.hi) - float(x.lo) <= 4 * np.spacing(1 / 3)
+        both = from_arb([arb(2).sqrt(), -arb(2).sqrt()])
+        assert both.shape == (2,)
+        with mp.workdps(60):
+            assert mp.mpf(float(both.lo[0])) < mp.sqrt(2) < mp.mpf(float(both.hi[0]))
+    finally:
+        ctx.prec = old

@@ -1,0 +1,108 @@
+"""The rigorous enclosures of the risk's partials and Hessian: they contain an independent
+30-digit reference (conditioned quadrature, differentiated: nothing shared with the
+engine) at points, and every value of the engine at points sampled inside a box; they
+shrink with the box, and they hold off the plateau as on it."""
+
+import mpmath as mp
+import numpy as np
+import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from slr_theory import Params, engine
+from slr_theory.interval import Interval
+from slr_theory.verify.risk_checks import mp_risk_gradient
+
+pytest.importorskip("flint")
+from slr_theory.rigorous import RigorousTable
+
+PAPER = Params.paper()
+
+
+def _feasible(rng, n):
+    x, y = rng.standard_normal((2, 4, n))
+    k, v = x / np.linalg.norm(x, axis=0), y / np.linalg.norm(y, axis=0)
+    return np.array([k[0], v[1], v[0], k[1], (k * v).sum(axis=0)])
+
+
+_SLOW = pytest.mark.slow  # each reference is 20 quadratures at 30 digits: 12-20 s
+
+
+@pytest.mark.parametrize(
+    ("lam", "ov"),
+    [
+        (0.1, (0.3, 0.5, 0.1, -0.2, 0.05)),
+        pytest.param(0.1, (0.95, 0.99, 0.02, 0.01, 0.03), marks=_SLOW),
+        pytest.param(0.1, (-0.2, 0.1, 0.6, 0.7, -0.4), marks=_SLOW),
+        pytest.param(0.9, (0.3, 0.5, 0.1, -0.2, 0.05), marks=_SLOW),
+        (0.9, (0.95, 0.99, 0.02, 0.01, 0.03)),
+        pytest.param(0.9, (-0.2, 0.1, 0.6, 0.7, -0.4), marks=_SLOW),
+    ],
+)
+def test_point_enclosures_hold_the_30_digit_partials(lam, ov):
+    p = PAPER.replace(lam=lam)
+    g = RigorousTable(p).partials([Interval(x) for x in ov])
+    ref = mp_risk_gradient(p, ov, dps=30)
+    for i in range(5):
+        # the reference's own error is below 1e-20 of the partial (its docstring); the
+        # enclosure's width is a few 1e-12 of the terms
+        assert (
+            mp.mpf(float(g[i].lo)) - mp.mpf("1e-18")
+            <= ref[i]
+            <= mp.mpf(float(g[i].hi)) + mp.mpf("1e-18")
+        )
+        assert float(g[i].hi - g[i].lo) <= 1e-9 * max(1.0, abs(float(ref[i])))
+
+
+@settings(deadline=None, max_examples=10)
+@given(
+    st.integers(0, 2**32 - 1),
+    st.sampled_from([0.1, 0.5, 0.9]),
+    st.sampled_from([1e-1, 1e-3, 1e-6]),
+)
+@example(0, 0.9, 1e-3)
+def test_box_enclosures_hold_every_sampled_value(seed, lam, width):
+    p = PAPER.replace(lam=lam)
+    t = RigorousTable(p)
+    rng = np.random.default_rng(seed)
+    c = _feasible(rng, 1)[:, 0]
+    lo, hi = c - width / 2, c + width / 2
+    g = t.partials([Interval(a, b) for a, b in zip(lo, hi, strict=True)])
+    H = t.hessian([Interval(a, b) for a, b in zip(lo, hi, strict=True)])
+    pts = lo[:, None] + rng.uniform(size=(5, 64)) * (hi - lo)[:, None]
+    G = engine.gradient(p, pts).T  # (5, n)
+    Hs = engine.hessian(p, pts)
+    for i in range(5):
+        slack = 1e-13 * np.abs(G[i]) + 1e-300  # the engine's own rounding
+        assert np.all(G[i] >= float(g[i].lo) - slack) and np.all(G[i] <= float(g[i].hi) + slack)
+        for j in range(5):
+            slack = 1e-12 * np.abs(Hs[:, i, j]) + 1e-300
+            assert np.all(Hs[:, i, j] >= float(H[i][j].lo) - slack)
+            assert np.all(Hs[:, i, j] <= float(H[i][j].hi) + slack)
+
+
+def test_the_enclosure_shrinks_with_the_box():
+    t = RigorousTable(PAPER)
+    c = np.array([0.3, 0.5, 0.1, -0.2, 0.05])
+    widths = []
+    for w in (1e-2, 1e-3, 1e-4):
+        g = t.partials([Interval(x - w / 2, x + w / 2) for x in c])
+        widths.append(max(float(x.hi - x.lo) for x in g))
+    assert widths[1] < widths[0] / 5 and widths[2] < widths[1] / 5
+
+
+def test_vectorised_boxes_agree_with_one_at_a_time():
+    t = RigorousTable(PAPER.replace(lam=0.5))
+    ov = _feasible(np.random.default_rng(3), 7)
+    lo, hi = ov - 1e-3, ov + 1e-3
+    batch = t.partials([Interval(lo[i], hi[i]) for i in range(5)])
+    for n in range(7):
+        one = t.partials([Interval(lo[i, n], hi[i, n]) for i in range(5)])
+        for i in range(5):
+            assert float(one[i].lo) == batch[i].lo[n] and float(one[i].hi) == batch[i].hi[n]
+
+
+def test_only_models_with_rigorous_enclosures_offer_a_table():
+    assert PAPER.model.rigorous_table(PAPER) is not None
+    tanh = PAPER.replace(nonlinearity="tanh")
+    assert tanh.model.rigorous_table(tanh) is None
