@@ -208,7 +208,9 @@ def test_the_strata_conditions_vanish_at_the_points_and_not_elsewhere(census):
     assert max(max(abs(float(c.lo)), abs(float(c.hi))) for c in conds) > 1e-3
 
 
-def test_the_command_checks_a_saved_certificate_and_fails_on_a_tampered_one(saved, tmp_path, capsys):
+def test_the_command_checks_a_saved_certificate_and_fails_on_a_tampered_one(
+    saved, tmp_path, capsys
+):
     from slr_theory import cli
 
     assert cli.main(["certify", "--check", str(saved)]) == 0
