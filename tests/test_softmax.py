@@ -529,10 +529,12 @@ def test_the_portrait_names_the_basins_of_the_models_own_critical_points():
     assert names[2][1] == "ends at the saddle (−1, −1)"
 
 
-def test_the_gradient_and_hessian_tables_share_one_direct_evaluation_bit_for_bit(monkeypatch):
+def test_the_gradient_and_hessian_tables_share_one_direct_evaluation(monkeypatch):
     """A Newton step asks the gradient's and the Hessian's terms at one point: they come
     from one evaluation of the union (the Gaussian moments serve every term), with the
-    same numbers, bit for bit, as each table's own evaluation."""
+    same numbers as each table's own evaluation, to rounding: bit for bit on some BLAS
+    builds, 5e-14 of the values with NumPy 2.4's (its matrix products round differently
+    for differently shaped operands, and these entries cancel to 1/100 of their terms)."""
     from slr_theory import engine
     from slr_theory.models import softmax
 
@@ -543,7 +545,7 @@ def test_the_gradient_and_hessian_tables_share_one_direct_evaluation_bit_for_bit
     monkeypatch.setattr(engine, "SHARED_POINTS", 0)
     own = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
     for a, b in zip(shared, own, strict=True):
-        np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14 * np.max(np.abs(b)))
 
 
 @pytest.mark.parametrize(
