@@ -74,6 +74,8 @@ NEWTON_WIDTH = 0.125
 #: Rounds of Newton from the open boxes of the strata, and how many boxes each round tries.
 ROUNDS = 2
 HARVEST = 50
+#: Boxes classified in one vectorised pass (bounds the memory of a wide generation).
+CHUNK = 100_000
 #: Krawczyk steps that tighten a proved zero's enclosure.
 TIGHTEN = 4
 FORMAT = "slr-theory census 1"
@@ -872,11 +874,21 @@ def _bnb(space, min_width: float, max_boxes: int, progress=None, known: list | N
     zeros: list[dict] = [dict(z) for z in (known or [])]
     seen = 0
     while len(lo):
-        verdict = space.classify(lo, hi)
+        verdict = np.concatenate(
+            [
+                space.classify(lo[i : i + CHUNK], hi[i : i + CHUNK])
+                for i in range(0, len(lo), CHUNK)
+            ]
+        )
         width = np.max(hi - lo, axis=1)
         inside = {}
         if hasattr(space, "covered"):
-            cov = space.covered(lo, hi)
+            cov = np.concatenate(
+                [
+                    space.covered(lo[i : i + CHUNK], hi[i : i + CHUNK])
+                    for i in range(0, len(lo), CHUNK)
+                ]
+            )
             for i in np.flatnonzero((verdict < 0) & (cov >= 0)):
                 verdict[i] = UNIQUE
                 inside[i] = int(cov[i])
