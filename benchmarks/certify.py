@@ -40,7 +40,7 @@ def main() -> None:
         inner, strata = census.parts["overlaps"], census.parts["strata"]
         print(
             f"{lam:5g} {seconds:8.1f} {len(census.points):7d} {census.search['found']:7d} "
-            f"{len(inner['paths']):10d} {str(census.part_complete('overlaps')):>9} "
+            f"{len(inner['paths']):10d} {census.part_complete('overlaps')!s:>9} "
             f"{len(strata['paths']):11d} {strata['verdicts'].count(UNRESOLVED):9d} "
             f"{checked:8.1f}{'' if check.ok else '  CHECK FAILED'}"
         )
