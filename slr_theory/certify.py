@@ -866,8 +866,8 @@ def _overlap_flips(g: np.ndarray) -> np.ndarray:
 def _bnb(space, min_width: float, max_boxes: int, progress=None, known: list | None = None):
     """Branch and bound over the space's root: every leaf's path, verdict and zero.
 
-    A leaf inside a `known` Krawczyk box ``Z`` (verified to hold exactly one zero) closes
-    as unique with that zero."""
+    With `known` (the strata), a leaf whose preimage lies in a proved point's Krawczyk
+    box (:meth:`_Strata.covered`) closes as unique with that point."""
     lo, hi = space.root_lo[None].copy(), space.root_hi[None].copy()
     paths = [""]
     leaves: dict = {"paths": [], "verdicts": [], "point": []}
@@ -882,7 +882,7 @@ def _bnb(space, min_width: float, max_boxes: int, progress=None, known: list | N
         )
         width = np.max(hi - lo, axis=1)
         inside = {}
-        if hasattr(space, "covered"):
+        if known:  # the strata: a box whose preimage a proved point's box holds
             cov = np.concatenate(
                 [
                     space.covered(lo[i : i + CHUNK], hi[i : i + CHUNK])
@@ -892,12 +892,6 @@ def _bnb(space, min_width: float, max_boxes: int, progress=None, known: list | N
             for i in np.flatnonzero((verdict < 0) & (cov >= 0)):
                 verdict[i] = UNIQUE
                 inside[i] = int(cov[i])
-        else:
-            for zi, z in enumerate(zeros[: len(known or [])]):
-                hit = (verdict < 0) & np.all((lo >= z["zlo"]) & (hi <= z["zhi"]), axis=1)
-                for i in np.flatnonzero(hit):
-                    verdict[i] = UNIQUE
-                    inside[i] = zi
         near = np.flatnonzero((verdict < 0) & (width <= NEWTON_WIDTH) & space.newton)
         found = {}
         if near.size:
