@@ -25,6 +25,10 @@ def main() -> None:
     ap.add_argument("--out", default=None, help="keep the certificates here")
     args = ap.parse_args()
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp())
+    out.mkdir(parents=True, exist_ok=True)
+    names = [out / f"census-lam{lam:g}.json.gz" for lam in args.lam]
+    if any(n.exists() for n in names):
+        raise SystemExit(f"certify.py: {out} already holds a certificate; choose another --out")
     print(
         f"{'lam':>5} {'seconds':>8} {'proved':>7} {'search':>7} {'r=4 boxes':>10} {'complete':>9} "
         f"{'r<=3 boxes':>11} {'open':>9} {'check s':>8}"
@@ -33,7 +37,7 @@ def main() -> None:
         t0 = time.perf_counter()
         census = certify_critical_points(Params.paper(lam=lam), max_boxes=args.max_boxes)
         seconds = time.perf_counter() - t0
-        path = census.save(out / f"census-lam{lam:g}.json.gz")
+        path = census.save(out / f"census-lam{lam:g}.json.gz")  # a file it checked was absent
         t1 = time.perf_counter()
         check = check_certificate(path)
         checked = time.perf_counter() - t1
