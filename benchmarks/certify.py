@@ -4,7 +4,7 @@ Prints one row per temperature: seconds, points proved (of those the search foun
 r = 4 part's boxes and whether it is complete, the r <= 3 part's boxes and how many are
 open at the budget, and the time to check the saved certificate.
 
-    python benchmarks/certify.py [--lam 0.1 0.9] [--max-boxes 2000000] [--out DIR]
+    python benchmarks/certify.py [--lam 0.1 0.9] [--max-boxes 10000000] [--out DIR]
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ from slr_theory.certify import UNRESOLVED, certify_critical_points, check_certif
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lam", type=float, nargs="+", default=[0.1, 0.9])
-    ap.add_argument("--max-boxes", type=int, default=2_000_000)
+    ap.add_argument("--max-boxes", type=int, default=10_000_000)
+    ap.add_argument("--min-width", type=float, default=1e-12)
     ap.add_argument("--out", default=None, help="keep the certificates here")
     args = ap.parse_args()
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp())
@@ -31,11 +32,13 @@ def main() -> None:
         raise SystemExit(f"certify.py: {out} already holds a certificate; choose another --out")
     print(
         f"{'lam':>5} {'seconds':>8} {'proved':>7} {'search':>7} {'r=4 boxes':>10} {'complete':>9} "
-        f"{'r<=3 boxes':>11} {'open':>9} {'check s':>8}"
+        f"{'r<=3 boxes':>11} {'open':>9} {'complete':>9} {'check s':>8}"
     )
     for lam in args.lam:
         t0 = time.perf_counter()
-        census = certify_critical_points(Params.paper(lam=lam), max_boxes=args.max_boxes)
+        census = certify_critical_points(
+            Params.paper(lam=lam), max_boxes=args.max_boxes, min_width=args.min_width
+        )
         seconds = time.perf_counter() - t0
         path = census.save(out / f"census-lam{lam:g}.json.gz")  # a file it checked was absent
         t1 = time.perf_counter()
@@ -46,10 +49,13 @@ def main() -> None:
             f"{lam:5g} {seconds:8.1f} {len(census.points):7d} {census.search['found']:7d} "
             f"{len(inner['paths']):10d} {census.part_complete('overlaps')!s:>9} "
             f"{len(strata['paths']):11d} {strata['verdicts'].count(UNRESOLVED):9d} "
+            f"{check.complete!s:>9} "
             f"{checked:8.1f}{'' if check.ok else '  CHECK FAILED'}"
         )
         for ov in census.search["unproved"]:
             print("      not proved: (" + ", ".join(f"{x:+.4f}" for x in ov) + ")")
+        if census.search.get("open_within") is not None:
+            print(f"      every open box within {census.search['open_within']:.1e} of those")
 
 
 if __name__ == "__main__":

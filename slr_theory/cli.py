@@ -393,13 +393,13 @@ def _certify_parser(sub) -> None:
     c.add_argument(
         "--max-boxes",
         type=_between(int, 1, 10**8),
-        default=400_000,
+        default=10_000_000,
         help="boxes per part before the open ones are left unresolved",
     )
     c.add_argument(
         "--min-width",
         type=_between(float, 1e-15, 0.5),
-        default=1e-6,
+        default=1e-12,
         help="boxes are not bisected below this width",
     )
     c.add_argument(

@@ -228,3 +228,22 @@ def test_the_command_checks_a_saved_certificate_and_fails_on_a_tampered_one(
     assert cli.main(["certify", "--check", str(junk)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "--check" in err
+
+
+def test_the_mean_value_form_excludes_only_boxes_where_a_condition_keeps_its_sign():
+    """Boxes the mean-value form closes: at 200 points sampled in each, some condition
+    (from the float engine) has one sign throughout."""
+    table = PAPER.model.rigorous_table(PAPER)
+    strata = C._spaces(table, np.asarray(C.symmetries(PAPER), float))["strata"]
+    rng = np.random.default_rng(4)
+    x, y = rng.standard_normal((2, 3, 400))
+    k, v = x / np.linalg.norm(x, axis=0), y / np.linalg.norm(y, axis=0)
+    c = np.array([k[0], v[1], v[0], k[1], (k * v).sum(axis=0)]).T
+    lo, hi = c - 0.01, c + 0.01
+    closed = strata._mean_value_excludes(lo, hi)
+    assert 20 <= closed.sum() < len(c)  # it decides some boxes, not all
+    for i in np.flatnonzero(closed)[:20]:
+        pts = lo[i][:, None] + rng.uniform(size=(5, 200)) * (hi[i] - lo[i])[:, None]
+        R = engine.gradient(PAPER, pts).T
+        conds = strata_conditions([Interval(r) for r in R], [Interval(p) for p in pts])
+        assert any(np.all(e.lo > 0) or np.all(e.hi < 0) for e in conds), i
