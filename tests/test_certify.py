@@ -247,3 +247,13 @@ def test_the_mean_value_form_excludes_only_boxes_where_a_condition_keeps_its_sig
         R = engine.gradient(PAPER, pts).T
         conds = strata_conditions([Interval(r) for r in R], [Interval(p) for p in pts])
         assert any(np.all(e.lo > 0) or np.all(e.hi < 0) for e in conds), i
+
+
+@pytest.mark.slow
+def test_the_census_at_the_paper_parameters_is_complete_and_checks(tmp_path):
+    """lam = 0.1: every box closes (2.35e6 in the strata, about 4 minutes), the list is
+    the search's 12 points, and the checker re-verifies it all (1.5 minutes)."""
+    census = certify_critical_points(PAPER)
+    assert census.complete and len(census.points) == 12
+    result = check_certificate(census.save(tmp_path / "census.json.gz"))
+    assert result.ok and result.complete
