@@ -168,7 +168,7 @@ def add_term(out: dict, key, c) -> None:
 #: ``d/dx`` of each basis ``b(x)`` times ``x^p``, apart from the power's own term:
 #: ``(p, s) -> [(power, basis, factor)]`` (the closed-form derivatives of the module
 #: docstring; ``s`` the table's scalars, ``s["K2"] = 2/sqrt(pi)`` among them, so that a
-#: table of rigorous intervals (:mod:`slr_theory.certify`) runs the same algebra).
+#: table of rigorous intervals (:mod:`slr_theory.rigorous`) runs the same algebra).
 _BASIS_DERIVATIVES = {
     "erf": lambda p, s: [(p, "ex", s["K2"])],
     "ex": lambda p, s: [(p + 1, "ex", -2.0)],
@@ -322,7 +322,7 @@ def table_scalars(params: Params, lam, gam, B, numbers: dict, distractor, closed
     every number type.
 
     `lam`, `gam` and ``B = sqrt(d/2)`` are floats or arrays (the engine's tables) or
-    rigorous intervals (:mod:`slr_theory.certify`); `numbers` holds ``one``,
+    rigorous intervals (:mod:`slr_theory.rigorous`); `numbers` holds ``one``,
     ``isq = q^{-1/2}``, ``ir = r^{-1/2}`` and ``K2 = 2/sqrt(pi)`` of the same type;
     `distractor` is ``(P, S0, S2)``; `closed` whether the bases are erf's closed forms.
     """
