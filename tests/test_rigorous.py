@@ -34,7 +34,7 @@ _SLOW = pytest.mark.slow  # each reference is 20 quadratures at 20 digits: 6-7 s
         (0.1, (0.3, 0.5, 0.1, -0.2, 0.05)),
         pytest.param(0.1, (0.95, 0.99, 0.02, 0.01, 0.03), marks=_SLOW),
         pytest.param(0.1, (-0.2, 0.1, 0.6, 0.7, -0.4), marks=_SLOW),
-        (0.9, (0.3, 0.5, 0.1, -0.2, 0.05)),
+        pytest.param(0.9, (0.3, 0.5, 0.1, -0.2, 0.05), marks=_SLOW),
         pytest.param(0.9, (0.95, 0.99, 0.02, 0.01, 0.03), marks=_SLOW),
         pytest.param(0.9, (-0.2, 0.1, 0.6, 0.7, -0.4), marks=_SLOW),
     ],
