@@ -758,7 +758,7 @@ class Census:
                     )
         unproved = self.search.get("unproved", [])
         within = self.search.get("open_within")
-        if within is not None and not self.complete:
+        if within is not None and within < 0.1 and not self.complete:  # a statement only when near
             out.append(
                 f"Every open box lies within {within:.1e} (in the overlaps) of a point the search "
                 "found and the census did not prove: every critical point is in the list or "

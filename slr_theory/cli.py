@@ -1394,14 +1394,18 @@ def _cmd_certify(args) -> int:
                 f"slr-theory certify: error: argument --out: no directory {out.absolute().parent}"
             )
     params = _params(args)
+    from tqdm.auto import tqdm
+
     try:
-        census = certify_critical_points(
-            params,
-            max_boxes=args.max_boxes,
-            min_width=args.min_width,
-            starts=args.starts,
-            seed=args.seed,
-        )
+        with tqdm(desc="certify", unit="box", disable=args.json) as bar:
+            census = certify_critical_points(
+                params,
+                max_boxes=args.max_boxes,
+                min_width=args.min_width,
+                starts=args.starts,
+                seed=args.seed,
+                progress=bar.update,
+            )
     except ValueError as exc:
         if "rigorous enclosures" not in str(exc):
             raise
