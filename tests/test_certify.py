@@ -257,3 +257,13 @@ def test_the_census_at_the_paper_parameters_is_complete_and_checks(tmp_path):
     assert census.complete and len(census.points) == 12
     result = check_certificate(census.save(tmp_path / "census.json.gz"))
     assert result.ok and result.complete
+
+
+def test_a_strata_zero_claimed_infeasible_fails_the_check(saved):
+    """Only the interior part can drop a zero as infeasible (its Gram determinant's
+    enclosure at most 0); a proved point of the strata cannot be dropped."""
+    bad = _tampered(
+        saved, lambda d: d["parts"]["strata"]["zeros"][0].__setitem__("feasible", False)
+    )
+    result = check_certificate(bad)
+    assert not result.ok and any("infeasible" in f for f in result.failures)
