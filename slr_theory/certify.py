@@ -166,15 +166,7 @@ def inertia(M: list[list[Interval]], j: int = 0) -> tuple[int, int] | None:
         for a in range(n)
     ]
     dev = max(
-        sum(
-            float(
-                max(
-                    abs((XtX[a][b] - (1.0 if a == b else 0.0)).lo),
-                    abs((XtX[a][b] - (1.0 if a == b else 0.0)).hi),
-                )
-            )
-            for b in range(n)
-        )
+        sum(float(np.max((XtX[a][b] - float(a == b)).abs().hi)) for b in range(n))
         for a in range(n)
     )
     if dev >= 1.0:
@@ -225,6 +217,12 @@ def _stereo(s: Interval, t: Interval, sign: float):
     return k, dk, ddk
 
 
+def vector_overlaps(x: list) -> list:
+    """``(kappa, nu, theta, eta, rho)`` of ``x = (k1, k2, k3, v1, v2, v3)`` (``k* = e1``,
+    ``v* = e2``): intervals or floats alike."""
+    return [x[0], x[4], x[3], x[1], x[0] * x[3] + x[1] * x[4] + x[2] * x[5]]
+
+
 def euclidean(table, x: list[Interval], need_hessian: bool = True):
     """Gradient (6) and Hessian (6 x 6) of ``F(k, v) = R(overlaps)`` in ``R^3 x R^3``.
 
@@ -232,7 +230,7 @@ def euclidean(table, x: list[Interval], need_hessian: bool = True):
     ``J_o^T Hess R J_o + R_rho [[0, I], [I, 0]]``.
     """
     k, v = x[:3], x[3:]
-    ov = [k[0], v[1], v[0], k[1], k[0] * v[0] + k[1] * v[1] + k[2] * v[2]]
+    ov = vector_overlaps(x)
     R = table.partials(ov)
     grad = [R[0] + R[4] * v[0], R[3] + R[4] * v[1], R[4] * v[2]]
     grad += [R[2] + R[4] * k[0], R[1] + R[4] * k[1], R[4] * k[2]]
@@ -267,8 +265,6 @@ class _Charts:
     """``r <= 3``: ``(k, v)`` on ``S^2 x S^2`` in stereographic charts, 4 coordinates."""
 
     dim = 4
-    newton = True
-    coordinates = ("s_k", "t_k", "s_v", "t_v")
 
     def __init__(self, table, signs: tuple[float, float], fixed: tuple[bool, ...]) -> None:
         self.table = table
@@ -328,7 +324,6 @@ class _Overlaps:
     name = "overlaps"
     newton = True
     dim = 5
-    coordinates = ("kappa", "nu", "theta", "eta", "rho")
 
     def __init__(self, table, flips: np.ndarray) -> None:
         self.table = table
@@ -456,7 +451,6 @@ class _Strata:
     name = "strata"
     newton = False
     dim = 5
-    coordinates = ("kappa", "nu", "theta", "eta", "rho")
 
     def __init__(self, table, flips: list[int], charts: dict, group: np.ndarray) -> None:
         self.table = table
@@ -465,8 +459,7 @@ class _Strata:
         for c in flips:
             self.root_lo[c] = 0.0
         self.charts = charts
-        rows = [E3_REFLECTION] + [f for f in (_vector_flips(g) for g in group) if f is not None]
-        self.signs = _group_signs(rows)
+        self.signs = _group_signs(_vector_generators(group))
         self.known: list[dict] = []
 
     def split_dims(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -688,8 +681,6 @@ class Census:
     seconds : float
     min_width : float
         Boxes narrower than this were left unresolved.
-    counts : dict
-        Per part, how many boxes each verdict closed.
     search : dict
         The search that seeded the proofs: ``starts``, ``seed``, how many points it
         ``found``, and the canonical overlaps of those ``unproved`` here (e.g. where the
@@ -703,18 +694,15 @@ class Census:
     group: list
     seconds: float
     min_width: float
-    counts: dict = field(default_factory=dict)
     search: dict = field(default_factory=dict)
 
     @property
-    def unresolved(self) -> int:
-        """How many boxes no verdict closed."""
-        return int(
-            sum(
-                np.count_nonzero(np.asarray(p["verdicts"]) == UNRESOLVED)
-                for p in self.parts.values()
-            )
-        )
+    def counts(self) -> dict:
+        """Per part, how many boxes each verdict closed."""
+        return {
+            name: {VERDICTS[v]: list(p["verdicts"]).count(v) for v in range(len(VERDICTS))}
+            for name, p in self.parts.items()
+        }
 
     def part_complete(self, name: str) -> bool:
         """Whether every box of part `name` (``"strata"``: ``r <= 3``, ``"overlaps"``:
@@ -799,7 +787,6 @@ class Census:
             "group": [list(map(float, g)) for g in self.group],
             "seconds": self.seconds,
             "min_width": self.min_width,
-            "counts": self.counts,
             "search": self.search,
         }
 
@@ -850,7 +837,6 @@ class Census:
             group=data["group"],
             seconds=float(data["seconds"]),
             min_width=float(data["min_width"]),
-            counts=data.get("counts", {}),
             search=data.get("search", {}),
         )
 
@@ -893,10 +879,7 @@ def _spaces(table, group: np.ndarray) -> dict:
     ``e3`` and the group's rows that act by sign changes), where the Krawczyk test proves
     points; the strata ``r <= 3`` and the interior ``r = 4`` in the overlaps, reduced by
     the group, where the branch and bound runs."""
-    rows = [E3_REFLECTION] + [
-        f for f in (_vector_flips(g) for g in group) if f is not None and f.any()
-    ]
-    pivots = _pivots(rows)
+    pivots = _pivots(_vector_generators(group))
     fixed = tuple(c in pivots for c in (0, 1, 3, 4))  # k1, k2, v1, v2 -> s_k, t_k, s_v, t_v
     sk = (1.0,) if 2 in pivots else (1.0, -1.0)
     sv = (1.0,) if 5 in pivots else (1.0, -1.0)
@@ -912,6 +895,14 @@ def _spaces(table, group: np.ndarray) -> dict:
 #: ``k, v -> diag(1, 1, -1) k, diag(1, 1, -1) v``: the reflection of ``e3`` fixes ``k*, v*``
 #: and every overlap, for every model (it is in ``O(d - 2)``).
 E3_REFLECTION = np.array([False, False, True, False, False, True])
+
+
+def _vector_generators(group: np.ndarray) -> list[np.ndarray]:
+    """The reflection of ``e3`` and the group's rows that act on ``R^3 x R^3`` by sign
+    changes, as the coordinates each flips."""
+    return [E3_REFLECTION] + [
+        f for f in (_vector_flips(g) for g in group) if f is not None and f.any()
+    ]
 
 
 def _vector_flips(g: np.ndarray) -> np.ndarray | None:
@@ -1004,18 +995,9 @@ def _to_chart_point(
     space: _Charts, group: np.ndarray, k: np.ndarray, v: np.ndarray
 ) -> np.ndarray | None:
     """Chart coordinates of an image of ``(k, v)`` (``R^3``) in the space's domain, if any."""
-    flips = [E3_REFLECTION] + [f for f in (_vector_flips(g) for g in group) if f is not None]
     x = np.concatenate([k, v])
-    seen = []
-    for mask in range(1 << len(flips)):  # every element of the generated group
-        s = np.ones(6)
-        for b, f in enumerate(flips):
-            if mask >> b & 1:
-                s[f] *= -1.0
-        y = s * x
-        if any(np.array_equal(y, z) for z in seen):
-            continue
-        seen.append(y)
+    for sign in _group_signs(_vector_generators(group)):
+        y = sign * x
         if y[2] * space.signs[0] < -1e-12 or y[5] * space.signs[1] < -1e-12:
             continue
         w = np.concatenate(
@@ -1090,7 +1072,7 @@ def _point_of(space, params: Params, zero: dict, group: np.ndarray):
         x, _d, _dd = space.vectors(K, derivatives=True)
         grad, _H, R = euclidean(space.table, x, need_hessian=False)
         k, v = x[:3], x[3:]
-        ov = [k[0], v[1], v[0], k[1], k[0] * v[0] + k[1] * v[1] + k[2] * v[2]]
+        ov = vector_overlaps(x)
         A = k[0] * grad[0] + k[1] * grad[1] + k[2] * grad[2]
         B = v[0] * grad[3] + v[1] * grad[4] + v[2] * grad[5]
         _g, J = space.system(K)
@@ -1216,14 +1198,14 @@ def certify_critical_points(
             if not np.all(np.isfinite(w)):
                 continue
             x = np.array([float(q.mid) for q in chart.vectors([Interval(c) for c in w])])
-            ov = canonical(np.array([x[0], x[4], x[3], x[1], x[:3] @ x[3:]]), group)
+            ov = canonical(np.array(vector_overlaps(x)), group)
             if any(np.max(np.abs(ov - q)) < 1e-9 for q in seen):
                 return False
             seen.append(ov)
             z = _verify(chart, w)
             if z is None:
                 continue
-            if strata_covered(strata, known, z, chart):
+            if strata_covered(strata, known, z, chart, group):
                 return False
             known.append({**z, "chart": chart.name})
             return True
@@ -1290,10 +1272,6 @@ def certify_critical_points(
         group=group.tolist(),
         seconds=time.perf_counter() - t0,
         min_width=min_width,
-        counts={
-            name: {VERDICTS[v]: p["verdicts"].count(v) for v in range(5)}
-            for name, p in parts.items()
-        },
         search={
             "starts": starts,
             "seed": seed,
@@ -1322,20 +1300,19 @@ def _open_distance(strata: _Strata, part: dict, unproved: list, group: np.ndarra
     return worst
 
 
-def strata_covered(strata: _Strata, known: list[dict], z: dict, chart: _Charts) -> bool:
+def strata_covered(
+    strata: _Strata, known: list[dict], z: dict, chart: _Charts, group: np.ndarray
+) -> bool:
     """Whether the zero in `z` (a chart's Krawczyk box) is already one of `known`: its
     enclosure, mapped to the overlaps, lies in a known zero's box after a symmetry."""
     K = _ivs(z["klo"][None], z["khi"][None])
-    x = chart.vectors(K)
-    ov = [x[0], x[4], x[3], x[1], x[0] * x[3] + x[1] * x[4] + x[2] * x[5]]
+    ov = vector_overlaps(chart.vectors(K))
     lo = np.array([o.lo[0] for o in ov])
     hi = np.array([o.hi[0] for o in ov])
     if not known:
         return False
     strata.known = known
-    for g in _group_signs(
-        [np.asarray(r) < 0 for r in np.asarray(symmetries(strata.table.params))]
-    ):
+    for g in group:  # the group's rows are all its elements
         a, b = np.minimum(g * lo, g * hi), np.maximum(g * lo, g * hi)
         if strata.covered(a[None], b[None])[0] >= 0:
             return True

@@ -1338,6 +1338,7 @@ def _cmd_certify(args) -> int:
     from pathlib import Path
 
     from .certify import Census, certify_critical_points, check_certificate
+    from .params import params_record
     from .render import census_text
 
     if args.check is not None:
@@ -1351,20 +1352,21 @@ def _cmd_certify(args) -> int:
                 f"slr-theory certify: error: argument --check: {path} is not a census ({exc})"
             ) from None
         result = check_certificate(census)
+        # the certificate carries its own model: none of the command line's is used
         args.not_applied = (
-            "d",
-            "L",
-            "lam",
-            "gamma",
-            "eps",
-            "s",
+            *params_record(census.params),
             "max_boxes",
             "min_width",
             "starts",
             "seed",
         )
+        model = ", ".join(
+            f"{k} = {v:g}" if isinstance(v, float) else f"{k} = {v}"
+            for k, v in params_record(census.params).items()
+        )
         verdict = (
-            f"certificate {path}: {'checked' if result.ok else 'FAILED'} ({result.boxes} boxes); "
+            f"certificate {path} ({model}): {'checked' if result.ok else 'FAILED'} "
+            f"({result.boxes} boxes); "
             + (
                 "the list is complete by proof."
                 if result.complete
