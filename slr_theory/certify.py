@@ -231,12 +231,11 @@ def euclidean(table, x: list[Interval], need_hessian: bool = True):
     """
     k, v = x[:3], x[3:]
     ov = vector_overlaps(x)
-    R = table.partials(ov)
+    R, H = table.partials_and_hessian(ov) if need_hessian else (table.partials(ov), None)
     grad = [R[0] + R[4] * v[0], R[3] + R[4] * v[1], R[4] * v[2]]
     grad += [R[2] + R[4] * k[0], R[1] + R[4] * k[1], R[4] * k[2]]
     if not need_hessian:
         return grad, None, R
-    H = table.hessian(ov)
     # overlap c depends on coordinate const[c] alone (c < 4); rho on all six
     const = {0: 0, 1: 4, 2: 3, 3: 1}
     drho = [v[0], v[1], v[2], k[0], k[1], k[2]]
@@ -362,8 +361,9 @@ class _Overlaps:
         return widest(lo, hi)
 
     def system(self, z: list[Interval], need_jacobian: bool = True):
-        G = self.table.partials(z)
-        return G, (self.table.hessian(z) if need_jacobian else None)
+        if need_jacobian:
+            return self.table.partials_and_hessian(z)
+        return self.table.partials(z), None
 
     def feasible_point(self, klo: np.ndarray, khi: np.ndarray) -> bool | None:
         """Whether the zero enclosed by the box is interior (``r = 4``): True, False, None."""
@@ -475,23 +475,30 @@ class _Strata:
         idx = np.flatnonzero(verdict < 0)
         if idx.size:
             xs = _ivs(lo[idx], hi[idx])
-            conds = strata_conditions(self.table.partials(xs), xs)
+            R = self.table.partials(xs)
+            conds = strata_conditions(R, xs)
             excluded = np.zeros(idx.size, dtype=bool)
             for e in conds:
                 excluded |= ~e.contains_zero()
             verdict[idx[excluded]] = EXCLUDED
             rest = idx[~excluded]
             if rest.size:  # the mean-value form: E(c) + grad E(X) (X - c)
-                verdict[rest[self._mean_value_excludes(lo[rest], hi[rest])]] = EXCLUDED
+                keep = ~excluded
+                mean = self._mean_value_excludes(lo[rest], hi[rest], [r[keep] for r in R])
+                verdict[rest[mean]] = EXCLUDED
         return verdict
 
-    def _mean_value_excludes(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    def _mean_value_excludes(self, lo: np.ndarray, hi: np.ndarray, R=None) -> np.ndarray:
+        """Which boxes the mean-value form of the conditions closes (`R`: the partials over
+        the boxes, when the caller has them)."""
         c = 0.5 * lo + 0.5 * hi
         xc = [Interval(c[:, i]) for i in range(5)]
         at_c = strata_conditions(self.table.partials(xc), xc)
         X = _ivs(lo, hi)
-        R = self.table.partials(X)
-        H = self.table.hessian(X)
+        if R is None:
+            R, H = self.table.partials_and_hessian(X)
+        else:
+            H = self.table.hessian(X)
         zero = Interval(np.zeros(len(lo)))
         one = Interval(np.ones(len(lo)))
         xd = [_Dual(X[i], [one if j == i else zero for j in range(5)]) for i in range(5)]

@@ -195,33 +195,49 @@ class RigorousTable:
             "ex2": ex**2,
         }
 
-    def _rows(self, order: int, ov: list[Interval]) -> dict:
+    def _rows(self, orders: tuple, ov: list) -> tuple[list[dict], Interval]:
+        """The rows of each order in `orders` over the boxes, sharing the bases, monomials and
+        powers of ``x`` (one evaluation of each per call), and a zero of the boxes' shape."""
         ov = [o if isinstance(o, Interval) else Interval(o) for o in ov]
         bases = self._bases(ov)
-        ext = [None, ov[1], ov[2], ov[3], ov[4], ov[1] * ov[4] - ov[3]]
+        ext = [ov[1], ov[2], ov[3], ov[4], ov[1] * ov[4] - ov[3]]
         powers: dict = {}
         monos: dict = {}
-        out = {}
-        for row, terms in self.rows[order].items():
-            total = None
-            for (mono, p, b), c in terms.items():
-                if mono not in monos:
-                    m = None
-                    for v, e in zip(ext[1:], mono, strict=True):
-                        if e:
-                            m = v**e if m is None else m * v**e
-                    monos[mono] = m
-                if p not in powers:
-                    powers[p] = bases["x"] ** p if p else None
-                f = bases[b]
-                if powers[p] is not None:
-                    f = powers[p] * f
-                if monos[mono] is not None:
-                    f = monos[mono] * f
-                term = c * f
-                total = term if total is None else total + term
-            out[row] = total
-        return out
+        out = []
+        for order in orders:
+            rows = {}
+            for row, terms in self.rows[order].items():
+                total = None
+                for (mono, p, b), c in terms.items():
+                    if mono not in monos:
+                        m = None
+                        for v, e in zip(ext, mono, strict=True):
+                            if e:
+                                m = v**e if m is None else m * v**e
+                        monos[mono] = m
+                    if p not in powers:
+                        powers[p] = bases["x"] ** p if p else None
+                    f = bases[b]
+                    if powers[p] is not None:
+                        f = powers[p] * f
+                    if monos[mono] is not None:
+                        f = monos[mono] * f
+                    term = c * f
+                    total = term if total is None else total + term
+                rows[row] = total
+            out.append(rows)
+        return out, Interval(np.zeros(ov[0].shape))
+
+    @staticmethod
+    def _partials_of(rows: dict, zero: Interval) -> list[Interval]:
+        return [rows.get(i, zero) for i in range(5)]
+
+    @staticmethod
+    def _hessian_of(rows: dict, zero: Interval) -> list[list[Interval]]:
+        H = [[zero] * 5 for _ in range(5)]
+        for row, (i, j) in enumerate(engine.HESSIAN_PAIRS):
+            H[i][j] = H[j][i] = rows.get(row, zero)
+        return H
 
     def partials(self, ov: list) -> list[Interval]:
         """Enclosures of ``(R_kappa, R_nu, R_theta, R_eta, R_rho)`` over the box `ov`.
@@ -230,20 +246,39 @@ class RigorousTable:
         ----------
         ov : list of 5 Interval (or floats)
             ``kappa, nu, theta, eta, rho``, each an interval array of one shape.
+
+        Returns
+        -------
+        list of 5 Interval
         """
-        rows = self._rows(1, ov)
-        zero = Interval(
-            np.zeros(np.shape(np.asarray(ov[0].lo if isinstance(ov[0], Interval) else ov[0])))
-        )
-        return [rows.get(i, zero) for i in range(5)]
+        (rows,), zero = self._rows((1,), ov)
+        return self._partials_of(rows, zero)
 
     def hessian(self, ov: list) -> list[list[Interval]]:
-        """Enclosures of the 5 x 5 Hessian of ``R`` in the overlaps over the box `ov`."""
-        rows = self._rows(2, ov)
-        zero = Interval(
-            np.zeros(np.shape(np.asarray(ov[0].lo if isinstance(ov[0], Interval) else ov[0])))
-        )
-        H = [[zero] * 5 for _ in range(5)]
-        for row, (i, j) in enumerate(engine.HESSIAN_PAIRS):
-            H[i][j] = H[j][i] = rows.get(row, zero)
-        return H
+        """Enclosures of the 5 x 5 Hessian of ``R`` in the overlaps over the box `ov`.
+
+        Parameters
+        ----------
+        ov : list of 5 Interval (or floats)
+
+        Returns
+        -------
+        list of 5 lists of 5 Interval
+        """
+        (rows,), zero = self._rows((2,), ov)
+        return self._hessian_of(rows, zero)
+
+    def partials_and_hessian(self, ov: list) -> tuple[list[Interval], list[list[Interval]]]:
+        """:meth:`partials` and :meth:`hessian` over the same boxes, the bases evaluated once.
+
+        Parameters
+        ----------
+        ov : list of 5 Interval (or floats)
+
+        Returns
+        -------
+        tuple
+            The partials and the Hessian.
+        """
+        (first, second), zero = self._rows((1, 2), ov)
+        return self._partials_of(first, zero), self._hessian_of(second, zero)
