@@ -679,10 +679,10 @@ class Census:
         True when every box of both parts is closed (no box unresolved): the list is then
         proved to hold every critical point, up to the group.
     parts : dict
-        Per part (``"vectors"``, ``"overlaps"``): ``root`` (lo, hi), ``flips`` (the
-        coordinates the group fixes the sign of), ``paths`` (bisection path of each
-        leaf), ``verdicts``, ``point`` (index into the part's zeros, -1 if none) and
-        ``zeros`` (each Krawczyk box ``Z`` and its enclosure ``K``).
+        Per part (``"strata"``: ``r <= 3``, ``"overlaps"``: ``r = 4``): ``root`` (lo, hi, the
+        domain the group leaves), ``paths`` (bisection path of each leaf), ``verdicts``,
+        ``point`` (index into the part's zeros, -1 if none) and ``zeros`` (each Krawczyk
+        box ``Z`` and its enclosure ``K``; a strata zero names its ``chart``).
     group : list
         The symmetry group's rows (sign flips of the overlaps) the model verified.
     seconds : float
