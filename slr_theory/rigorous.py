@@ -11,6 +11,10 @@ box's exact float endpoints, each evaluated in python-flint's ball arithmetic
 - ``zeta(t, g) = E erf(t + gZ)^2`` rises with ``|t|`` (its ``t``-derivative has the sign
   of ``t``), and is ``1 - 8 T(h, a)`` with Owen's ``T`` a rigorous integral of an entire
   function over ``[0, 1]`` (``acb.integral``);
+- ``erf(y) - nu``, which cancels where ``nu`` is near ``+-1`` and ``erf`` saturates, is
+  also enclosed as ``(1 - nu) - erfc(y)`` (``y >= 0``) or ``erfc(-y) - (1 + nu)``, and the
+  two enclosures intersected (on the edge ``nu = +-1`` of M this decides the sign of
+  ``R_kappa`` where it is ``10^-54``);
 - products, powers and the monomials in ``(nu, theta, eta, rho, delta)`` are interval
   arithmetic.
 
@@ -147,6 +151,7 @@ class RigorousTable:
                 return 1 - 8 * ir * integral / (2 * arb.pi())
 
             self._erf = _Balls(lambda x: arb(x).erf())
+            self._erfc = _Balls(lambda x: arb(x).erfc())
             self._ex = _Balls(lambda x: (-arb(x) * arb(x)).exp())
             self._exey = _Balls(lambda x: (-arb(x) * arb(x) * e1).exp())
             self._zeta = _Balls(zeta)
@@ -171,6 +176,32 @@ class RigorousTable:
         finally:
             self._ctx.prec = old
 
+    def _erf_minus(self, y: Interval, nu: Interval, erfy: Interval) -> Interval:
+        """``erf(y) - nu``, tight where it nearly cancels (``nu`` near ``+-1``, ``|y|`` large):
+        there it is ``(1 - nu) - erfc(y)`` (``y >= 0``) or ``erfc(-y) - (1 + nu)``
+        (``y <= 0``), each term enclosed apart (as the engine's ``_bracket`` computes it)."""
+        plain = erfy - nu
+        close = plain.contains_zero() & ((y.lo >= 0.0) | (y.hi <= 0.0))
+        if not np.any(close):
+            return plain
+        old, self._ctx.prec = self._ctx.prec, PRECISION
+        try:
+            ys, ns = y[close], nu[close]
+            pos = ys.lo >= 0.0
+            a = np.where(pos, ys.lo, -ys.hi)  # |y| falls from a to b over the box
+            b = np.where(pos, ys.hi, -ys.lo)
+            e = Interval(self._erfc(b)[0], self._erfc(a)[1])  # erfc(|y|), falling
+        finally:
+            self._ctx.prec = old
+        sign = np.where(pos, 1.0, -1.0)
+        gap = 1.0 - ns * sign  # 1 - nu or 1 + nu
+        alt = gap - e
+        alt = Interval._new(np.where(pos, alt.lo, -alt.hi), np.where(pos, alt.hi, -alt.lo))
+        lo, hi = np.array(plain.lo, dtype=np.float64), np.array(plain.hi, dtype=np.float64)
+        lo[close] = np.maximum(lo[close], alt.lo)
+        hi[close] = np.minimum(hi[close], alt.hi)
+        return Interval._new(lo, hi)
+
     def _bases(self, ov: list[Interval]) -> dict:
         kappa, nu = ov[0], ov[1]
         x = self.constants["cx"] * kappa
@@ -187,7 +218,7 @@ class RigorousTable:
             "ex": ex,
             "exey": self._monotone(self._exey, x, False),
             "exu": ex * erfy,
-            "exD": ex * (erfy - nu),
+            "exD": ex * self._erf_minus(y, nu, erfy),
             "zeta": zeta,
             "W": 1.0 + zeta - 2.0 * nu * erfx,
             "erf2": erfx**2,

@@ -103,3 +103,28 @@ def test_only_models_with_rigorous_enclosures_offer_a_table():
     assert PAPER.model.rigorous_table(PAPER) is not None
     tanh = PAPER.replace(nonlinearity="tanh")
     assert tanh.model.rigorous_table(tanh) is None
+
+
+@pytest.mark.parametrize("nu", [1.0, -1.0])
+def test_on_the_edge_of_M_the_enclosure_decides_the_sign_of_R_kappa(nu):
+    """On ``nu = +-1``, ``theta = eta = rho = 0`` at ``lam = 0.9`` the partial ``R_kappa`` is
+    ``e^{-x^2} (erf(y) - nu)`` times a constant, down to 1e-54, with ``erf(y)`` within an
+    ulp of ``nu``: enclosed as ``(1 - nu) - erfc(y)``, the enclosure keeps one sign over
+    each slab of ``kappa`` and holds the float engine's value (which takes ``erfc`` too)
+    at points sampled inside it."""
+    p = PAPER.replace(lam=0.9)
+    table = RigorousTable(p)
+    manifold = engine.table(p, p.lam, 1)
+    edges = np.linspace(0.3, 1.0, 15)
+    lo, hi = edges[:-1], edges[1:]
+    zero = Interval(np.zeros(lo.size))
+    g = table.partials([Interval(lo, hi), Interval(np.full(lo.size, nu)), zero, zero, zero])
+    assert np.all((g[0].hi < 0) if nu > 0 else (g[0].lo > 0))
+    assert float(np.min(np.maximum(np.abs(g[0].lo), np.abs(g[0].hi)))) < 1e-33  # near kappa = 1
+    rng = np.random.default_rng(0)
+    for i in range(lo.size):
+        kappa = rng.uniform(lo[i], hi[i], 20)
+        ref = manifold.manifold_gradient(np.array([kappa, np.full(20, nu)]))[0]
+        slack = 1e-13 * np.abs(ref)  # the float engine's rounding
+        assert np.all((g[0].lo[i] - slack <= ref) & (ref <= g[0].hi[i] + slack))
+        assert np.all(np.sign(ref) == -nu)
