@@ -12,6 +12,16 @@ orbits leave isolated points. In stereographic charts of ``S^2 x S^2`` the Krawc
 Jacobian's midpoint) proves that a box ``Z`` holds exactly one critical point: existence
 and uniqueness of every point the search found (or Newton found from an open box).
 
+**Points on a face of a symmetry.** Where one curvature is far below the others (at
+``lam = 0.9`` the corner ``k = k*, v = v*`` has ``-R_kappa ~ 1e-54`` against ``848``), no box
+a double can hold passes the Krawczyk test. A sign change of the group fixes a face of
+the chart (:class:`Face`), on which the gradient's normal components vanish; if their
+Jacobian along the normal coordinates is invertible throughout a box about the face,
+every critical point in the box lies on the face, where the Krawczyk test on the
+tangent equations alone (whose enclosures keep the small factor's sign) proves one
+(:func:`tube_test`). The Hessian there splits into its tangent and normal blocks (the
+symmetry acts by ``+1`` and ``-1`` on them), whose inertias add.
+
 **r = 4 (part "overlaps").** In the interior of the feasible set the overlaps are a
 chart, and ``(k, v)`` is critical if and only if the five partials of ``R`` vanish: a
 branch and bound over the overlaps (reduced by the model's symmetry group) closes each
@@ -282,39 +292,50 @@ class _Charts:
     def system(self, w: list[Interval], need_jacobian: bool = True):
         """The chart gradient (4) and its Jacobian (4 x 4) over the boxes `w`."""
         x, (dk, dv), (ddk, ddv) = self.vectors(w, derivatives=True)
-        grad, HF, _R = euclidean(self.table, x, need_jacobian)
-        # dx_a / dw_i: k depends on (w0, w1), v on (w2, w3)
-        D = [[None] * 4 for _ in range(6)]
-        for a in range(3):
-            D[a][0], D[a][1] = dk[a][0], dk[a][1]
-            D[3 + a][2], D[3 + a][3] = dv[a][0], dv[a][1]
-        g = []
-        for i in range(4):
-            rows = range(3) if i < 2 else range(3, 6)
+        return chart_system(self.table, x, (dk, dv), (ddk, ddv), range(4), need_jacobian)
+
+
+def chart_system(table, x: list[Interval], first, second, coords, need_jacobian: bool = True):
+    """The gradient of ``F`` along chart coordinates `coords` (of ``0..3``: ``s_k, t_k, s_v,
+    t_v``) and its Jacobian, from the vectors `x` and their chart derivatives (`first`:
+    ``(dk, dv)``, ``dk[a][i] = dk_a / dw_i``; `second`: ``(ddk, ddv)``; a block no coordinate
+    of `coords` moves may be None)."""
+    coords = list(coords)
+    grad, HF, _R = euclidean(table, x, need_jacobian)
+    dk, dv = first
+    ddk, ddv = second
+
+    def rows(i: int):  # the coordinates of x chart coordinate i moves, with dx/dw_i
+        block = dk if i < 2 else dv
+        off = 0 if i < 2 else 3
+        return [(off + a, block[a][i % 2]) for a in range(3)]
+
+    g = []
+    for i in coords:
+        acc = None
+        for a, da in rows(i):
+            term = grad[a] * da
+            acc = term if acc is None else acc + term
+        g.append(acc)
+    if not need_jacobian:
+        return g, None
+    n = len(coords)
+    J = [[None] * n for _ in range(n)]
+    for p, i in enumerate(coords):
+        for q in range(p, n):
+            j = coords[q]
             acc = None
-            for a in rows:
-                term = grad[a] * D[a][i]
-                acc = term if acc is None else acc + term
-            g.append(acc)
-        if not need_jacobian:
-            return g, None
-        J = [[None] * 4 for _ in range(4)]
-        for i in range(4):
-            ri = range(3) if i < 2 else range(3, 6)
-            for j in range(i, 4):
-                rj = range(3) if j < 2 else range(3, 6)
-                acc = None
-                for a in ri:
-                    for b in rj:
-                        term = D[a][i] * HF[a][b] * D[b][j]
-                        acc = term if acc is None else acc + term
-                if (i < 2) == (j < 2):  # the chart's curvature: grad . d^2 x / dw_i dw_j
-                    second = ddk if i < 2 else ddv
-                    off = 0 if i < 2 else 3
-                    for a in range(3):
-                        acc = acc + grad[off + a] * second[a][i % 2][j % 2]
-                J[i][j] = J[j][i] = acc
-        return g, J
+            for a, da in rows(i):
+                for b, db in rows(j):
+                    term = da * HF[a][b] * db
+                    acc = term if acc is None else acc + term
+            if (i < 2) == (j < 2):  # the chart's curvature: grad . d^2 x / dw_i dw_j
+                dd = ddk if i < 2 else ddv
+                off = 0 if i < 2 else 3
+                for a in range(3):
+                    acc = acc + grad[off + a] * dd[a][i % 2][j % 2]
+            J[p][q] = J[q][p] = acc
+    return g, J
 
 
 class _Overlaps:
@@ -641,6 +662,170 @@ def krawczyk(space, zlo: np.ndarray, zhi: np.ndarray):
     return verdict, np.maximum(klo, zlo), np.minimum(khi, zhi)
 
 
+# --- symmetric tubes --------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Face:
+    """Where a symmetry of ``F`` fixes ``(k, v)``, in a chart: the chart coordinates `normal`
+    at `values`, the others (`tangent`) free.
+
+    A sign change of the coordinates of ``R^3 x R^3`` in the group (the model's rows
+    lifted, and the reflection of ``e3``) fixes the points whose flipped coordinates
+    vanish. In a stereographic chart that set is a coordinate subspace when, per vector,
+    the flips are ``{1}`` or ``{2}`` (``s = 0`` or ``t = 0``), ``{1, 2}`` (the centre),
+    ``{1, 3}`` (``(0, +-1)``) or ``{2, 3}`` (``(+-1, 0)``); there the symmetry acts on the
+    normal coordinates' directions by ``-1`` (a flip of ``s`` or ``t``; the flip of the
+    third coordinate is the inversion in the unit circle, whose derivative on it reverses
+    the radius), so the chart gradient's normal components vanish on the face.
+    """
+
+    chart: str
+    normal: tuple
+    values: tuple
+
+    @property
+    def tangent(self) -> tuple:
+        """The free chart coordinates."""
+        return tuple(i for i in range(4) if i not in self.normal)
+
+
+#: Per vector, the flipped coordinates (of ``x1, x2, x3``) -> the fixed chart points
+#: ``[(coordinate, value), ...]`` (one list per component of the fixed set).
+_BLOCK_FACES = {
+    (): [[]],
+    (0,): [[(0, 0.0)]],
+    (1,): [[(1, 0.0)]],
+    (0, 1): [[(0, 0.0), (1, 0.0)]],
+    (0, 2): [[(0, 0.0), (1, 1.0)], [(0, 0.0), (1, -1.0)]],
+    (1, 2): [[(0, 1.0), (1, 0.0)], [(0, -1.0), (1, 0.0)]],
+}
+
+
+def faces(charts: dict, group: np.ndarray) -> list[Face]:
+    """The faces of dimension at most 1 of the group's sign changes in each chart."""
+    out: list[Face] = []
+    for f in _group_signs(_vector_generators(group)):
+        if np.all(f > 0):
+            continue
+        kf = tuple(int(i) for i in np.flatnonzero(f[:3] < 0))
+        vf = tuple(int(i) for i in np.flatnonzero(f[3:] < 0))
+        if kf not in _BLOCK_FACES or vf not in _BLOCK_FACES:
+            continue  # a circle in the chart (the third coordinate alone), or no fixed point
+        for name in charts:
+            for ko in _BLOCK_FACES[kf]:
+                for vo in _BLOCK_FACES[vf]:
+                    fixed = sorted([(c, x) for c, x in ko] + [(2 + c, x) for c, x in vo])
+                    face = Face(name, tuple(c for c, _x in fixed), tuple(x for _c, x in fixed))
+                    if len(face.tangent) <= 1 and face not in out:
+                        out.append(face)
+    return out
+
+
+def face_vectors(chart: _Charts, face: Face, z: list[Interval]):
+    """The vectors on the face at tangent boxes `z`, and their chart derivatives: a vector
+    whose two coordinates are fixed is the exact point (``(a, b, 0)`` on the equator,
+    ``sign e3`` at the centre), the others come from the chart."""
+    shape = z[0].shape if z else ()
+    w: dict = {
+        c: Interval(np.full(shape, x)) for c, x in zip(face.normal, face.values, strict=True)
+    }
+    w.update(zip(face.tangent, z, strict=True))
+    x, first, second = [], [], []
+    for b, sign in enumerate(chart.signs):
+        if 2 * b in face.normal and 2 * b + 1 in face.normal:
+            a, c = (float(np.ravel(w[2 * b + i].lo)[0]) for i in range(2))
+            point = (a, c, 0.0) if a * a + c * c == 1.0 else (0.0, 0.0, sign)
+            x += [Interval(np.full(shape, p)) for p in point]
+            first.append(None)
+            second.append(None)
+        else:
+            vec, dvec, ddvec = _stereo(w[2 * b], w[2 * b + 1], sign)
+            x += vec
+            first.append(dvec)
+            second.append(ddvec)
+    return x, tuple(first), tuple(second)
+
+
+class _FaceSpace:
+    """The chart gradient's tangent components on a face, as a space for :func:`krawczyk`."""
+
+    def __init__(self, chart: _Charts, face: Face) -> None:
+        self.chart, self.face = chart, face
+        self.dim = len(face.tangent)
+
+    def system(self, z: list[Interval], need_jacobian: bool = True):
+        x, first, second = face_vectors(self.chart, self.face, z)
+        return chart_system(self.chart.table, x, first, second, self.face.tangent, need_jacobian)
+
+
+def regular(M: list[list[Interval]]) -> np.ndarray:
+    """Whether every matrix of each interval matrix `M` (``m x m`` of ``(n,)`` intervals) is
+    invertible: ``||I - Y M||_inf < 1`` with ``Y`` a float inverse of the midpoint."""
+    m = len(M)
+    n = len(M[0][0].lo)
+    mid = np.empty((n, m, m))
+    for a in range(m):
+        for b in range(m):
+            mid[:, a, b] = 0.5 * M[a][b].lo + 0.5 * M[a][b].hi
+    ok = np.all(np.isfinite(mid), axis=(1, 2))
+    cond = np.full(n, np.inf)
+    cond[ok] = np.linalg.cond(mid[ok])
+    ok &= cond < 1e12
+    Y = np.zeros_like(mid)
+    Y[ok] = np.linalg.inv(mid[ok])
+    worst = np.zeros(n)
+    for a in range(m):
+        row = np.zeros(n)
+        for b in range(m):
+            c = (1.0 if a == b else 0.0) - sum(
+                (Y[:, a, q] * M[q][b] for q in range(m)), Interval(np.zeros(n))
+            )
+            row = row + np.maximum(np.abs(c.lo), np.abs(c.hi))
+        worst = np.maximum(worst, row)
+    return ok & (worst < 1.0)
+
+
+def tube_test(chart: _Charts, face: Face, zlo: np.ndarray, zhi: np.ndarray):
+    """How many critical points each box ``Z`` about `face` holds: 0, 1 or -1 (undecided).
+
+    If ``Z`` contains the face's values in its normal coordinates and the Jacobian of
+    the normal components along the normal coordinates is invertible throughout ``Z``,
+    every critical point in ``Z`` lies on the face: the normal components vanish there
+    (:class:`Face`), and by the mean-value theorem along the normal segment from the face
+    they are ``J (delta)`` with ``J`` invertible, so ``delta = 0``. On the face the
+    tangent components decide: an enclosure without 0 (or a Krawczyk image missing the
+    box) leaves none, a Krawczyk image inside the box exactly one.
+
+    Returns
+    -------
+    count : ndarray of int
+    klo, khi : ndarray
+        The zero's enclosure (chart coordinates; the normal ones exact) where ``count`` is 1.
+    """
+    n = len(zlo)
+    N, T = list(face.normal), list(face.tangent)
+    vals = np.array(face.values)
+    count = np.full(n, -1)
+    klo, khi = zlo.copy(), zhi.copy()
+    klo[:, N] = khi[:, N] = vals
+    ok = np.all((zlo[:, N] < vals) & (vals < zhi[:, N]), axis=1)
+    _g, J = chart.system(_ivs(zlo, zhi))
+    ok &= regular([[J[i][j] for j in N] for i in N])
+    if not T:
+        count[ok] = 1  # the face is the point, a zero of the gradient by symmetry
+        return count, klo, khi
+    space = _FaceSpace(chart, face)
+    gT, _ = space.system(_ivs(zlo[:, T], zhi[:, T]), need_jacobian=False)
+    none = np.zeros(n, dtype=bool)
+    for c in gT:
+        none |= ~c.contains_zero()
+    kv, kl, kh = krawczyk(space, zlo[:, T], zhi[:, T])
+    none |= kv == NEWTON_EXCLUDED
+    count[ok & none] = 0
+    count[ok & ~none & (kv == UNIQUE)] = 1
+    klo[:, T], khi[:, T] = kl, kh
+    return count, klo, khi
+
+
 # --- results -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CertifiedPoint:
@@ -695,7 +880,8 @@ class Census:
         Per part (``"strata"``: ``r <= 3``, ``"overlaps"``: ``r = 4``): ``root`` (lo, hi, the
         domain the group leaves), ``paths`` (bisection path of each leaf), ``verdicts``,
         ``point`` (index into the part's zeros, -1 if none) and ``zeros`` (each Krawczyk
-        box ``Z`` and its enclosure ``K``; a strata zero names its ``chart``).
+        box ``Z`` and its enclosure ``K``; a strata zero names its ``chart``, and its
+        ``face`` where it was proved by :func:`tube_test`).
     group : list
         The symmetry group's rows (sign flips of the overlaps) the model verified.
     seconds : float
@@ -734,9 +920,17 @@ class Census:
         n = len(self.points)
         decided = sum(q.index is not None for q in self.points)
         boxes = sum(len(p["paths"]) for p in self.parts.values())
+        on_faces = sum(
+            any(
+                self.parts[r.split(":")[0]]["zeros"][int(r.split(":")[1])].get("face")
+                for r in q.zeros
+            )
+            for q in self.points
+        )
+        faced = f"; {on_faces} on a face of a symmetry" if on_faces else ""
         out = [
             f"{n} critical points up to symmetry proved to exist, each the only one in its box "
-            f"(Krawczyk), {decided} with their index at d = {self.params.d} proved."
+            f"(Krawczyk{faced}), {decided} with their index at d = {self.params.d} proved."
         ]
         if self.complete:
             out.append(
@@ -798,6 +992,7 @@ class Census:
                             **{key: hexes(z[key]) for key in ("zlo", "zhi", "klo", "khi")},
                             "feasible": bool(z.get("feasible", True)),
                             "chart": z.get("chart"),
+                            "face": z.get("face"),
                         }
                         for z in part["zeros"]
                     ],
@@ -841,6 +1036,7 @@ class Census:
                         **{key: floats(z[key]) for key in ("zlo", "zhi", "klo", "khi")},
                         "feasible": bool(z["feasible"]),
                         "chart": z.get("chart"),
+                        "face": z.get("face"),
                     }
                     for z in part["zeros"]
                 ],
@@ -1052,6 +1248,39 @@ def _verify(space, w: np.ndarray) -> dict | None:
     return None
 
 
+def _verify_face(chart: _Charts, w: np.ndarray, candidates: list[Face]) -> dict | None:
+    """A box about a face through `w` that holds exactly one zero (:func:`tube_test`): for a
+    point where a curvature is too small for the Krawczyk test in the full chart (a factor
+    ``e^{-x^2}`` far below the other entries), but the symmetry leaves one equation on
+    the face."""
+    for face in candidates:
+        N, T = list(face.normal), list(face.tangent)
+        if face.chart != chart.name or np.max(np.abs(w[N] - np.array(face.values))) > 1e-6:
+            continue
+        c = w.copy()
+        c[N] = face.values
+        if T:
+            c[T] = _newton(_FaceSpace(chart, face), c[T])
+            if not np.all(np.isfinite(c)):
+                continue
+        for r in (1e-2, 1e-3, 1e-4, 1e-5, 1e-6, 1e-7):
+            zlo, zhi = (c - r)[None], (c + r)[None]
+            count, klo, khi = tube_test(chart, face, zlo, zhi)
+            if count[0] == 1:
+                for _ in range(TIGHTEN if T else 0):  # K of any box holding the zero holds it
+                    _kv, lo2, hi2 = krawczyk(_FaceSpace(chart, face), klo[:, T], khi[:, T])
+                    klo[:, T] = np.maximum(klo[:, T], lo2)
+                    khi[:, T] = np.minimum(khi[:, T], hi2)
+                return {
+                    "zlo": zlo[0],
+                    "zhi": zhi[0],
+                    "klo": klo[0],
+                    "khi": khi[0],
+                    "face": {"normal": N, "values": list(face.values)},
+                }
+    return None
+
+
 def _search_vectors(points) -> list[tuple[np.ndarray, np.ndarray]]:
     """Representatives in ``R^3 x R^3`` of the search's points with ``r <= 3``."""
     out = []
@@ -1088,14 +1317,24 @@ def _point_of(space, params: Params, zero: dict, group: np.ndarray):
         nullity = 2 * d - 7 if index is not None else None
         span = span if feasible else None
     else:
-        x, _d, _dd = space.vectors(K, derivatives=True)
+        _g, J = space.system(K)
+        face = zero.get("face")
+        if face is None:
+            x, _d, _dd = space.vectors(K, derivatives=True)
+            signs = inertia(J)
+        else:  # on the face of a symmetry h: Hess = dh^T Hess dh, dh = +1 (tangent), -1 (normal)
+            f = Face(space.name, tuple(face["normal"]), tuple(face["values"]))
+            zT = [K[i] for i in f.tangent]
+            x, _d, _dd = face_vectors(space, f, zT)  # the point's exact coordinates
+            parts = [inertia([[J[i][j] for j in f.normal] for i in f.normal])]
+            if zT:
+                parts.append(inertia(_FaceSpace(space, f).system(zT)[1]))
+            signs = None if None in parts else tuple(sum(p[i] for p in parts) for i in range(2))
         grad, _H, R = euclidean(space.table, x, need_hessian=False)
         k, v = x[:3], x[3:]
         ov = vector_overlaps(x)
         A = k[0] * grad[0] + k[1] * grad[1] + k[2] * grad[2]
         B = v[0] * grad[3] + v[1] * grad[4] + v[2] * grad[5]
-        _g, J = space.system(K)
-        signs = inertia(J)
         if not (k[2].contains_zero()[0] and v[2].contains_zero()[0]):
             span = 3
         else:  # the reflection of e3 maps the zero into Z: it is its own image, k3 = v3 = 0
@@ -1203,6 +1442,7 @@ def certify_critical_points(
     group = np.asarray(symmetries(params), dtype=float)
     spaces = _spaces(table, group)
     charts, strata, interior = spaces["charts"], spaces["strata"], spaces["overlaps"]
+    face_list = faces(charts, group)
     known: list[dict] = []
     seen: list[
         np.ndarray
@@ -1210,18 +1450,20 @@ def certify_critical_points(
 
     def add(k: np.ndarray, v: np.ndarray) -> bool:
         for chart in charts.values():
-            w = _to_chart_point(chart, group, k, v)
-            if w is None:
+            w0 = _to_chart_point(chart, group, k, v)
+            if w0 is None:
                 continue
-            w = _newton(chart, w)
+            w = _newton(chart, w0)
             if not np.all(np.isfinite(w)):
-                continue
+                w = w0
             x = np.array([float(q.mid) for q in chart.vectors([Interval(c) for c in w])])
             ov = canonical(np.array(vector_overlaps(x)), group)
             if any(np.max(np.abs(ov - q)) < 1e-9 for q in seen):
                 return False
             seen.append(ov)
             z = _verify(chart, w)
+            if z is None:
+                z = _verify_face(chart, w0, face_list)
             if z is None:
                 continue
             if strata_covered(strata, known, z, chart, group):
@@ -1476,7 +1718,16 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
             if zspace is None:
                 failures.append(f"{name}: zero {j} names no chart")
                 continue
-            kv, klo, khi = krawczyk(zspace, z["zlo"][None], z["zhi"][None])
+            face = z.get("face")
+            if face is not None:  # the symmetry's argument on a face, in its chart
+                f = Face(z.get("chart"), tuple(face["normal"]), tuple(face["values"]))
+                if name != "strata" or f not in faces(charts, group):
+                    failures.append(f"{name}: zero {j} names a face no symmetry fixes")
+                    continue
+                count, klo, khi = tube_test(zspace, f, z["zlo"][None], z["zhi"][None])
+                kv = np.where(count == 1, UNIQUE, UNRESOLVED)
+            else:
+                kv, klo, khi = krawczyk(zspace, z["zlo"][None], z["zhi"][None])
             if kv[0] != UNIQUE:
                 failures.append(f"{name}: zero {j} fails the Krawczyk test")
             elif not np.all((klo[0] <= z["khi"]) & (khi[0] >= z["klo"])):

@@ -193,8 +193,8 @@ class RigorousTable:
             e = Interval(self._erfc(b)[0], self._erfc(a)[1])  # erfc(|y|), falling
         finally:
             self._ctx.prec = old
-        sign = np.where(pos, 1.0, -1.0)
-        gap = 1.0 - ns * sign  # 1 - nu or 1 + nu
+        minus, plus = 1.0 - ns, ns + 1.0  # no product, whose rounding would cost 1e-16
+        gap = Interval._new(np.where(pos, minus.lo, plus.lo), np.where(pos, minus.hi, plus.hi))
         alt = gap - e
         alt = Interval._new(np.where(pos, alt.lo, -alt.hi), np.where(pos, alt.hi, -alt.lo))
         lo, hi = np.array(plain.lo, dtype=np.float64), np.array(plain.hi, dtype=np.float64)

@@ -9,7 +9,7 @@ import json
 import numpy as np
 import pytest
 
-from slr_theory import Params, critical_points, engine
+from slr_theory import Params, critical, critical_points, engine
 from slr_theory.interval import Interval
 
 pytest.importorskip("flint")
@@ -268,3 +268,122 @@ def test_a_strata_zero_claimed_infeasible_fails_the_check(saved):
     )
     result = check_certificate(bad)
     assert not result.ok and any("infeasible" in f for f in result.failures)
+
+
+P9 = PAPER.replace(lam=0.9)
+
+
+def _charts_group_faces(params):
+    table = params.model.rigorous_table(params)
+    group = np.asarray(C.symmetries(params), dtype=float)
+    charts = C._spaces(table, group)["charts"]
+    return charts, group, C.faces(charts, group)
+
+
+def test_each_face_is_fixed_by_a_symmetry_and_the_gradient_normal_to_it_vanishes():
+    """What the tube test rests on, checked two ways at 20 points of every face: the
+    vectors are fixed by a sign change of the group (and the risk is unchanged by it, in
+    the float engine), and the chart gradient's normal components vanish there: their
+    rigorous enclosure holds 0, and a central difference of the float risk along them is
+    of the size of its own error while the tangent one is not."""
+    charts, group, faces = _charts_group_faces(PAPER)
+    signs = [s for s in C._group_signs(C._vector_generators(group)) if np.any(s < 0)]
+    assert len(faces) >= 8
+    rng = np.random.default_rng(1)
+    for f in faces:
+        chart = charts[f.chart]
+        w = np.zeros((4, 20))
+        w[list(f.tangent)] = rng.uniform(-0.9, 0.9, (len(f.tangent), 20))
+        w[list(f.normal)] = np.array(f.values)[:, None]
+        x = np.array([q.mid for q in chart.vectors([Interval(r) for r in w])])
+        fixing = [s for s in signs if np.allclose(s[:, None] * x, x, atol=1e-15)]
+        assert fixing, f
+        risk = lambda y: engine.components(PAPER, np.array(C.vector_overlaps(y))).sum(axis=0)  # noqa: E731
+        assert np.allclose(risk(fixing[0][:, None] * x), risk(x), rtol=1e-14, atol=0)
+        g, _J = chart.system([Interval(r) for r in w], need_jacobian=False)
+        h = 1e-5
+        for i in f.normal:
+            assert np.all(g[i].contains_zero())
+            up, down = w.copy(), w.copy()
+            up[i] += h
+            down[i] -= h
+            fd = (
+                risk(np.array([q.mid for q in chart.vectors([Interval(r) for r in up])]))
+                - risk(np.array([q.mid for q in chart.vectors([Interval(r) for r in down])]))
+            ) / (2 * h)
+            assert np.all(np.abs(fd) < 1e-5), (f, i, fd)
+
+
+@pytest.mark.parametrize("nu", [1.0, -1.0])
+def test_the_corners_at_lam_09_are_proved_on_a_face_with_the_float_index(nu):
+    """At the corner ``k = k*, v = +-v*`` one curvature is ``-R_kappa ~ 1e-54`` (``1e-38``
+    for ``v = -v*``): no box a double can hold passes the Krawczyk test, but on the face
+    of the symmetry ``(eta, theta, rho) -> -(eta, theta, rho)`` one equation is left, and
+    its enclosure has that sign. The index is the float classification's."""
+    charts, group, faces = _charts_group_faces(P9)
+    chart = charts["vectors++"]
+    w = C._to_chart_point(chart, group, np.array([1.0, 0.0, 0.0]), np.array([0.0, nu, 0.0]))
+    near = C._newton(chart, w)
+    assert not np.all(np.isfinite(near)) or C._verify(chart, near) is None
+    z = C._verify_face(chart, w, faces)
+    assert z is not None
+    assert np.all(z["zlo"] < z["klo"]) and np.all(z["khi"] < z["zhi"])
+    got = C._point_of(chart, P9, {**z, "chart": chart.name}, group)
+    ref = critical.classify(P9, np.array([1.0, 0, 0, 0]), np.array([0, nu, 0, 0]))
+    assert got[2] == 2 and (got[3], got[4]) == (ref.index, ref.nullity)
+    assert np.all(np.array(got[0]) <= [1, nu, 0, 0, 0]) and np.all(
+        [1, nu, 0, 0, 0] <= np.array(got[1])
+    )
+
+
+def test_the_tube_test_counts_zero_one_or_refuses():
+    """At ``lam = 0.1`` on the face ``v = v*``, ``k2 = 0``: a box about the corner holds one
+    critical point, a box on the face away from it none, a box too wide for the normal
+    Jacobian's enclosure to be invertible is undecided, and so is a box that misses the
+    face."""
+    charts, _group, _faces = _charts_group_faces(PAPER)
+    chart = charts["vectors++"]
+    face = C.Face("vectors++", (1, 2, 3), (0.0, 0.0, 1.0))
+    boxes = [(1.0, 1e-5, 1e-5), (0.5, 1e-3, 1e-4), (0.5, 1e-3, 0.1)]
+    zlo = np.array([[s - a, -b, -b, 1 - b] for s, a, b in boxes] + [[0.499, 1e-6, -1e-5, 0.99]])
+    zhi = np.array([[s + a, b, b, 1 + b] for s, a, b in boxes] + [[0.501, 1e-5, 1e-5, 1.01]])
+    count, klo, khi = C.tube_test(chart, face, zlo, zhi)
+    assert count.tolist() == [1, 0, -1, -1]
+    assert klo[0, 0] <= 1.0 <= khi[0, 0] and khi[0, 0] - klo[0, 0] < 2e-5
+
+
+def _with_face_zero(data, change=None):
+    """Add the optimum proved on its face as one more zero of the strata (and of its point)."""
+    charts, group, faces = _charts_group_faces(PAPER)
+    chart = charts["vectors++"]
+    w = C._to_chart_point(chart, group, np.array([1.0, 0, 0]), np.array([0, 1.0, 0]))
+    z = C._verify_face(chart, w, faces)
+    zeros = data["parts"]["strata"]["zeros"]
+    zeros.append(
+        {
+            **{key: [float(x).hex() for x in z[key]] for key in ("zlo", "zhi", "klo", "khi")},
+            "feasible": True,
+            "chart": chart.name,
+            "face": z["face"],
+        }
+    )
+    point = next(
+        p for p in data["points"] if np.allclose(p["overlaps"], [1, 1, 0, 0, 0], atol=1e-6)
+    )
+    point["zeros"].append(f"strata:{len(zeros) - 1}")
+    if change is not None:
+        change(zeros[-1])
+
+
+@pytest.mark.parametrize(
+    ("change", "ok"),
+    [
+        (None, True),
+        (lambda z: z["face"].__setitem__("values", [0.0, 0.0, -1.0]), False),  # the box misses it
+        (lambda z: z.__setitem__("face", {"normal": [1, 2], "values": [0.0, 0.0]}), False),
+    ],
+    ids=["as-proved", "other-face", "no-symmetry"],
+)
+def test_a_zero_proved_on_a_face_checks_and_a_changed_face_fails(saved, change, ok):
+    result = check_certificate(_tampered(saved, lambda d: _with_face_zero(d, change)))
+    assert result.ok is ok, result.failures
