@@ -970,6 +970,41 @@ class Census:
         out.append(f"{self.seconds:.0f} s.")
         return " ".join(out)
 
+    def agreement(self, points) -> dict:
+        """How a list of points (e.g. :func:`slr_theory.critical_points`'s) compares with the
+        census, up to the group: ``missing`` (canonical overlaps of census points the list
+        lacks), ``extra`` (list points the census does not have), ``differ`` (points in
+        both whose index or nullity differ; only where the census proved them).
+
+        Parameters
+        ----------
+        points : iterable
+            Objects with ``overlaps``, ``index`` and ``nullity``.
+
+        Returns
+        -------
+        dict
+        """
+        group = np.asarray(self.group, dtype=float)
+        seen = [False] * len(self.points)
+        extra, differ = [], []
+        for q in points:
+            mid = canonical(np.asarray(q.overlaps, dtype=float), group)
+            near = [
+                i
+                for i, c in enumerate(self.points)
+                if np.max(np.abs(np.asarray(c.overlaps) - mid)) < 1e-6
+            ]
+            if not near:
+                extra.append([float(x) for x in mid])
+                continue
+            c = self.points[near[0]]
+            seen[near[0]] = True
+            if c.index is not None and (c.index, c.nullity) != (q.index, q.nullity):
+                differ.append([float(x) for x in mid])
+        missing = [list(c.overlaps) for c, s in zip(self.points, seen, strict=True) if not s]
+        return {"missing": missing, "extra": extra, "differ": differ}
+
     def to_dict(self) -> dict:
         """The certificate as JSON-able data (floats of boxes as exact hex strings)."""
 

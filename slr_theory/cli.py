@@ -463,11 +463,18 @@ def _report_parser(sub) -> None:
         default=None,
         help="an atlas (the --out of slr-theory atlas, or its table) to show in a last section",
     )
+    r.add_argument(
+        "--certificate",
+        metavar="FILE",
+        default=None,
+        help="a census certificate at these parameters (the --out of slr-theory certify): "
+        "re-verified, it makes the full-space list 'complete by proof' where it is complete",
+    )
     _jobs(r, "with 2 or more, the checks and the paper's experiments run beside the rest")
     _max_minutes(r)
     computing = (
         *("d", "L", "lam", "gamma", "eps", "s", "nonlinearity", "attention"),
-        *("alpha", "seed", "full", "atlas", "jobs", "max_minutes"),
+        *("alpha", "seed", "full", "atlas", "certificate", "jobs", "max_minutes"),
     )
     r.set_defaults(run="_cmd_report", computing_defaults={k: r.get_default(k) for k in computing})
 
@@ -1469,6 +1476,16 @@ def _cmd_report(args) -> int:
                 f"slr-theory report: error: argument --atlas: cannot read an atlas from "
                 f"{args.atlas!r} ({type(exc).__name__}: {exc})"
             ) from None
+    if args.certificate is not None:
+        from .study import read_certificate
+
+        try:
+            read_certificate(params, args.certificate)
+        except ValueError as exc:
+            detail = str(exc).removeprefix("`certificate` ").rstrip(".")
+            raise _UsageError(
+                f"slr-theory report: error: argument --certificate: {detail}"
+            ) from None
     from .study import cost
 
     jobs = _jobs_used(args)
@@ -1485,6 +1502,7 @@ def _cmd_report(args) -> int:
             jobs=jobs,
             atlas=atlas,
             html=args.html,
+            certificate=args.certificate,
         )
     print(f"wrote {path}" + (f" and {path.with_suffix('.html')}" if args.html else ""))
     return 0

@@ -61,6 +61,7 @@ def write_report(
     jobs: int | None = None,
     atlas=None,
     html: bool = False,
+    certificate=None,
 ) -> Path:
     """Compute everything and write ``report.md``, ``results.json`` and the figures into `out`.
 
@@ -93,6 +94,10 @@ def write_report(
     html : bool
         Also write ``report.html``: the same report as one self-contained page, its
         figures embedded (:func:`slr_theory.render.markdown_html`).
+    certificate : Census or path, optional
+        A census certificate at `params` (``slr-theory certify --out``): re-verified, and
+        the full-space list is then "complete by proof" where it is complete and agrees
+        with the search, "found by search" otherwise.
 
     Returns
     -------
@@ -119,6 +124,10 @@ def write_report(
         jobs = positive_int(jobs, "jobs", upper=1024)
     if atlas is not None and not isinstance(atlas, Atlas):  # refused before any computing
         atlas = read_atlas(atlas)
+    if certificate is not None:
+        from .study import read_certificate
+
+        read_certificate(params, certificate)  # refused before any computing
     with Destination(out, force=force, exclusive=True, expect=_EXPECT) as dest:
         # the bar names the part under way; no ETA: the parts take unequal times (the
         # continuation can take most of it), and a linear extrapolation would mislead
@@ -145,6 +154,7 @@ def write_report(
                 jobs=jobs,
                 progress=done,
                 atlas=atlas,
+                certificate=certificate,
             )
         result.save(dest.file(RESULTS))
         _draw(result, dest, html)
@@ -357,6 +367,39 @@ def _lam_star_sentence(s) -> str:
     return f"At `(k*, v*)` the risk is smallest at `λ* = {s.lam_star:.4g}` for these `d, L, γ, ε`."
 
 
+def _proof_lines(p) -> list[str]:
+    """What a checked census certificate says about the search's list (every number from it)."""
+    head = (
+        f"A census certificate (`{p.source}`, `slr-theory certify`) was re-verified box by "
+        f"box here ({p.boxes} boxes, {p.check_seconds:.0f} s)"
+    )
+    if not p.checked:
+        return [
+            f"{head}: it FAILED ({len(p.failures)} failures, the first: {p.failures[0]}), "
+            "so it proves nothing."
+        ]
+    lines = []
+    if p.complete:
+        lines.append(
+            f"{head}: every box is closed, so the census's {p.points} points up to symmetry "
+            f"are all the critical points, {p.indices} of them with their index proved."
+        )
+    else:
+        lines.append(
+            f"{head}: it proves {p.points} points up to symmetry ({p.indices} with their "
+            "index) but leaves boxes open, so it does not prove the list complete."
+        )
+    if p.missing or p.extra or p.differ:
+        lines.append(
+            f"It disagrees with the search: {len(p.missing)} proved points the search did not "
+            f"find, {len(p.extra)} points of the search it does not hold, {len(p.differ)} with "
+            "another index or nullity."
+        )
+    else:
+        lines.append("The search's points are the census's, with the same indices and nullities.")
+    return lines
+
+
 def _critical(s, dest) -> list[str]:
     rows = [
         (
@@ -379,9 +422,12 @@ def _critical(s, dest) -> list[str]:
         "",
         *[f"- {line}" for line in s.manifold_certificate],
         "",
-        "### On the spheres: found by search",
+        "### On the spheres: complete by proof"
+        if s.proof is not None and s.proof.proves_search
+        else "### On the spheres: found by search",
         "",
         *[f"- {line}" for line in s.search_certificate],
+        *([f"- {line}" for line in _proof_lines(s.proof)] if s.proof is not None else []),
         "",
         *_md_table(
             (

@@ -47,12 +47,15 @@ __all__ = [
     "Event",
     "Lipschitz",
     "Point",
+    "Proof",
     "RiskRow",
     "Study",
     "atlas_finding",
+    "check_proof",
     "cost",
     "fates_sentence",
     "findings",
+    "read_certificate",
     "study",
 ]
 
@@ -201,6 +204,132 @@ class Event:
 
 
 @dataclass
+class Proof:
+    """What a census certificate, re-verified, says about the full-space list
+    (:func:`slr_theory.certify_critical_points`, :func:`slr_theory.certify.check_certificate`).
+
+    Attributes
+    ----------
+    source : str
+        The certificate's file name (or ``"given"`` for a census passed as an object).
+    checked : bool
+        The checker re-verified every box, zero and index.
+    complete : bool
+        Checked, and no box open: the census's list is every critical point.
+    points, indices, boxes : int
+        Points up to symmetry, how many with their index proved, leaves checked.
+    check_seconds : float
+        The checker's wall time here.
+    missing, extra, differ : list
+        Canonical overlaps of census points the search did not find, of search points the
+        census does not have, and of points whose index or nullity differ.
+    failures : list of str
+        What the checker found wrong (empty when ``checked``).
+    """
+
+    source: str
+    checked: bool
+    complete: bool
+    points: int
+    indices: int
+    boxes: int
+    check_seconds: float
+    missing: list
+    extra: list
+    differ: list
+    failures: list
+
+    @property
+    def proves_search(self) -> bool:
+        """The search's list is complete by proof: a checked complete census with the same
+        points, indices and nullities."""
+        return self.complete and not (self.missing or self.extra or self.differ)
+
+
+def read_certificate(params: Params, certificate):
+    """The census of `certificate` (a Census, or a file :meth:`slr_theory.certify.Census.save`
+    wrote) and its source's name, refused unless it is about exactly `params`.
+
+    Parameters
+    ----------
+    params : Params
+    certificate : Census or path
+
+    Returns
+    -------
+    tuple
+        ``(census, source)``.
+
+    Raises
+    ------
+    ValueError
+        If the file cannot be read as a census, or the census is about other parameters.
+    """
+    from .certify import Census
+
+    source = "given"
+    if not isinstance(certificate, Census):
+        source = Path(certificate).name
+        try:
+            certificate = Census.load(certificate)
+        except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
+            raise ValueError(
+                f"`certificate` must be a census file (slr-theory certify --out), got "
+                f"{str(certificate)!r} ({type(exc).__name__}: {exc})."
+            ) from None
+    if certificate.params != params:
+        raise ValueError(
+            f"`certificate` is about {certificate.params}, not the parameters {params}."
+        )
+    return certificate, source
+
+
+def check_proof(params: Params, certificate, points, source: str | None = None) -> Proof:
+    """Re-verify a census certificate for `params` and compare it with the search's `points`.
+
+    Parameters
+    ----------
+    params : Params
+        The certificate must be about exactly these parameters.
+    certificate : Census or path
+        A census, or a file :meth:`slr_theory.certify.Census.save` wrote.
+    points : iterable
+        The search's points (``overlaps``, ``index``, ``nullity``).
+    source : str, optional
+        The name the proof gives its certificate (default: the file's name).
+
+    Returns
+    -------
+    Proof
+
+    Raises
+    ------
+    ValueError
+        If the certificate cannot be read or is about other parameters.
+    """
+    from .certify import check_certificate
+
+    certificate, name = read_certificate(params, certificate)
+    t0 = time.perf_counter()
+    result = check_certificate(certificate)
+    seconds = time.perf_counter() - t0
+    agree = certificate.agreement(points)
+    return Proof(
+        source=name if source is None else source,
+        checked=bool(result.ok),
+        complete=bool(result.complete),
+        points=len(certificate.points),
+        indices=sum(q.index is not None for q in certificate.points),
+        boxes=int(result.boxes),
+        check_seconds=float(seconds),
+        missing=agree["missing"],
+        extra=agree["extra"],
+        differ=agree["differ"],
+        failures=list(result.failures),
+    )
+
+
+@dataclass
 class Study:
     """Everything the report shows, computed at one set of parameters.
 
@@ -245,6 +374,9 @@ class Study:
     manifold_invariant : bool
         Whether the gradient flow leaves M invariant, computed by the model
         (:meth:`slr_theory.models.Model.manifold_invariant`), likewise.
+    proof : Proof or None
+        A census certificate given with the study, re-verified and compared with the
+        search (:func:`check_proof`).
     """
 
     schema: int
@@ -275,6 +407,7 @@ class Study:
     atlas: Atlas | None = None
     manifold_proved: bool | None = None
     manifold_invariant: bool | None = None
+    proof: Proof | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.params, Params):
@@ -509,6 +642,7 @@ def study(
     jobs: int | None = None,
     progress=None,
     atlas=None,
+    certificate=None,
 ) -> Study:
     """Compute everything the report shows, at `params`.
 
@@ -530,6 +664,10 @@ def study(
     atlas : Atlas or path, optional
         An atlas (:func:`slr_theory.atlas`, or the directory or table it wrote) that the
         report shows and its findings read: it is not computed here.
+    certificate : Census or path, optional
+        A census certificate at `params` (:func:`slr_theory.certify_critical_points`,
+        ``slr-theory certify --out``): re-verified and compared with the search
+        (:attr:`Study.proof`), so the report can say whether the list is complete by proof.
 
     Returns
     -------
@@ -543,6 +681,9 @@ def study(
     params = check_params(params if params is not None else Params.paper())
     if atlas is not None and not isinstance(atlas, Atlas):
         atlas = read_atlas(atlas)
+    source = None
+    if certificate is not None:  # refused before any computing
+        certificate, source = read_certificate(params, certificate)
     tell = progress or (lambda _label: None)
     jobs = (2 if (os.cpu_count() or 1) >= 2 else 1) if jobs is None else jobs
     pool = None
@@ -696,6 +837,8 @@ def study(
         seconds=seconds,
     )
     out.atlas = atlas
+    if certificate is not None:
+        out.proof = _timed(seconds, "certificate", check_proof, params, certificate, found, source)
     out.findings = findings(out)
     return out
 
@@ -799,9 +942,14 @@ def findings(s: Study) -> list[str]:
     else:
         on_m = p.model.manifold_summary(p) or _located_on_m(s.portrait)
 
+    proved = (
+        " A checked census certificate proves that list complete."
+        if s.proof is not None and s.proof.proves_search
+        else ""
+    )
     out.append(
         f"**Critical points.** {on_m} In the full space the search "
-        f"finds {len(s.points)} up to symmetry ({counts}), {n_m} of them on M."
+        f"finds {len(s.points)} up to symmetry ({counts}), {n_m} of them on M.{proved}"
     )
     optimum = next((q for q in s.points if q.on_manifold and q.name.startswith("(k*, v*)")), None)
     best = min(s.points, key=lambda q: q.risk)

@@ -221,6 +221,10 @@ NOT_CALLED: dict[str, str] = {
     "report.redraw_report": "reads a report directory the toolkit wrote; tested in "
     "test_report.py, and the `report --from` flag is fuzzed",
     "study.study": "a minute per valid call; tested in test_study.py and by `report`",
+    "study.check_proof": "re-verifies a census certificate (seconds to minutes); tested in "
+    "test_report.py",
+    "study.read_certificate": "reads a census certificate the toolkit wrote; its refusals "
+    "are tested in test_report.py",
     "landscape.ended_at": "takes a Fates the toolkit built; tested in test_landscape.py",
     "study.fates_sentence": "takes a Basins the toolkit built; tested in test_study.py",
     "survey.fate_columns": "takes a Fates the toolkit built; tested in test_survey.py",

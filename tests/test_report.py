@@ -493,3 +493,97 @@ def test_the_bar_names_the_part_under_way(tmp_path, monkeypatch, small_study, ca
     for part in rep._PARTS:
         assert f"report: {part}" in err
     assert "report: drawing the figures" in err and "<" not in err.split("report:")[-1]
+
+
+@pytest.fixture(scope="module")
+def small_certificate(tmp_path_factory, small_study):
+    """A census at the small study's parameters (complete there: 52 250 boxes, 11 s)."""
+    pytest.importorskip("flint")
+    from slr_theory.certify import certify_critical_points
+
+    census = certify_critical_points(small_study.params, starts=64)
+    return census.save(tmp_path_factory.mktemp("census") / "census.json.gz")
+
+
+def _study_with_proof(small_study):
+    from slr_theory.study import check_proof, findings
+
+    def run(*a, **k):
+        s = copy.deepcopy(small_study)
+        s.proof = check_proof(s.params, k["certificate"], s.points)
+        s.findings = findings(s)
+        return s
+
+    return run
+
+
+def test_a_checked_complete_certificate_makes_the_list_complete_by_proof(
+    tmp_path, monkeypatch, small_study, small_certificate, no_figures
+):
+    """The census is re-verified, agrees with the search point for point, and the report
+    says "complete by proof" with the census's own numbers; the proof is saved and
+    redrawn."""
+    from slr_theory.certify import Census
+    from slr_theory.study import Study
+
+    monkeypatch.setattr(study_module, "study", _study_with_proof(small_study))
+    out = tmp_path / "r"
+    rep.write_report(out, small_study.params, certificate=small_certificate)
+    text = (out / "report.md").read_text()
+    saved = Study.load(out / rep.RESULTS)
+    p = saved.proof
+    census = Census.load(small_certificate)
+    assert p.checked and p.complete and p.proves_search and p.source == "census.json.gz"
+    assert p.points == len(census.points) == len(small_study.points)
+    assert p.boxes == sum(len(q["paths"]) for q in census.parts.values())
+    assert "### On the spheres: complete by proof" in text
+    assert f"the census's {p.points} points up to symmetry are all the critical points" in text
+    assert "The search's points are the census's, with the same indices and nullities." in text
+    assert "A checked census certificate proves that list complete." in text
+    (out / "report.md").unlink()
+    monkeypatch.setattr(study_module, "study", lambda *a, **k: pytest.fail("computed"))
+    assert main(["report", "--from", str(out)]) == 0
+    assert (out / "report.md").read_text() == text
+
+
+def test_a_tampered_or_open_certificate_leaves_the_list_found_by_search(
+    tmp_path, monkeypatch, small_study, small_certificate, no_figures
+):
+    import gzip
+    import json
+
+    data = json.loads(gzip.open(small_certificate, "rt").read())
+    data["points"][0]["index"] += 1
+    bad = tmp_path / "bad.json.gz"
+    with gzip.open(bad, "wt") as f:
+        json.dump(data, f)
+    monkeypatch.setattr(study_module, "study", _study_with_proof(small_study))
+    rep.write_report(tmp_path / "r", small_study.params, certificate=bad)
+    text = (tmp_path / "r" / "report.md").read_text()
+    assert "### On the spheres: found by search" in text
+    assert "it FAILED" in text and "so it proves nothing" in text
+
+    from slr_theory.certify import certify_critical_points
+
+    open_ = certify_critical_points(small_study.params, max_boxes=2000, starts=16)
+    rep.write_report(tmp_path / "s", small_study.params, certificate=open_)
+    text = (tmp_path / "s" / "report.md").read_text()
+    assert "### On the spheres: found by search" in text
+    assert "leaves boxes open, so it does not prove the list complete" in text
+
+
+def test_a_certificate_for_other_parameters_is_refused_before_computing(
+    tmp_path, small_study, small_certificate, capsys, no_computing
+):
+    with pytest.raises(ValueError, match="`certificate` is about"):
+        rep.write_report(
+            tmp_path / "r", small_study.params.replace(lam=0.5), certificate=small_certificate
+        )
+    args = ["report", "--out", str(tmp_path / "r"), "--certificate", str(small_certificate)]
+    assert main(args) == 2  # the paper's parameters, not the certificate's
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "argument --certificate: is about" in err
+    assert main([*args[:3], "--certificate", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "argument --certificate: must be a census file" in err
+    assert not (tmp_path / "r").exists()
