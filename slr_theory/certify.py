@@ -963,9 +963,14 @@ class Census:
                 else f"The open boxes of the strata lie within {within:.1e} of unproved points."
             )
         if self.search:
+            how = (
+                f"{self.search['starts']} random starts, seed {self.search['seed']}"
+                if self.search["seed"] is not None
+                else f"given, {self.search['starts']} starts"
+            )
             out.append(
-                f"The search ({self.search['starts']} random starts, seed {self.search['seed']}) found "
-                f"{self.search['found']}; {len(unproved)} of them not proved here."
+                f"The search ({how}) found {self.search['found']}; {len(unproved)} of them not "
+                "proved here."
             )
         out.append(f"{self.seconds:.0f} s.")
         return " ".join(out)
@@ -1436,6 +1441,7 @@ def certify_critical_points(
     starts: int = 512,
     seed: int = 0,
     progress=None,
+    points=None,
 ) -> Census:
     """Prove the list of critical points of the risk complete, or say how far the proof got.
 
@@ -1454,6 +1460,9 @@ def certify_critical_points(
         boxes of the vectors' parts: a point it finds is proved where its box verifies.
     progress : callable, optional
         Called with the number of boxes of each generation.
+    points : CriticalPoints, optional
+        A search already run at `params` (:func:`slr_theory.critical_points`) to seed
+        from instead of running one (`starts`, `seed` are then its own).
 
     Returns
     -------
@@ -1509,7 +1518,11 @@ def certify_critical_points(
 
     from .critical import critical_points
 
-    searched = list(critical_points(params, starts=starts, rng=seed)) if starts else []
+    if points is not None:
+        searched = list(points)
+        starts, seed = len(points.search.starts), None
+    else:
+        searched = list(critical_points(params, starts=starts, rng=seed)) if starts else []
     for k, v in _search_vectors(searched):
         add(k, v)
     for _round in range(ROUNDS):

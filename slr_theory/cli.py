@@ -748,6 +748,20 @@ def _atlas_parser(sub) -> None:
         default=200_000,
         help="most steps a run takes",
     )
+    a.add_argument(
+        "--certify",
+        action="store_true",
+        help="also a census of the critical points in each cell whose model has rigorous "
+        "enclosures (pip install 'slr-theory[certify]'): columns census_complete, "
+        "census_points, census_agrees",
+    )
+    a.add_argument(
+        "--certify-boxes",
+        type=_between(int, 1, 10**12),
+        default=10**7,
+        metavar="BOXES",
+        help="with --certify, the census's budget of boxes per part",
+    )
     a.add_argument("--seed", type=_nonnegative_int, default=0, help="random seed")
     _jobs(a, "local workers; with --scheduler, the cluster's workers")
     a.add_argument(
@@ -878,6 +892,7 @@ def _atlas_arguments(args) -> dict:
         "base": base,
         **{a: getattr(args, a) for a in axes},
         **{k: getattr(args, k) for k in settings},
+        "certify": args.certify_boxes if args.certify else 0,
         "rng": args.seed,
     }
 

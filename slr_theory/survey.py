@@ -81,6 +81,24 @@ _FATE_COLUMNS = (
 #: its starts and the start at which the last new point appeared (``-1`` in a table
 #: written before they were kept).
 _SEARCH_COLUMNS = ("search_starts", "search_last_new")
+#: What a cell's census proved (:func:`slr_theory.certify_critical_points`, ``certify``):
+#: 1 or 0, and its number of points; ``-1`` where no census ran (not asked, a model
+#: without rigorous enclosures, or a table written before the column).
+_CENSUS_COLUMNS = ("census_complete", "census_points", "census_agrees")
+#: A cell's census budget (boxes per part) when ``certify=True``.
+CERTIFY_BOXES = 10**7
+#: The integer columns of the table.
+_INTS = (
+    "cell",
+    "L",
+    "d",
+    "s",
+    "n_critical",
+    *_SEARCH_COLUMNS,
+    *_CENSUS_COLUMNS,
+    "optimum_index",
+    "basin_runs",
+)
 #: The columns of :attr:`Atlas.rows`, in the order of the table.
 COLUMNS = (
     "cell",
@@ -88,6 +106,7 @@ COLUMNS = (
     "eps",
     "n_critical",
     *_SEARCH_COLUMNS,
+    *_CENSUS_COLUMNS,
     "optimum_index",
     "optimum_is_global",
     "global_min_overlaps",
@@ -116,7 +135,7 @@ MAX_CELLS = 10**6
 #: two directions beside it.
 MIN_D = 4
 #: The search's settings of a cell, and their values in an atlas recorded before them.
-_SEARCH_DEFAULTS = {"starts": 512, "grid": 9}
+_SEARCH_DEFAULTS = {"starts": 512, "grid": 9, "certify": 0}
 
 
 class AtlasIncomplete(RuntimeError):
@@ -183,6 +202,7 @@ def atlas_cell(
     starts: int = 512,
     grid: int = 9,
     seed: Sequence[int] = (0,),
+    certify: int = 0,
 ) -> dict:
     """One cell of the atlas: the landscape at `params`, as a row.
 
@@ -206,6 +226,9 @@ def atlas_cell(
         (:func:`slr_theory.critical_points`).
     seed : sequence of int
         The cell's seed (:func:`atlas` passes ``(rng, cell)``).
+    certify : int
+        Boxes per part of a census (:func:`slr_theory.certify_critical_points`, seeded
+        by the cell's search) where the model has rigorous enclosures; 0: none.
 
     Returns
     -------
@@ -219,7 +242,9 @@ def atlas_cell(
         error ``optimum_basin_se``, ``basin_unconverged_fraction`` (at no minimum after
         `max_steps` steps), the fates of the same runs (:func:`fate_columns`: where each
         ends and when, at any budget), ``basin_runs``, ``alpha`` and the ``seconds`` the
-        cell took.
+        cell took; ``census_complete`` (1: the census closed every box), ``census_points``
+        and ``census_agrees`` (1: its points are the search's, with the same indices),
+        ``-1`` where no census ran.
 
     Examples
     --------
@@ -239,6 +264,9 @@ def atlas_cell(
     if isinstance(seed, (str, bytes)) or not isinstance(seed, Sequence) or not seed:
         raise ValueError(f"`seed` must be a non-empty sequence of integers, got {seed!r}.")
     seed = [positive_int(x, "seed", allow_zero=True) for x in seed]
+    certify = (
+        0 if certify is False else positive_int(certify, "certify", allow_zero=True, upper=10**12)
+    )
     ss = np.random.SeedSequence(seed)
     search_seed, basin_seed = (int(x) for x in ss.generate_state(2))
     found = critical_points(params, starts=starts, grid=grid, rng=search_seed)
@@ -258,6 +286,17 @@ def atlas_cell(
     )
     at_opt = [i for i, m in enumerate(b.minima) if same_point(m, _OPTIMUM, group=group)]
     share = stability_map(params, stability_grid).attracting_share
+    census = {c: -1 for c in _CENSUS_COLUMNS}
+    if certify and params.model.rigorous_table(params) is not None:
+        from .certify import certify_critical_points
+
+        proof = certify_critical_points(params, max_boxes=certify, points=found)
+        agree = proof.agreement(found)
+        census = {
+            "census_complete": int(proof.complete),
+            "census_points": len(proof.points),
+            "census_agrees": int(not (agree["missing"] or agree["extra"] or agree["differ"])),
+        }
     return {
         "lam": float(params.lam),
         "L": int(params.L),
@@ -270,6 +309,7 @@ def atlas_cell(
         "n_critical": len(found),
         "search_starts": len(found.search.starts),
         "search_last_new": found.search.last_new,
+        **census,
         "optimum_index": int(optimum.index) if optimum is not None else -1,
         "optimum_is_global": bool(
             optimum is not None
@@ -467,9 +507,12 @@ def found_text(row: dict) -> str:
     Returns
     -------
     str
-        ``"13 (last new at start 324 of 851)"``; the count alone for a table written
-        before the evidence was kept.
+        ``"13 (last new at start 324 of 851)"``; ``"12 (complete by proof)"`` where the
+        cell's census closed every box and holds the search's points; the count alone for
+        a table written before the evidence was kept.
     """
+    if row.get("census_complete") == 1 and row.get("census_agrees") == 1:
+        return f"{row['n_critical']} (complete by proof)"
     if row["search_starts"] < 0:  # a table written before the evidence was kept
         return f"{row['n_critical']}"
     return (
@@ -485,7 +528,7 @@ def _row_for_table(row: dict) -> dict:
 
 
 def _row_from_table(raw: dict) -> dict:
-    ints = ("cell", "L", "d", "s", "n_critical", *_SEARCH_COLUMNS, "optimum_index", "basin_runs")
+    ints = _INTS
     row = {}
     for name in COLUMNS:
         # a table written before the attention axis: the paper's pointwise attention
@@ -493,8 +536,8 @@ def _row_from_table(raw: dict) -> dict:
         if value is None and name in _FATE_COLUMNS:  # a table written before the fates
             row[name] = math.nan
             continue
-        if value is None and name in _SEARCH_COLUMNS:  # ... or before the search's evidence
-            row[name] = -1
+        if value is None and name in (*_SEARCH_COLUMNS, *_CENSUS_COLUMNS):  # ... or before
+            row[name] = -1  # the search's evidence or the census
             continue
         if value is None:
             raise KeyError(name)
@@ -536,7 +579,7 @@ def _arrow_schema(pa):
         "global_min_overlaps": pa.string(),
         "optimum_is_global": pa.bool_(),
     }
-    ints = ("cell", "L", "d", "s", "n_critical", *_SEARCH_COLUMNS, "optimum_index", "basin_runs")
+    ints = _INTS
     return pa.schema(
         [(c, kinds.get(c, pa.int64() if c in ints else pa.float64())) for c in COLUMNS]
     )
@@ -800,6 +843,7 @@ def atlas(
     out: str | os.PathLike | None = None,
     rng: int = 0,
     progress: bool | Callable[[int, int], None] = False,
+    certify: bool | int = False,
 ) -> Atlas:
     """The landscape over the Cartesian grid of the given axes around `base`.
 
@@ -838,6 +882,10 @@ def atlas(
     progress : bool or callable
         A progress bar (cells done, ETA) on stderr, or a callable given
         ``(done, total)`` after every cell.
+    certify : bool or int
+        Also run a census in every cell whose model has rigorous enclosures (columns
+        ``census_complete``, ``census_points``, ``census_agrees``): True for
+        :data:`CERTIFY_BOXES` boxes per part, or the budget itself.
 
     Returns
     -------
@@ -882,6 +930,11 @@ def atlas(
         "stability_grid": positive_int(stability_grid, "stability_grid", upper=2000),
         "starts": positive_int(starts, "starts", allow_zero=True, upper=10**6),
         "grid": positive_int(grid, "grid", upper=1000),
+        "certify": CERTIFY_BOXES
+        if certify is True
+        else 0
+        if certify is False
+        else positive_int(certify, "certify", allow_zero=True, upper=10**12),
         "rng": positive_int(rng, "rng", allow_zero=True),
     }
     given = {"lam": lam, "L": L, "gamma": gamma, "d": d, "s": s}
