@@ -1498,15 +1498,15 @@ def certify_critical_points(
             if w0 is None:
                 continue
             w = _newton(chart, w0)
-            if not np.all(np.isfinite(w)):
-                w = w0
-            x = np.array([float(q.mid) for q in chart.vectors([Interval(c) for c in w])])
-            ov = canonical(np.array(vector_overlaps(x)), group)
-            if any(np.max(np.abs(ov - q)) < 1e-9 for q in seen):
-                return False
-            seen.append(ov)
-            z = _verify(chart, w)
-            if z is None:
+            z = None
+            if np.all(np.isfinite(w)):
+                x = np.array([float(q.mid) for q in chart.vectors([Interval(c) for c in w])])
+                ov = canonical(np.array(vector_overlaps(x)), group)
+                if any(np.max(np.abs(ov - q)) < 1e-9 for q in seen):
+                    return False
+                seen.append(ov)
+                z = _verify(chart, w)
+            if z is None:  # Newton in the chart diverges where a curvature is 1e-54
                 z = _verify_face(chart, w0, face_list)
             if z is None:
                 continue

@@ -563,9 +563,14 @@ def test_a_tampered_or_open_certificate_leaves_the_list_found_by_search(
     assert "### On the spheres: found by search" in text
     assert "it FAILED" in text and "so it proves nothing" in text
 
-    from slr_theory.certify import certify_critical_points
+    data = json.loads(gzip.open(small_certificate, "rt").read())
+    from slr_theory.certify import UNRESOLVED
 
-    open_ = certify_critical_points(small_study.params, max_boxes=2000, starts=16)
+    data["parts"]["strata"]["verdicts"][0] = UNRESOLVED  # a box left open: weaker, still valid
+    data["complete"] = False
+    open_ = tmp_path / "open.json.gz"
+    with gzip.open(open_, "wt") as f:
+        json.dump(data, f)
     rep.write_report(tmp_path / "s", small_study.params, certificate=open_)
     text = (tmp_path / "s" / "report.md").read_text()
     assert "### On the spheres: found by search" in text
