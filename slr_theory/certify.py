@@ -1190,7 +1190,7 @@ def _bnb(space, min_width: float, max_boxes: int, progress=None, known: list | N
             space.classify(lo[i : i + CHUNK], hi[i : i + CHUNK]) for i in range(0, len(lo), CHUNK)
         ]
         verdict = np.concatenate([v for v, _d in got])
-        smear = np.concatenate([d for _v, d in got])
+        prefer = np.concatenate([d for _v, d in got])  # the side each open box asks to split
         width = np.max(hi - lo, axis=1)
         inside = {}
         if known:  # the strata: a box whose preimage a proved point's box holds
@@ -1233,7 +1233,7 @@ def _bnb(space, min_width: float, max_boxes: int, progress=None, known: list | N
         split = np.flatnonzero(verdict < 0)
         if not split.size:
             break
-        dims = np.where(smear[split] >= 0, smear[split], space.split_dims(lo[split], hi[split]))
+        dims = np.where(prefer[split] >= 0, prefer[split], space.split_dims(lo[split], hi[split]))
         (l0, h0), (l1, h1) = _children(lo[split], hi[split], dims)
         paths = [paths[i] + str(2 * d) for i, d in zip(split, dims, strict=True)] + [
             paths[i] + str(2 * d + 1) for i, d in zip(split, dims, strict=True)
@@ -1454,7 +1454,7 @@ def certify_critical_points(
     max_boxes : int
         Budget of boxes per part (beyond it the open boxes are left unresolved). The
         defaults close every box at the paper's parameters with ``lam = 0.1``: 5.4e5
-        boxes in the strata, 1.5 minutes on one core.
+        boxes in the strata, a minute on one core.
     starts, seed : int
         The search (:func:`slr_theory.critical_points`) whose points seed the Krawczyk
         boxes of the vectors' parts: a point it finds is proved where its box verifies.

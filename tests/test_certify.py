@@ -252,8 +252,8 @@ def test_the_mean_value_form_excludes_only_boxes_where_a_condition_keeps_its_sig
 
 @pytest.mark.slow
 def test_the_census_at_the_paper_parameters_is_complete_and_checks(tmp_path):
-    """lam = 0.1: every box closes (5.4e5 in the strata, 1.5 minutes), the list is
-    the search's 12 points, and the checker re-verifies it all (1.5 minutes)."""
+    """lam = 0.1: every box closes (5.4e5 in the strata, a minute), the list is
+    the search's 12 points, and the checker re-verifies it all (30 s)."""
     census = certify_critical_points(PAPER)
     assert census.complete and len(census.points) == 12
     result = check_certificate(census.save(tmp_path / "census.json.gz"))
