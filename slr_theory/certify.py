@@ -1423,7 +1423,9 @@ def _kind(index, nullity, d: int) -> str:
     return kind
 
 
-def _model_table(params: Params):
+def model_table(params: Params):
+    """The model's rigorous table (:meth:`slr_theory.models.Model.rigorous_table`), or a
+    ``ValueError`` saying that the model has none (an ``ImportError`` names the extra)."""
     table = params.model.rigorous_table(params)
     if table is None:
         raise ValueError(
@@ -1482,7 +1484,7 @@ def certify_critical_points(
     if int(max_boxes) != max_boxes or max_boxes < 1:
         raise ValueError(f"`max_boxes` must be a positive integer, got {max_boxes!r}.")
     t0 = time.perf_counter()
-    table = _model_table(params)
+    table = model_table(params)
     group = np.asarray(symmetries(params), dtype=float)
     spaces = _spaces(table, group)
     charts, strata, interior = spaces["charts"], spaces["strata"], spaces["overlaps"]
@@ -1721,7 +1723,7 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
     if not isinstance(census, Census):
         census = Census.load(census)
     params = census.params
-    table = _model_table(params)
+    table = model_table(params)
     group = np.asarray(symmetries(params), dtype=float)
     failures: list[str] = []
     if group.tolist() != [list(map(float, g)) for g in census.group]:

@@ -464,6 +464,13 @@ def _report_parser(sub) -> None:
         help="an atlas (the --out of slr-theory atlas, or its table) to show in a last section",
     )
     r.add_argument(
+        "--certify",
+        action="store_true",
+        help="compute the census of the critical points here (a minute at the paper's "
+        "parameters; pip install 'slr-theory[certify]'), write it as census.json.gz and "
+        "use it as --certificate",
+    )
+    r.add_argument(
         "--certificate",
         metavar="FILE",
         default=None,
@@ -474,7 +481,7 @@ def _report_parser(sub) -> None:
     _max_minutes(r)
     computing = (
         *("d", "L", "lam", "gamma", "eps", "s", "nonlinearity", "attention"),
-        *("alpha", "seed", "full", "atlas", "certificate", "jobs", "max_minutes"),
+        *("alpha", "seed", "full", "atlas", "certify", "certificate", "jobs", "max_minutes"),
     )
     r.set_defaults(run="_cmd_report", computing_defaults={k: r.get_default(k) for k in computing})
 
@@ -1491,6 +1498,18 @@ def _cmd_report(args) -> int:
                 f"slr-theory report: error: argument --atlas: cannot read an atlas from "
                 f"{args.atlas!r} ({type(exc).__name__}: {exc})"
             ) from None
+    if args.certify:
+        from .certify import model_table
+
+        if args.certificate is not None:
+            raise _UsageError(
+                "slr-theory report: error: argument --certify: computes the certificate; "
+                "drop --certificate"
+            )
+        try:
+            model_table(params)
+        except ValueError as exc:
+            raise _UsageError(f"slr-theory report: error: argument --certify: {exc}") from None
     if args.certificate is not None:
         from .study import read_certificate
 
@@ -1518,6 +1537,7 @@ def _cmd_report(args) -> int:
             atlas=atlas,
             html=args.html,
             certificate=args.certificate,
+            certify=args.certify,
         )
     print(f"wrote {path}" + (f" and {path.with_suffix('.html')}" if args.html else ""))
     return 0

@@ -34,6 +34,8 @@ __all__ = ["RESULTS", "redraw_report", "write_report"]
 
 #: The file of the results, next to ``report.md``.
 RESULTS = "results.json"
+#: The census ``certify=True`` computes, beside the report.
+CENSUS = "census.json.gz"
 
 
 def _md_table(header, rows) -> list[str]:
@@ -62,6 +64,7 @@ def write_report(
     atlas=None,
     html: bool = False,
     certificate=None,
+    certify: bool = False,
 ) -> Path:
     """Compute everything and write ``report.md``, ``results.json`` and the figures into `out`.
 
@@ -98,6 +101,11 @@ def write_report(
         A census certificate at `params` (``slr-theory certify --out``): re-verified, and
         the full-space list is then "complete by proof" where it is complete and agrees
         with the search, "found by search" otherwise.
+    certify : bool
+        Compute the census here (:func:`slr_theory.certify_critical_points`, seeded by
+        `seed`; a minute at the paper's parameters), write it beside the report as
+        ``census.json.gz`` and use it as `certificate` (needs a model with rigorous
+        enclosures and ``pip install 'slr-theory[certify]'``).
 
     Returns
     -------
@@ -124,11 +132,19 @@ def write_report(
         jobs = positive_int(jobs, "jobs", upper=1024)
     if atlas is not None and not isinstance(atlas, Atlas):  # refused before any computing
         atlas = read_atlas(atlas)
+    certify = boolean(certify, "certify")
+    if certify and certificate is not None:
+        raise ValueError("`certify` computes the certificate: give `certify` or `certificate`.")
     if certificate is not None:
         from .study import read_certificate
 
         read_certificate(params, certificate)  # refused before any computing
-    with Destination(out, force=force, exclusive=True, expect=_EXPECT) as dest:
+    if certify:
+        from .certify import model_table
+
+        model_table(params)  # refused before any computing where there are no enclosures
+    expect = [*_EXPECT, CENSUS] if certify else _EXPECT
+    with Destination(out, force=force, exclusive=True, expect=expect) as dest:
         # the bar names the part under way; no ETA: the parts take unequal times (the
         # continuation can take most of it), and a linear extrapolation would mislead
         with tqdm(
@@ -146,6 +162,13 @@ def write_report(
                     f"report: {_PARTS[i] if i < len(_PARTS) else 'drawing the figures'}"
                 )
 
+            if certify:
+                from .certify import certify_critical_points
+
+                bar.set_description_str("report: the census of the critical points (certify)")
+                census = certify_critical_points(params, seed=seed)
+                certificate = census.save(dest.file(CENSUS))
+                bar.set_description_str(f"report: {_PARTS[0]}")
             result = study(
                 params,
                 alpha=alpha,

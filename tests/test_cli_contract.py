@@ -148,7 +148,7 @@ def stubs(monkeypatch, tmp_path):
     import slr_theory.certify as certify
 
     def certify_critical_points(params, **kw):  # the checks, no proof: an open census
-        certify._model_table(params)
+        certify.model_table(params)
         assert kw["max_boxes"] >= 1 and 0 < kw["min_width"] < 1
         part = {
             "root": (-np.ones(5), np.ones(5)),

@@ -592,3 +592,33 @@ def test_a_certificate_for_other_parameters_is_refused_before_computing(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "argument --certificate: must be a census file" in err
     assert not (tmp_path / "r").exists()
+
+
+def test_certify_computes_the_census_beside_the_report(
+    tmp_path, monkeypatch, small_study, no_figures, capsys
+):
+    """``certify=True``: the census is computed at the report's parameters, written as
+    ``census.json.gz`` beside it, re-verified and read as the certificate; the command
+    checks the file it wrote; a model without enclosures is refused before computing."""
+    pytest.importorskip("flint")
+    monkeypatch.setattr(study_module, "study", _study_with_proof(small_study))
+    out = tmp_path / "r"
+    rep.write_report(out, small_study.params, certify=True)
+    text = (out / "report.md").read_text()
+    assert (out / rep.CENSUS).exists() and "### On the spheres: complete by proof" in text
+    assert "(`census.json.gz`, `slr-theory certify`)" in text
+    assert main(["certify", "--check", str(out / rep.CENSUS)]) == 0
+    capsys.readouterr()
+    with pytest.raises(ValueError, match="`certify`"):
+        rep.write_report(
+            tmp_path / "s", small_study.params, certify=True, certificate=out / rep.CENSUS
+        )
+    tanh = small_study.params.replace(nonlinearity="tanh")
+    with pytest.raises(ValueError, match="rigorous enclosures"):
+        rep.write_report(tmp_path / "s", tanh, certify=True)
+    assert (
+        main(["report", "--out", str(tmp_path / "s"), "--nonlinearity", "tanh", "--certify"]) == 2
+    )
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "argument --certify" in err
+    assert not (tmp_path / "s").exists()
