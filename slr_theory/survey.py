@@ -1118,7 +1118,9 @@ def _run_dask(tasks, client, jobs: int | None, finished) -> None:
                 threads_per_worker=1,
                 processes=True,
                 dashboard_address=None,
-                silence_logs=logging.ERROR,  # a worker ended at the close is not news
+                # a worker ended at the close, or a heartbeat late under load, is not news:
+                # what went wrong is raised here and said in the command's one line
+                silence_logs=logging.CRITICAL,
                 preload=[__name__],  # dask_setup: the workers leave a Ctrl-C to this process
             )
         client = Client(cluster)
