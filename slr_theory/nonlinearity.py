@@ -41,7 +41,7 @@ import numpy as np
 from scipy.special import erf, erfc, expit
 
 from .chebyshev import Pieces, build_pieces
-from .validate import as_array, positive_real
+from .validate import as_array, finite_real, positive_real
 
 __all__ = [
     "BUILTIN_NONLINEARITIES",
@@ -192,6 +192,49 @@ class Nonlinearity:
     def __plain__(self) -> str:
         """What a saved result records of it: the name (functions are not data)."""
         return self.name
+
+    def shifted(self, bias: float) -> Nonlinearity:
+        """``u -> sigma(u + bias)``: this nonlinearity with a bias, as a new one.
+
+        Sigmoid attention with a bias, ``p_l = sigmoid(lambda X_l . k + b)``, is
+        ``nonlinearity_of("sigmoid").shifted(b)``. The derivatives and the complement are
+        this one's at ``u + bias``, the strip of analyticity is the same, and what the new
+        one is (odd, increasing, bounded) is verified again when it is built. Closed forms
+        are not carried over: the tails they give are taken from the sign of the centre,
+        which the shift moves, so the quadrature serves.
+
+        Parameters
+        ----------
+        bias : float
+            Finite; named into the result (``"sigmoid+0.5"``).
+
+        Returns
+        -------
+        Nonlinearity
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> from slr_theory.nonlinearity import nonlinearity_of
+        >>> biased = nonlinearity_of("sigmoid").shifted(0.5)
+        >>> biased.name, bool(np.isclose(biased.f(np.array(-0.5)), 0.5)), biased.odd
+        ('sigmoid+0.5', True, False)
+        """
+        b = finite_real(bias, "bias")
+
+        def at(fn):
+            return None if fn is None else (lambda u: fn(np.asarray(u, dtype=np.float64) + b))
+
+        return Nonlinearity(
+            f"{self.name}{b:+g}",
+            at(self.f),
+            at(self.df),
+            at(self.d2f),
+            at(self.d3f),
+            d4f=at(self.d4f),
+            complement=at(self.complement),
+            strip=self.strip,
+        )
 
     def derivative(self, j: int) -> Callable[[np.ndarray], np.ndarray] | None:
         """``sigma^(j)`` for ``0 <= j <= 4``, or None if it is not provided."""
