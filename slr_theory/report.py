@@ -26,6 +26,7 @@ from .critical import overlaps_text, symmetries
 from .output import Destination, file_digest, written_files
 from .params import Params, check_params
 from .render import bayes_text
+from .study import check_certifying
 from .survey import Atlas, found_text, read_atlas
 from .trajectory import MAX_ALPHA
 from .validate import boolean, positive_int, positive_real
@@ -103,7 +104,7 @@ def write_report(
         with the search, "found by search" otherwise.
     certify : bool
         Compute the census here (:func:`slr_theory.certify_critical_points`, seeded by
-        `seed`; a minute at the paper's parameters), write it beside the report as
+        the report's own search; a minute at the paper's parameters), write it beside the report as
         ``census.json.gz`` and use it as `certificate` (needs a model with rigorous
         enclosures and ``pip install 'slr-theory[certify]'``).
 
@@ -133,16 +134,7 @@ def write_report(
     if atlas is not None and not isinstance(atlas, Atlas):  # refused before any computing
         atlas = read_atlas(atlas)
     certify = boolean(certify, "certify")
-    if certify and certificate is not None:
-        raise ValueError("`certify` computes the certificate: give `certify` or `certificate`.")
-    if certificate is not None:
-        from .study import read_certificate
-
-        read_certificate(params, certificate)  # refused before any computing
-    if certify:
-        from .certify import model_table
-
-        model_table(params)  # refused before any computing where there are no enclosures
+    check_certifying(params, certificate, certify)  # refused before any computing
     expect = [*_EXPECT, CENSUS] if certify else _EXPECT
     with Destination(out, force=force, exclusive=True, expect=expect) as dest:
         # the bar names the part under way; no ETA: the parts take unequal times (the
@@ -162,13 +154,6 @@ def write_report(
                     f"report: {_PARTS[i] if i < len(_PARTS) else 'drawing the figures'}"
                 )
 
-            if certify:
-                from .certify import certify_critical_points
-
-                bar.set_description_str("report: the census of the critical points (certify)")
-                census = certify_critical_points(params, seed=seed)
-                certificate = census.save(dest.file(CENSUS))
-                bar.set_description_str(f"report: {_PARTS[0]}")
             result = study(
                 params,
                 alpha=alpha,
@@ -178,6 +163,7 @@ def write_report(
                 progress=done,
                 atlas=atlas,
                 certificate=certificate,
+                certify=dest.file(CENSUS) if certify else False,
             )
         result.save(dest.file(RESULTS))
         _draw(result, dest, html)

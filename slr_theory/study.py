@@ -51,6 +51,7 @@ __all__ = [
     "RiskRow",
     "Study",
     "atlas_finding",
+    "check_certifying",
     "check_proof",
     "cost",
     "fates_sentence",
@@ -282,6 +283,34 @@ def read_certificate(params: Params, certificate):
             f"`certificate` is about {certificate.params}, not the parameters {params}."
         )
     return certificate, source
+
+
+def check_certifying(params: Params, certificate, certify) -> None:
+    """Refuse, before any computing, a certificate for other parameters, `certify` with a
+    certificate too, or `certify` for a model without rigorous enclosures.
+
+    Parameters
+    ----------
+    params : Params
+    certificate : Census or path or None
+    certify : bool or path
+        Whether the census is computed here (a path: where it is saved).
+
+    Raises
+    ------
+    ValueError
+        Naming `certificate` or `certify`.
+    """
+    if certify is not False and certify is not None:
+        if certificate is not None:
+            raise ValueError(
+                "`certify` computes the certificate: give `certify` or `certificate`."
+            )
+        from .certify import model_table
+
+        model_table(params)
+    if certificate is not None:
+        read_certificate(params, certificate)
 
 
 def check_proof(params: Params, certificate, points, source: str | None = None) -> Proof:
@@ -643,6 +672,7 @@ def study(
     progress=None,
     atlas=None,
     certificate=None,
+    certify: bool | str | Path = False,
 ) -> Study:
     """Compute everything the report shows, at `params`.
 
@@ -668,6 +698,9 @@ def study(
         A census certificate at `params` (:func:`slr_theory.certify_critical_points`,
         ``slr-theory certify --out``): re-verified and compared with the search
         (:attr:`Study.proof`), so the report can say whether the list is complete by proof.
+    certify : bool or path
+        Compute the census here, seeded by the study's own search, and use it as the
+        certificate; a path: save it there too (the report writes ``census.json.gz``).
 
     Returns
     -------
@@ -681,8 +714,9 @@ def study(
     params = check_params(params if params is not None else Params.paper())
     if atlas is not None and not isinstance(atlas, Atlas):
         atlas = read_atlas(atlas)
+    check_certifying(params, certificate, certify)  # refused before any computing
     source = None
-    if certificate is not None:  # refused before any computing
+    if certificate is not None:
         certificate, source = read_certificate(params, certificate)
     tell = progress or (lambda _label: None)
     jobs = (2 if (os.cpu_count() or 1) >= 2 else 1) if jobs is None else jobs
@@ -718,6 +752,13 @@ def study(
         on_m = critical_points(params, "manifold")
         found = critical_points(params, rng=seed)
         seconds["critical points"] = time.perf_counter() - t0
+        if certify is not False and certify is not None:
+            from .certify import certify_critical_points
+
+            certificate = _timed(seconds, "census", certify_critical_points, params, points=found)
+            source = "computed here"
+            if certify is not True:
+                source = certificate.save(certify).name
         tell("critical points")
         try:
             bound = _timed(seconds, "lipschitz", lipschitz_bound, params, rng=seed)

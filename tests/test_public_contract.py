@@ -225,6 +225,8 @@ NOT_CALLED: dict[str, str] = {
     "test_report.py",
     "study.read_certificate": "reads a census certificate the toolkit wrote; its refusals "
     "are tested in test_report.py",
+    "study.check_certifying": "refuses a certificate or certify before computing; its "
+    "refusals are tested in test_report.py",
     "landscape.ended_at": "takes a Fates the toolkit built; tested in test_landscape.py",
     "study.fates_sentence": "takes a Basins the toolkit built; tested in test_study.py",
     "survey.fate_columns": "takes a Fates the toolkit built; tested in test_survey.py",
