@@ -711,8 +711,9 @@ def phase_portrait(
     return out
 
 
-#: Contour spacings (decades of flow time) the arrival layer of a portrait chooses from.
-_SPACINGS = tuple(m * 10.0**e for e in range(-6, 3) for m in (1, 2, 5))
+#: Contour spacings (decades of flow time) the arrival layer of a portrait chooses from:
+#: none finer than 0.01 decade (2 % of a time), which a figure does not resolve.
+_SPACINGS = tuple(m * 10.0**e for e in range(-2, 3) for m in (1, 2, 5))
 
 
 def _arrival_layer(ax, data) -> None:
@@ -721,7 +722,8 @@ def _arrival_layer(ax, data) -> None:
     The levels are the finest of :data:`_SPACINGS` that the fates' errors resolve (ten
     times the largest relative error of a time, in decades) with at most eight levels in
     the range; where no level falls inside it (every cell arrives at the same time, to
-    what the errors resolve), the legend gives that time instead.
+    what the errors and a 0.01-decade spacing resolve: at ``lam = 0.5`` the times differ
+    by 1e-6 decades, all spent on the plateau), the legend gives that time instead.
     """
     t = data.basin_time
     if t is None:
