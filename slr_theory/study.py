@@ -296,6 +296,10 @@ def check_certifying(params: Params, certificate, certify) -> None:
     certify : bool or path
         Whether the census is computed here (a path: where it is saved).
 
+    Returns
+    -------
+    None
+
     Raises
     ------
     ValueError
