@@ -979,7 +979,8 @@ class Census:
         """How a list of points (e.g. :func:`slr_theory.critical_points`'s) compares with the
         census, up to the group: ``missing`` (canonical overlaps of census points the list
         lacks), ``extra`` (list points the census does not have), ``differ`` (points in
-        both whose index or nullity differ; only where the census proved them).
+        both whose index or nullity differ; only where the census proved them), and
+        ``same`` (none of the three).
 
         Parameters
         ----------
@@ -1008,7 +1009,8 @@ class Census:
             if c.index is not None and (c.index, c.nullity) != (q.index, q.nullity):
                 differ.append([float(x) for x in mid])
         missing = [list(c.overlaps) for c, s in zip(self.points, seen, strict=True) if not s]
-        return {"missing": missing, "extra": extra, "differ": differ}
+        same = not (missing or extra or differ)
+        return {"missing": missing, "extra": extra, "differ": differ, "same": same}
 
     def to_dict(self) -> dict:
         """The certificate as JSON-able data (floats of boxes as exact hex strings)."""

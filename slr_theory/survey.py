@@ -295,7 +295,7 @@ def atlas_cell(
         census = {
             "census_complete": int(proof.complete),
             "census_points": len(proof.points),
-            "census_agrees": int(not (agree["missing"] or agree["extra"] or agree["differ"])),
+            "census_agrees": int(agree["same"]),
         }
     return {
         "lam": float(params.lam),
