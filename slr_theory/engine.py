@@ -897,7 +897,10 @@ class MomentTable:
         if not np.isfinite(sup1):  # sigma' unbounded too: no bound of E |sigma| from it
             e0 = np.zeros_like(t)
         size = {f"E{j}": np.abs(basis[index[f"E{j}"]]) for j in range(1, 5)}
-        size["E0"] = np.maximum(np.abs(basis[index["E0"]]), e0)
+        # one-signed sigma (checked when built): E |sigma(U)| is |E sigma(U)| itself
+        size["E0"] = (
+            np.abs(basis[index["E0"]]) if sig.sign else np.maximum(np.abs(basis[index["E0"]]), e0)
+        )
         sgn = np.where(t >= 0, 1.0, -1.0)
         w = np.abs(1.0 - sgn * ov5[1])
         basis[index["E0"]] = size["E0"]
@@ -917,6 +920,8 @@ class MomentTable:
             tail = (1.0 + sig.bound) * e1
             if np.isfinite(sup1):
                 tail = np.minimum(tail, sup1 * (1.0 + size["E0"]))
+            if sig.increasing and sig.sign:  # sigma' sigma one-signed: E sigma'|sigma| = |Z1|/2
+                tail = np.minimum(tail, e1 + 0.5 * np.abs(basis[index["Z1"]]))
             basis[index["W1"]] = 2.0 * (w * e1 + tail)
         nu = np.abs(ov5[1])
         for j in range(2, 5):  # W_j: the terms it is made of, or the pair it replaces

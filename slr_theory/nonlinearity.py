@@ -98,13 +98,25 @@ class Nonlinearity:
         Half-width of a strip ``|Im u| < strip`` where ``sigma`` is analytic and bounded
         (tanh: ``pi/2``; algebraic, arctan: 1). With it, small ``g`` uses Gauss–Hermite
         (:func:`gaussian_moments`); without it, always the composite rule.
+    kinks : sequence of float, optional
+        Where ``sigma`` is continuous but a derivative jumps (ReLU: ``(0,)``; hard tanh:
+        ``(-1, 1)``). The derivatives given are the pieces' (ReLU's ``d2f`` is 0), and
+        all four must be given; the distributional rest, a Dirac mass ``J delta(u - c)``
+        in ``sigma^(m+1)`` for each jump ``J`` of ``sigma^(m)`` at ``c``, is added to the
+        Gaussian expectations in closed form (``E delta^(p)(t + gZ - c) =
+        He_p(z) phi(z) / g^(p+1)``, ``z = (c - t)/g``), and the quadrature's panels break
+        at the kinks. The jumps are measured at the neighbouring floats of each kink; the
+        derivatives are checked by differences away from the kinks, and by one-sided
+        differences at them.
 
     Raises
     ------
     ValueError
         If `name` is empty, a callable is missing, a function does not return finite
         values of its input's shape on :data:`CHECK_POINTS`, or a derivative disagrees
-        with a central difference of the function before it there (relative ``1e-5``).
+        with a central difference of the function before it there (relative ``1e-5``);
+        if a kink is not finite, ``sigma`` jumps there, or `kinks` come with a `strip`
+        or without ``d3f`` and ``d4f``.
 
     Examples
     --------
@@ -134,6 +146,7 @@ class Nonlinearity:
     closed_moments: Callable[[np.ndarray, float, int], dict] | None = field(
         default=None, kw_only=True
     )
+    kinks: tuple = field(default=(), kw_only=True)
     #: ``sigma(-u) = -sigma(u)`` to ``1e-14`` on :data:`CHECK_POINTS` (verified when built).
     odd: bool = field(init=False, repr=False, compare=False)
     #: ``sigma' >= 0`` on :data:`CHECK_POINTS` and ``> 0`` somewhere (verified): every
@@ -141,10 +154,17 @@ class Nonlinearity:
     increasing: bool = field(init=False, repr=False, compare=False)
     #: ``max |sigma|`` on :data:`CHECK_POINTS` (measured).
     bound: float = field(init=False, repr=False, compare=False)
+    #: ``1`` if ``sigma >= 0`` on :data:`CHECK_POINTS` (ReLU, sigmoid), ``-1`` if
+    #: ``sigma <= 0``, else 0 (verified): a one-signed ``E sigma(U)`` does not cancel
+    #: inside itself, however small it is.
+    sign: int = field(init=False, repr=False, compare=False)
     #: ``(left, right)``: whether ``|sigma| < 1e-20`` at every check point beyond ``-60``
     #: (``+60``), as sigmoid's left tail: there ``sigma^2`` itself is the integrand the
     #: quadrature must follow into the tail (measured).
     vanishes: tuple = field(init=False, repr=False, compare=False)
+    #: ``(len(kinks), 2, 5)``: ``sigma^(m)`` at the float below and above each kink
+    #: (measured when built; their differences are the jumps).
+    sides: np.ndarray = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name.strip():
@@ -160,11 +180,13 @@ class Nonlinearity:
             object.__setattr__(self, "strip", positive_real(self.strip, "strip"))
         if self.d4f is not None and self.d3f is None:
             raise ValueError("`d4f` needs `d3f`: give the third derivative too.")
+        object.__setattr__(self, "kinks", _checked_kinks(self))
         chain = [a for a in ("f", "df", "d2f", "d3f", "d4f") if getattr(self, a) is not None]
         given = [*chain, "complement"] if self.complement is not None else chain
         values = _checked_values(self, given)
         for low, high in itertools.pairwise(chain):
             _check_derivative(self, low, high, values)
+        object.__setattr__(self, "sides", _kink_sides(self))
         f, df = values["f"], values["df"]
         u = CHECK_POINTS
         odd = bool(np.all(np.abs(f + f[::-1]) <= 1e-14 * np.maximum(1.0, np.abs(f))))
@@ -172,6 +194,7 @@ class Nonlinearity:
         object.__setattr__(self, "odd", odd)
         object.__setattr__(self, "increasing", increasing)
         object.__setattr__(self, "bound", float(np.max(np.abs(f))))
+        object.__setattr__(self, "sign", 1 if np.all(f >= 0) else -1 if np.all(f <= 0) else 0)
         tiny = np.abs(f) < 1e-20
         object.__setattr__(
             self, "vanishes", (bool(np.all(tiny[u <= -60.0])), bool(np.all(tiny[u >= 60.0])))
@@ -234,6 +257,7 @@ class Nonlinearity:
             d4f=at(self.d4f),
             complement=at(self.complement),
             strip=self.strip,
+            kinks=tuple(c - b for c in self.kinks),
         )
 
     def derivative(self, j: int) -> Callable[[np.ndarray], np.ndarray] | None:
@@ -303,12 +327,93 @@ def _check_derivative(sigma: Nonlinearity, low: str, high: str, values: dict) ->
     rounding = 8.0 * EPS * np.maximum(np.abs(up), np.abs(down)) / h
     scale = 1e-9 * (np.max(np.abs(values[low])) + np.max(np.abs(exact)))
     ok = np.abs(fd - exact) <= 1e-5 * np.abs(exact) + rounding + scale
+    for c in sigma.kinks:  # a difference across a kink averages two slopes: skipped there
+        ok |= np.abs(u - c) <= 2.0 * h
     if not np.all(ok):
         i = int(np.argmax(~ok))
         raise ValueError(
             f"`{high}` of nonlinearity {sigma.name!r} is not the derivative of `{low}`: at "
             f"u = {u[i]!r} it gives {exact[i]!r}, a central difference gives {fd[i]!r}."
         )
+
+
+def _checked_kinks(sigma: Nonlinearity) -> tuple:
+    """`kinks` as a sorted tuple of distinct finite floats, refused with what it needs."""
+    try:
+        kinks = tuple(sorted({float(c) for c in sigma.kinks}))
+    except (TypeError, ValueError):
+        raise ValueError(
+            f"`kinks` of nonlinearity {sigma.name!r} must be a sequence of finite numbers, "
+            f"got {sigma.kinks!r}."
+        ) from None
+    if not all(math.isfinite(c) and abs(c) <= 1e300 for c in kinks):
+        raise ValueError(
+            f"`kinks` of nonlinearity {sigma.name!r} must be finite numbers in "
+            f"[-1e300, 1e300], got {sigma.kinks!r}."
+        )
+    if kinks and (sigma.d3f is None or sigma.d4f is None):
+        raise ValueError(
+            f"`kinks` of nonlinearity {sigma.name!r} need `d3f` and `d4f` (the pieces' "
+            "third and fourth derivatives): Stein's identity beyond them would miss the "
+            "Dirac masses at the kinks."
+        )
+    if kinks and sigma.strip is not None:
+        raise ValueError(
+            f"`strip` of nonlinearity {sigma.name!r} must be None when it has kinks (it is "
+            f"not analytic at {kinks[0]!r}), got {sigma.strip!r}."
+        )
+    return kinks
+
+
+#: One-sided differences at a kink: step, relative to ``max(1, |c|)``.
+_KINK_STEP = 1e-7
+
+
+def _kink_sides(sigma: Nonlinearity) -> np.ndarray:
+    """``sigma^(m)``, ``m <= 4``, just below and just above each kink, checked.
+
+    Refused when ``sigma`` itself jumps (the risk's expectations would need a Dirac mass
+    in ``sigma'``, which the model does not take) or when the one-sided slope of a
+    function differs from the next derivative's value on that side (``1e-5`` relative, plus
+    the step times the derivative after it).
+    """
+    out = np.zeros((len(sigma.kinks), 2, 5))
+    for i, c in enumerate(sigma.kinks):
+        at = np.array([np.nextafter(c, -np.inf), np.nextafter(c, np.inf)])
+        for m in range(5):
+            fn = sigma.derivative(m)
+            out[i, :, m] = np.asarray(fn(at), dtype=np.float64)
+        if not np.all(np.isfinite(out[i])):
+            raise ValueError(
+                f"the derivatives of nonlinearity {sigma.name!r} must be finite beside its "
+                f"kink {c!r}, got {out[i].tolist()!r}."
+            )
+        f_lo, f_hi = out[i, :, 0]
+        if not abs(f_hi - f_lo) <= 1e-12 * max(1.0, abs(f_lo)) + 4.0 * EPS * (
+            abs(c) * np.max(np.abs(out[i, :, 1]))
+        ):
+            raise ValueError(
+                f"nonlinearity {sigma.name!r} must be continuous at its kink {c!r}: it "
+                f"gives {f_lo!r} below and {f_hi!r} above."
+            )
+        h = _KINK_STEP * max(1.0, abs(c))
+        for m in range(4):
+            fn = sigma.derivative(m)
+            far = np.asarray(fn(np.array([c - h, c + h])), dtype=np.float64)
+            for side in (0, 1):
+                near = out[i, side, m]
+                slope = (far[1] - near) / h if side else (near - far[0]) / h
+                want = out[i, side, m + 1]
+                nxt = np.max(np.abs(out[i, :, min(m + 2, 4)]))
+                rounding = 8.0 * EPS * (abs(near) + abs(far[side])) / h
+                if not abs(slope - want) <= 1e-5 * abs(want) + h * nxt + rounding:
+                    raise ValueError(
+                        f"`{('df', 'd2f', 'd3f', 'd4f')[m]}` of nonlinearity {sigma.name!r} "
+                        f"is not the one-sided derivative at its kink {c!r}: "
+                        f"{'above' if side else 'below'} it gives {want!r}, a difference "
+                        f"gives {slope!r}."
+                    )
+    return out
 
 
 _ERF_REACH = 40.0  # exp(-40^2) = 0 in double: beyond it every derivative of erf is 0
@@ -405,6 +510,38 @@ def _sigmoid_d4(u):
     return _sigmoid_d2(u) * (1.0 - 12.0 * _sigmoid_d1(u))
 
 
+def _relu(u):
+    return np.maximum(np.asarray(u, dtype=np.float64), 0.0)
+
+
+def _step(u):
+    return (np.asarray(u) > 0).astype(np.float64)
+
+
+_LEAK = 0.01  # leaky ReLU's slope below 0 (PyTorch's default)
+
+
+def _leaky(u):
+    u = np.asarray(u, dtype=np.float64)
+    return np.where(u > 0, u, _LEAK * u)
+
+
+def _leaky_d1(u):
+    return np.where(np.asarray(u) > 0, 1.0, _LEAK)
+
+
+def _hardtanh(u):
+    return np.clip(np.asarray(u, dtype=np.float64), -1.0, 1.0)
+
+
+def _hardtanh_d1(u):
+    return (np.abs(np.asarray(u)) < 1.0).astype(np.float64)
+
+
+def _zero(u):
+    return np.zeros(np.shape(u))
+
+
 #: The built-in nonlinearities by name; ``"erf"`` is the paper's (the risk engine uses its
 #: closed forms, and this entry serves as an independent reference through quadrature).
 BUILTIN_NONLINEARITIES: dict[str, Nonlinearity] = {
@@ -457,6 +594,14 @@ BUILTIN_NONLINEARITIES: dict[str, Nonlinearity] = {
         d4f=_sigmoid_d4,
         complement=lambda u: expit(-u),
         strip=np.pi,  # poles at +-i pi
+    ),
+    # kinked: the pieces' derivatives, the Dirac masses at the kinks added in closed form
+    "relu": Nonlinearity("relu", _relu, _step, _zero, _zero, d4f=_zero, kinks=(0.0,)),
+    "leaky_relu": Nonlinearity(
+        "leaky_relu", _leaky, _leaky_d1, _zero, _zero, d4f=_zero, kinks=(0.0,)
+    ),
+    "hardtanh": Nonlinearity(
+        "hardtanh", _hardtanh, _hardtanh_d1, _zero, _zero, d4f=_zero, kinks=(-1.0, 1.0)
     ),
 }
 
@@ -550,7 +695,7 @@ def _mode(sigma: Nonlinearity, t: np.ndarray, g: np.ndarray, s: np.ndarray) -> n
         beyond = sF(mid) > 0
         far, near = np.where(beyond, mid, far), np.where(beyond, near, mid)
     mu = 0.5 * (near + far)
-    with np.errstate(under="ignore"):
+    with np.errstate(under="ignore", over="ignore"):  # an unbounded sigma: inf, a peak too
         peak = sigma.tail(t + g * mu, s) ** 2 * np.exp(-0.5 * mu * mu)
     return np.where(peak > 0.0, mu, 0.0)
 
@@ -585,13 +730,13 @@ def _square_mode(sigma: Nonlinearity, t: np.ndarray, g: float) -> np.ndarray:
             beyond = G(mid) < 0
             far, near = np.where(beyond, mid, far), np.where(beyond, near, mid)
         y = 0.5 * (near + far)
-        with np.errstate(under="ignore"):
+        with np.errstate(under="ignore", over="ignore"):
             peak = sigma.f(ts + g * d * y) ** 2 * np.exp(-0.5 * y * y)
         out[side] = np.where(peak > 0.0, d * y, 0.0)
     return out
 
 
-def _rule(t: np.ndarray, g: float, s: np.ndarray, mu: np.ndarray, reach=None):
+def _rule(t: np.ndarray, g: float, s: np.ndarray, mu: np.ndarray, reach=None, kinks=()):
     """Nodes ``z`` ``(n, N)`` and weights (``phi`` included) for the window of each ``t``.
 
     Panels of width at most 1 over the window, and panels graded geometrically around
@@ -599,7 +744,8 @@ def _rule(t: np.ndarray, g: float, s: np.ndarray, mu: np.ndarray, reach=None):
     ``z0 +- (0.75/g) 2^k`` below 1, so a sharp ``sigma`` costs ``O(log g)`` panels.
     ``s = sgn t`` and ``mu`` the mode (:func:`_mode`) come from the caller, and `reach`,
     the mode of ``sigma^2 phi`` where ``sigma`` vanishes (:func:`_square_mode`; None: 0),
-    which the window covers too.
+    which the window covers too. Panels also break at ``z = (c - t)/g`` for each of
+    `kinks`, so that every panel's integrand is smooth.
     """
     reach = np.zeros_like(t) if reach is None else reach
     lo = np.minimum(np.minimum(mu, 0.0), reach) - _HALF_WINDOW
@@ -611,6 +757,9 @@ def _rule(t: np.ndarray, g: float, s: np.ndarray, mu: np.ndarray, reach=None):
         z0 = (-t / g)[:, None]
         graded = np.concatenate([z0, z0 - offsets[None, :], z0 + offsets[None, :]], axis=1)
         cuts.append(np.clip(graded, lo[:, None], hi[:, None]))
+    if kinks:
+        at = (np.asarray(kinks)[None, :] - t[:, None]) / g
+        cuts.append(np.clip(at, lo[:, None], hi[:, None]))
     edges = np.sort(np.concatenate(cuts, axis=1), axis=1)
     a, w = edges[:, :-1], np.diff(edges, axis=1)  # (n, P): zero-width panels weigh nothing
     z = (a[:, :, None] + w[:, :, None] * (0.5 * (_GL_X + 1.0))).reshape(len(t), -1)
@@ -626,11 +775,18 @@ MAX_SCALE = 1e6
 MAX_CENTRE = 1e300
 _GH = {n: np.polynomial.hermite_e.hermegauss(n) for n in (16, 24, 32, 48, 64)}
 _SUP_GRID = np.linspace(-60.0, 60.0, 240_001)  # step 5e-4
-_E_ABS_HE = {  # E|He_m(Z)|
-    1: np.sqrt(2.0 / np.pi),
-    2: 4.0 * np.exp(-0.5) / np.sqrt(2.0 * np.pi),
-    3: 2.0 * (1.0 + 4.0 * np.exp(-1.5)) / np.sqrt(2.0 * np.pi),
-}
+
+
+def _abs_hermite_mean(m: int) -> float:
+    """``E |He_m(Z)|`` exactly: ``2 sum |He_{m-1}(r)| phi(r)`` over the roots ``r`` of ``He_m``
+    (``-He_m phi`` is the derivative of ``He_{m-1} phi``, and ``He_m`` changes sign at each
+    root)."""
+    roots = np.polynomial.hermite_e.hermeroots([0] * m + [1])
+    prev = np.polynomial.hermite_e.hermeval(roots, [0] * (m - 1) + [1])
+    return float(2.0 * np.sum(np.abs(prev) * np.exp(-0.5 * roots**2)) / np.sqrt(2.0 * np.pi))
+
+
+_E_ABS_HE = {m: _abs_hermite_mean(m) for m in range(1, 5)}  # E|He_m(Z)|
 
 
 class UnboundedSigma(ValueError):
@@ -652,7 +808,8 @@ def moment_sups(sigma: Nonlinearity, g: float) -> dict:
     smooth function can rise between nodes), and at least the largest value at the far
     check points out to ``1e300`` (:data:`CHECK_POINTS`; arctan reaches only 0.9897 of its
     sup 1 inside ``[-60, 60]``); a derivative not provided is bounded through Stein's
-    identity, ``|E h^(m)(t + gZ)| <= sup |h| E|He_m(Z)| / g^m``.
+    identity, ``|E h^(m)(t + gZ)| <= sup |h| E|He_m(Z)| / g^m``, and so is every one past
+    ``sigma'`` of a ``sigma`` with kinks (its derivatives there hold Dirac masses).
 
     Parameters
     ----------
@@ -680,7 +837,7 @@ def moment_sups(sigma: Nonlinearity, g: float) -> dict:
             f"{worst:.3g} for |u| <= 1e300): its Gaussian moments have no bound over every t, "
             "so nothing built on one (the certified Lipschitz bound) can be given."
         )
-    top = sigma.order
+    top = 1 if sigma.kinks else sigma.order  # beyond sigma', Dirac masses at the kinks
     out = {}
     for j in range(6):
         if j <= top:
@@ -704,6 +861,7 @@ def derivative_sup(sigma: Nonlinearity, j: int) -> float:
     Returns
     -------
     float
+        ``inf`` for ``j >= 2`` where ``sigma`` has kinks.
 
     Examples
     --------
@@ -713,6 +871,8 @@ def derivative_sup(sigma: Nonlinearity, j: int) -> float:
     """
     if isinstance(j, bool) or not isinstance(j, int | np.integer) or not 0 <= j <= sigma.order:
         raise ValueError(f"`j` must be an integer in [0, {sigma.order}], got {j!r}.")
+    if j >= 2 and sigma.kinks:  # a jump of sigma' makes sigma'' a Dirac mass there
+        return math.inf
     return _sampled_sups(sigma)[0][int(j)]
 
 
@@ -732,8 +892,13 @@ def _sampled_sups(sigma: Nonlinearity) -> tuple[tuple[float, ...], tuple[float, 
         far = [sigma.derivative(j)(far_u) for j in range(sigma.order + 1)]
         far_sq = _square_derivatives(far)
 
+    # a derivative's jump at a kink is not a rise between nodes: those steps are left out
+    smooth = np.ones(u.size - 1, dtype=bool)
+    for c in sigma.kinks:
+        smooth &= ~((u[:-1] <= c) & (c <= u[1:]))
+
     def bound(vals, beyond):
-        slope = np.max(np.abs(np.diff(vals))) / h
+        slope = np.max(np.abs(np.diff(vals))[smooth]) / h
         return float(max(np.max(np.abs(vals)) + h * slope, np.max(np.abs(beyond))))
 
     return (
@@ -992,8 +1157,30 @@ def _integrate(
     n: int | None,
     absolute: dict | None,
 ) -> dict:
-    """The moments at `t` by one rule: `n` Gauss–Hermite nodes, or the panels (None)."""
-    z, w = _rule(t, g, s, mu, reach) if n is None else _hermite_rule(n, mu)
+    """The moments at `t` by one rule: `n` Gauss–Hermite nodes, or the panels (None).
+
+    An unbounded ``sigma`` (ReLU) overflows ``sigma^2`` at centres beyond ``1e154``:
+    quietly, as ``inf``, which :func:`gaussian_moments` refuses by name.
+    """
+    if sigma.bound > 1e100:
+        with np.errstate(over="ignore", invalid="ignore"):
+            return _integrate_rule(sigma, t, g, order, s, mu, reach, n, absolute)
+    return _integrate_rule(sigma, t, g, order, s, mu, reach, n, absolute)
+
+
+def _integrate_rule(
+    sigma: Nonlinearity,
+    t: np.ndarray,
+    g: float,
+    order: int,
+    s: np.ndarray,
+    mu: np.ndarray,
+    reach: np.ndarray,
+    n: int | None,
+    absolute: dict | None,
+) -> dict:
+    """:func:`_integrate`'s body."""
+    z, w = _rule(t, g, s, mu, reach, sigma.kinks) if n is None else _hermite_rule(n, mu)
     u = t[:, None] + g * z
     top = min(sigma.order, 2 + order)
     d = [sigma.derivative(j)(u) for j in range(top + 1)]
@@ -1025,7 +1212,64 @@ def _integrate(
         if m < j:
             sq = sq * (_hermite_e(j - m, z) / g ** (j - m))
         expect(f"d{j}tau2", sq)
+    if sigma.kinks:
+        _add_kink_masses(sigma, t, g, order, s, out, absolute)
     return out
+
+
+def _add_kink_masses(
+    sigma: Nonlinearity,
+    t: np.ndarray,
+    g: float,
+    order: int,
+    s: np.ndarray,
+    out: dict,
+    absolute: dict | None,
+) -> None:
+    """Add the Dirac masses at the kinks to the moments the panels integrated (in place).
+
+    A jump ``J`` of ``F^(m)`` at ``c`` puts ``J delta^(j-1-m)(u - c)`` into ``F^(j)``, whose
+    expectation is ``J He_{j-1-m}(z) phi(z) / g^(j-m)``, ``z = (c - t)/g``. ``F`` is
+    ``sigma`` (``E_j``), ``sigma^2`` (``Z_j``) and ``tau^2`` (the ``d{j}tau2``); in
+    ``E sigma'' tau`` the mass is ``J_1 tau(c) phi(z) / g`` (``tau`` is continuous).
+    """
+    top = 2 + order
+    for c, (below, above) in zip(sigma.kinks, sigma.sides, strict=True):
+        # beyond |z| = 40, phi(z) = 0 in double: clipped, so that z^2 and He_p(z) stay finite
+        z = np.clip((c - t) / g, -_MODE_REACH, _MODE_REACH)
+        with np.errstate(under="ignore"):
+            phi = np.exp(-0.5 * z * z) / np.sqrt(2.0 * np.pi)
+        he = [_hermite_e(p, z) for p in range(top)]
+        lo, hi = [np.full(t.shape, v) for v in below], [np.full(t.shape, v) for v in above]
+        chains = {
+            "E": (hi, lo),
+            "Z": (_square_derivatives(hi), _square_derivatives(lo)),
+        }
+        tau_lo, tau_hi = 1.0 - s * lo[0], 1.0 - s * hi[0]
+        taus = (
+            [None, *(_tau_square_derivative(j, tau_hi, hi, s) for j in range(1, top))],
+            [None, *(_tau_square_derivative(j, tau_lo, lo, s) for j in range(1, top))],
+        )
+
+        def mass(key, ups, downs, j, z=z, phi=phi, he=he):
+            add = np.zeros_like(t)
+            size = np.zeros_like(t)
+            for m in range(1, j):  # F is continuous (checked when built): no m = 0 mass
+                term = (ups[m] - downs[m]) * he[j - 1 - m] * phi / g ** (j - m)
+                add, size = add + term, size + np.abs(term)
+            out[key] = out[key] + add
+            if absolute is not None:
+                absolute[key] = absolute[key] + size
+
+        for j in range(2, top + 1):
+            for f, (ups, downs) in chains.items():
+                mass(f"{f}{j}", ups, downs, j)
+        for j in range(3, top + 1):
+            mass(f"d{j}tau2", *taus, j)
+        jump = (hi[1] - lo[1]) * tau_lo * phi / g
+        out["d2tau"] = out["d2tau"] + jump
+        if absolute is not None:
+            absolute["d2tau"] = absolute["d2tau"] + np.abs(jump)
 
 
 def _tau_square_derivative(j: int, tau: np.ndarray, d: list, s: np.ndarray) -> np.ndarray:

@@ -27,6 +27,7 @@ from .strategies import (
 )
 
 NAMES = ("tanh", "algebraic", "arctan", "sigmoid", "erf")
+KINKED = ("relu", "leaky_relu", "hardtanh")
 
 
 def _mp_derivatives(name):
@@ -319,6 +320,9 @@ def test_a_large_batch_through_the_interpolant_agrees_with_the_quadrature(name, 
         pytest.param("algebraic", marks=pytest.mark.slow),  # odd and saturating, as tanh
         "arctan",  # saturating slowly
         "sigmoid",  # not odd
+        "relu",  # kinked, unbounded, not odd: its informative key dies at kappa < 0
+        pytest.param("leaky_relu", marks=pytest.mark.slow),
+        "hardtanh",  # two kinks, odd, bounded
     ),
 )
 @pytest.mark.parametrize(
@@ -365,7 +369,7 @@ def test_erf_through_quadrature_agrees_with_the_closed_form(cfg):
     np.testing.assert_allclose(h2, h1, rtol=0, atol=1e-12 * np.abs(h1).max())
 
 
-@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan", "sigmoid"))
+@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan", "sigmoid", *KINKED))
 def test_risk_matches_monte_carlo_on_explicit_vectors(name):
     """The data model itself (tokens drawn in R^d) within 4 standard errors."""
     from slr_theory.testing import assert_matches_monte_carlo
@@ -376,7 +380,7 @@ def test_risk_matches_monte_carlo_on_explicit_vectors(name):
         assert_matches_monte_carlo(p, ov, n=200_000, z=4, rng=rng)
 
 
-@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan", "sigmoid"))
+@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan", "sigmoid", *KINKED))
 @pytest.mark.parametrize("s", [1, 2])
 def test_gradient_and_hessian_match_finite_differences(name, s):
     rng = np.random.default_rng(3 + s)
@@ -393,7 +397,7 @@ def test_gradient_and_hessian_match_finite_differences(name, s):
         assert_derivatives_match_differences(p, ov)
 
 
-@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan", "sigmoid"))
+@pytest.mark.parametrize("name", ("tanh", "algebraic", "arctan", "sigmoid", *KINKED))
 def test_m_is_invariant(name):
     """On M the partials in theta, eta, rho vanish exactly (their terms carry theta, eta or rho)."""
     p = Params(d=400, L=10, lam=0.3, gamma=0.7, s=2, nonlinearity=name)
@@ -452,7 +456,7 @@ def test_nonlinearity_validation_names_what_is_wrong():
             d4f=np.tanh,
         )
     with pytest.raises(ValueError, match="`nonlinearity` must be one of 'erf', 'tanh'"):
-        Params.paper().replace(nonlinearity="relu")
+        Params.paper().replace(nonlinearity="swish")
     with pytest.raises(ValueError, match="`g` must be finite and > 0"):
         gaussian_moments("tanh", [0.1], 0.0)
     with pytest.raises(ValueError, match="`order` must be 0, 1 or 2"):
@@ -505,7 +509,7 @@ def test_the_builtins_are_finite_and_quiet_out_to_1e300():
         with np.errstate(over="raise", invalid="raise", divide="raise"):
             tails = [sig.tail(CHECK_POINTS, np.full_like(CHECK_POINTS, s)) for s in (-1.0, 1.0)]
         assert all(np.all(np.isfinite(t)) for t in tails), name
-        if sig.closed_moments is not None and sig.bound > 1e100:  # linear attention
+        if sig.bound > 1e100:  # linear attention, ReLU: sigma^2 overflows, refused by name
             with pytest.raises(ValueError, match=r"`t`: the moment .* overflows"):
                 gaussian_moments(name, [1e200, -1e300], 0.1, 2)
             continue
@@ -877,3 +881,180 @@ def test_sigmoid_attention_with_a_bias_matches_monte_carlo_and_its_differences()
             vel, scale = _velocities_on_m(p, kappa, nu)
             worst = max(worst, np.abs(vel).max() / scale)
     assert p.model.manifold_invariant(p) == (worst <= 1e-12)
+
+
+# --- kinked sigma: ReLU, leaky ReLU, hard tanh --------------------------------------------
+
+
+def _mp_truncated(k, za, zb):
+    """``E[Z^k 1{za < Z < zb}]`` exactly: ``M_k = (k - 1) M_{k-2} + za^{k-1} phi(za) - zb^{k-1}
+    phi(zb)``."""
+    phi = lambda z: mp.npdf(z) if mp.isfinite(z) else mp.mpf(0)  # noqa: E731
+    power = lambda z, p: z**p if mp.isfinite(z) else mp.mpf(0)  # noqa: E731
+    m = [mp.ncdf(zb) - mp.ncdf(za), phi(za) - phi(zb)]
+    for j in range(2, k + 1):
+        m.append((j - 1) * m[j - 2] + power(za, j - 1) * phi(za) - power(zb, j - 1) * phi(zb))
+    return m[k]
+
+
+def _mp_abs_truncated(k, za, zb):
+    """``E[|Z|^k 1{za < Z < zb}]``: the same, split at 0."""
+    out = mp.mpf(0)
+    if za < 0:
+        out += (-1) ** k * _mp_truncated(k, za, min(zb, mp.mpf(0)))
+    if zb > 0:
+        out += _mp_truncated(k, max(za, mp.mpf(0)), zb)
+    return out
+
+
+#: The kinked built-ins as pieces ``(a, b, (c0, c1))``: ``sigma(u) = c0 + c1 u`` on ``(a, b)``.
+_PIECES = {
+    "relu": [(-mp.inf, 0, (0, 0)), (0, mp.inf, (0, 1))],
+    "leaky_relu": [(-mp.inf, 0, (0, mp.mpf("0.01"))), (0, mp.inf, (0, 1))],
+    "hardtanh": [(-mp.inf, -1, (-1, 0)), (-1, 1, (0, 1)), (1, mp.inf, (1, 0))],
+}
+
+
+def _mp_kinked(name, t, g, which, j, s=1):
+    """``(E h(t + gZ) He_j(Z) / g^j, the same of |h He_j|, bounded)`` exactly, for ``h`` =
+    ``sigma`` (``which = "E"``), ``sigma^2`` (``"Z"``) or ``(1 - s sigma)^2`` (``"tau"``):
+    by Stein's identity the j-th t-derivative of ``E h(t + gZ)``, Dirac masses at the kinks
+    included, with no derivative taken. On each piece ``h He_j`` is a polynomial in ``Z``."""
+    he = [mp.mpf(c) for c in np.polynomial.hermite_e.herme2poly([0] * j + [1])]
+    value = size = mp.mpf(0)
+    for a, b, (c0, c1) in _PIECES[name]:
+        za, zb = (a - t) / g, (b - t) / g
+        lin = [c0 + c1 * t, c1 * g]  # sigma = lin[0] + lin[1] Z on the piece
+        if which == "tau":
+            lin = [1 - s * lin[0], -s * lin[1]]
+        h = lin if which == "E" else [lin[0] ** 2, 2 * lin[0] * lin[1], lin[1] ** 2]
+        poly = [mp.mpf(0)] * (len(h) + len(he) - 1)
+        for i, x in enumerate(h):
+            for k, y in enumerate(he):
+                poly[i + k] += x * y
+        value += sum(c * _mp_truncated(k, za, zb) for k, c in enumerate(poly) if c != 0)
+        size += sum(abs(c) * _mp_abs_truncated(k, za, zb) for k, c in enumerate(poly) if c != 0)
+    return value / g**j, size / g**j
+
+
+def _mp_slopes_squared(name, t, g):
+    """``E sigma'(t + gZ)^2`` exactly: the squared slope of each piece times its mass."""
+    return sum(
+        c1 * c1 * (mp.ncdf((b - t) / g) - mp.ncdf((a - t) / g))
+        for a, b, (_c0, c1) in _PIECES[name]
+    )
+
+
+@pytest.mark.parametrize("name", KINKED)
+def test_kinked_moments_match_exact_piecewise_expectations(name):
+    """Every moment of ReLU, leaky ReLU and hard tanh against exact expectations of
+    piecewise polynomials (truncated Gaussian moments in mpmath): the derivatives in t by
+    Stein's identity ``E h^(j)(t + gZ) = E[h(t + gZ) He_j(Z)] / g^j``, which holds for the
+    distributional derivatives, so the Dirac masses at the kinks come out of it and not from
+    the engine's formula. 1e-12 relative plus 1e-13 of ``E |h He_j| / g^j`` (the masses of
+    kinks 2/g apart cancel: hard tanh's Z_3 at g = 40 is 5e-9 from masses of 2e-2, 1.4e-14
+    of that size); at 55 centres and scales, with the
+    digits a cancelling reference needs (up to t/g = 30 from a kink); beyond, the values,
+    which underflow to 0 where they should."""
+    for t in (0.3, -2.0, 1.5, -0.4, 0.0, -30.0, 30.0, -8.0, 1.0, 200.0, -200.0):
+        for g in (0.01, 0.07, 0.5, 3.0, 40.0):
+            got = gaussian_moments(name, [t], g, 2)
+            s = 1 if t >= 0 else -1
+            z = min(abs(a - t) / g for a, _b, _c in _PIECES[name][1:])
+            top = 4 if z <= 30 else 0  # beyond, a derivative costs z^2 / 4.6 digits
+            with mp.workdps(40 + int(min(z, 30.0) ** 2 / (2 * np.log(10)))):
+                T, G = mp.mpf(t), mp.mpf(g)
+                want = {}
+                for j in range(top + 1):
+                    want[f"E{j}"] = _mp_kinked(name, T, G, "E", j)
+                    want[f"Z{j}"] = _mp_kinked(name, T, G, "Z", j)
+                want["tau2"] = _mp_kinked(name, T, G, "tau", 0, s)
+                if top:
+                    want.update({f"d{j}tau2": _mp_kinked(name, T, G, "tau", j, s) for j in (3, 4)})
+                    sq = _mp_slopes_squared(name, T, G)
+                    want["d1sq"] = (sq, sq)
+                    # E sigma' tau = E1 - s Z1/2; E sigma'' tau = E2 - s (Z2/2 - E sigma'^2)
+                    (e1, se1), (z1, sz1) = want["E1"], want["Z1"]
+                    (e2, se2), (z2, sz2) = want["E2"], want["Z2"]
+                    want["d1tau"] = (e1 - s * z1 / 2, se1 + sz1 / 2)
+                    want["d2tau"] = (e2 - s * (z2 / 2 - sq), se2 + sz2 / 2 + sq)
+                for key, (ref, size) in want.items():
+                    v = float(got[key][0])
+                    tol = 1e-12 * abs(ref) + 1e-13 * size + 1e-300
+                    assert abs(v - ref) <= tol, (name, t, g, key, v, ref, size)
+
+
+def test_a_kinked_sigma_is_checked_at_its_kinks_and_refused_where_it_cannot_serve():
+    """The derivatives are checked by differences away from the kinks and by one-sided
+    differences at them; a jump of sigma itself, a wrong slope beside a kink, a kink
+    without the higher derivatives (Stein beyond them would miss the masses) and a kink
+    with a strip of analyticity are refused by name."""
+    step = lambda u: (np.asarray(u) > 0).astype(float)  # noqa: E731
+    zero = lambda u: np.zeros(np.shape(u))  # noqa: E731
+    relu = BUILTIN_NONLINEARITIES["relu"]
+    assert relu.kinks == (0.0,) and relu.sign == 1 and not relu.odd and relu.increasing
+    assert relu.sides[0, :, 1].tolist() == [0.0, 1.0]  # sigma' below and above 0
+    hard = BUILTIN_NONLINEARITIES["hardtanh"]
+    assert hard.odd and hard.bound == 1.0 and hard.sign == 0 and hard.kinks == (-1.0, 1.0)
+    with pytest.raises(ValueError, match=r"must be continuous at its kink 0\.0"):
+        Nonlinearity("jump", step, zero, zero, zero, d4f=zero, kinks=(0,))
+    with pytest.raises(ValueError, match="`df` of nonlinearity 'slope' is not the one-sided"):
+        Nonlinearity(
+            "slope",
+            lambda u: np.maximum(u, 0),
+            lambda u: 2 * step(u),
+            zero,
+            zero,
+            d4f=zero,
+            kinks=(0,),
+        )
+    with pytest.raises(ValueError, match="of nonlinearity 'nokink' is not the derivative"):
+        Nonlinearity("nokink", lambda u: np.maximum(u, 0), step, zero, zero, d4f=zero)
+    with pytest.raises(ValueError, match="need `d3f` and `d4f`"):
+        Nonlinearity("short", lambda u: np.maximum(u, 0), step, zero, kinks=(0,))
+    with pytest.raises(ValueError, match="`strip` of nonlinearity 'strip' must be None"):
+        Nonlinearity(
+            "strip",
+            lambda u: np.maximum(u, 0),
+            step,
+            zero,
+            zero,
+            d4f=zero,
+            kinks=(0,),
+            strip=1.0,
+        )
+    with pytest.raises(ValueError, match="`kinks` of nonlinearity 'nan' must be finite"):
+        Nonlinearity(
+            "nan", lambda u: np.maximum(u, 0), step, zero, zero, d4f=zero, kinks=(np.nan,)
+        )
+    shifted = relu.shifted(0.5)  # relu(u + 0.5): its kink moves to -0.5
+    assert shifted.kinks == (-0.5,)
+    m, ref = gaussian_moments(shifted, [0.2], 0.3, 2), gaussian_moments(relu, [0.7], 0.3, 2)
+    assert all(np.allclose(m[k], ref[k], rtol=1e-13, atol=1e-300) for k in ("E0", "E2", "Z4"))
+
+
+def test_a_kinked_sigmas_bounds_know_its_dirac_masses():
+    """sigma'' is a Dirac mass at each kink: its sup is infinite, and the bounds on the
+    moments past E_1 come from Stein's identity on sigma' (``E|He_m|`` exact); they hold
+    over a grid of centres. ``E |He_m(Z)|`` against mpmath."""
+    from slr_theory.nonlinearity import derivative_sup, moment_sups
+
+    hard = BUILTIN_NONLINEARITIES["hardtanh"]
+    assert derivative_sup(hard, 1) == pytest.approx(1.0) and derivative_sup(hard, 2) == np.inf
+    for g in (0.05, 0.7, 3.0):
+        sup = moment_sups(hard, g)
+        m = gaussian_moments(hard, np.linspace(-6, 6, 241), g, 2)
+        for key in ("E2", "E3", "E4", "Z2", "Z3", "Z4"):
+            assert np.max(np.abs(m[key])) <= sup[key], (g, key)
+    with pytest.raises(ValueError, match="`sigma` 'relu' is unbounded"):
+        moment_sups(BUILTIN_NONLINEARITIES["relu"], 0.1)
+    sup1, g = derivative_sup(hard, 1), 0.7
+    for j in (2, 3, 4, 5):  # E_j <= sup |sigma'| E|He_{j-1}(Z)| / g^{j-1}
+        coeffs = np.polynomial.hermite_e.herme2poly([0] * (j - 1) + [1])[::-1]
+        he = [mp.mpf(x) for x in coeffs]
+        roots = sorted(mp.polyroots(he)) if j > 2 else [0] * (j - 1)  # |He|'s kinks
+        ref = mp.quad(
+            lambda z, he=he: abs(mp.polyval(he, z)) * mp.npdf(z), [-mp.inf, *roots, mp.inf]
+        )
+        want = sup1 * float(ref) / g ** (j - 1)
+        assert moment_sups(hard, g)[f"E{j}"] == pytest.approx(want, rel=1e-13), j

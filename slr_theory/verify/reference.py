@@ -40,8 +40,10 @@ _OFFSETS = (0.0, 0.125, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0, 32.0)
 _Z_MAX = 60
 
 
-def _panels(mu: mp.mpf, sigma: mp.mpf) -> list:
+def _panels(mu: mp.mpf, sigma: mp.mpf, kinks=()) -> list:
     features = [(mp.mpf(0), mp.mpf(1))]
+    if sigma > 0:  # a kink of h: a panel ends there (offset 0), so each panel is smooth
+        features += [((mp.mpf(c) - mu) / sigma, 1 / sigma) for c in kinks]
     q = 1 + 2 * sigma**2
     features.append((-2 * mu * sigma / q, 1 / mp.sqrt(q)))
     q4 = 1 + 4 * sigma**2
@@ -67,6 +69,7 @@ def mp_expect(
     dps: int = 40,
     h_prime: Callable[[mp.mpf], mp.mpf] | None = None,
     max_extra_digits: int = 700,
+    kinks: tuple = (),
 ) -> mp.mpf:
     """``E h(mu + sigma Z)`` to `dps` significant digits by panelled quadrature.
 
@@ -91,6 +94,8 @@ def mp_expect(
         Cap on the escalation (0 disables it: the result is then accurate to
         `dps` digits of the integrand's size, as for a sign-changing function
         whose error is measured against the size of its terms).
+    kinks : tuple of float
+        Points where `h` is not smooth (ReLU's 0): panels end there.
 
     Returns
     -------
@@ -105,7 +110,7 @@ def mp_expect(
     >>> print(mp.nstr(mp_expect(mp.erf, 1e-200, 1e-160), 15))  # 2e-200/sqrt(pi): 40 digits cancel
     1.12837916709551e-200
     """
-    value, scale = _mp_expect_once(h, mu, sigma, dps)
+    value, scale = _mp_expect_once(h, mu, sigma, dps, kinks)
     for _ in range(3):
         lost = dps + 350 if value == 0 else int(mp.ceil(mp.log10(scale / abs(value))))
         if lost <= 5 or max_extra_digits == 0:
@@ -114,13 +119,13 @@ def mp_expect(
             return mp.mpf(0)
         if h_prime is not None and abs(mu) <= 1e-25 * max(sigma, 1.0):
             # odd h: E h(mu + sigma Z) = mu E h'(sigma Z) + O(mu^3), truncation < 1e-50
-            deriv, _ = _mp_expect_once(h_prime, 0.0, sigma, dps)
+            deriv, _ = _mp_expect_once(h_prime, 0.0, sigma, dps, kinks)
             return mp.mpf(mu) * deriv
-        value, scale = _mp_expect_once(h, mu, sigma, dps + min(lost, max_extra_digits) + 10)
+        value, scale = _mp_expect_once(h, mu, sigma, dps + min(lost, max_extra_digits) + 10, kinks)
     return value
 
 
-def _mp_expect_once(h, mu, sigma, dps):
+def _mp_expect_once(h, mu, sigma, dps, kinks=()):
     with mp.workdps(dps):
         mu, sigma = mp.mpf(mu), mp.mpf(sigma)
         if sigma == 0:
@@ -130,7 +135,7 @@ def _mp_expect_once(h, mu, sigma, dps):
         def f(z):
             return h(mu + sigma * z) * mp.npdf(z)
 
-        pts = _panels(mu, sigma)
+        pts = _panels(mu, sigma, kinks)
         vals = [abs(f(z)) for z in pts]
         scale = max(vals) or mp.mpf(1)
         # Every local maximum of these integrands lies within 1/8 of a feature
@@ -146,7 +151,8 @@ def _mp_expect_once(h, mu, sigma, dps):
 
 
 #: The built-in nonlinearities on mpmath numbers: ``(sigma, tau)`` with
-#: ``tau(x, s) = 1 - s sigma(x)`` written without cancellation where ``sigma`` saturates.
+#: ``tau(x, s) = 1 - s sigma(x)`` written without cancellation where ``sigma`` saturates,
+#: and for a kinked one ``(sigma, tau, kinks)``.
 MP_NONLINEARITIES: dict[str, tuple] = {
     "erf": (mp.erf, lambda x, s: mp.erfc(s * x)),
     "tanh": (mp.tanh, lambda x, s: 2 / (1 + mp.exp(2 * s * x))),
@@ -164,6 +170,18 @@ MP_NONLINEARITIES: dict[str, tuple] = {
         lambda x, s: 1 / (1 + mp.exp(x)) if s > 0 else 1 + 1 / (1 + mp.exp(-x)),
     ),
     "identity": (lambda x: x, lambda x, s: 1 - s * x),
+    # kinked: a third entry, the kinks, where the quadrature's panels end
+    "relu": (lambda x: max(x, 0), lambda x, s: 1 - s * max(x, 0), (0,)),
+    "leaky_relu": (
+        lambda x: x if x > 0 else x / 100,
+        lambda x, s: 1 - s * (x if x > 0 else x / 100),
+        (0,),
+    ),
+    "hardtanh": (
+        lambda x: max(-1, min(1, x)),
+        lambda x, s: 1 - s * max(-1, min(1, x)),
+        (-1, 1),
+    ),
 }
 
 

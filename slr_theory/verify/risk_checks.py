@@ -41,9 +41,10 @@ def mp_risk_components(
         ``(kappa, nu, theta, eta, rho)``.
     dps : int
         Working digits.
-    sigma : (callable, callable), optional
-        ``sigma`` and ``tau(x, s) = 1 - s sigma(x)`` on mpmath numbers; default the
-        built-in named by ``params.nonlinearity`` (:data:`MP_NONLINEARITIES`).
+    sigma : (callable, callable) or (callable, callable, tuple), optional
+        ``sigma`` and ``tau(x, s) = 1 - s sigma(x)`` on mpmath numbers, and the kinks of
+        a kinked ``sigma``; default the built-in named by ``params.nonlinearity``
+        (:data:`MP_NONLINEARITIES`).
 
     Returns
     -------
@@ -59,7 +60,9 @@ def mp_risk_components(
         def d_of(x):  # lambda U = a kappa + lambda D
             return (x - a * kappa) / lam
 
-        f, tail = MP_NONLINEARITIES[params.sigma_name] if sigma is None else sigma
+        entry = MP_NONLINEARITIES[params.sigma_name] if sigma is None else sigma
+        f, tail = entry[:2]
+        kinks = tuple(entry[2]) if len(entry) > 2 else ()  # in x = lambda U (or lambda Z)
         # Written around e = sgn * (1 - tau) = sigma(x), tau = 1 - sgn sigma(x) (erfc(sgn x)
         # for erf), so that the conditional variance, exponentially small near the
         # optimum, carries full precision at `dps` digits.
@@ -79,16 +82,21 @@ def mp_risk_components(
             mean = lead * dd - sgn * B * theta + sgn * ec * (B * theta + rho * dd)
             return mean**2 + G * (c0 + ec * (c1 + ec * c2))
 
-        inf = mp_expect(informative, a * kappa, g, dps, max_extra_digits=0)
+        inf = mp_expect(informative, a * kappa, g, dps, max_extra_digits=0, kinks=kinks)
         m1 = mp_expect(
             lambda x: f(x) * (B * theta + rho * d_of(x)),
             a * kappa,
             g,
             dps,
             max_extra_digits=0,
+            kinks=kinks,
         )
-        s0 = mp_expect(lambda x: f(x) ** 2 * (rho**2 * (x / lam) ** 2 + 1 - rho**2), 0, lam, dps)
-        m0 = mp_expect(lambda x: f(x) * rho * x / lam, 0, lam, dps, max_extra_digits=0)
+        s0 = mp_expect(
+            lambda x: f(x) ** 2 * (rho**2 * (x / lam) ** 2 + 1 - rho**2), 0, lam, dps, kinks=kinks
+        )
+        m0 = mp_expect(
+            lambda x: f(x) * rho * x / lam, 0, lam, dps, max_extra_digits=0, kinks=kinks
+        )
         L, S = params.L, params.s
         out = {  # s informative tokens: s of each, s(s - 1) pairs of them, s(L - s) mixed
             "noise": mp.mpf(params.eps) ** 2,
