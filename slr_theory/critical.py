@@ -27,7 +27,12 @@ of ``R_kappa``, ``R_eta``, ``R_rho`` (and of ``A``), and likewise for ``v``; the
 themselves are computed to relative precision. On
 a plateau the ratio is of order one however small the gradient. Plateaus are reported
 separately. Where the factor ``e^{-x^2}`` of the saturating terms underflows, the same
-test is applied to those terms before the factor (``x^2 > 600``).
+test is applied to those terms before the factor (``x^2 > 600``). On a fold of the
+overlap map (``k = -v``, ``v = v*``, ...: a direction ``T_i`` of a term ``R_i T_i`` of the
+gradient is 0, computed as rounding) the term is set to its exact 0 and the point moved
+onto the fold before the same test (:data:`FOLD`): on ReLU's fold ``k = -v``, where the
+informative key is dead, the distractors' ``R_rho`` is of order one and the gradient
+left, about ``1e-73``, is of order one against its own terms: a plateau.
 
 **Classification.** The Riemannian Hessian (:func:`slr_theory.geometry.riemannian_hessian`)
 with multiplicities for ``d``; an eigenvalue within its error estimate of zero is a zero
@@ -61,6 +66,7 @@ from .trajectory import MAX_ALPHA, Progress, to_overlaps, to_vectors
 from .validate import as_array, positive_int, positive_real, random_generator, unit_vectors
 
 __all__ = [
+    "FOLD",
     "GRAD_TOL",
     "MAX_ITERATIONS",
     "MAX_STARTS",
@@ -81,6 +87,7 @@ __all__ = [
     "manifold_kind",
     "overlaps_text",
     "pgd_map_spectrum",
+    "plural_kind",
     "polish",
     "same_point",
     "symmetries",
@@ -455,6 +462,123 @@ def _gaussian_part_vanishes(params: Params, table, K, V, tol: float) -> np.ndarr
     return _relative_gradient(ov.T, G, mag) <= tol
 
 
+#: A tangent term ``R_i T_i`` of the gradient whose direction ``T_i`` (``v - rho k``,
+#: ``v* - nu v``, ...) is shorter than this lies on a fold of the overlap map
+#: (``k = -v``, ``v = v*``, ...), where the exact ``T_i`` is 0.
+FOLD = 1e-12
+
+
+def _tangent_terms(K: np.ndarray, V: np.ndarray, ov: np.ndarray) -> tuple:
+    """The directions ``T_i`` ``(n, 5, 4)`` with ``grad_k = sum_i R_i T_i^k`` (rows kappa,
+    nu, theta, eta, rho; zero where ``R_i`` does not enter that side) and ``grad_v``."""
+    n = K.shape[0]
+    e1, e2 = np.eye(4)[:1], np.eye(4)[1:2]
+    tk, tv = np.zeros((n, 5, 4)), np.zeros((n, 5, 4))
+    tk[:, 0] = e1 - ov[:, 0, None] * K
+    tk[:, 3] = e2 - ov[:, 3, None] * K
+    tk[:, 4] = V - ov[:, 4, None] * K
+    tv[:, 2] = e1 - ov[:, 2, None] * V
+    tv[:, 1] = e2 - ov[:, 1, None] * V
+    tv[:, 4] = K - ov[:, 4, None] * V
+    return tk, tv
+
+
+def _folds(K: np.ndarray, V: np.ndarray, ov: np.ndarray) -> np.ndarray:
+    """``(n, 5)``: which overlaps sit on a fold (:data:`FOLD`; ``rho`` on either side)."""
+    tk, tv = _tangent_terms(K, V, ov)
+    short = lambda T: np.linalg.norm(T, axis=2) <= FOLD  # noqa: E731
+    fk, fv = short(tk), short(tv)
+    return np.stack([fk[:, 0], fv[:, 1], fv[:, 2], fk[:, 3], fk[:, 4] | fv[:, 4]], axis=1)
+
+
+def _snap_to_folds(K: np.ndarray, V: np.ndarray, ov: np.ndarray, fold: np.ndarray) -> tuple:
+    """The points moved onto the folds they are within rounding of: ``k = sgn(kappa) k*``,
+    ``k = sgn(eta) v*``, ``v = sgn(nu) v*``, ``v = sgn(theta) k*``, then ``v = sgn(rho) k``
+    (or ``k = sgn(rho) v`` where ``v`` is already placed)."""
+    K, V = K.copy(), V.copy()
+    sgn = np.where(ov >= 0, 1.0, -1.0)
+    eye = np.eye(4)
+    moved_k, moved_v = np.zeros(len(K), bool), np.zeros(len(K), bool)
+    for col, basis, vecs, moved in (
+        (0, 0, K, moved_k),
+        (3, 1, K, moved_k),
+        (1, 1, V, moved_v),
+        (2, 0, V, moved_v),
+    ):
+        at = fold[:, col]
+        vecs[at] = sgn[at, col, None] * eye[basis]
+        moved |= at
+    at = fold[:, 4]
+    free_v = at & ~moved_v
+    V[free_v] = sgn[free_v, 4, None] * K[free_v]
+    free_k = at & moved_v & ~moved_k
+    K[free_k] = sgn[free_k, 4, None] * V[free_k]
+    return K, V
+
+
+def _resolved_on_folds(table, K: np.ndarray, V: np.ndarray, tol: float) -> np.ndarray:
+    """Whether each point stays critical once the terms on its folds are set to their exact 0.
+
+    On a fold a term ``R_i T_i`` is rounding of order ``eps R_i``, and the test relative to
+    the terms' sizes cannot see what the other terms say beneath it: on ReLU's fold
+    ``k = -v`` with a dead informative key, the distractors' ``R_rho`` is of order one and
+    the informative part of the gradient, about ``1e-80``, decides. Each point on a fold
+    is moved onto it (:func:`_snap_to_folds`), and its gradient without the fold's terms
+    is held to `tol` of the sizes of the terms left (``(1 + |o_i|) m_i``). Points on no
+    fold: True.
+    """
+    ov = to_overlaps(np.concatenate([K.T, V.T])).T
+    fold = _folds(K, V, ov)
+    out = np.ones(len(K), dtype=bool)
+    rows = np.flatnonzero(fold.any(axis=1))
+    if rows.size == 0:
+        return out
+    Ks, Vs = _snap_to_folds(K[rows], V[rows], ov[rows], fold[rows])
+    ovs = to_overlaps(np.concatenate([Ks.T, Vs.T])).T
+    # and the overlaps within rounding of 0 or +-1 onto them: a partial whose terms all
+    # carry such an overlap (theta, eta, rho off M) is then its exact 0, not a remainder
+    # as small as its own terms
+    ovs = np.where(np.abs(ovs) <= FOLD, 0.0, ovs)
+    ovs = np.where(1.0 - np.abs(ovs) <= FOLD, np.sign(ovs), ovs)
+    phi, size = table.features_and_sizes(ovs.T.copy())
+    g, m = (table.C @ phi).T, (np.abs(table.C) @ size).T
+    keep = ~(_folds(Ks, Vs, ovs) | fold[rows])
+    a = np.abs(ovs)
+    rel = np.zeros(rows.size)
+    for T in _tangent_terms(Ks, Vs, ovs):
+        used = keep & (np.linalg.norm(T, axis=2) > 0.0)
+        grad = np.einsum("ni,nij->nj", np.where(used, g, 0.0), T)
+        scale = np.sum(np.where(used, (1.0 + a) * m, 0.0), axis=1)
+        rel = np.maximum(rel, _norm(grad) / (scale + np.finfo(float).smallest_subnormal))
+    out[rows] = rel <= tol
+    return out
+
+
+def plural_kind(kind: str) -> str:
+    """The plural of a kind of critical point, its qualifiers kept.
+
+    Parameters
+    ----------
+    kind : str
+        A kind without its orbit, as :attr:`CriticalPoint.kind` begins.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from slr_theory.critical import plural_kind
+    >>> plural_kind("degenerate minimum"), plural_kind("saddle")
+    ('degenerate minima', 'saddles')
+    """
+    if not isinstance(kind, str) or not kind.strip():
+        raise ValueError(f"`kind` must be a non-empty string, got {kind!r}.")
+    head, _, last = kind.rpartition(" ")
+    word = {"minimum": "minima", "maximum": "maxima", "saddle": "saddles"}.get(last, last)
+    return f"{head} {word}".strip()
+
+
 def _direction(x, name: str) -> np.ndarray:
     """A finite non-zero vector of ``R^4``, normalised, as a batch of one."""
     x = as_array(x, name, allow_nan=False)
@@ -500,6 +624,7 @@ def polish(
     tables = _tables(params, loop=False)
     K, V, ov, _gn, rel, step = _newton(tables, K, V, iterations, mu0=damping)
     ok = (rel[0] <= tol) & (step[0] < 1e-7) & (span_dimension(K, V)[0] <= params.d)
+    ok = ok and bool(_resolved_on_folds(tables[0], K, V, tol)[0])
     if ok and (params.lam * np.sqrt(params.d / 2.0) * ov[0, 0]) ** 2 > 600.0:
         ok = bool(_gaussian_part_vanishes(params, tables[0], K, V, tol)[0])
     return (K[0], V[0]) if ok else None
@@ -873,6 +998,8 @@ def critical_points(
     with Progress(progress, iterations, "critical", unit="iteration") as update:
         K, V, ov, gn, rel, step = _newton(tables, K0.copy(), V0.copy(), iterations, update)
     critical = (rel <= tol) & (step < 1e-7) & (span_dimension(K, V) <= params.d)
+    if critical.any():
+        critical[critical] = _resolved_on_folds(tables[0], K[critical], V[critical], tol)
     a = params.lam * np.sqrt(params.d / 2.0)
     x2 = (a * ov[:, 0]) ** 2 / (1 + 2 * (params.lam * params.gamma) ** 2)
     deep = critical & (x2 > 600.0)  # e^{-x^2} near or below underflow: decide before it

@@ -596,7 +596,6 @@ def stability_figure(maps, path: str | Path | None = None, *, grid: int = 121, d
     return _finish(fig, path, dpi)
 
 
-_PLURAL = {"minimum": "minima", "maximum": "maxima", "saddle": "saddles"}
 _KIND_MARKERS = {
     "minimum": ("o", _OKABE_ITO[2]),
     "saddle": ("X", _OKABE_ITO[3]),
@@ -777,6 +776,8 @@ def _draw_portrait(data, path, dpi: int, ax=None):
     """Draw :func:`phase_portrait` from a :class:`slr_theory.landscape.PortraitData`."""
     from matplotlib.colors import ListedColormap
 
+    from .critical import plural_kind
+
     params = data.params
     given = ax is not None
     fig, ax = _figure_and_axes(ax, (7.4, 9.0))
@@ -839,7 +840,7 @@ def _draw_portrait(data, path, dpi: int, ax=None):
                 color=_KIND_MARKERS.get(kind, ("o", "0.3"))[1],
                 lw=3.0,
                 zorder=4,
-                label=f"line of {_PLURAL.get(kind, kind)} on M (the risk does not depend on k)",
+                label=f"line of {plural_kind(kind)} on M (the risk does not depend on k)",
             )
     inner = np.asarray(data.points, dtype=float).reshape(-1, 2)[data.interior]
     if len(inner) == 1:  # R_nu depends on kappa only: it vanishes on the saddle's kappa

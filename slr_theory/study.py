@@ -27,6 +27,7 @@ from .critical import (
     lipschitz_bound,
     overlaps_text,
     pgd_map_spectrum,
+    plural_kind,
     same_point,
     symmetries,
 )
@@ -976,8 +977,7 @@ def findings(s: Study) -> list[str]:
     for q in s.points:
         base = q.kind.split(" (")[0]
         kinds[base] = kinds.get(base, 0) + 1
-    plural = {"minimum": "minima", "saddle": "saddles", "maximum": "maxima"}
-    counts = ", ".join(f"{n} {plural.get(k, k) if n > 1 else k}" for k, n in kinds.items())
+    counts = ", ".join(f"{n} {plural_kind(k) if n > 1 else k}" for k, n in kinds.items())
     n_m = len([q for q in s.points if q.on_manifold])
     if s.manifold_proved:
         on_m = (
@@ -1069,7 +1069,9 @@ def findings(s: Study) -> list[str]:
     out.append(sentence)
     saddles = [q for q in s.points if q.index > 0]
     strict = [q for q in saddles if q.map_conclusion == "strict saddle"]
-    unstable_min = [q for q in s.points if q.index == 0 and q.map_conclusion != "stable"]
+    # a minimum the step makes unstable (a Hessian eigenvalue above 2/alpha); a degenerate
+    # one whose map is only non-hyperbolic (zero modes, a multiplier 1) is not that
+    unstable_min = [q for q in s.points if q.index == 0 and q.largest_eigenvalue > 2.0 / s.alpha]
     lip = s.lipschitz
     cs = (
         f"**What the center-stable manifold theorem gives at α = {s.alpha:g}.** "

@@ -6,7 +6,15 @@ import mpmath as mp
 import numpy as np
 import pytest
 
-from slr_theory import Params, critical_points, engine, pgd_map_spectrum, risk, risk_grad_at
+from slr_theory import (
+    Params,
+    critical_points,
+    engine,
+    pgd_map_spectrum,
+    risk,
+    risk_grad,
+    risk_grad_at,
+)
 from slr_theory.critical import (
     SYMMETRIES,
     lipschitz_bound,
@@ -683,3 +691,52 @@ def test_a_key_free_model_has_two_critical_lines_on_m():
     assert "line of critical points" in on_m.certificate[-1]
     assert np.all(np.isnan(p.model.nullcline(p, np.linspace(-0.9, 0.9, 7))))
     assert [q.risk for q in on_m] == pytest.approx([0.0, 4 * p.gamma**2], abs=1e-12)
+
+
+# --- ReLU: the fold k = -v where the informative key is dead ---------------------------------
+
+
+@cache
+def _relu_search(seed):
+    return critical_points(Params.paper().replace(nonlinearity="relu"), starts=64, rng=seed)
+
+
+def test_relus_dead_key_fold_is_a_plateau_not_a_list_of_maxima():
+    """On k = -v with kappa < 0 the informative token's ReLU is dead: its part of the
+    gradient is about 1e-80, and the distractors' R_rho, of order one, multiplies
+    v - rho k = 0. The search listed 20 "degenerate maxima" there (risk 0.815) whose
+    relative gradient was rounding of that zero term. On the fold the partials in kappa
+    and eta are resolved and not zero (against 130-digit quadrature in the slow test
+    below), so none of them is critical: they are plateaus now, every listed point is
+    critical (gradient <= 1e-8), and the list is the same for two seeds."""
+    p = Params.paper().replace(nonlinearity="relu")
+    pts = _relu_search(0)
+    assert [q.overlaps.round(6).tolist() for q in pts] == [
+        q.overlaps.round(6).tolist() for q in _relu_search(1)
+    ]
+    for q in pts:
+        assert q.grad_norm <= 1e-8 and q.relative_gradient <= 1e-10, q
+        assert not (abs(q.overlaps[4] + 1) < 1e-6 and q.overlaps[0] < -0.2), q
+    fold = [r for r in pts.plateaus if abs(r.overlaps[4] + 1) < 1e-9 and r.overlaps[0] < -0.2]
+    assert fold  # the starts that ended there are reported as plateaus
+    # on the fold the partials in kappa and eta are the informative part's, 1e-73 and
+    # resolved: the Riemannian gradient R_kappa (k* - kappa k) + R_eta (v* - eta k) != 0
+    kappa = -0.9
+    nu = -np.sqrt(1 - kappa**2)
+    g = risk_grad(p, kappa, nu, -kappa, -nu, -1.0)
+    assert 0 < abs(g[0]) < 1e-60 and 0 < abs(g[3]) < 1e-60 and abs(g[4]) > 0.1
+
+
+@pytest.mark.slow
+def test_relus_gradient_on_the_dead_key_fold_matches_130_digit_quadrature():
+    """The fold's partials, 1e-73 beside R_rho = -0.54, against differences of the
+    conditioned quadrature at 130 digits (20 s): what the plateau verdict rests on."""
+    from slr_theory.verify.risk_checks import mp_risk_gradient
+
+    p = Params.paper().replace(nonlinearity="relu")
+    kappa = -0.9
+    nu = -np.sqrt(1 - kappa**2)
+    ov = (kappa, nu, -kappa, -nu, -1.0)
+    got, ref = risk_grad(p, *ov), mp_risk_gradient(p, ov, dps=130)
+    for a, b in zip(got, ref, strict=True):
+        assert abs(a - float(b)) <= 1e-10 * abs(float(b)), (a, b)

@@ -133,6 +133,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "sample_initial_overlaps": ((400, RNG(0), 3), {}),
     "critical_points": ((P, "sphere"), {"starts": 4, "grid": 3, "iterations": 20}),
     "critical.canonical": ((list(OV),), {}),
+    "critical.plural_kind": (("degenerate minimum",), {}),
     "critical.same_point": ((list(OV), list(OV)), {"tol": 1e-6}),
     "critical.classify": ((P6, KS[:4], VS[:4]), {}),
     "critical.polish": ((P6, K[:4], V[:4]), {"tol": 1e-10, "iterations": 5, "damping": 1e-3}),

@@ -112,6 +112,10 @@ def test_every_number_in_the_findings_comes_from_the_study(small_study):
     minimum.map_conclusion, minimum.largest_eigenvalue = "step-size instability", 2345.5
     text_unstable = "\n".join(findings(s))
     assert "2346" in text_unstable and f"{2 / 2345.5:.3g}" in text_unstable
+    # a degenerate minimum whose map is only non-hyperbolic (ReLU's dead corners): its
+    # largest eigenvalue 1.08 is not "above 2/alpha = 500", and no such sentence is written
+    minimum.map_conclusion, minimum.largest_eigenvalue = "non-hyperbolic", 1.08
+    assert "unstable even at a minimum" not in "\n".join(findings(s))
     # followed to their end: each end with its count and median arrival, from the fates
     f = s.basins.fates
     text_f = "\n".join(findings(s))
