@@ -8,7 +8,7 @@ uniform starts on the spheres ends (slr_theory.fate: each run followed to its en
 alpha = min(4e-3, 1.9 / the largest Hessian eigenvalue of the minima)). A last row per
 model is its best temperature for (k*, v*) (slr_theory.statistics.optimal_lambda).
 
-    python benchmarks/compare.py [--models erf sigmoid identity softmax softmax1]
+    python benchmarks/compare.py [--models erf relu sigmoid identity softmax softmax1]
                                  [--lam 0.1 0.5 0.9 2] [--runs 200] [--starts 256]
 
 Prints a Markdown table (one row per model and temperature) and the seconds per row.
@@ -22,7 +22,7 @@ import time
 import numpy as np
 
 from slr_theory import Params, critical_points, risk
-from slr_theory.critical import describe
+from slr_theory.critical import describe, plural_kind
 from slr_theory.dynamics import sample_initial_overlaps
 from slr_theory.longrun import fate
 from slr_theory.render import from_log10
@@ -31,6 +31,7 @@ from slr_theory.statistics import bayes_risk_mc, optimal_lambda
 #: name -> the keywords of Params that build the model
 MODELS = {
     "erf": {},
+    "relu": {"nonlinearity": "relu"},
     "sigmoid": {"nonlinearity": "sigmoid"},
     "identity": {"nonlinearity": "identity"},
     "softmax": {"attention": "softmax"},
@@ -49,7 +50,7 @@ def _row(p: Params, runs: int, starts: int, tag: str) -> list[str]:
     for q in on_m:
         key = q.kind.split(" (")[0]
         kinds[key] = kinds.get(key, 0) + 1
-    m_text = ", ".join(f"{n} {k}" for k, n in kinds.items())
+    m_text = ", ".join(f"{n} {plural_kind(k) if n > 1 else k}" for k, n in kinds.items())
     pts = critical_points(p, starts=starts, rng=0)
     best = min(pts, key=lambda q: q.risk)
     at_opt = bool(np.abs(best.overlaps - np.array([1, 1, 0, 0, 0])).max() < 1e-9)

@@ -869,14 +869,18 @@ class MomentTable:
         - ``E0 = E sigma(U)``, ``U = t + gZ``, wherever ``sigma`` changes sign (at the
           origin of M, ``E tanh(gZ)`` is 0 up to rounding): its terms are at most
           ``E |sigma(U)| <= |sigma(0)| + sup |sigma'| E |U| <= |sigma(0)| + sup |sigma'|
-          (|t| + g sqrt(2/pi))``, and ``max |sigma|``;
+          (|t| + g sqrt(2/pi))``, and ``max |sigma|``; a one-signed ``sigma``
+          (:attr:`slr_theory.Nonlinearity.sign`: ReLU, sigmoid) has ``E |sigma| = |E0|``,
+          which ReLU's dead key, ``1e-80``, needs;
         - ``W1 = 2 s (w E sigma' - E sigma' tau)``, a difference of two terms (at the
           origin of M both are of order one and ``W1 = 2 E sigma' sigma = 0``): its size
           is ``2 (|w| E sigma' + E sigma' tau)`` where ``sigma' >= 0`` and ``tau = 1 - s sigma
           >= 0`` (``sigma`` non-decreasing, ``|sigma| <= 1``). Otherwise ``E sigma' tau``
           cancels inside itself too, and the size is ``2 (|w| E |sigma'| + T)`` with ``T`` the
           smaller of ``(1 + max |sigma|) E |sigma'|`` and ``sup |sigma'| (1 + E |sigma|)`` (the
-          latter finite for an unbounded ``sigma``); ``E |sigma'|`` is ``E sigma'`` for a
+          latter finite for an unbounded ``sigma``), or ``E sigma' + |Z1|/2`` where
+          ``sigma`` is one-signed and non-decreasing (``sigma' sigma`` is then one-signed);
+          ``E |sigma'|`` is ``E sigma'`` for a
           non-decreasing ``sigma``, else the sup of ``|sigma'|``. On the
           edge ``nu = sgn kappa`` (``w = 0``) one term remains: a plateau, where it is
           exponentially small, stays one.

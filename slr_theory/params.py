@@ -129,6 +129,8 @@ class Params:
         The attention's ``sigma``: ``"erf"`` (the paper's; closed forms), ``"tanh"``,
         ``"algebraic"`` (``x / sqrt(1 + x^2)``), ``"arctan"`` (``(2/pi) arctan x``),
         ``"sigmoid"`` (``1 / (1 + e^{-x})``: sigmoid attention, ``sigma(0) = 1/2``),
+        ``"relu"``, ``"leaky_relu"`` (slope 0.01 below 0), ``"hardtanh"``
+        (``clip(x, -1, 1)``) (kinked: panels and Dirac masses at the kinks),
         ``"identity"`` (linear attention: its moments in closed form), or a user's
         :class:`slr_theory.Nonlinearity`. Other than ``"erf"``, the risk's Gaussian
         expectations come from quadrature (:func:`slr_theory.nonlinearity.gaussian_moments`).

@@ -337,7 +337,10 @@ for _sigma in (
     "arctan",
     "sigmoid",
     "identity",
-):  # quadrature, same references
+    "relu",
+    "leaky_relu",
+    "hardtanh",
+):  # quadrature (kinked: panels and masses at the kinks), same references
     register(
         Check(
             name=f"risk.total_{_sigma}",
