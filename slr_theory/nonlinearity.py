@@ -31,6 +31,7 @@ shifted to the same mode replaces the panels (20x fewer evaluations at the paper
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 from collections.abc import Callable
@@ -1162,59 +1163,43 @@ def _integrate(
     An unbounded ``sigma`` (ReLU) overflows ``sigma^2`` at centres beyond ``1e154``:
     quietly, as ``inf``, which :func:`gaussian_moments` refuses by name.
     """
-    if sigma.bound > 1e100:
-        with np.errstate(over="ignore", invalid="ignore"):
-            return _integrate_rule(sigma, t, g, order, s, mu, reach, n, absolute)
-    return _integrate_rule(sigma, t, g, order, s, mu, reach, n, absolute)
+    quiet = sigma.bound > 1e100
+    with np.errstate(over="ignore", invalid="ignore") if quiet else contextlib.nullcontext():
+        z, w = _rule(t, g, s, mu, reach, sigma.kinks) if n is None else _hermite_rule(n, mu)
+        u = t[:, None] + g * z
+        top = min(sigma.order, 2 + order)
+        d = [sigma.derivative(j)(u) for j in range(top + 1)]
+        out: dict = {}
 
+        def expect(key, values):
+            out[key] = np.einsum("nk,nk->n", values, w)
+            if absolute is not None:
+                absolute[key] = np.einsum("nk,nk->n", np.abs(values), w)
 
-def _integrate_rule(
-    sigma: Nonlinearity,
-    t: np.ndarray,
-    g: float,
-    order: int,
-    s: np.ndarray,
-    mu: np.ndarray,
-    reach: np.ndarray,
-    n: int | None,
-    absolute: dict | None,
-) -> dict:
-    """:func:`_integrate`'s body."""
-    z, w = _rule(t, g, s, mu, reach, sigma.kinks) if n is None else _hermite_rule(n, mu)
-    u = t[:, None] + g * z
-    top = min(sigma.order, 2 + order)
-    d = [sigma.derivative(j)(u) for j in range(top + 1)]
-    out: dict = {}
-
-    def expect(key, values):
-        out[key] = np.einsum("nk,nk->n", values, w)
-        if absolute is not None:
-            absolute[key] = np.einsum("nk,nk->n", np.abs(values), w)
-
-    sq = _square_derivatives(d)
-    for j in range(3 + order):
-        if j <= top:
-            expect(f"E{j}", d[j])
-            expect(f"Z{j}", sq[j])
-        else:  # Stein from the highest derivative available
-            he = _hermite_e(j - top, z) / g ** (j - top)
-            expect(f"E{j}", d[top] * he)
-            expect(f"Z{j}", sq[top] * he)
-    tau = sigma.tail(u, s[:, None])
-    expect("tau2", tau * tau)
-    expect("d2tau", d[2] * tau)
-    expect("d1sq", d[1] * d[1])
-    if order >= 1:
-        expect("d1tau", d[1] * tau)
-    for j in range(3, 3 + order):  # d^j/dt^j E tau^2, Stein beyond the derivatives given
-        m = min(j, top)
-        sq = _tau_square_derivative(m, tau, d, s[:, None])
-        if m < j:
-            sq = sq * (_hermite_e(j - m, z) / g ** (j - m))
-        expect(f"d{j}tau2", sq)
-    if sigma.kinks:
-        _add_kink_masses(sigma, t, g, order, s, out, absolute)
-    return out
+        sq = _square_derivatives(d)
+        for j in range(3 + order):
+            if j <= top:
+                expect(f"E{j}", d[j])
+                expect(f"Z{j}", sq[j])
+            else:  # Stein from the highest derivative available
+                he = _hermite_e(j - top, z) / g ** (j - top)
+                expect(f"E{j}", d[top] * he)
+                expect(f"Z{j}", sq[top] * he)
+        tau = sigma.tail(u, s[:, None])
+        expect("tau2", tau * tau)
+        expect("d2tau", d[2] * tau)
+        expect("d1sq", d[1] * d[1])
+        if order >= 1:
+            expect("d1tau", d[1] * tau)
+        for j in range(3, 3 + order):  # d^j/dt^j E tau^2, Stein beyond the derivatives given
+            m = min(j, top)
+            sq = _tau_square_derivative(m, tau, d, s[:, None])
+            if m < j:
+                sq = sq * (_hermite_e(j - m, z) / g ** (j - m))
+            expect(f"d{j}tau2", sq)
+        if sigma.kinks:
+            _add_kink_masses(sigma, t, g, order, s, out, absolute)
+        return out
 
 
 def _add_kink_masses(
