@@ -308,23 +308,27 @@ def _step(field: _Field, y: np.ndarray, t: np.ndarray, h: np.ndarray, at_y: tupl
     Winv = _inverse(eye - sub[:, :, None, None] * JF)  # (columns, n, 5, 5)
     x = np.repeat(y[None], len(ms), axis=0)  # (columns, 5, n)
     F = np.repeat(F0[None], len(ms), axis=0)  # (columns, n, 5)
-    for i in range(SUBSTEPS[-1]):
-        c = int(np.argmax(ms > i))
-        live = len(ms) - c
-        if i:
-            flat = np.moveaxis(x[c:], 1, 0).reshape(5, live * n)
-            with np.errstate(all="ignore"):  # a stage far out of the feasible set: NaN, refused
-                F[c:] = field.velocity(flat, (t + i * sub[c:]).reshape(-1)).reshape(live, n, 5)
-        x[c:] += np.einsum("cnij,cnj->cin", Winv[c:], sub[c:, :, None] * F[c:])
-    table = []
-    for j, m in enumerate(SUBSTEPS):
-        row = [x[j]]
-        for k in range(1, len(table) + 1):  # Aitken-Neville in h
-            ratio = m / SUBSTEPS[len(table) - k] - 1.0
-            row.append(row[k - 1] + (row[k - 1] - table[-1][k - 1]) / ratio)
-        table.append(row)
-    y_new = _feasible(table[-1][-1])
-    est = np.max(np.abs(table[-1][-1] - table[-1][-2]), axis=0)
+    # a stage far out of the feasible set: its velocity (unbounded for an unbounded sigma,
+    # ReLU's) and what is built on it overflow or are NaN, quietly: the step's estimate is
+    # then not finite and the caller refuses it (a smaller step follows)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for i in range(SUBSTEPS[-1]):
+            c = int(np.argmax(ms > i))
+            live = len(ms) - c
+            if i:
+                flat = np.moveaxis(x[c:], 1, 0).reshape(5, live * n)
+                with np.errstate(all="ignore"):
+                    F[c:] = field.velocity(flat, (t + i * sub[c:]).reshape(-1)).reshape(live, n, 5)
+            x[c:] += np.einsum("cnij,cnj->cin", Winv[c:], sub[c:, :, None] * F[c:])
+        table = []
+        for j, m in enumerate(SUBSTEPS):
+            row = [x[j]]
+            for k in range(1, len(table) + 1):  # Aitken-Neville in h
+                ratio = m / SUBSTEPS[len(table) - k] - 1.0
+                row.append(row[k - 1] + (row[k - 1] - table[-1][k - 1]) / ratio)
+            table.append(row)
+        y_new = _feasible(table[-1][-1])
+        est = np.max(np.abs(table[-1][-1] - table[-1][-2]), axis=0)
     if np.any(defect):  # column m = 1 is (I - h J_F)^{-1}
         response = np.einsum("nij,nj->ni", Winv[0], h[:, None] * defect)
         est = est + np.max(np.abs(response), axis=1)
