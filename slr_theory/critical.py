@@ -29,10 +29,11 @@ a plateau the ratio is of order one however small the gradient. Plateaus are rep
 separately. Where the factor ``e^{-x^2}`` of the saturating terms underflows, the same
 test is applied to those terms before the factor (``x^2 > 600``). On a fold of the
 overlap map (``k = -v``, ``v = v*``, ...: a direction ``T_i`` of a term ``R_i T_i`` of the
-gradient is 0, computed as rounding) the term is set to its exact 0 and the point moved
-onto the fold before the same test (:data:`FOLD`): on ReLU's fold ``k = -v``, where the
-informative key is dead, the distractors' ``R_rho`` is of order one and the gradient
-left, about ``1e-73``, is of order one against its own terms: a plateau.
+gradient is 0, computed as rounding) the point is moved onto the fold and the term read
+exactly, 0 there and ``R_i`` times a direction a step off it, which absorbs part of the
+rest (:func:`_resolved_on_folds`, :data:`FOLD`): on ReLU's fold ``k = -v``, where the
+informative key is dead, the distractors' ``R_rho`` is of order one and what it cannot
+absorb, about ``1e-73``, is of order one against its own terms: a plateau.
 
 **Classification.** The Riemannian Hessian (:func:`slr_theory.geometry.riemannian_hessian`)
 with multiplicities for ``d``; an eigenvalue within its error estimate of zero is a zero
@@ -517,15 +518,30 @@ def _snap_to_folds(K: np.ndarray, V: np.ndarray, ov: np.ndarray, fold: np.ndarra
 
 
 def _resolved_on_folds(table, K: np.ndarray, V: np.ndarray, tol: float) -> np.ndarray:
-    """Whether each point stays critical once the terms on its folds are set to their exact 0.
+    """Whether each point on a fold stays critical once the fold's terms are read exactly.
 
-    On a fold a term ``R_i T_i`` is rounding of order ``eps R_i``, and the test relative to
-    the terms' sizes cannot see what the other terms say beneath it: on ReLU's fold
-    ``k = -v`` with a dead informative key, the distractors' ``R_rho`` is of order one and
-    the informative part of the gradient, about ``1e-80``, decides. Each point on a fold
-    is moved onto it (:func:`_snap_to_folds`), and its gradient without the fold's terms
-    is held to `tol` of the sizes of the terms left (``(1 + |o_i|) m_i``). Points on no
-    fold: True.
+    On a fold a term ``R_i T_i`` is computed as rounding of order ``eps R_i`` and hides what
+    the other terms say beneath it. Its exact value is 0 on the fold, but a step ``epsilon``
+    off it makes it ``R_i`` times a direction, so it can absorb a small remainder:
+
+    - ``k = +-k*`` or ``k = +-v*`` (a fold of ``kappa`` or ``eta``): ``T_i^k = -+epsilon``
+      for any ``epsilon`` orthogonal to ``k``, so a critical point lies within
+      ``|remainder| / |R_i|`` whatever ``k``'s remainder is; likewise ``v = +-v*``, ``+-k*``
+      for ``v``'s. That side is not held to anything.
+    - ``k = s v`` (``rho = s = +-1``) alone: ``(T_rho^k, T_rho^v) = (-s epsilon,
+      epsilon)``, which absorbs a remainder with ``g_k = -s g_v`` and nothing else; the
+      point is critical only if ``|g_k + s g_v| <= tol`` of the two sides' term sizes. On
+      ReLU's fold ``k = -v``, where the informative key is dead, that combination is the
+      informative part's, about ``1e-73`` and of order one against its own terms: a
+      plateau (the distractors' ``R_rho``, of order one, had hidden it). At erf's maximum
+      ``k = v = k*`` at ``lambda = 0.9`` it is ``g_v``'s rounding: critical, as the census
+      proves.
+    - Other sides: their gradient, held to `tol` of their terms as before.
+
+    Each point is first moved onto the folds it is within :data:`FOLD` of, and its
+    overlaps within that of 0 or ``+-1`` onto those (:func:`_snap_to_folds`): a partial
+    whose terms all carry such an overlap is then its exact 0, not a remainder as small
+    as its own terms. Points on no fold: True.
     """
     ov = to_overlaps(np.concatenate([K.T, V.T])).T
     fold = _folds(K, V, ov)
@@ -535,22 +551,25 @@ def _resolved_on_folds(table, K: np.ndarray, V: np.ndarray, tol: float) -> np.nd
         return out
     Ks, Vs = _snap_to_folds(K[rows], V[rows], ov[rows], fold[rows])
     ovs = to_overlaps(np.concatenate([Ks.T, Vs.T])).T
-    # and the overlaps within rounding of 0 or +-1 onto them: a partial whose terms all
-    # carry such an overlap (theta, eta, rho off M) is then its exact 0, not a remainder
-    # as small as its own terms
     ovs = np.where(np.abs(ovs) <= FOLD, 0.0, ovs)
     ovs = np.where(1.0 - np.abs(ovs) <= FOLD, np.sign(ovs), ovs)
     phi, size = table.features_and_sizes(ovs.T.copy())
     g, m = (table.C @ phi).T, (np.abs(table.C) @ size).T
-    keep = ~(_folds(Ks, Vs, ovs) | fold[rows])
+    on = _folds(Ks, Vs, ovs) | fold[rows]
     a = np.abs(ovs)
-    rel = np.zeros(rows.size)
+    sides = []
     for T in _tangent_terms(Ks, Vs, ovs):
-        used = keep & (np.linalg.norm(T, axis=2) > 0.0)
+        used = ~on & (np.linalg.norm(T, axis=2) > 0.0)
         grad = np.einsum("ni,nij->nj", np.where(used, g, 0.0), T)
-        scale = np.sum(np.where(used, (1.0 + a) * m, 0.0), axis=1)
-        rel = np.maximum(rel, _norm(grad) / (scale + np.finfo(float).smallest_subnormal))
-    out[rows] = rel <= tol
+        sides.append((grad, np.sum(np.where(used, (1.0 + a) * m, 0.0), axis=1)))
+    (gk, sk), (gv, sv) = sides
+    tiny = np.finfo(float).smallest_subnormal
+    free_k, free_v, rho = on[:, 0] | on[:, 3], on[:, 1] | on[:, 2], on[:, 4]
+    ok_k = free_k | (_norm(gk) <= tol * (sk + tiny))
+    ok_v = free_v | (_norm(gv) <= tol * (sv + tiny))
+    s = np.where(ovs[:, 4] >= 0, 1.0, -1.0)[:, None]
+    ok_rho = _norm(gk + s * gv) <= tol * (sk + sv + tiny)
+    out[rows] = np.where(rho, free_k | free_v | ok_rho, ok_k & ok_v)
     return out
 
 

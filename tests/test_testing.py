@@ -82,7 +82,7 @@ def test_bad_arguments_are_named():
     with pytest.raises(ValueError, match="`on_manifold`"):
         overlaps(on_manifold=1)
     with pytest.raises(ValueError, match="`nonlinearities`"):
-        models(nonlinearities=["relu"])
+        models(nonlinearities=["swish"])
     with pytest.raises(ValueError, match="`attentions`"):
         models(attentions=("linear",))
     with pytest.raises(ValueError, match="`s_max`"):
