@@ -434,3 +434,18 @@ def test_a_certified_atlas_says_complete_by_proof_where_the_census_closes(tmp_pa
     assert _strip(back.rows) == _strip(a.rows) and back.settings == a.settings
     with pytest.raises(ValueError, match="`certify`"):
         atlas(BASE, lam=[0.3], jobs=1, certify=-1, **CHEAP)
+
+
+def test_a_kinked_sigma_runs_in_the_atlas():
+    """ReLU by name through a cell: its row names it, the optimum's risk is the risk
+    function's own, and its search holds at least M's points."""
+    from slr_theory import critical_points, risk
+
+    a = atlas(BASE, lam=[0.3], nonlinearity=["relu"], jobs=1, **CHEAP)
+    row = a.rows[0]
+    p = BASE.replace(lam=0.3, nonlinearity="relu")
+    assert row["nonlinearity"] == "relu"
+    assert row["optimum_risk"] == pytest.approx(float(risk(p, 1.0, 1.0)), rel=1e-12)
+    # the search always holds M's points (proved or located), up to symmetry
+    on_m = {tuple(q.overlaps.round(9)) for q in critical_points(p, "manifold")}
+    assert row["n_critical"] >= len(on_m) > 0
