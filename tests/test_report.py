@@ -1,6 +1,7 @@
 """slr-theory report: computed once into results.json, drawn from it, atomic, and it explains."""
 
 import copy
+import functools
 import os
 from pathlib import Path
 
@@ -496,27 +497,33 @@ def test_the_bar_names_the_part_under_way(tmp_path, monkeypatch, small_study, ca
     assert "report: drawing the figures" in err and "<" not in err.split("report:")[-1]
 
 
-@pytest.fixture(scope="module")
-def small_certificate(tmp_path_factory, small_study):
-    """A census at the small study's parameters (complete there: 52 250 boxes, 11 s)."""
-    pytest.importorskip("flint")
+@functools.cache
+def _small_census(params):
+    """The census at the small study's parameters (complete there: 52 250 boxes, 11 s),
+    computed once per worker for the tests that give it and the one that asks for it."""
     from slr_theory.certify import certify_critical_points
 
-    census = certify_critical_points(small_study.params, starts=64)
+    return certify_critical_points(params, starts=64)
+
+
+@pytest.fixture(scope="module")
+def small_certificate(tmp_path_factory, small_study):
+    """:func:`_small_census`, saved."""
+    pytest.importorskip("flint")
+    census = _small_census(small_study.params)
     return census.save(tmp_path_factory.mktemp("census") / "census.json.gz")
 
 
 def _study_with_proof(small_study):
     """The small study, with the proof `study` would add (its census, where `certify`
     asks, from a search of its own here: the small study's points are not a search)."""
-    from slr_theory.certify import certify_critical_points
     from slr_theory.study import check_proof, findings
 
     def run(*a, **k):
         s = copy.deepcopy(small_study)
         certificate = k["certificate"]
         if k.get("certify"):
-            certificate = certify_critical_points(s.params, starts=64).save(k["certify"])
+            certificate = _small_census(s.params).save(k["certify"])
         s.proof = check_proof(s.params, certificate, s.points)
         s.findings = findings(s)
         return s
