@@ -484,9 +484,9 @@ def _tangent_terms(K: np.ndarray, V: np.ndarray, ov: np.ndarray) -> tuple:
     return tk, tv
 
 
-def _folds(K: np.ndarray, V: np.ndarray, ov: np.ndarray) -> np.ndarray:
-    """``(n, 5)``: which overlaps sit on a fold (:data:`FOLD`; ``rho`` on either side)."""
-    tk, tv = _tangent_terms(K, V, ov)
+def _folds(tk: np.ndarray, tv: np.ndarray) -> np.ndarray:
+    """``(n, 5)``: which overlaps sit on a fold (:data:`FOLD`; ``rho`` on either side),
+    from the directions :func:`_tangent_terms` gives."""
     short = lambda T: np.linalg.norm(T, axis=2) <= FOLD  # noqa: E731
     fk, fv = short(tk), short(tv)
     return np.stack([fk[:, 0], fv[:, 1], fv[:, 2], fk[:, 3], fk[:, 4] | fv[:, 4]], axis=1)
@@ -544,7 +544,7 @@ def _resolved_on_folds(table, K: np.ndarray, V: np.ndarray, tol: float) -> np.nd
     as its own terms. Points on no fold: True.
     """
     ov = to_overlaps(np.concatenate([K.T, V.T])).T
-    fold = _folds(K, V, ov)
+    fold = _folds(*_tangent_terms(K, V, ov))
     out = np.ones(len(K), dtype=bool)
     rows = np.flatnonzero(fold.any(axis=1))
     if rows.size == 0:
@@ -555,10 +555,11 @@ def _resolved_on_folds(table, K: np.ndarray, V: np.ndarray, tol: float) -> np.nd
     ovs = np.where(1.0 - np.abs(ovs) <= FOLD, np.sign(ovs), ovs)
     phi, size = table.features_and_sizes(ovs.T.copy())
     g, m = (table.C @ phi).T, (np.abs(table.C) @ size).T
-    on = _folds(Ks, Vs, ovs) | fold[rows]
+    terms = _tangent_terms(Ks, Vs, ovs)
+    on = _folds(*terms) | fold[rows]
     a = np.abs(ovs)
     sides = []
-    for T in _tangent_terms(Ks, Vs, ovs):
+    for T in terms:
         used = ~on & (np.linalg.norm(T, axis=2) > 0.0)
         grad = np.einsum("ni,nij->nj", np.where(used, g, 0.0), T)
         sides.append((grad, np.sum(np.where(used, (1.0 + a) * m, 0.0), axis=1)))

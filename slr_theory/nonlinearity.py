@@ -1246,7 +1246,7 @@ def _add_kink_masses(
             [None, *(_tau_square_derivative(j, tau_lo, lo, s) for j in range(1, top))],
         )
 
-        def mass(key, ups, downs, j, z=z, phi=phi, he=he):
+        def mass(key, ups, downs, j, phi=phi, he=he):
             add = np.zeros_like(t)
             size = np.zeros_like(t)
             for m in range(1, j):  # F is continuous (checked when built): no m = 0 mass
