@@ -586,21 +586,29 @@ class _Strata:
         out = np.full(len(y[0].lo), -1)
         for s in self.signs:
             img = [y[i] if s[i] > 0 else -y[i] for i in range(6)]
+            coords: dict = {}  # each chart's coordinates of the image, formed once
             for j, z in enumerate(self.known):
-                chart = self.charts[z["chart"]]
-                w = []
-                ok = np.ones(len(out), dtype=bool)
-                for part, sign in ((img[:3], chart.signs[0]), (img[3:], chart.signs[1])):
-                    den = 1.0 + sign * part[2]
-                    ok &= den.lo > 0.0
-                    inv = Interval(
-                        np.where(ok, den.lo, 1.0), np.where(ok, den.hi, 1.0)
-                    ).reciprocal()
-                    w += [part[0] * inv, part[1] * inv]
+                if z["chart"] not in coords:
+                    coords[z["chart"]] = self._chart_coordinates(img, self.charts[z["chart"]])
+                ok, w = coords[z["chart"]]
+                ok = ok.copy()
                 for i in range(4):
                     ok &= (w[i].lo > z["zlo"][i]) & (w[i].hi < z["zhi"][i])
                 out[ok & (out < 0)] = j
         return out
+
+    @staticmethod
+    def _chart_coordinates(img: list[Interval], chart: _Charts):
+        """Enclosures of the chart coordinates of ``(k, v)`` in `img`, and where they exist
+        (the chart's denominators positive)."""
+        w = []
+        ok = np.ones(len(img[0].lo), dtype=bool)
+        for part, sign in ((img[:3], chart.signs[0]), (img[3:], chart.signs[1])):
+            den = 1.0 + sign * part[2]
+            ok &= den.lo > 0.0
+            inv = Interval(np.where(ok, den.lo, 1.0), np.where(ok, den.hi, 1.0)).reciprocal()
+            w += [part[0] * inv, part[1] * inv]
+        return ok, w
 
 
 def _group_signs(rows: list[np.ndarray]) -> list[np.ndarray]:
@@ -1195,13 +1203,12 @@ def _bnb(space, min_width: float, max_boxes: int, progress=None, known: list | N
         prefer = np.concatenate([d for _v, d in got])  # the side each open box asks to split
         width = np.max(hi - lo, axis=1)
         inside = {}
-        if known:  # the strata: a box whose preimage a proved point's box holds
-            cov = np.concatenate(
-                [
-                    space.covered(lo[i : i + CHUNK], hi[i : i + CHUNK])
-                    for i in range(0, len(lo), CHUNK)
-                ]
-            )
+        if known:  # the strata: an open box whose preimage a proved point's box holds
+            ask = np.flatnonzero(verdict < 0)
+            cov = np.full(len(lo), -1)
+            for i in range(0, ask.size, CHUNK):
+                part = ask[i : i + CHUNK]
+                cov[part] = space.covered(lo[part], hi[part])
             for i in np.flatnonzero((verdict < 0) & (cov >= 0)):
                 verdict[i] = UNIQUE
                 inside[i] = int(cov[i])
@@ -1266,28 +1273,72 @@ def _to_chart_point(
 
 
 def _newton(space, w: np.ndarray, steps: int = 8) -> np.ndarray:
+    """Newton's iteration on the space's system from each row of `w` (``(n, m)``, or one
+    point ``(m,)``), all rows at once; a row stops where its Jacobian is singular or its
+    iterate is no longer finite."""
+    w = np.array(w, dtype=float)
+    one = w.ndim == 1
+    W = np.atleast_2d(w).copy()
+    n, m = W.shape
+    active = np.all(np.isfinite(W), axis=1)
     for _ in range(steps):
-        g, J = space.system([Interval(c) for c in w])
-        gm = np.array([float(c.mid) for c in g])
-        Jm = np.array([[float(J[i][j].mid) for j in range(len(w))] for i in range(len(w))])
-        try:
-            w = w - np.linalg.solve(Jm, gm)
-        except np.linalg.LinAlgError:
+        idx = np.flatnonzero(active)
+        if not idx.size:
             break
-    return w
+        g, J = space.system([Interval(W[idx, i]) for i in range(m)])
+        gm = np.stack([np.asarray(c.mid, dtype=float).reshape(-1) for c in g], axis=1)
+        Jm = np.empty((idx.size, m, m))
+        for a in range(m):
+            for b in range(m):
+                Jm[:, a, b] = np.asarray(J[a][b].mid, dtype=float).reshape(-1)
+        ok = np.all(np.isfinite(Jm), axis=(1, 2)) & np.all(np.isfinite(gm), axis=1)
+        ok[ok] = np.abs(np.linalg.det(Jm[ok])) > 0.0
+        step = np.zeros((idx.size, m))
+        for j in np.flatnonzero(ok):  # singular rows stop, as one point's iteration would
+            try:
+                step[j] = np.linalg.solve(Jm[j], gm[j])
+            except np.linalg.LinAlgError:
+                ok[j] = False
+        W[idx[ok]] -= step[ok]
+        active[idx[~ok]] = False
+        active &= np.all(np.isfinite(W), axis=1)
+    return W[0] if one else W
+
+
+#: The half-widths `_verify` tries, largest first.
+VERIFY_RADII = (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 1e-6, 1e-7)
+
+
+def _verify_many(space, W: np.ndarray) -> list[dict | None]:
+    """For each row of `W`, a Krawczyk box around it that holds exactly one zero (the
+    largest of :data:`VERIFY_RADII` that works), or None: every radius of every row in
+    one vectorised test."""
+    W = np.atleast_2d(np.asarray(W, dtype=float))
+    n, m = W.shape
+    out: list[dict | None] = [None] * n
+    if not n:
+        return out
+    radii = np.array(VERIFY_RADII)
+    zlo = (W[:, None, :] - radii[None, :, None]).reshape(-1, m)
+    zhi = (W[:, None, :] + radii[None, :, None]).reshape(-1, m)
+    kv, klo, khi = krawczyk(space, zlo, zhi)
+    unique = (kv == UNIQUE).reshape(n, radii.size)
+    rows = np.flatnonzero(unique.any(axis=1))
+    if not rows.size:
+        return out
+    pick = rows * radii.size + np.argmax(unique[rows], axis=1)
+    blo, bhi = klo[pick].copy(), khi[pick].copy()
+    for _ in range(TIGHTEN):  # K of any box holding the zero holds it
+        _kv, lo2, hi2 = krawczyk(space, blo, bhi)
+        blo, bhi = np.maximum(blo, lo2), np.minimum(bhi, hi2)
+    for j, (r, i) in enumerate(zip(rows, pick, strict=True)):
+        out[r] = {"zlo": zlo[i], "zhi": zhi[i], "klo": blo[j], "khi": bhi[j]}
+    return out
 
 
 def _verify(space, w: np.ndarray) -> dict | None:
     """A Krawczyk box around `w` that holds exactly one zero (the largest that works)."""
-    for r in (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 1e-6, 1e-7):
-        zlo, zhi = (w - r)[None], (w + r)[None]
-        kv, klo, khi = krawczyk(space, zlo, zhi)
-        if kv[0] == UNIQUE:
-            for _ in range(TIGHTEN):  # K of any box holding the zero holds it
-                _kv, lo2, hi2 = krawczyk(space, klo, khi)
-                klo, khi = np.maximum(klo, lo2), np.minimum(khi, hi2)
-            return {"zlo": zlo[0], "zhi": zhi[0], "klo": klo[0], "khi": khi[0]}
-    return None
+    return _verify_many(space, np.asarray(w, dtype=float)[None])[0]
 
 
 def _verify_face(chart: _Charts, w: np.ndarray, candidates: list[Face]) -> dict | None:
@@ -1496,29 +1547,45 @@ def certify_critical_points(
         np.ndarray
     ] = []  # canonical overlaps of the points Newton reached (a shortcut only)
 
-    def add(k: np.ndarray, v: np.ndarray) -> bool:
+    def add(pairs: list[tuple[np.ndarray, np.ndarray]]) -> int:
+        """Prove the critical points Newton reaches from each ``(k, v)`` of `pairs`, chart
+        by chart (a pair moves on to the next chart where Newton diverges and no face
+        proves its point), every pair of a chart at once; returns how many are new."""
+        pending = list(range(len(pairs)))
+        new = 0
         for chart in charts.values():
-            w0 = _to_chart_point(chart, group, k, v)
-            if w0 is None:
+            starts = [(i, _to_chart_point(chart, group, *pairs[i])) for i in pending]
+            starts = [(i, w0) for i, w0 in starts if w0 is not None]
+            if not starts:
                 continue
-            w = _newton(chart, w0)
-            z = None
-            if np.all(np.isfinite(w)):
-                x = np.array([float(q.mid) for q in chart.vectors([Interval(c) for c in w])])
-                ov = canonical(np.array(vector_overlaps(x)), group)
-                if any(np.max(np.abs(ov - q)) < 1e-9 for q in seen):
-                    return False
-                seen.append(ov)
-                z = _verify(chart, w)
-            if z is None:  # Newton in the chart diverges where a curvature is 1e-54
-                z = _verify_face(chart, w0, face_list)
-            if z is None:
-                continue
-            if strata_covered(strata, known, z, chart, group):
-                return False
-            known.append({**z, "chart": chart.name})
-            return True
-        return False
+            W = _newton(chart, np.array([w0 for _i, w0 in starts]))
+            finite = np.all(np.isfinite(W), axis=1)
+            x = np.full((len(W), 6), np.nan)
+            if finite.any():
+                vec = chart.vectors([Interval(W[finite, i]) for i in range(4)])
+                x[finite] = np.stack([np.asarray(q.mid, dtype=float) for q in vec], axis=1)
+            settled, fresh = set(), []
+            for (i, w0), w, xi, ok in zip(starts, W, x, finite, strict=True):
+                if ok:
+                    ov = canonical(np.array(vector_overlaps(xi)), group)
+                    if any(np.max(np.abs(ov - q)) < 1e-9 for q in seen):
+                        settled.add(i)  # a point already reached
+                        continue
+                    seen.append(ov)
+                fresh.append((i, w0, w, ok))
+            proofs = iter(_verify_many(chart, np.array([w for _i, _w0, w, ok in fresh if ok])))
+            for i, w0, _w, ok in fresh:
+                z = next(proofs) if ok else None
+                if z is None:  # Newton in the chart diverges where a curvature is 1e-54
+                    z = _verify_face(chart, w0, face_list)
+                if z is None:
+                    continue
+                settled.add(i)
+                if not strata_covered(strata, known, z, chart, group):
+                    known.append({**z, "chart": chart.name})
+                    new += 1
+            pending = [i for i in pending if i not in settled]
+        return new
 
     from .critical import critical_points
 
@@ -1527,8 +1594,7 @@ def certify_critical_points(
         starts, seed = len(points.search.starts), None
     else:
         searched = list(critical_points(params, starts=starts, rng=seed)) if starts else []
-    for k, v in _search_vectors(searched):
-        add(k, v)
+    add(_search_vectors(searched))
     for _round in range(ROUNDS):
         strata.known = known
         leaves, zeros = _bnb(strata, min_width, max_boxes, progress, known)
@@ -1537,14 +1603,17 @@ def certify_critical_points(
         ]
         if not open_:
             break
-        new = 0
-        for path in open_[:: max(1, len(open_) // HARVEST)]:  # Newton from the open boxes
-            lo, hi = box_of_path(strata.root_lo, strata.root_hi, path)
-            y, _empty = strata.preimage(lo[None], hi[None])
-            c = np.array([0.5 * (q.lo[0] + q.hi[0]) for q in y])
-            k, v = c[:3] / np.linalg.norm(c[:3]), c[3:] / np.linalg.norm(c[3:])
-            new += add(k, v)
-        if not new:
+        boxes = [  # Newton from the centres of open boxes' preimages
+            box_of_path(strata.root_lo, strata.root_hi, path)
+            for path in open_[:: max(1, len(open_) // HARVEST)]
+        ]
+        y, _empty = strata.preimage(
+            np.array([b[0] for b in boxes]), np.array([b[1] for b in boxes])
+        )
+        c = np.stack([0.5 * (q.lo + q.hi) for q in y], axis=1)
+        k = c[:, :3] / np.linalg.norm(c[:, :3], axis=1, keepdims=True)
+        v = c[:, 3:] / np.linalg.norm(c[:, 3:], axis=1, keepdims=True)
+        if not add(list(zip(k, v, strict=True))):
             break
     parts = {"strata": {"root": (strata.root_lo, strata.root_hi), **leaves, "zeros": zeros}}
     ileaves, izeros = _bnb(interior, min_width, max_boxes, progress)

@@ -88,7 +88,7 @@ class Interval:
         return _up(self.hi - self.lo)
 
     def __getitem__(self, index) -> Interval:
-        return Interval(self.lo[index], self.hi[index])
+        return self._new(self.lo[index], self.hi[index])
 
     def __repr__(self) -> str:
         return f"Interval({self.lo!r}, {self.hi!r})"
@@ -128,23 +128,23 @@ class Interval:
         lo = np.where(
             (self.lo <= 0.0) & (self.hi >= 0.0), 0.0, np.minimum(abs(self.lo), abs(self.hi))
         )
-        return Interval(lo, np.maximum(abs(self.lo), abs(self.hi)))
+        return self._new(lo, np.maximum(abs(self.lo), abs(self.hi)))
 
     def __pow__(self, n: int) -> Interval:
         if not isinstance(n, int | np.integer) or n < 0:
             raise ValueError(f"Interval ** n needs an integer n >= 0, got {n!r}.")
         if n == 0:
-            return Interval(np.ones(self.shape))
+            return self._new(np.ones(self.shape), np.ones(self.shape))
         base = self.abs() if n % 2 == 0 else self
         out = base
         for _ in range(n - 1):  # monotone on [0, inf) (even n) or everywhere (odd n)
             out = (
-                Interval(_down(out.lo * base.lo), _up(out.hi * base.hi))
+                self._new(_down(out.lo * base.lo), _up(out.hi * base.hi))
                 if n % 2 == 0
                 else out * base
             )
         if n % 2 == 0:
-            return Interval(np.maximum(out.lo, 0.0), out.hi)
+            return self._new(np.maximum(out.lo, 0.0), out.hi)
         return out
 
     def contains_zero(self) -> np.ndarray:
@@ -163,12 +163,12 @@ class Interval:
         """``1 / x`` for intervals of positive numbers."""
         if np.any(self.lo <= 0.0):
             raise ValueError("Interval.reciprocal needs lo > 0.")
-        return Interval(_down(1.0 / self.hi), _up(1.0 / self.lo))
+        return self._new(_down(1.0 / self.hi), _up(1.0 / self.lo))
 
     def sqrt(self) -> Interval:
         """``sqrt(max(x, 0))`` (bounds rounded outward)."""
         lo, hi = np.maximum(self.lo, 0.0), np.maximum(self.hi, 0.0)
-        return Interval(np.maximum(_down(np.sqrt(lo)), 0.0), _up(np.sqrt(hi)))
+        return self._new(np.maximum(_down(np.sqrt(lo)), 0.0), _up(np.sqrt(hi)))
 
 
 def from_arb(x) -> Interval:
