@@ -55,8 +55,6 @@ import gzip
 import json
 import time
 from dataclasses import asdict, dataclass, field
-from fractions import Fraction
-from itertools import pairwise
 from pathlib import Path
 
 import numpy as np
@@ -120,6 +118,35 @@ def box_of_path(root_lo, root_hi, path: str) -> tuple[np.ndarray, np.ndarray]:
     return lo, hi
 
 
+def _path_bytes(paths: list[str]) -> np.ndarray:
+    """The paths as rows of ASCII codes, padded with zeros: ``(n, longest)`` uint8."""
+    longest = max((len(p) for p in paths), default=0)
+    if not longest:
+        return np.zeros((len(paths), 0), dtype=np.uint8)
+    raw = np.array(paths, dtype=f"S{longest}")
+    return raw.view(np.uint8).reshape(len(paths), longest)
+
+
+def boxes_of_paths(root_lo, root_hi, paths: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`box_of_path` for every path at once (the same halvings, depth by depth):
+    ``(n, dim)`` arrays of the boxes' bounds."""
+    n = len(paths)
+    lo = np.tile(np.asarray(root_lo, dtype=float), (n, 1))
+    hi = np.tile(np.asarray(root_hi, dtype=float), (n, 1))
+    for start in range(0, n, CHUNK):
+        codes = _path_bytes(paths[start : start + CHUNK])
+        for depth in range(codes.shape[1]):
+            c = codes[:, depth]
+            rows = np.flatnonzero(c)
+            dim, half = np.divmod(c[rows].astype(np.int64) - ord("0"), 2)
+            rows = rows + start
+            mid = 0.5 * (lo[rows, dim] + hi[rows, dim])
+            up, down = half == 1, half == 0
+            lo[rows[up], dim[up]] = mid[up]
+            hi[rows[down], dim[down]] = mid[down]
+    return lo, hi
+
+
 def _tree_complete(paths: list[str]) -> bool:
     """Whether the leaves' paths partition the root.
 
@@ -129,17 +156,26 @@ def _tree_complete(paths: list[str]) -> bool:
     """
     if not paths:
         return False
-    total = sum(Fraction(1, 2 ** len(p)) for p in paths)
-    if total != 1:
+    lengths = np.array([len(p) for p in paths])
+    longest = int(lengths.max())
+    counts = np.bincount(lengths)
+    if sum(int(c) << (longest - n) for n, c in enumerate(counts) if c) != 1 << longest:
         return False
-    ordered = sorted(paths)
-    for a, b in pairwise(ordered):
-        if b.startswith(a):
-            return False
-        n = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
-        if int(a[n]) // 2 != int(b[n]) // 2:
-            return False
-    return True
+    if len(paths) == 1:
+        return True
+    codes = _path_bytes(sorted(paths))
+    a, b = codes[:-1], codes[1:]
+    differ = a != b
+    if not np.all(differ.any(axis=1)):
+        return False  # a path twice
+    n = np.argmax(differ, axis=1)  # where consecutive paths part
+    rows = np.arange(len(n))
+    length_a = np.count_nonzero(a, axis=1)
+    if np.any(n >= length_a):
+        return False  # a leaf inside a leaf
+    side_a = (a[rows, n].astype(np.int64) - ord("0")) // 2
+    side_b = (b[rows, n].astype(np.int64) - ord("0")) // 2
+    return bool(np.all(side_a == side_b))
 
 
 def _widen(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1140,7 +1176,7 @@ def _pivots(rows: list[np.ndarray]) -> list[int]:
     return pivots
 
 
-def _spaces(table, group: np.ndarray) -> dict:
+def proof_spaces(table, group: np.ndarray) -> dict:
     """The spaces of the proof: the charts of ``S^2 x S^2`` (reduced by the reflection of
     ``e3`` and the group's rows that act by sign changes), where the Krawczyk test proves
     points; the strata ``r <= 3`` and the interior ``r = 4`` in the overlaps, reduced by
@@ -1539,7 +1575,7 @@ def certify_critical_points(
     t0 = time.perf_counter()
     table = model_table(params)
     group = np.asarray(symmetries(params), dtype=float)
-    spaces = _spaces(table, group)
+    spaces = proof_spaces(table, group)
     charts, strata, interior = spaces["charts"], spaces["strata"], spaces["overlaps"]
     face_list = faces(charts, group)
     known: list[dict] = []
@@ -1799,7 +1835,7 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
     failures: list[str] = []
     if group.tolist() != [list(map(float, g)) for g in census.group]:
         failures.append("the symmetry group differs from the model's")
-    built = _spaces(table, group)
+    built = proof_spaces(table, group)
     spaces = {"strata": built["strata"], "overlaps": built["overlaps"]}
     charts = built["charts"]
     if set(spaces) != set(census.parts):
@@ -1860,10 +1896,7 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
                 failures.append(f"{name}: zero {j} claimed infeasible is not proved so")
         if not len(paths):
             continue
-        lo = np.empty((len(paths), space.dim))
-        hi = np.empty_like(lo)
-        for i, p in enumerate(paths):
-            lo[i], hi[i] = box_of_path(space.root_lo, space.root_hi, p)
+        lo, hi = boxes_of_paths(space.root_lo, space.root_hi, paths)
         fresh, _dims = space.classify(lo, hi)
         for code in (INFEASIBLE, EXCLUDED):
             bad = np.flatnonzero((verdicts == code) & (fresh != code))

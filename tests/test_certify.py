@@ -8,6 +8,8 @@ import json
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from slr_theory import Params, critical, critical_points, engine
 from slr_theory.interval import Interval
@@ -174,10 +176,60 @@ def test_the_tree_check_accepts_partitions_only():
     assert lo.tolist() == [0.0, 0.0] and hi.tolist() == [0.5, 1.0]
 
 
+def _reference_tree_complete(paths):
+    """The partition test written plainly: exact Kraft sum, then consecutive sorted paths."""
+    from fractions import Fraction
+    from itertools import pairwise
+
+    if not paths or sum(Fraction(1, 2 ** len(p)) for p in paths) != 1:
+        return False
+    for a, b in pairwise(sorted(paths)):
+        if b.startswith(a):
+            return False
+        n = next(i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y)
+        if int(a[n]) // 2 != int(b[n]) // 2:
+            return False
+    return True
+
+
+def _random_tree(rng, dims, leaves):
+    """The leaves of a random bisection tree: split random leaves along random sides."""
+    paths = [""]
+    while len(paths) < leaves:
+        i = int(rng.integers(len(paths)))
+        d = int(rng.integers(dims))
+        p = paths.pop(i)
+        paths += [p + str(2 * d), p + str(2 * d + 1)]
+    return paths
+
+
+@given(seed=st.integers(0, 2**32 - 1), leaves=st.integers(1, 60), dims=st.integers(1, 5))
+def test_the_vectorised_tree_and_boxes_are_the_plain_ones(seed, leaves, dims):
+    """`_tree_complete` against the plain reference on trees and on trees with one fault
+    (a leaf dropped, doubled, or its last half moved to another side); `boxes_of_paths`
+    against `box_of_path` path by path."""
+    rng = np.random.default_rng(seed)
+    paths = _random_tree(rng, dims, leaves)
+    assert C._tree_complete(paths) and _reference_tree_complete(paths)
+    i = int(rng.integers(len(paths)))
+    moved = paths[i][:-1] + str((int(paths[i][-1]) + 2) % (2 * dims)) if paths[i] else "0"
+    for faulty in (
+        paths[:i] + paths[i + 1 :],
+        [*paths, paths[i]],
+        [*paths[:i], moved, *paths[i + 1 :]],
+    ):
+        assert C._tree_complete(faulty) == _reference_tree_complete(faulty)
+    lo0, hi0 = -rng.random(dims), rng.random(dims)
+    lo, hi = C.boxes_of_paths(lo0, hi0, paths)
+    for j, p in enumerate(paths):
+        a, b = C.box_of_path(lo0, hi0, p)
+        assert np.array_equal(lo[j], a) and np.array_equal(hi[j], b)
+
+
 def test_krawczyk_proves_the_origin_and_excludes_a_box_without_zero(census):
-    space = C._spaces(PAPER.model.rigorous_table(PAPER), np.asarray(C.symmetries(PAPER), float))[
-        "overlaps"
-    ]
+    space = C.proof_spaces(
+        PAPER.model.rigorous_table(PAPER), np.asarray(C.symmetries(PAPER), float)
+    )["overlaps"]
     v, klo, khi = C.krawczyk(space, np.full((1, 5), -1e-3), np.full((1, 5), 1e-3))
     assert v[0] == C.UNIQUE and np.all(klo <= 0.0) and np.all(khi >= 0.0)
     v, _l, _h = C.krawczyk(
@@ -234,7 +286,7 @@ def test_the_mean_value_form_excludes_only_boxes_where_a_condition_keeps_its_sig
     """Boxes the mean-value form closes: at 200 points sampled in each, some condition
     (from the float engine) has one sign throughout."""
     table = PAPER.model.rigorous_table(PAPER)
-    strata = C._spaces(table, np.asarray(C.symmetries(PAPER), float))["strata"]
+    strata = C.proof_spaces(table, np.asarray(C.symmetries(PAPER), float))["strata"]
     rng = np.random.default_rng(4)
     x, y = rng.standard_normal((2, 3, 400))
     k, v = x / np.linalg.norm(x, axis=0), y / np.linalg.norm(y, axis=0)
@@ -276,7 +328,7 @@ P9 = PAPER.replace(lam=0.9)
 def _charts_group_faces(params):
     table = params.model.rigorous_table(params)
     group = np.asarray(C.symmetries(params), dtype=float)
-    charts = C._spaces(table, group)["charts"]
+    charts = C.proof_spaces(table, group)["charts"]
     return charts, group, C.faces(charts, group)
 
 
