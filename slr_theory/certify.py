@@ -1545,7 +1545,7 @@ def certify_critical_points(
     max_boxes : int
         Budget of boxes per part (beyond it the open boxes are left unresolved). The
         defaults close every box at the paper's parameters with ``lam = 0.1``: 5.4e5
-        boxes in the strata, a minute on one core.
+        boxes in the strata, half a minute on one core.
     starts, seed : int
         The search (:func:`slr_theory.critical_points`) whose points seed the Krawczyk
         boxes of the vectors' parts: a point it finds is proved where its box verifies.

@@ -82,22 +82,31 @@ def mp_risk_components(
             mean = lead * dd - sgn * B * theta + sgn * ec * (B * theta + rho * dd)
             return mean**2 + G * (c0 + ec * (c1 + ec * c2))
 
-        inf = mp_expect(informative, a * kappa, g, dps, max_extra_digits=0, kinks=kinks)
-        m1 = mp_expect(
-            lambda x: f(x) * (B * theta + rho * d_of(x)),
-            a * kappa,
-            g,
-            dps,
-            max_extra_digits=0,
-            kinks=kinks,
-        )
-        s0 = mp_expect(
-            lambda x: f(x) ** 2 * (rho**2 * (x / lam) ** 2 + 1 - rho**2), 0, lam, dps, kinks=kinks
-        )
-        m0 = mp_expect(
-            lambda x: f(x) * rho * x / lam, 0, lam, dps, max_extra_digits=0, kinks=kinks
-        )
         L, S = params.L, params.s
+        inf = mp_expect(informative, a * kappa, g, dps, max_extra_digits=0, kinks=kinks)
+        # a moment whose coefficients below all vanish (no distractor, or one informative
+        # token alone) is not integrated: it would be multiplied by an exact zero
+        m1 = s0 = m0 = mp.mpf(0)
+        if L > S or S > 1:
+            m1 = mp_expect(
+                lambda x: f(x) * (B * theta + rho * d_of(x)),
+                a * kappa,
+                g,
+                dps,
+                max_extra_digits=0,
+                kinks=kinks,
+            )
+        if L > S:
+            s0 = mp_expect(
+                lambda x: f(x) ** 2 * (rho**2 * (x / lam) ** 2 + 1 - rho**2),
+                0,
+                lam,
+                dps,
+                kinks=kinks,
+            )
+            m0 = mp_expect(
+                lambda x: f(x) * rho * x / lam, 0, lam, dps, max_extra_digits=0, kinks=kinks
+            )
         out = {  # s informative tokens: s of each, s(s - 1) pairs of them, s(L - s) mixed
             "noise": mp.mpf(params.eps) ** 2,
             "informative": S * inf,
