@@ -221,21 +221,32 @@ def test_every_command_has_a_base_invocation():
 )
 @given(value=FLAG_VALUES)
 def test_any_value_of_any_flag_is_ok_or_one_line_naming_it(command, flag, value, stubs, capsys):
-    for name in os.listdir(stubs):  # each example starts from an empty directory
-        path = stubs / name
-        if path.is_dir():
-            import shutil
+    _empty(stubs)  # each example starts from an empty directory
+    _check(_with(BASE[command], flag, value), flag, capsys)
 
+
+def _empty(directory) -> None:
+    """Remove what the last invocation wrote (the stubs' directory is the working one)."""
+    import shutil
+
+    for name in os.listdir(directory):
+        path = directory / name
+        if path.is_dir():
             shutil.rmtree(path)
         else:
             path.unlink()
-    _check(_with(BASE[command], flag, value), flag, capsys)
 
 
 @pytest.mark.parametrize("command, flag", CASES)
-@pytest.mark.parametrize("value", TEXTS)
-def test_each_odd_text_in_each_flag(command, flag, value, stubs, capsys):
-    _check(_with(BASE[command], flag, value), flag, capsys)
+def test_each_odd_text_in_each_flag(command, flag, stubs, capsys):
+    """Each text of TEXTS in the flag, from an empty directory each (a failure names the
+    invocation, the text among its arguments)."""
+    for value in TEXTS:
+        _empty(stubs)
+        try:
+            _check(_with(BASE[command], flag, value), flag, capsys)
+        except Exception as exc:  # the failure names the text the loop was at
+            raise AssertionError(f"{command} {flag} {value!r}: {exc!r}") from exc
 
 
 # Cases the fuzz found (each was exit 3 or a misattributed message), pinned.
