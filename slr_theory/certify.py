@@ -1853,6 +1853,10 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
             failures.append(f"{name}: the root box is not the domain")
             continue
         paths, verdicts, point = part["paths"], np.array(part["verdicts"]), np.array(part["point"])
+        halves = {str(c) for c in range(2 * space.dim)}
+        if not all(isinstance(p, str) for p in paths) or not set("".join(paths)) <= halves:
+            failures.append(f"{name}: a path holds a character that is not a side's half")
+            continue
         if not _tree_complete(paths):
             failures.append(f"{name}: the leaves do not partition the domain")
         if not (len(paths) == len(verdicts) == len(point)):

@@ -123,6 +123,11 @@ def _first(data, part, verdict):
         lambda d: d.__setitem__("complete", True),
         # a box removed (the leaves no longer cover the domain)
         lambda d: [d["parts"]["overlaps"][k].pop(0) for k in ("paths", "verdicts", "point")],
+        # a path that is not a list of halvings: a letter, a number
+        lambda d: d["parts"]["strata"]["paths"].__setitem__(
+            0, d["parts"]["strata"]["paths"][0] + "x"
+        ),
+        lambda d: d["parts"]["strata"]["paths"].__setitem__(0, 7),
     ],
     ids=[
         "moved-box",
@@ -132,6 +137,8 @@ def _first(data, part, verdict):
         "index",
         "complete",
         "missing-box",
+        "letter-in-path",
+        "number-as-path",
     ],
 )
 def test_the_checker_fails_on_a_tampered_certificate(saved, change):

@@ -103,9 +103,19 @@ def test_builtin_derivatives_match_the_mpmath_formulas(name):
 
 
 def _reference_moments(name, t, g):
-    """The keys of gaussian_moments(order=2) by 30-digit panelled quadrature (mp_expect)."""
-    D = _mp_derivatives(name)
+    """The keys of gaussian_moments(order=2) by 30-digit panelled quadrature (mp_expect).
+
+    The sixteen integrands share their quadrature nodes, so the derivatives at a node
+    (and ``tau``) are computed once per node and working precision."""
+    plain = _mp_derivatives(name)
     s = 1 if t >= 0 else -1
+    seen: dict = {}
+
+    def D(u, j):
+        key = (u, j, mp.mp.prec)
+        if key not in seen:
+            seen[key] = plain(u, j)
+        return seen[key]
 
     def sq(u, j):
         d = [D(u, i) for i in range(5)]
@@ -120,7 +130,10 @@ def _reference_moments(name, t, g):
     with mp.workdps(30):
 
         def tau(u):  # 1 - s sigma(u), without cancellation
-            return MP_NONLINEARITIES[name][1](u, s)
+            key = (u, "tau", mp.mp.prec)
+            if key not in seen:
+                seen[key] = MP_NONLINEARITIES[name][1](u, s)
+            return seen[key]
 
         hs = {f"E{j}": (lambda u, j=j: D(u, j)) for j in range(5)}
         hs |= {f"Z{j}": (lambda u, j=j: sq(u, j)) for j in range(5)}
