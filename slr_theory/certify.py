@@ -1328,20 +1328,23 @@ def _newton(space, w: np.ndarray, steps: int = 8) -> np.ndarray:
             for b in range(m):
                 Jm[:, a, b] = np.asarray(J[a][b].mid, dtype=float).reshape(-1)
         ok = np.all(np.isfinite(Jm), axis=(1, 2)) & np.all(np.isfinite(gm), axis=1)
-        ok[ok] = np.abs(np.linalg.det(Jm[ok])) > 0.0
         step = np.zeros((idx.size, m))
-        for j in np.flatnonzero(ok):  # singular rows stop, as one point's iteration would
-            try:
-                step[j] = np.linalg.solve(Jm[j], gm[j])
-            except np.linalg.LinAlgError:
-                ok[j] = False
+        rows = np.flatnonzero(ok)
+        try:
+            step[rows] = np.linalg.solve(Jm[rows], gm[rows][..., None])[..., 0]
+        except np.linalg.LinAlgError:  # some row is singular: row by row, and those stop
+            for j in rows:
+                try:
+                    step[j] = np.linalg.solve(Jm[j], gm[j])
+                except np.linalg.LinAlgError:
+                    ok[j] = False
         W[idx[ok]] -= step[ok]
         active[idx[~ok]] = False
         active &= np.all(np.isfinite(W), axis=1)
     return W[0] if one else W
 
 
-#: The half-widths `_verify` tries, largest first.
+#: The half-widths `_verify_many` tries, largest first.
 VERIFY_RADII = (1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 1e-6, 1e-7)
 
 
@@ -1349,7 +1352,9 @@ def _verify_many(space, W: np.ndarray) -> list[dict | None]:
     """For each row of `W`, a Krawczyk box around it that holds exactly one zero (the
     largest of :data:`VERIFY_RADII` that works), or None: every radius of every row in
     one vectorised test."""
-    W = np.atleast_2d(np.asarray(W, dtype=float))
+    W = np.asarray(W, dtype=float)
+    if W.ndim != 2:
+        raise ValueError(f"`W` must be an (n, m) array of points, got shape {W.shape}.")
     n, m = W.shape
     out: list[dict | None] = [None] * n
     if not n:
@@ -1370,11 +1375,6 @@ def _verify_many(space, W: np.ndarray) -> list[dict | None]:
     for j, (r, i) in enumerate(zip(rows, pick, strict=True)):
         out[r] = {"zlo": zlo[i], "zhi": zhi[i], "klo": blo[j], "khi": bhi[j]}
     return out
-
-
-def _verify(space, w: np.ndarray) -> dict | None:
-    """A Krawczyk box around `w` that holds exactly one zero (the largest that works)."""
-    return _verify_many(space, np.asarray(w, dtype=float)[None])[0]
 
 
 def _verify_face(chart: _Charts, w: np.ndarray, candidates: list[Face]) -> dict | None:
@@ -1609,7 +1609,8 @@ def certify_critical_points(
                         continue
                     seen.append(ov)
                 fresh.append((i, w0, w, ok))
-            proofs = iter(_verify_many(chart, np.array([w for _i, _w0, w, ok in fresh if ok])))
+            proved = np.array([w for _i, _w0, w, ok in fresh if ok]).reshape(-1, chart.dim)
+            proofs = iter(_verify_many(chart, proved))
             for i, w0, _w, ok in fresh:
                 z = next(proofs) if ok else None
                 if z is None:  # Newton in the chart diverges where a curvature is 1e-54
@@ -1639,13 +1640,10 @@ def certify_critical_points(
         ]
         if not open_:
             break
-        boxes = [  # Newton from the centres of open boxes' preimages
-            box_of_path(strata.root_lo, strata.root_hi, path)
-            for path in open_[:: max(1, len(open_) // HARVEST)]
-        ]
-        y, _empty = strata.preimage(
-            np.array([b[0] for b in boxes]), np.array([b[1] for b in boxes])
+        lo, hi = boxes_of_paths(  # Newton from the centres of open boxes' preimages
+            strata.root_lo, strata.root_hi, open_[:: max(1, len(open_) // HARVEST)]
         )
+        y, _empty = strata.preimage(lo, hi)
         c = np.stack([0.5 * (q.lo + q.hi) for q in y], axis=1)
         k = c[:, :3] / np.linalg.norm(c[:, :3], axis=1, keepdims=True)
         v = c[:, 3:] / np.linalg.norm(c[:, 3:], axis=1, keepdims=True)
