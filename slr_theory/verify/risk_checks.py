@@ -7,6 +7,8 @@ closed-form lemma. The Monte Carlo side samples the data model itself.
 
 from __future__ import annotations
 
+import functools
+
 import mpmath as mp
 import numpy as np
 
@@ -27,6 +29,25 @@ __all__ = [
 def _mp_five(overlaps) -> list[mp.mpf]:
     """The five overlaps as mpmath numbers (mpmath's are kept to their digits)."""
     return [x if isinstance(x, mp.mpf) else mp.mpf(float(x)) for x in overlaps]
+
+
+@functools.lru_cache(maxsize=256)
+def _distractor_moments(f, kinks: tuple, lam: mp.mpf, rho: mp.mpf, dps: int):
+    """``E f^2 (rho^2 Z^2 + 1 - rho^2)`` and ``E f rho Z`` for ``f = sigma(lam Z)``: they
+    depend on ``rho`` alone of the overlaps, so the differences of
+    :func:`mp_risk_gradient` in the other four reuse them (kept per process)."""
+    with mp.workdps(dps):
+        s0 = mp_expect(
+            lambda x: f(x) ** 2 * (rho**2 * (x / lam) ** 2 + 1 - rho**2),
+            0,
+            lam,
+            dps,
+            kinks=kinks,
+        )
+        m0 = mp_expect(
+            lambda x: f(x) * rho * x / lam, 0, lam, dps, max_extra_digits=0, kinks=kinks
+        )
+    return s0, m0
 
 
 def mp_risk_components(
@@ -97,16 +118,7 @@ def mp_risk_components(
                 kinks=kinks,
             )
         if L > S:
-            s0 = mp_expect(
-                lambda x: f(x) ** 2 * (rho**2 * (x / lam) ** 2 + 1 - rho**2),
-                0,
-                lam,
-                dps,
-                kinks=kinks,
-            )
-            m0 = mp_expect(
-                lambda x: f(x) * rho * x / lam, 0, lam, dps, max_extra_digits=0, kinks=kinks
-            )
+            s0, m0 = _distractor_moments(f, kinks, lam, rho, dps)
         out = {  # s informative tokens: s of each, s(s - 1) pairs of them, s(L - s) mixed
             "noise": mp.mpf(params.eps) ** 2,
             "informative": S * inf,
