@@ -9,6 +9,14 @@ at which its entries change (central differences of the Jacobian along each char
 coordinate), and the widest boxes (tangent width x normal half-width, from a ladder) on
 which the test decides.
 
+A second table estimates the same in the overlaps: the chart ``(kappa, theta, eta, rho)``
+of ``r <= 3`` near the edge (``k3 = sqrt(1 - kappa^2 - eta^2) > 0``, ``nu`` solved from
+``v3 = (rho - kappa theta - eta nu) / k3``, ``nu = sqrt(1 - theta^2 - v3^2)``), whose face
+is ``theta = eta = rho = 0``. Its normal block is the Hessian of ``R`` along
+``(theta, eta, rho)`` by central differences of float risks (an estimate, not an
+enclosure), and ``||I - Y J(x)||_inf`` (``Y`` the inverse at the face) is sampled at 12
+points of boxes of each half-width: below 1 is what the interval test needs at least.
+
     python benchmarks/certify_edge.py [--lam 0.9]
 """
 
@@ -19,7 +27,7 @@ import time
 
 import numpy as np
 
-from slr_theory import Params
+from slr_theory import Params, risk
 from slr_theory.certify import Face, model_table, proof_spaces, tube_test
 from slr_theory.critical import symmetries
 from slr_theory.interval import Interval
@@ -67,6 +75,53 @@ def main() -> None:
         print(
             f"{kappa:6.3f} {eig[0]:10.4f} {eig[1]:10.4f} {eig[2]:12.2f} {rate:15.0f} {widest:>40}"
         )
+    print(f"({time.perf_counter() - t0:.1f} s)")
+    _overlap_chart(p)
+
+
+def _overlap_chart(p: Params) -> None:
+    def nu_of(x: np.ndarray) -> float:
+        kappa, theta, eta, rho = x
+        k3 = np.sqrt(1.0 - kappa * kappa - eta * eta)
+        nu = 1.0
+        for _ in range(60):  # a contraction near nu = 1
+            v3 = (rho - kappa * theta - eta * nu) / k3
+            nu = np.sqrt(1.0 - theta * theta - v3 * v3)
+        return nu
+
+    def value(x: np.ndarray) -> float:
+        return float(risk(p, x[0], nu_of(x), x[1], x[2], x[3]))
+
+    def normal_block(x: np.ndarray, h: float = 1e-4) -> np.ndarray:
+        def grad(y: np.ndarray) -> np.ndarray:
+            e = 1e-6 * np.eye(4)
+            return np.array([(value(y + e[i]) - value(y - e[i])) / 2e-6 for i in (1, 2, 3)])
+
+        e = h * np.eye(4)
+        H = np.array([(grad(x + e[i]) - grad(x - e[i])) / (2 * h) for i in (1, 2, 3)])
+        return 0.5 * (H + H.T)
+
+    rng = np.random.default_rng(0)
+    widths = (1e-3, 3e-3, 1e-2, 3e-2)
+    print()
+    print(
+        f"{'kappa':>6} {'normal eigenvalues, overlap chart':>34} "
+        + " ".join(f"{'w=' + format(w, 'g'):>9}" for w in widths)
+    )
+    t0 = time.perf_counter()
+    for kappa in (0.3, 0.6, 0.8, 0.9, 0.95):
+        c = np.array([kappa, 0.0, 0.0, 0.0])
+        J = normal_block(c)
+        Y = np.linalg.inv(J)
+        eig = np.linalg.eigvalsh(J)
+        cells = []
+        for w in widths:
+            worst = 0.0
+            for _ in range(12):
+                x = c + w * rng.uniform(-1.0, 1.0, 4)
+                worst = max(worst, np.abs(np.eye(3) - Y @ normal_block(x)).sum(axis=1).max())
+            cells.append(f"{worst:9.3g}")
+        print(f"{kappa:6.2f} {eig[0]:10.4f} {eig[1]:10.4f} {eig[2]:12.2f} " + " ".join(cells))
     print(f"({time.perf_counter() - t0:.1f} s)")
 
 
