@@ -35,6 +35,22 @@ zero, the census's point).
 of the conditions :func:`strata_conditions` misses 0), or *unique* (every ``(k, v)`` with
 its overlaps lies, after a symmetry, in the box ``Z`` of a proved point).
 
+Near the edges ``v = +-v*`` and near ``k3 = 0`` the conditions cannot close small boxes:
+the risk hardly moves along the edge (``R_kappa ~ 1e-49`` at ``lam = 0.9``), and the square
+root that maps the overlaps back to ``k3`` widens a box of width ``w`` to ``sqrt(w)``. Two
+more arguments close those boxes:
+
+* **The overlap chart** (:class:`_OverlapChart`): where ``k3 > 0`` and the Gram determinant
+  ``q^2`` of ``k*, k, v`` is positive, ``y = (kappa, theta, eta, rho)`` is a chart of ``S^2 x
+  S^2`` on each of the two branches of ``nu``, and a box closes when on each branch that
+  meets its ``nu`` the chart gradient's enclosure misses 0, or its Krawczyk image misses
+  the box, or (with the symmetry :data:`NORMAL_FLIP`) every critical point of the box lies
+  on the edge, where ``R_kappa`` keeps its sign (:meth:`_Strata.chart_excludes`).
+* **Isolating neighbourhoods** (:func:`isolate`): about each proved point, a box ``W`` of
+  its chart, up to ``1e-2`` wide, in which a branch and bound shows that every critical
+  point lies in the point's Krawczyk box; a strata box whose preimage lies in ``W`` closes
+  as unique. The census saves each neighbourhood's leaves, and the checker re-verifies them.
+
 A box no verdict closes within the budget or above the smallest width stays
 *unresolved*, and the census then says which part is not complete. Every enclosure is
 rigorous: outward-rounded interval arithmetic (:mod:`slr_theory.interval`) on
@@ -497,13 +513,236 @@ class _Dual:
         return _Dual(self.v**2, [2.0 * self.v * a for a in self.d])
 
 
+class _Jet2:
+    """An interval with its interval gradient and Hessian in ``n`` variables (second-order
+    forward mode): for ``nu`` solved in the overlap chart (:class:`_OverlapChart`)."""
+
+    __slots__ = ("g", "h", "v")
+
+    def __init__(self, v: Interval, g: list, h: list) -> None:
+        self.v, self.g, self.h = v, g, h
+
+    @classmethod
+    def variables(cls, y: list[Interval]) -> list[_Jet2]:
+        n = len(y)
+        zero = Interval(np.zeros(y[0].shape))
+        one = Interval(np.ones(y[0].shape))
+        return [
+            cls(y[i], [one if j == i else zero for j in range(n)], [[zero] * n for _ in range(n)])
+            for i in range(n)
+        ]
+
+    def _lift(self, o) -> _Jet2:
+        if isinstance(o, _Jet2):
+            return o
+        n = len(self.g)
+        zero = Interval(np.zeros(self.v.shape))
+        value = o if isinstance(o, Interval) else Interval(np.full(self.v.shape, float(o)))
+        return _Jet2(value, [zero] * n, [[zero] * n for _ in range(n)])
+
+    def __add__(self, o) -> _Jet2:
+        o = self._lift(o)
+        n = len(self.g)
+        return _Jet2(
+            self.v + o.v,
+            [a + b for a, b in zip(self.g, o.g, strict=True)],
+            [[self.h[i][j] + o.h[i][j] for j in range(n)] for i in range(n)],
+        )
+
+    __radd__ = __add__
+
+    def __neg__(self) -> _Jet2:
+        return _Jet2(-self.v, [-a for a in self.g], [[-b for b in row] for row in self.h])
+
+    def __sub__(self, o) -> _Jet2:
+        return self + (-self._lift(o))
+
+    def __rsub__(self, o) -> _Jet2:
+        return self._lift(o) + (-self)
+
+    def __mul__(self, o) -> _Jet2:
+        o = self._lift(o)
+        n = len(self.g)
+        return _Jet2(
+            self.v * o.v,
+            [self.v * b + o.v * a for a, b in zip(self.g, o.g, strict=True)],
+            [
+                [
+                    self.v * o.h[i][j]
+                    + o.v * self.h[i][j]
+                    + self.g[i] * o.g[j]
+                    + self.g[j] * o.g[i]
+                    for j in range(n)
+                ]
+                for i in range(n)
+            ],
+        )
+
+    __rmul__ = __mul__
+
+    def _compose(self, f0: Interval, f1: Interval, f2: Interval) -> _Jet2:
+        """``f(self)`` from ``f``, ``f'`` and ``f''`` enclosed at the value."""
+        n = len(self.g)
+        return _Jet2(
+            f0,
+            [f1 * a for a in self.g],
+            [[f1 * self.h[i][j] + f2 * self.g[i] * self.g[j] for j in range(n)] for i in range(n)],
+        )
+
+    def sqrt(self) -> _Jet2:
+        r = self.v.sqrt()
+        inv = r.reciprocal()
+        return self._compose(r, 0.5 * inv, -0.25 * inv * inv * inv)
+
+    def reciprocal(self) -> _Jet2:
+        inv = self.v.reciprocal()
+        return self._compose(inv, -(inv * inv), 2.0 * inv * inv * inv)
+
+
+#: Overlap index of each coordinate of the overlap chart ``(kappa, theta, eta, rho)``.
+CHART_OVERLAPS = (0, 2, 3, 4)
+
+
+def _unit(x):
+    """`x` (an interval or a :class:`_Jet2`'s value) cut to ``[-1, 1]``: a unit vector's
+    component, which the outward rounding of a square root can push past 1 (and ``R``'s
+    enclosures need ``|nu| <= 1`` to keep the sign of ``1 - nu`` at the edge)."""
+    if isinstance(x, _Jet2):
+        return _Jet2(_unit(x.v), x.g, x.h)
+    return Interval(np.clip(x.lo, -1.0, 1.0), np.clip(x.hi, -1.0, 1.0))
+
+
+class _EdgeChart:
+    r"""The chart ``y = (eta, k3, theta, v3)`` of ``S^2 x S^2`` about the edge ``v = sign v*``:
+    ``kappa = sqrt(1 - eta^2 - k3^2) > 0`` and ``nu = sign sqrt(1 - theta^2 - v3^2)`` (the
+    orthographic projections of two open hemispheres, a diffeomorphism onto the open discs),
+    ``rho = kappa theta + eta nu + k3 v3``.
+
+    The edge is the face ``eta = theta = v3 = 0`` of :data:`NORMAL_FLIP` (which acts as
+    ``(eta, k3, theta, v3) -> (-eta, k3, -theta, -v3)``), with ``k3`` along it. Unlike the
+    overlap chart, whose ``nu`` turns singular as ``kappa -> 1`` (``k*, k, v`` meet), this
+    chart stays regular up to the corner ``k = k*``: the normal block's hull is regular on
+    boxes ``1e-4`` along the edge and ``1e-3`` across it, from ``kappa = 0.6`` to the corner.
+    """
+
+    dim = 4
+
+    def __init__(self, table, sign: float) -> None:
+        self.table = table
+        self.sign = sign
+
+    @staticmethod
+    def domain(y: list[Interval]) -> tuple[Interval, Interval]:
+        """Enclosures of ``kappa^2`` and ``nu^2`` over the boxes `y` (both must be positive)."""
+        eta, k3, theta, v3 = y
+        return 1.0 - eta * eta - k3 * k3, 1.0 - theta * theta - v3 * v3
+
+    def overlaps(self, y: list) -> list:
+        """``(kappa, nu, theta, eta, rho)`` as functions of `y` (intervals or :class:`_Jet2`)."""
+        eta, k3, theta, v3 = y
+        kappa = _unit((1.0 - eta * eta - k3 * k3).sqrt())
+        nu = _unit((1.0 - theta * theta - v3 * v3).sqrt()) * self.sign
+        return [kappa, nu, theta, eta, kappa * theta + eta * nu + k3 * v3]
+
+    def system(self, y: list[Interval], need_jacobian: bool = True):
+        """The gradient of ``F(y) = R(overlaps(y))`` (4 intervals) and, if asked, its Hessian."""
+        o = self.overlaps(_Jet2.variables(y))
+        ov = [a.v for a in o]
+        if not need_jacobian:
+            R = self.table.partials(ov)
+            return [
+                sum((R[a] * o[a].g[i] for a in range(1, 5)), R[0] * o[0].g[i]) for i in range(4)
+            ], None
+        R, H = self.table.partials_and_hessian(ov)
+        g = [sum((R[a] * o[a].g[i] for a in range(1, 5)), R[0] * o[0].g[i]) for i in range(4)]
+        J = [[None] * 4 for _ in range(4)]
+        for i in range(4):
+            for j in range(i, 4):
+                acc = R[0] * o[0].h[i][j]
+                for a in range(5):
+                    if a:
+                        acc = acc + R[a] * o[a].h[i][j]
+                    for b in range(5):
+                        acc = acc + H[a][b] * (o[a].g[i] * o[b].g[j])
+                J[i][j] = J[j][i] = acc
+        return g, J
+
+
+#: ``(kappa, nu, theta, eta, rho) -> (kappa, nu, -theta, -eta, -rho)``: a symmetry that fixes
+#: the edges ``v = +-v*`` (``theta = eta = rho = 0``) of the overlap chart.
+NORMAL_FLIP = np.array([1.0, 1.0, -1.0, -1.0, -1.0])
+
+
+class _OverlapChart:
+    r"""The points with ``r <= 3`` and ``k3 > 0`` in the chart ``y = (kappa, theta, eta, rho)``,
+    ``nu`` solved on one branch.
+
+    With ``m^2 = 1 - kappa^2``, ``c = rho - kappa theta``, ``k3 = sqrt(m^2 - eta^2)`` and
+    ``q = sqrt((1 - theta^2) m^2 - c^2)`` (``q^2`` is the Gram determinant of ``k*, k, v``),
+    ``k = (kappa, eta, k3)`` and ``v`` is one of the two unit vectors with ``v1 = theta`` and
+    ``k . v = rho``: ``nu = (c eta + sign k3 q) / m^2``, ``v3 = (c k3 - sign eta q) / m^2``.
+    Where ``k3 > 0`` and ``q > 0`` the map ``y -> (k, v)`` is a diffeomorphism onto its image
+    in ``S^2 x S^2`` (the two branches are the two points of a fibre), so ``(k, v)`` is
+    critical if and only if ``y`` is critical for ``F(y) = R(kappa, nu(y), theta, eta, rho)``.
+    The gradient and Hessian of ``F`` are formed from ``R``'s own partials and Hessian and
+    ``nu``'s derivatives (:class:`_Jet2`), not through ``(k, v)``, which would lose the exact
+    cancellations of ``nu``'s derivatives.
+    """
+
+    dim = 4
+
+    def __init__(self, table, sign: float) -> None:
+        self.table = table
+        self.sign = sign
+
+    @staticmethod
+    def domain(y: list[Interval]) -> tuple[Interval, Interval]:
+        """Enclosures of ``k3^2 = 1 - kappa^2 - eta^2`` and ``q^2`` over the boxes `y`."""
+        kappa, theta, eta, rho = y
+        m2 = 1.0 - kappa * kappa
+        c = rho - kappa * theta
+        return m2 - eta * eta, (1.0 - theta * theta) * m2 - c * c
+
+    def nu(self, y):
+        """``nu`` on this branch, for intervals or :class:`_Jet2` (``k3^2, q^2 > 0`` needed)."""
+        kappa, theta, eta, rho = y
+        m2 = 1.0 - kappa * kappa
+        c = rho - kappa * theta
+        k3 = (m2 - eta * eta).sqrt()
+        q = ((1.0 - theta * theta) * m2 - c * c).sqrt()
+        return _unit((c * eta + self.sign * (k3 * q)) * m2.reciprocal())
+
+    def system(self, y: list[Interval], need_jacobian: bool = True):
+        """The gradient of ``F`` (4 intervals) and, if asked, its Hessian (4 x 4)."""
+        nu = self.nu(_Jet2.variables(y))
+        ov = [y[0], nu.v, y[1], y[2], y[3]]
+        if not need_jacobian:
+            R = self.table.partials(ov)
+            return [R[a] + R[1] * nu.g[i] for i, a in enumerate(CHART_OVERLAPS)], None
+        R, H = self.table.partials_and_hessian(ov)
+        g = [R[a] + R[1] * nu.g[i] for i, a in enumerate(CHART_OVERLAPS)]
+        J = [[None] * 4 for _ in range(4)]
+        for i, a in enumerate(CHART_OVERLAPS):
+            for j in range(i, 4):
+                b = CHART_OVERLAPS[j]
+                J[i][j] = J[j][i] = (
+                    H[a][b]
+                    + H[a][1] * nu.g[j]
+                    + nu.g[i] * H[1][b]
+                    + H[1][1] * nu.g[i] * nu.g[j]
+                    + R[1] * nu.h[i][j]
+                )
+        return g, J
+
+
 class _Strata:
     """``r <= 3`` in the overlaps: the boundary ``det Gram = 0`` of the feasible set, where a
     critical point satisfies :func:`strata_conditions`; uniqueness from the charts.
 
     A box closes as unique when every ``(k, v)`` with ``k3 >= 0`` and overlaps in it lies,
-    after a symmetry, in a chart box where the Krawczyk test proved exactly one critical
-    point (``known``).
+    after a symmetry, in a chart box where exactly one critical point is proved (``known``:
+    the Krawczyk box, or the isolating neighbourhood, :func:`isolate`); as excluded also
+    by the overlap chart (:meth:`chart_excludes`).
     """
 
     name = "strata"
@@ -519,6 +758,9 @@ class _Strata:
         self.charts = charts
         self.signs = _group_signs(_vector_generators(group))
         self.known: list[dict] = []
+        self.overlap_charts = tuple(_OverlapChart(table, s) for s in (1.0, -1.0))
+        self.edge_charts = tuple(_EdgeChart(table, s) for s in (1.0, -1.0))
+        self.even = bool(np.any(np.all(np.asarray(group) == NORMAL_FLIP, axis=1)))
 
     def split_dims(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         return widest(lo, hi)
@@ -526,7 +768,10 @@ class _Strata:
     def classify(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The verdict of each box (-1: open) and the side to split an open one along
         (-1: the widest): where the conditions' mean-value form ran, the side whose width
-        times the enclosure of the conditions' slope along it is largest (the smear)."""
+        times the enclosure of the conditions' slope along it is largest (the smear); but
+        ``kappa`` where it is ten times longer than the box's reach off the edge ``theta =
+        eta = rho = 0`` and its ``nu``-width (the face argument needs a short ``kappa``
+        range, whatever the slope along it)."""
         verdict = np.full(len(lo), -1)
         dims = np.full(len(lo), -1)
         x = _ivs(lo, hi)
@@ -549,7 +794,123 @@ class _Strata:
                 mean, smear = self._mean_value_excludes(lo[rest], hi[rest], [r[keep] for r in R])
                 verdict[rest[mean]] = EXCLUDED
                 dims[rest] = np.argmax(smear, axis=1)
+                last = rest[~mean]
+                if last.size:
+                    closed = self.chart_excludes(lo[last], hi[last])
+                    verdict[last[closed]] = EXCLUDED
+                    if self.even:  # the face argument needs kappa's range short, not its slope
+                        open_ = last[~closed]
+                        reach = np.max(np.maximum(np.abs(lo[open_]), np.abs(hi[open_]))[:, 2:], 1)
+                        reach = np.maximum(reach, hi[open_, 1] - lo[open_, 1])
+                        dims[open_[hi[open_, 0] - lo[open_, 0] > 10.0 * reach]] = 0
         return verdict, dims
+
+    def chart_excludes(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Which boxes hold no critical point by the overlap chart (:class:`_OverlapChart`).
+
+        Where ``k3^2`` and ``q^2`` are positive throughout a box's ``(kappa, theta, eta, rho)``,
+        a point with ``r <= 3`` and overlaps in the box sits (``k3 > 0`` after the reflection
+        of ``e3``) on a branch whose ``nu`` meets the box's ``nu``; each such branch must be
+        free of critical points: :meth:`_chart_box_excludes`."""
+        ylo, yhi = lo[:, CHART_OVERLAPS], hi[:, CHART_OVERLAPS]
+        pk, q2 = _OverlapChart.domain(_ivs(ylo, yhi))
+        closed = (pk.lo > 0.0) & (q2.lo > 0.0)
+        for chart in self.overlap_charts:
+            idx = np.flatnonzero(closed)
+            if not idx.size:
+                break
+            nu = chart.nu(_ivs(ylo[idx], yhi[idx]))
+            todo = idx[(nu.lo <= hi[idx, 1]) & (nu.hi >= lo[idx, 1])]
+            if todo.size:
+                closed[todo] = self._chart_box_excludes(chart, ylo[todo], yhi[todo])
+        rest = np.flatnonzero(~closed)
+        if rest.size:
+            closed[rest] = self.edge_excludes(lo[rest], hi[rest])
+        return closed
+
+    def edge_excludes(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Which boxes with ``kappa > 0`` and one sign of ``nu`` hold no critical point by the
+        face argument in the edge chart (:class:`_EdgeChart`): the preimage's ``(eta, k3,
+        theta, v3)`` stretched to the face ``eta = theta = v3 = 0`` has a regular normal
+        block, so every critical point in it lies on the face, and there the gradient along
+        ``k3`` (``-(k3 / kappa) R_kappa``, enclosed at the face) misses 0. Without the
+        symmetry :data:`NORMAL_FLIP` in the model's group, none."""
+        out = np.zeros(len(lo), dtype=bool)
+        if not self.even:
+            return out
+        for chart in self.edge_charts:
+            side = (lo[:, 1] > 0.0) if chart.sign > 0 else (hi[:, 1] < 0.0)
+            idx = np.flatnonzero(side & (lo[:, 0] > 0.0))
+            if not idx.size:
+                continue
+            k3 = v3lo = v3hi = None
+            for half in (1, -1):  # v3 over both halves of the preimage (k3 >= 0)
+                y, empty = self.preimage(lo[idx], hi[idx], half)
+                k3 = y[2]
+                a = np.where(empty, np.inf, y[5].lo)
+                b = np.where(empty, -np.inf, y[5].hi)
+                v3lo = a if v3lo is None else np.minimum(v3lo, a)
+                v3hi = b if v3hi is None else np.maximum(v3hi, b)
+            good = (k3.lo > 0.0) & (v3lo <= v3hi)
+            plo = np.column_stack([lo[idx, 3], k3.lo, lo[idx, 2], v3lo])
+            phi = np.column_stack([hi[idx, 3], k3.hi, hi[idx, 2], v3hi])
+            normal = [0, 2, 3]
+            plo[:, normal] = np.minimum(plo[:, normal], 0.0)
+            phi[:, normal] = np.maximum(phi[:, normal], 0.0)
+            plo[~good], phi[~good] = 0.0, 0.0
+            dk, dv = _EdgeChart.domain(_ivs(plo, phi))
+            good &= (dk.lo > 0.0) & (dv.lo > 0.0)
+            g = np.flatnonzero(good)
+            if not g.size:
+                continue
+            _g, J = chart.system(_ivs(plo[g], phi[g]))
+            flat = regular([[J[i][j] for j in normal] for i in normal])
+            # on the face nu = sign exactly and dF/dk3 = -(k3 / kappa) R_kappa, k3 > 0
+            kappa = _unit((1.0 - Interval(plo[g, 1], phi[g, 1]) ** 2).sqrt())
+            m = g.size
+            face = self.table.partials(
+                [kappa, Interval(np.full(m, chart.sign))] + [Interval(np.zeros(m))] * 3
+            )
+            out[idx[g]] = flat & ~face[0].contains_zero()
+        return out
+
+    def _chart_box_excludes(self, chart: _OverlapChart, ylo: np.ndarray, yhi: np.ndarray):
+        """Whether each chart box holds no critical point: the gradient's enclosure misses
+        0, or the Krawczyk image misses the box, or (with the symmetry :data:`NORMAL_FLIP`)
+        every critical point of the box lies on the face ``theta = eta = rho = 0``, where
+        ``F``'s gradient is ``R_kappa(kappa, sign, 0, 0, 0)`` and misses 0.
+
+        The face argument: ``nu`` is even in ``(theta, eta, rho)`` and so is ``R`` (the
+        symmetry), so the normal components of ``F``'s gradient vanish on the face, and
+        along the segment from ``(kappa, 0)`` to ``(kappa, y_N)`` they are ``A y_N`` with
+        ``A`` in the hull of their Jacobian along ``y_N`` over the box stretched to the
+        face; when that hull is regular, ``y_N = 0``. On the face ``nu = sign`` does not
+        move with ``kappa``, so the tangent component is ``R_kappa`` there."""
+        g, _ = chart.system(_ivs(ylo, yhi), need_jacobian=False)
+        out = np.zeros(len(ylo), dtype=bool)
+        for c in g:
+            out |= ~c.contains_zero()
+        rest = np.flatnonzero(~out)
+        if rest.size:
+            kv, _l, _h = krawczyk(chart, ylo[rest], yhi[rest])
+            out[rest] = kv == NEWTON_EXCLUDED
+        rest = np.flatnonzero(~out)
+        if rest.size and self.even:
+            flo, fhi = ylo[rest].copy(), yhi[rest].copy()
+            flo[:, 1:] = np.minimum(flo[:, 1:], 0.0)
+            fhi[:, 1:] = np.maximum(fhi[:, 1:], 0.0)
+            pk, q2 = _OverlapChart.domain(_ivs(flo, fhi))
+            inside = np.flatnonzero((pk.lo > 0.0) & (q2.lo > 0.0))
+            if inside.size:
+                _g, J = chart.system(_ivs(flo[inside], fhi[inside]))
+                flat = regular([[J[i][j] for j in (1, 2, 3)] for i in (1, 2, 3)])
+                m = inside.size
+                face = self.table.partials(
+                    [Interval(flo[inside, 0], fhi[inside, 0]), Interval(np.full(m, chart.sign))]
+                    + [Interval(np.zeros(m))] * 3
+                )
+                out[rest[inside]] = flat & ~face[0].contains_zero()
+        return out
 
     def _mean_value_excludes(
         self, lo: np.ndarray, hi: np.ndarray, R=None
@@ -628,8 +989,9 @@ class _Strata:
                     coords[z["chart"]] = self._chart_coordinates(img, self.charts[z["chart"]])
                 ok, w = coords[z["chart"]]
                 ok = ok.copy()
+                blo, bhi = isolated_box(z)
                 for i in range(4):
-                    ok &= (w[i].lo > z["zlo"][i]) & (w[i].hi < z["zhi"][i])
+                    ok &= (w[i].lo > blo[i]) & (w[i].hi < bhi[i])
                 out[ok & (out < 0)] = j
         return out
 
@@ -870,6 +1232,138 @@ def tube_test(chart: _Charts, face: Face, zlo: np.ndarray, zhi: np.ndarray):
     return count, klo, khi
 
 
+# --- isolating neighbourhoods ------------------------------------------------------------------
+#: Half-widths (chart units) tried, increasing while they close, for a proved zero's
+#: isolating neighbourhood.
+ISOLATE_RADII = (1e-4, 1e-3, 1e-2)
+#: Boxes one neighbourhood's branch and bound may visit before its radius is given up.
+ISOLATE_BUDGET = 100_000
+
+
+class _Neighbourhood:
+    """A box ``W`` about a proved zero in its chart, in which every critical point lies in
+    the zero's Krawczyk box ``Z``: a branch and bound over ``W`` (:func:`isolate`).
+
+    A leaf is *unique* when every critical point in it lies in ``Z`` (it lies in ``Z``; or
+    its Krawczyk image, or on the zero's face its tube image, lies in ``Z``), *excluded*
+    when it holds none (the gradient's enclosure misses 0, or the face argument counts
+    none), *Newton-excluded* when its Krawczyk image misses it. The strata then close a
+    box whose preimage lies in ``W`` (:meth:`_Strata.covered`): near ``k3 = 0`` the preimage
+    of an overlaps' box of width ``w`` is ``sqrt(w)`` wide, far wider than a Krawczyk box
+    where a curvature is small against the third derivatives.
+    """
+
+    name = "neighbourhood"
+    newton = False
+
+    def __init__(self, chart: _Charts, zero: dict, lo: np.ndarray, hi: np.ndarray) -> None:
+        self.chart = chart
+        self.dim = chart.dim
+        self.zlo, self.zhi = np.asarray(zero["zlo"]), np.asarray(zero["zhi"])
+        face = zero.get("face")
+        self.face = (
+            Face(zero["chart"], tuple(face["normal"]), tuple(face["values"])) if face else None
+        )
+        self.root_lo, self.root_hi = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+
+    def split_dims(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        return widest(lo, hi)
+
+    def _in_zero(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        return np.all((lo >= self.zlo) & (hi <= self.zhi), axis=1)
+
+    def classify(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        verdict = np.full(len(lo), -1)
+        verdict[self._in_zero(lo, hi)] = UNIQUE
+        idx = np.flatnonzero(verdict < 0)
+        if idx.size:
+            g, _ = self.chart.system(_ivs(lo[idx], hi[idx]), need_jacobian=False)
+            none = np.zeros(idx.size, dtype=bool)
+            for c in g:
+                none |= ~c.contains_zero()
+            verdict[idx[none]] = EXCLUDED
+            idx = idx[~none]
+        if idx.size:
+            kv, klo, khi = krawczyk(self.chart, lo[idx], hi[idx])
+            verdict[idx[kv == NEWTON_EXCLUDED]] = NEWTON_EXCLUDED
+            verdict[idx[(kv == UNIQUE) & self._in_zero(klo, khi)]] = UNIQUE
+            idx = idx[verdict[idx] < 0]
+        if idx.size and self.face is not None:  # the box stretched to the face, strictly
+            N = list(self.face.normal)
+            vals = np.array(self.face.values)
+            blo, bhi = lo[idx].copy(), hi[idx].copy()
+            blo[:, N] = np.minimum(blo[:, N], np.nextafter(vals, -np.inf))
+            bhi[:, N] = np.maximum(bhi[:, N], np.nextafter(vals, np.inf))
+            count, klo, khi = tube_test(self.chart, self.face, blo, bhi)
+            verdict[idx[count == 0]] = EXCLUDED
+            verdict[idx[(count == 1) & self._in_zero(klo, khi)]] = UNIQUE
+        return verdict, np.full(len(lo), -1)
+
+
+def isolated_box(zero: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The box in which a zero is the only critical point: its neighbourhood, else ``Z``."""
+    cover = zero.get("cover")
+    if cover is None:
+        return np.asarray(zero["zlo"]), np.asarray(zero["zhi"])
+    return np.asarray(cover["lo"]), np.asarray(cover["hi"])
+
+
+def isolate(
+    chart: _Charts, zero: dict, radii=ISOLATE_RADII, budget: int = ISOLATE_BUDGET
+) -> dict | None:
+    """The widest proved isolating neighbourhood of a zero: ``W = centre(Z) +- r`` for ``r``
+    in `radii` wider than ``Z`` (increasing, while they close), with every leaf of its
+    branch and bound closed (:class:`_Neighbourhood`). Returns ``{"lo", "hi", "paths",
+    "verdicts"}``, or None where none closes within `budget` boxes."""
+    zlo, zhi = np.asarray(zero["zlo"]), np.asarray(zero["zhi"])
+    centre, half = 0.5 * zlo + 0.5 * zhi, float(np.max(zhi - zlo)) / 2
+
+    def attempt(r: float) -> dict | None:
+        space = _Neighbourhood(chart, zero, centre - r, centre + r)
+        leaves, _zeros = _bnb(space, 1e-12, budget)
+        if UNRESOLVED in leaves["verdicts"]:
+            return None
+        return {
+            "lo": space.root_lo,
+            "hi": space.root_hi,
+            "paths": leaves["paths"],
+            "verdicts": leaves["verdicts"],
+        }
+
+    best = None
+    for r in (r for r in radii if r > half):
+        wider = attempt(r) if budget > 0 else None
+        if wider is None:
+            break
+        best = wider
+    return best
+
+
+def check_neighbourhood(chart: _Charts, zero: dict) -> str | None:
+    """Re-verify a zero's saved neighbourhood from its leaves: None, or what fails."""
+    cover = zero["cover"]
+    lo, hi = np.asarray(cover["lo"]), np.asarray(cover["hi"])
+    paths, verdicts = cover["paths"], np.array(cover["verdicts"], dtype=int)
+    if lo.shape != (chart.dim,) or hi.shape != (chart.dim,) or not np.all(lo < hi):
+        return "its neighbourhood is not a box of its chart"
+    halves = {str(c) for c in range(2 * chart.dim)}
+    if not all(isinstance(p, str) for p in paths) or not set("".join(paths)) <= halves:
+        return "a path of its neighbourhood holds a character that is not a side's half"
+    if len(paths) != len(verdicts) or not _tree_complete(list(paths)):
+        return "the leaves of its neighbourhood do not partition it"
+    space = _Neighbourhood(chart, zero, lo, hi)
+    blo, bhi = boxes_of_paths(lo, hi, list(paths))
+    fresh = np.concatenate(
+        [
+            space.classify(blo[i : i + CHUNK], bhi[i : i + CHUNK])[0]
+            for i in range(0, len(blo), CHUNK)
+        ]
+    )
+    if np.any(fresh < 0) or np.any(fresh != verdicts):
+        return f"{int(np.count_nonzero(fresh != verdicts))} leaves of its neighbourhood do not re-verify"
+    return None
+
+
 # --- results -----------------------------------------------------------------------------------
 @dataclass(frozen=True)
 class CertifiedPoint:
@@ -1079,6 +1573,18 @@ class Census:
                             "feasible": bool(z.get("feasible", True)),
                             "chart": z.get("chart"),
                             "face": z.get("face"),
+                            **(
+                                {
+                                    "cover": {
+                                        "lo": hexes(z["cover"]["lo"]),
+                                        "hi": hexes(z["cover"]["hi"]),
+                                        "paths": list(z["cover"]["paths"]),
+                                        "verdicts": [int(v) for v in z["cover"]["verdicts"]],
+                                    }
+                                }
+                                if z.get("cover") is not None
+                                else {}
+                            ),
                         }
                         for z in part["zeros"]
                     ],
@@ -1123,6 +1629,18 @@ class Census:
                         "feasible": bool(z["feasible"]),
                         "chart": z.get("chart"),
                         "face": z.get("face"),
+                        **(
+                            {
+                                "cover": {
+                                    "lo": floats(z["cover"]["lo"]),
+                                    "hi": floats(z["cover"]["hi"]),
+                                    "paths": list(z["cover"]["paths"]),
+                                    "verdicts": [int(v) for v in z["cover"]["verdicts"]],
+                                }
+                            }
+                            if z.get("cover") is not None
+                            else {}
+                        ),
                     }
                     for z in part["zeros"]
                 ],
@@ -1533,6 +2051,7 @@ def certify_critical_points(
     seed: int = 0,
     progress=None,
     points=None,
+    neighbourhood_budget: int = ISOLATE_BUDGET,
 ) -> Census:
     """Prove the list of critical points of the risk complete, or say how far the proof got.
 
@@ -1554,6 +2073,10 @@ def certify_critical_points(
     points : CriticalPoints, optional
         A search already run at `params` (:func:`slr_theory.critical_points`) to seed
         from instead of running one (`starts`, `seed` are then its own).
+    neighbourhood_budget : int
+        Boxes the branch and bound of each proved point's isolating neighbourhood may
+        visit per radius (:func:`isolate`; 0: none, the points' Krawczyk boxes alone
+        close the strata's boxes about them).
 
     Returns
     -------
@@ -1572,6 +2095,10 @@ def certify_critical_points(
         raise ValueError(f"`min_width` must be in (0, 1), got {min_width!r}.")
     if int(max_boxes) != max_boxes or max_boxes < 1:
         raise ValueError(f"`max_boxes` must be a positive integer, got {max_boxes!r}.")
+    if int(neighbourhood_budget) != neighbourhood_budget or neighbourhood_budget < 0:
+        raise ValueError(
+            f"`neighbourhood_budget` must be a non-negative integer, got {neighbourhood_budget!r}."
+        )
     t0 = time.perf_counter()
     table = model_table(params)
     group = np.asarray(symmetries(params), dtype=float)
@@ -1619,7 +2146,11 @@ def certify_critical_points(
                     continue
                 settled.add(i)
                 if not strata_covered(strata, known, z, chart, group):
-                    known.append({**z, "chart": chart.name})
+                    zero = {**z, "chart": chart.name}
+                    cover = isolate(chart, zero, budget=neighbourhood_budget)
+                    if cover is not None:
+                        zero["cover"] = cover
+                    known.append(zero)
                     new += 1
             pending = [i for i in pending if i not in settled]
         return new
@@ -1887,6 +2418,10 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
                 kv = np.where(count == 1, UNIQUE, UNRESOLVED)
             else:
                 kv, klo, khi = krawczyk(zspace, z["zlo"][None], z["zhi"][None])
+            if z.get("cover") is not None:
+                why = check_neighbourhood(zspace, z) if name == "strata" else "not in a chart"
+                if why is not None:
+                    failures.append(f"{name}: zero {j}: {why}")
             if kv[0] != UNIQUE:
                 failures.append(f"{name}: zero {j} fails the Krawczyk test")
             elif not np.all((klo[0] <= z["khi"]) & (khi[0] >= z["klo"])):

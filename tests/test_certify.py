@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from slr_theory import Params, critical, critical_points, engine
+from slr_theory import Params, critical, critical_points, engine, risk
 from slr_theory.interval import Interval
 
 pytest.importorskip("flint")
@@ -80,6 +80,11 @@ def test_the_certificate_round_trips_and_checks(census, saved):
     again = Census.load(saved)
     assert again.points == census.points
     assert again.parts["overlaps"]["paths"] == census.parts["overlaps"]["paths"]
+    covers = [z.get("cover") for z in census.parts["strata"]["zeros"]]
+    assert sum(c is not None for c in covers) >= 5  # the points' isolating neighbourhoods
+    for z, c in zip(again.parts["strata"]["zeros"], covers, strict=True):
+        if c is not None:
+            assert np.array_equal(z["cover"]["lo"], c["lo"]) and z["cover"]["paths"] == c["paths"]
     result = check_certificate(saved)
     assert result.ok and not result.complete and not result.failures
     assert result.boxes == sum(len(p["paths"]) for p in census.parts.values())
@@ -89,6 +94,10 @@ def _tampered(saved, change):
     data = json.loads(gzip.open(saved, "rt").read())
     change(data)
     return Census.from_dict(data)
+
+
+def _first_cover(data):
+    return next(z["cover"] for z in data["parts"]["strata"]["zeros"] if "cover" in z)
 
 
 def _first(data, part, verdict):
@@ -128,6 +137,10 @@ def _first(data, part, verdict):
             0, d["parts"]["strata"]["paths"][0] + "x"
         ),
         lambda d: d["parts"]["strata"]["paths"].__setitem__(0, 7),
+        # a point's isolating neighbourhood widened beyond what its leaves prove
+        lambda d: _first_cover(d).__setitem__(
+            "hi", [float(x + 0.2).hex() for x in map(float.fromhex, _first_cover(d)["hi"])]
+        ),
     ],
     ids=[
         "moved-box",
@@ -139,6 +152,7 @@ def _first(data, part, verdict):
         "missing-box",
         "letter-in-path",
         "number-as-path",
+        "widened-neighbourhood",
     ],
 )
 def test_the_checker_fails_on_a_tampered_certificate(saved, change):
@@ -446,3 +460,266 @@ def _with_face_zero(data, change=None):
 def test_a_zero_proved_on_a_face_checks_and_a_changed_face_fails(saved, change, ok):
     result = check_certificate(_tampered(saved, lambda d: _with_face_zero(d, change)))
     assert result.ok is ok, result.failures
+
+
+def _chart_point(k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The chart coordinates ``(kappa, theta, eta, rho)`` and the overlaps of ``(k, v)``."""
+    ov = np.array([k[0], v[1], v[0], k[1], k @ v])
+    return ov[list(C.CHART_OVERLAPS)], ov
+
+
+def _unit_pair(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    x = np.random.default_rng(seed).standard_normal((2, 3))
+    x[0, 2] = abs(x[0, 2]) + 0.1  # k3 > 0: the chart's side of the reflection of e3
+    return x[0] / np.linalg.norm(x[0]), x[1] / np.linalg.norm(x[1])
+
+
+@given(seed=st.integers(0, 2**32 - 1))
+def test_the_overlap_chart_solves_nu_on_the_branch_of_the_point(seed):
+    """From ``(kappa, theta, eta, rho)`` of a unit pair with ``k3 > 0``, one branch gives back
+    ``nu = v . v*`` and the other the second unit ``v`` with the same ``v1`` and ``k . v``."""
+    k, v = _unit_pair(seed)
+    y, ov = _chart_point(k, v)
+    pk, q2 = C._OverlapChart.domain([Interval(t) for t in y])
+    assert abs(float(pk.mid) - k[2] ** 2) < 1e-12
+    if float(q2.lo) < 1e-6:  # k*, k, v nearly dependent: the branches meet
+        return
+    table = PAPER.model.rigorous_table(PAPER)
+    got = [C._OverlapChart(table, s).nu([Interval(t) for t in y]) for s in (1.0, -1.0)]
+    assert sum(g.lo - 1e-12 <= ov[1] <= g.hi + 1e-12 for g in got) == 1
+    other = next(g for g in got if not (g.lo - 1e-12 <= ov[1] <= g.hi + 1e-12))
+    n2 = float(other.mid)
+    v3 = (y[3] - y[0] * y[1] - y[2] * n2) / k[2]  # k . v = rho fixes v3
+    assert abs(y[1] ** 2 + n2**2 + v3**2 - 1.0) < 1e-9
+
+
+@pytest.mark.parametrize("lam", [0.1, 0.9])
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_the_overlap_chart_gradient_and_hessian_hold_the_float_risk_differences(lam, seed):
+    """The rigorous gradient and Hessian of ``F(y) = R(kappa, nu(y), theta, eta, rho)`` at a
+    point against central differences of the float risk along the chart's coordinates."""
+    params = Params.paper(lam=lam)
+    while True:  # a point well inside the chart, so that the differences stay feasible
+        k, v = _unit_pair(seed)
+        y, ov = _chart_point(k, v)
+        _pk, q2 = C._OverlapChart.domain([Interval(t) for t in y])
+        if k[2] > 0.2 and float(q2.lo) > 0.05:
+            break
+        seed += 100
+    table = params.model.rigorous_table(params)
+    sign = next(
+        s
+        for s in (1.0, -1.0)
+        if abs(float(C._OverlapChart(table, s).nu([Interval(t) for t in y]).mid) - ov[1]) < 1e-9
+    )
+    chart = C._OverlapChart(table, sign)
+
+    def F(z):
+        n = float(chart.nu([Interval(t) for t in z]).mid)
+        return float(risk(params, z[0], n, z[1], z[2], z[3]))
+
+    g, J = chart.system([Interval(t) for t in y])
+    h = 1e-4
+    eye = np.eye(4) * h
+    fd = np.array([(F(y + e) - F(y - e)) / (2 * h) for e in eye])
+    fd2 = np.array(
+        [
+            [
+                (F(y + a + b) - F(y + a - b) - F(y - a + b) + F(y - a - b)) / (4 * h * h)
+                for b in eye
+            ]
+            for a in eye
+        ]
+    )
+    scale = 1.0 + np.max(np.abs(fd2))
+    for i in range(4):
+        assert float(g[i].hi - g[i].lo) < 1e-10 * scale
+        assert abs(float(g[i].mid) - fd[i]) < 1e-6 * scale, (i, float(g[i].mid), fd[i])
+        for j in range(4):
+            assert abs(float(J[i][j].mid) - fd2[i, j]) < 1e-4 * scale, (i, j)
+
+
+@pytest.mark.parametrize("lam", [0.1, 0.9])
+def test_the_overlap_chart_never_closes_a_box_about_a_critical_point(lam):
+    """Boxes of the strata about every point with ``r <= 3`` the search finds (and their
+    images under the group) stay open, from ``1e-6`` to ``1e-2`` wide; boxes elsewhere on
+    the boundary close."""
+    params = Params.paper(lam=lam)
+    group = np.asarray(C.symmetries(params), float)
+    strata = C.proof_spaces(params.model.rigorous_table(params), group)["strata"]
+    centres = [
+        g * np.asarray(q.overlaps)
+        for q in critical_points(params, starts=16, rng=0)
+        if q.span_dim <= 3
+        for g in group
+    ]
+    assert len(centres) >= 8
+    for r in (1e-6, 1e-4, 1e-2):
+        c = np.array(centres)
+        assert not strata.chart_excludes(c - r, c + r).any(), r
+    k, v = np.array([0.6, 0.0, 0.8]), np.array([0.0, 0.6, 0.8])  # r = 3, not critical
+    c = np.array([[k[0], v[1], v[0], k[1], k @ v]])
+    assert strata.chart_excludes(c - 1e-4, c + 1e-4).all()
+
+
+def test_the_edge_closes_by_the_face_argument_only_with_its_symmetry():
+    """At ``lam = 0.9`` the risk hardly moves along ``v = v*`` (``R_kappa ~ -1e-49``): a box
+    about the edge closes only because every critical point in it would lie on the face
+    ``theta = eta = rho = 0``, where the float risk's own ``R_kappa`` is negative too; without
+    the symmetry that fixes the face the box stays open."""
+    params = Params.paper(lam=0.9)
+    group = np.asarray(C.symmetries(params), float)
+    strata = C.proof_spaces(params.model.rigorous_table(params), group)["strata"]
+    assert strata.even
+    lo = np.array([[0.5, 0.999, -1e-3, -1e-3, -1e-3]])
+    hi = np.array([[0.501, 1.0, 1e-3, 1e-3, 1e-3]])
+    table = params.model.rigorous_table(params)
+    chart = C._OverlapChart(table, 1.0)
+    ylo, yhi = lo[:, list(C.CHART_OVERLAPS)], hi[:, list(C.CHART_OVERLAPS)]
+    g, _ = chart.system(C._ivs(ylo, yhi), need_jacobian=False)
+    assert all(c.contains_zero()[0] for c in g)  # the gradient alone decides nothing
+    assert strata.chart_excludes(lo, hi).all()
+    assert engine.gradient(params, np.array([0.5005, 1.0, 0.0, 0.0, 0.0]))[0] < 0.0
+    strata.even = False
+    assert not strata.chart_excludes(lo, hi).any()
+
+
+def _known_zeros(params):
+    """The search's points at `params`, proved in their charts as the census does."""
+    table = params.model.rigorous_table(params)
+    group = np.asarray(C.symmetries(params), float)
+    charts = C.proof_spaces(table, group)["charts"]
+    chart = charts["vectors++"]
+    out = []
+    for q in critical_points(params, starts=16, rng=0):
+        if q.span_dim > 3:
+            continue
+        k, v = C._search_vectors([q])[0]
+        w = C._to_chart_point(chart, group, k, v)
+        if w is None:
+            continue
+        W = C._newton(chart, w[None])
+        if not np.all(np.isfinite(W)):
+            continue
+        z = C._verify_many(chart, W)[0]
+        if z is not None:
+            out.append({**z, "chart": chart.name})
+    return chart, out
+
+
+def test_a_neighbourhood_isolates_its_zero_and_refuses_a_box_about_another():
+    """The neighbourhood of a proved zero closes (its leaves re-verify), is wider than the
+    zero's Krawczyk box, and a box about another proved zero never closes in it."""
+    chart, zeros = _known_zeros(PAPER)
+    assert len(zeros) >= 3
+    z = zeros[0]
+    cover = C.isolate(chart, z, radii=(1e-4, 1e-3), budget=20_000)
+    assert cover is not None
+    assert np.all(cover["lo"] < z["zlo"]) and np.all(cover["hi"] > z["zhi"])
+    assert C.check_neighbourhood(chart, {**z, "cover": cover}) is None
+    space = C._Neighbourhood(chart, z, cover["lo"], cover["hi"])
+    for other in zeros[1:]:
+        c = 0.5 * (other["klo"] + other["khi"])
+        if np.all((c >= z["zlo"]) & (c <= z["zhi"])):
+            continue  # the same point
+        for r in (1e-7, 1e-5, 1e-3):
+            verdict, _ = space.classify((c - r)[None], (c + r)[None])
+            assert verdict[0] == -1, (r, c)
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda c: c["lo"].__setitem__(0, c["lo"][0] - 0.5),  # a wider box than was proved
+        lambda c: c["verdicts"].__setitem__(
+            0, C.EXCLUDED if c["verdicts"][0] != C.EXCLUDED else C.UNIQUE
+        ),
+        lambda c: c["paths"].pop(),  # a hole
+        lambda c: c["paths"].__setitem__(0, c["paths"][0] + "x"),
+    ],
+    ids=["widened", "relabelled", "hole", "bad-path"],
+)
+def test_a_tampered_neighbourhood_fails_its_check(change):
+    chart, zeros = _known_zeros(PAPER)
+    z = zeros[0]
+    cover = C.isolate(chart, z, radii=(1e-4,), budget=20_000)
+    assert cover is not None and len(cover["paths"]) > 1
+    cover = {
+        **cover,
+        "lo": cover["lo"].copy(),
+        "paths": list(cover["paths"]),
+        "verdicts": list(cover["verdicts"]),
+    }
+    change(cover)
+    assert C.check_neighbourhood(chart, {**z, "cover": cover}) is not None
+
+
+def _edge_point(seed: int, sign: float) -> tuple[np.ndarray, np.ndarray]:
+    """A unit pair in the edge chart's hemispheres (``kappa > 0``, ``sign nu > 0``), its chart
+    coordinates ``(eta, k3, theta, v3)`` and overlaps."""
+    x = np.random.default_rng(seed).standard_normal((2, 3))
+    x[0, 0] = abs(x[0, 0]) + 0.3
+    x[1, 1] = sign * (abs(x[1, 1]) + 0.3)
+    k, v = x[0] / np.linalg.norm(x[0]), x[1] / np.linalg.norm(x[1])
+    return np.array([k[1], k[2], v[0], v[2]]), np.array([k[0], v[1], v[0], k[1], k @ v])
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+@pytest.mark.parametrize("seed", [5, 6])
+def test_the_edge_chart_gives_the_overlaps_and_the_float_risk_differences(sign, seed):
+    """The edge chart's overlaps are those of the vectors, and its rigorous gradient and
+    Hessian hold central differences of the float risk along its coordinates."""
+    params = Params.paper(lam=0.9)
+    y, ov = _edge_point(seed, sign)
+    chart = C._EdgeChart(params.model.rigorous_table(params), sign)
+    got = chart.overlaps([Interval(t) for t in y])
+    for a in range(5):
+        assert got[a].lo - 1e-15 <= ov[a] <= got[a].hi + 1e-15, a
+
+    def F(z):
+        o = [float(q.mid) for q in chart.overlaps([Interval(t) for t in z])]
+        return float(risk(params, *o))
+
+    g, J = chart.system([Interval(t) for t in y])
+    h = 1e-4
+    eye = np.eye(4) * h
+    fd = np.array([(F(y + e) - F(y - e)) / (2 * h) for e in eye])
+    fd2 = np.array(
+        [
+            [
+                (F(y + a + b) - F(y + a - b) - F(y - a + b) + F(y - a - b)) / (4 * h * h)
+                for b in eye
+            ]
+            for a in eye
+        ]
+    )
+    scale = 1.0 + np.max(np.abs(fd2))
+    for i in range(4):
+        assert abs(float(g[i].mid) - fd[i]) < 1e-6 * scale, (i, float(g[i].mid), fd[i])
+        for j in range(4):
+            assert abs(float(J[i][j].mid) - fd2[i, j]) < 1e-4 * scale, (i, j)
+
+
+@pytest.mark.parametrize("nu", [1.0, -1.0])
+def test_near_the_corner_the_edge_chart_closes_what_the_overlap_chart_cannot(nu):
+    """At ``lam = 0.9``, ``kappa = 0.999``: a box ``1e-5`` about the edge closes only in the edge
+    chart (the overlap chart's ``nu`` turns singular at the corner), only with the symmetry,
+    and a box about the corner itself, a critical point, never closes."""
+    params = Params.paper(lam=0.9)
+    strata = C.proof_spaces(
+        params.model.rigorous_table(params), np.asarray(C.symmetries(params), float)
+    )["strata"]
+    w = 1e-5
+    lo = np.array([[0.999, nu - w if nu > 0 else nu, -w, -w, -w]])
+    hi = np.array([[0.999 + w, nu if nu > 0 else nu + w, w, w, w]])
+    assert strata.edge_excludes(lo, hi).all()
+    assert strata.chart_excludes(lo, hi).all()
+    strata.even = False
+    assert not strata.edge_excludes(lo, hi).any()
+    assert not strata.chart_excludes(lo, hi).any()
+    strata.even = True
+    corner = np.array([1.0, nu, 0.0, 0.0, 0.0])
+    for r in (1e-8, 1e-6, 1e-4):
+        assert not strata.chart_excludes(
+            (corner - r)[None], np.minimum(corner + r, 1.0)[None]
+        ).any()
