@@ -17,6 +17,10 @@ is ``theta = eta = rho = 0``. Its normal block is the Hessian of ``R`` along
 enclosure), and ``||I - Y J(x)||_inf`` (``Y`` the inverse at the face) is sampled at 12
 points of boxes of each half-width: below 1 is what the interval test needs at least.
 
+A third table is rigorous: the charts the census uses about the edge (the overlap chart
+and the edge chart ``(eta, k3, theta, v3)``, ``slr_theory.certify``), and the widest box on
+which the interval hull of each one's normal block is regular.
+
     python benchmarks/certify_edge.py [--lam 0.9]
 """
 
@@ -77,6 +81,7 @@ def main() -> None:
         )
     print(f"({time.perf_counter() - t0:.1f} s)")
     _overlap_chart(p)
+    _census_charts(table, np.asarray(symmetries(p), dtype=float))
 
 
 def _overlap_chart(p: Params) -> None:
@@ -122,6 +127,47 @@ def _overlap_chart(p: Params) -> None:
                 worst = max(worst, np.abs(np.eye(3) - Y @ normal_block(x)).sum(axis=1).max())
             cells.append(f"{worst:9.3g}")
         print(f"{kappa:6.2f} {eig[0]:10.4f} {eig[1]:10.4f} {eig[2]:12.2f} " + " ".join(cells))
+    print(f"({time.perf_counter() - t0:.1f} s)")
+
+
+def _census_charts(table, group: np.ndarray) -> None:
+    """The charts the census uses about the edge, with rigorous hulls: the widest box
+    (along x across, from a ladder) on which the normal block's hull is regular."""
+    from slr_theory.certify import regular
+
+    strata = proof_spaces(table, group)["strata"]
+    charts = {"overlap chart": strata.overlap_charts[0], "edge chart": strata.edge_charts[0]}
+    ladder = (1e-2, 1e-3, 1e-4, 1e-5)
+    across = (3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4)
+    print()
+    print(f"{'kappa':>7} " + " ".join(f"{name + ' (along x across)':>32}" for name in charts))
+    t0 = time.perf_counter()
+    for kappa in (0.3, 0.6, 0.8, 0.9, 0.95, 0.99, 0.999, 0.9999):
+        cells = []
+        for name, chart in charts.items():
+            widest = "none"
+            for wt in ladder:
+                for wn in across:
+                    if name == "overlap chart":  # (kappa, theta, eta, rho), normal 1..3
+                        lo = np.array([[kappa, -wn, -wn, -wn]])
+                        hi = np.array([[min(kappa + wt, 1.0), wn, wn, wn]])
+                        normal = (1, 2, 3)
+                    else:  # (eta, k3, theta, v3), normal 0, 2, 3
+                        k3 = np.sqrt(1.0 - kappa * kappa)
+                        lo = np.array([[-wn, k3 - wt / 2, -wn, -wn]])
+                        hi = np.array([[wn, k3 + wt / 2, wn, wn]])
+                        normal = (0, 2, 3)
+                    dom = chart.domain([Interval(lo[:, i], hi[:, i]) for i in range(4)])
+                    if not all(d.lo[0] > 0.0 for d in dom):
+                        continue
+                    _g, J = chart.system([Interval(lo[:, i], hi[:, i]) for i in range(4)])
+                    if regular([[J[i][j] for j in normal] for i in normal])[0]:
+                        widest = f"{wt:.0e} x {wn:.0e}"
+                        break
+                if widest != "none":
+                    break
+            cells.append(f"{widest:>32}")
+        print(f"{kappa:7.4f} " + " ".join(cells))
     print(f"({time.perf_counter() - t0:.1f} s)")
 
 

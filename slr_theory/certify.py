@@ -45,7 +45,9 @@ more arguments close those boxes:
   S^2`` on each of the two branches of ``nu``, and a box closes when on each branch that
   meets its ``nu`` the chart gradient's enclosure misses 0, or its Krawczyk image misses
   the box, or (with the symmetry :data:`NORMAL_FLIP`) every critical point of the box lies
-  on the edge, where ``R_kappa`` keeps its sign (:meth:`_Strata.chart_excludes`).
+  on the edge, where ``R_kappa`` keeps its sign (:meth:`_Strata.chart_excludes`). Near the
+  corners ``k = k*``, where ``k*, k, v`` meet and that chart turns singular, the same face
+  argument runs in the edge chart ``(eta, k3, theta, v3)`` (:class:`_EdgeChart`).
 * **Isolating neighbourhoods** (:func:`isolate`): about each proved point, a box ``W`` of
   its chart, up to ``1e-2`` wide, in which a branch and bound shows that every critical
   point lies in the point's Krawczyk box; a strata box whose preimage lies in ``W`` closes
@@ -514,80 +516,73 @@ class _Dual:
 
 
 class _Jet2:
-    """An interval with its interval gradient and Hessian in ``n`` variables (second-order
-    forward mode): for ``nu`` solved in the overlap chart (:class:`_OverlapChart`)."""
+    """An interval with its interval gradient and, unless ``h`` is None, its Hessian in
+    ``n`` variables (forward mode; ``h`` holds the upper triangle, ``h[(i, j)]`` for ``i <=
+    j``): for the overlaps as functions of a chart's coordinates (:class:`_OverlapChart`,
+    :class:`_EdgeChart`). Constants (floats, intervals) combine without jets of their own."""
 
     __slots__ = ("g", "h", "v")
 
-    def __init__(self, v: Interval, g: list, h: list) -> None:
+    def __init__(self, v: Interval, g: list, h: dict | None) -> None:
         self.v, self.g, self.h = v, g, h
 
     @classmethod
-    def variables(cls, y: list[Interval]) -> list[_Jet2]:
+    def variables(cls, y: list[Interval], second: bool = True) -> list[_Jet2]:
         n = len(y)
         zero = Interval(np.zeros(y[0].shape))
         one = Interval(np.ones(y[0].shape))
+        pairs = [(i, j) for i in range(n) for j in range(i, n)]
         return [
-            cls(y[i], [one if j == i else zero for j in range(n)], [[zero] * n for _ in range(n)])
+            cls(
+                y[i],
+                [one if j == i else zero for j in range(n)],
+                dict.fromkeys(pairs, zero) if second else None,
+            )
             for i in range(n)
         ]
 
-    def _lift(self, o) -> _Jet2:
-        if isinstance(o, _Jet2):
-            return o
-        n = len(self.g)
-        zero = Interval(np.zeros(self.v.shape))
-        value = o if isinstance(o, Interval) else Interval(np.full(self.v.shape, float(o)))
-        return _Jet2(value, [zero] * n, [[zero] * n for _ in range(n)])
+    def hess(self, i: int, j: int) -> Interval:
+        return self.h[(i, j) if i <= j else (j, i)]
 
     def __add__(self, o) -> _Jet2:
-        o = self._lift(o)
-        n = len(self.g)
-        return _Jet2(
-            self.v + o.v,
-            [a + b for a, b in zip(self.g, o.g, strict=True)],
-            [[self.h[i][j] + o.h[i][j] for j in range(n)] for i in range(n)],
-        )
+        if not isinstance(o, _Jet2):
+            return _Jet2(self.v + o, self.g, self.h)
+        h = None if self.h is None else {k: a + o.h[k] for k, a in self.h.items()}
+        return _Jet2(self.v + o.v, [a + b for a, b in zip(self.g, o.g, strict=True)], h)
 
     __radd__ = __add__
 
     def __neg__(self) -> _Jet2:
-        return _Jet2(-self.v, [-a for a in self.g], [[-b for b in row] for row in self.h])
+        h = None if self.h is None else {k: -a for k, a in self.h.items()}
+        return _Jet2(-self.v, [-a for a in self.g], h)
 
     def __sub__(self, o) -> _Jet2:
-        return self + (-self._lift(o))
+        return self + (-o)
 
     def __rsub__(self, o) -> _Jet2:
-        return self._lift(o) + (-self)
+        return (-self) + o
 
     def __mul__(self, o) -> _Jet2:
-        o = self._lift(o)
-        n = len(self.g)
-        return _Jet2(
-            self.v * o.v,
-            [self.v * b + o.v * a for a, b in zip(self.g, o.g, strict=True)],
-            [
-                [
-                    self.v * o.h[i][j]
-                    + o.v * self.h[i][j]
-                    + self.g[i] * o.g[j]
-                    + self.g[j] * o.g[i]
-                    for j in range(n)
-                ]
-                for i in range(n)
-            ],
-        )
+        if not isinstance(o, _Jet2):
+            h = None if self.h is None else {k: a * o for k, a in self.h.items()}
+            return _Jet2(self.v * o, [a * o for a in self.g], h)
+        g = [self.v * b + o.v * a for a, b in zip(self.g, o.g, strict=True)]
+        h = None
+        if self.h is not None:
+            h = {
+                (i, j): self.v * o.h[(i, j)] + o.v * a + self.g[i] * o.g[j] + self.g[j] * o.g[i]
+                for (i, j), a in self.h.items()
+            }
+        return _Jet2(self.v * o.v, g, h)
 
     __rmul__ = __mul__
 
     def _compose(self, f0: Interval, f1: Interval, f2: Interval) -> _Jet2:
         """``f(self)`` from ``f``, ``f'`` and ``f''`` enclosed at the value."""
-        n = len(self.g)
-        return _Jet2(
-            f0,
-            [f1 * a for a in self.g],
-            [[f1 * self.h[i][j] + f2 * self.g[i] * self.g[j] for j in range(n)] for i in range(n)],
-        )
+        h = None
+        if self.h is not None:
+            h = {(i, j): f1 * a + f2 * (self.g[i] * self.g[j]) for (i, j), a in self.h.items()}
+        return _Jet2(f0, [f1 * a for a in self.g], h)
 
     def sqrt(self) -> _Jet2:
         r = self.v.sqrt()
@@ -626,10 +621,21 @@ class _EdgeChart:
     """
 
     dim = 4
+    #: The coordinates across the edge (``eta, theta, v3``) and the one along it (``k3``).
+    normal, along = (0, 2, 3), 1
+    #: The stretch of the edge its tubes cover (``k3``: ``kappa`` from 0.6 to the corner's
+    #: neighbourhood) and their first segments' length.
+    tube_range = (1e-3, 0.8, 1e-4)
 
     def __init__(self, table, sign: float) -> None:
         self.table = table
         self.sign = sign
+        self.name = f"edge{'+' if sign > 0 else '-'}"
+
+    @staticmethod
+    def face_kappa(lo: np.ndarray, hi: np.ndarray) -> Interval:
+        """``kappa = sqrt(1 - k3^2)`` on the face over the boxes' range of ``k3``."""
+        return _unit((1.0 - Interval(lo[:, 1], hi[:, 1]) ** 2).sqrt())
 
     @staticmethod
     def domain(y: list[Interval]) -> tuple[Interval, Interval]:
@@ -646,7 +652,7 @@ class _EdgeChart:
 
     def system(self, y: list[Interval], need_jacobian: bool = True):
         """The gradient of ``F(y) = R(overlaps(y))`` (4 intervals) and, if asked, its Hessian."""
-        o = self.overlaps(_Jet2.variables(y))
+        o = self.overlaps(_Jet2.variables(y, second=need_jacobian))
         ov = [a.v for a in o]
         if not need_jacobian:
             R = self.table.partials(ov)
@@ -655,18 +661,35 @@ class _EdgeChart:
             ], None
         R, H = self.table.partials_and_hessian(ov)
         g = [sum((R[a] * o[a].g[i] for a in range(1, 5)), R[0] * o[0].g[i]) for i in range(4)]
+        HG = [  # d(grad R)_a / dy_j
+            [
+                sum((H[a][b] * o[b].g[j] for b in range(1, 5)), H[a][0] * o[0].g[j])
+                for j in range(4)
+            ]
+            for a in range(5)
+        ]
         J = [[None] * 4 for _ in range(4)]
         for i in range(4):
             for j in range(i, 4):
-                acc = R[0] * o[0].h[i][j]
-                for a in range(5):
-                    if a:
-                        acc = acc + R[a] * o[a].h[i][j]
-                    for b in range(5):
-                        acc = acc + H[a][b] * (o[a].g[i] * o[b].g[j])
+                acc = R[0] * o[0].hess(i, j) + o[0].g[i] * HG[0][j]
+                for a in range(1, 5):
+                    acc = acc + R[a] * o[a].hess(i, j) + o[a].g[i] * HG[a][j]
                 J[i][j] = J[j][i] = acc
         return g, J
 
+
+#: The charts' tests run on strata boxes whose second-widest side is at most this (wider
+#: ones they do not close: a cost cut, not part of any argument).
+CHART_WIDTH = 2.0**-8
+
+
+#: Half-widths across an edge tried for its tube boxes, widest first.
+TUBE_WIDTHS = (3e-2, 1e-2, 3e-3, 1e-3, 3e-4, 1e-4)
+#: Tube segments are not halved below this length.
+TUBE_FINEST = 1e-7
+#: The census builds the tubes the first time a box by an edge this narrow stays open
+#: (where the conditions close the edges, as at ``lam = 0.1``, it never does).
+TUBE_AFTER = 2.0**-12
 
 #: ``(kappa, nu, theta, eta, rho) -> (kappa, nu, -theta, -eta, -rho)``: a symmetry that fixes
 #: the edges ``v = +-v*`` (``theta = eta = rho = 0``) of the overlap chart.
@@ -690,10 +713,20 @@ class _OverlapChart:
     """
 
     dim = 4
+    #: The coordinates across the edge (``theta, eta, rho``) and the one along it.
+    normal, along = (1, 2, 3), 0
+    #: The stretch of the edge its tubes cover (``kappa``) and their first segments' length.
+    tube_range = (0.0, 0.8, 1e-3)
 
     def __init__(self, table, sign: float) -> None:
         self.table = table
         self.sign = sign
+        self.name = f"overlap{'+' if sign > 0 else '-'}"
+
+    @staticmethod
+    def face_kappa(lo: np.ndarray, hi: np.ndarray) -> Interval | None:
+        """``kappa`` on the face over the boxes' range along it (None: off the chart)."""
+        return Interval(lo[:, 0], hi[:, 0])
 
     @staticmethod
     def domain(y: list[Interval]) -> tuple[Interval, Interval]:
@@ -714,7 +747,7 @@ class _OverlapChart:
 
     def system(self, y: list[Interval], need_jacobian: bool = True):
         """The gradient of ``F`` (4 intervals) and, if asked, its Hessian (4 x 4)."""
-        nu = self.nu(_Jet2.variables(y))
+        nu = self.nu(_Jet2.variables(y, second=need_jacobian))
         ov = [y[0], nu.v, y[1], y[2], y[3]]
         if not need_jacobian:
             R = self.table.partials(ov)
@@ -730,7 +763,7 @@ class _OverlapChart:
                     + H[a][1] * nu.g[j]
                     + nu.g[i] * H[1][b]
                     + H[1][1] * nu.g[i] * nu.g[j]
-                    + R[1] * nu.h[i][j]
+                    + R[1] * nu.hess(i, j)
                 )
         return g, J
 
@@ -760,6 +793,9 @@ class _Strata:
         self.known: list[dict] = []
         self.overlap_charts = tuple(_OverlapChart(table, s) for s in (1.0, -1.0))
         self.edge_charts = tuple(_EdgeChart(table, s) for s in (1.0, -1.0))
+        self.tubes: dict = {}  # chart name -> (lo, hi, half-width, range-min table)
+        self.built_tubes: dict = {}  # what build_tubes gave, as saved in a census
+        self.lazy_tubes = False  # build the tubes the first time a box by an edge needs them
         self.even = bool(np.any(np.all(np.asarray(group) == NORMAL_FLIP, axis=1)))
 
     def split_dims(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -769,9 +805,8 @@ class _Strata:
         """The verdict of each box (-1: open) and the side to split an open one along
         (-1: the widest): where the conditions' mean-value form ran, the side whose width
         times the enclosure of the conditions' slope along it is largest (the smear); but
-        ``kappa`` where it is ten times longer than the box's reach off the edge ``theta =
-        eta = rho = 0`` and its ``nu``-width (the face argument needs a short ``kappa``
-        range, whatever the slope along it)."""
+        ``kappa`` for a box by an edge that no one chart's tubes span
+        (:meth:`_beyond_tubes`)."""
         verdict = np.full(len(lo), -1)
         dims = np.full(len(lo), -1)
         x = _ivs(lo, hi)
@@ -795,14 +830,17 @@ class _Strata:
                 verdict[rest[mean]] = EXCLUDED
                 dims[rest] = np.argmax(smear, axis=1)
                 last = rest[~mean]
+                last = last[np.sort(hi[last] - lo[last], axis=1)[:, -2] <= CHART_WIDTH]
                 if last.size:
                     closed = self.chart_excludes(lo[last], hi[last])
                     verdict[last[closed]] = EXCLUDED
-                    if self.even:  # the face argument needs kappa's range short, not its slope
-                        open_ = last[~closed]
-                        reach = np.max(np.maximum(np.abs(lo[open_]), np.abs(hi[open_]))[:, 2:], 1)
-                        reach = np.maximum(reach, hi[open_, 1] - lo[open_, 1])
-                        dims[open_[hi[open_, 0] - lo[open_, 0] > 10.0 * reach]] = 0
+                    open_ = last[~closed]
+                    dims[open_[self._beyond_tubes(lo[open_], hi[open_])]] = 0
+                    if self.lazy_tubes and not self.built_tubes and self.even:
+                        w = np.max(hi[open_] - lo[open_], axis=1)
+                        if np.any(self._near_edge(lo[open_], hi[open_]) & (w <= TUBE_AFTER)):
+                            self.built_tubes = self.build_tubes()
+                            self.set_tubes(self.built_tubes)
         return verdict, dims
 
     def chart_excludes(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -822,7 +860,11 @@ class _Strata:
             nu = chart.nu(_ivs(ylo[idx], yhi[idx]))
             todo = idx[(nu.lo <= hi[idx, 1]) & (nu.hi >= lo[idx, 1])]
             if todo.size:
-                closed[todo] = self._chart_box_excludes(chart, ylo[todo], yhi[todo])
+                ok = self.tube_holds(chart, ylo[todo], yhi[todo])
+                rest = np.flatnonzero(~ok)
+                if rest.size:
+                    ok[rest] = self._chart_box_excludes(chart, ylo[todo[rest]], yhi[todo[rest]])
+                closed[todo] = ok
         rest = np.flatnonzero(~closed)
         if rest.size:
             closed[rest] = self.edge_excludes(lo[rest], hi[rest])
@@ -851,27 +893,16 @@ class _Strata:
                 b = np.where(empty, -np.inf, y[5].hi)
                 v3lo = a if v3lo is None else np.minimum(v3lo, a)
                 v3hi = b if v3hi is None else np.maximum(v3hi, b)
-            good = (k3.lo > 0.0) & (v3lo <= v3hi)
-            plo = np.column_stack([lo[idx, 3], k3.lo, lo[idx, 2], v3lo])
-            phi = np.column_stack([hi[idx, 3], k3.hi, hi[idx, 2], v3hi])
-            normal = [0, 2, 3]
-            plo[:, normal] = np.minimum(plo[:, normal], 0.0)
-            phi[:, normal] = np.maximum(phi[:, normal], 0.0)
-            plo[~good], phi[~good] = 0.0, 0.0
-            dk, dv = _EdgeChart.domain(_ivs(plo, phi))
-            good &= (dk.lo > 0.0) & (dv.lo > 0.0)
-            g = np.flatnonzero(good)
-            if not g.size:
+            good = np.flatnonzero((k3.lo > 0.0) & (v3lo <= v3hi))
+            if not good.size:
                 continue
-            _g, J = chart.system(_ivs(plo[g], phi[g]))
-            flat = regular([[J[i][j] for j in normal] for i in normal])
-            # on the face nu = sign exactly and dF/dk3 = -(k3 / kappa) R_kappa, k3 > 0
-            kappa = _unit((1.0 - Interval(plo[g, 1], phi[g, 1]) ** 2).sqrt())
-            m = g.size
-            face = self.table.partials(
-                [kappa, Interval(np.full(m, chart.sign))] + [Interval(np.zeros(m))] * 3
-            )
-            out[idx[g]] = flat & ~face[0].contains_zero()
+            plo = np.column_stack([lo[idx, 3], k3.lo, lo[idx, 2], v3lo])[good]
+            phi = np.column_stack([hi[idx, 3], k3.hi, hi[idx, 2], v3hi])[good]
+            closed = self.tube_holds(chart, plo, phi)
+            rest = np.flatnonzero(~closed)
+            if rest.size:
+                closed[rest] = self.face_clear(chart, plo[rest], phi[rest])
+            out[idx[good]] = closed
         return out
 
     def _chart_box_excludes(self, chart: _OverlapChart, ylo: np.ndarray, yhi: np.ndarray):
@@ -895,21 +926,138 @@ class _Strata:
             kv, _l, _h = krawczyk(chart, ylo[rest], yhi[rest])
             out[rest] = kv == NEWTON_EXCLUDED
         rest = np.flatnonzero(~out)
-        if rest.size and self.even:
-            flo, fhi = ylo[rest].copy(), yhi[rest].copy()
-            flo[:, 1:] = np.minimum(flo[:, 1:], 0.0)
-            fhi[:, 1:] = np.maximum(fhi[:, 1:], 0.0)
-            pk, q2 = _OverlapChart.domain(_ivs(flo, fhi))
-            inside = np.flatnonzero((pk.lo > 0.0) & (q2.lo > 0.0))
-            if inside.size:
-                _g, J = chart.system(_ivs(flo[inside], fhi[inside]))
-                flat = regular([[J[i][j] for j in (1, 2, 3)] for i in (1, 2, 3)])
-                m = inside.size
-                face = self.table.partials(
-                    [Interval(flo[inside, 0], fhi[inside, 0]), Interval(np.full(m, chart.sign))]
-                    + [Interval(np.zeros(m))] * 3
+        if rest.size:
+            out[rest] = self.face_clear(chart, ylo[rest], yhi[rest])
+        return out
+
+    def build_tubes(self) -> dict:
+        """Tube boxes along the edges, each free of critical points by :meth:`face_clear`:
+        in each chart, segments of its ``tube_range`` along the edge, each with the widest
+        half-width across it from :data:`TUBE_WIDTHS` that passes (a segment none passes
+        is halved, down to :data:`TUBE_FINEST`, else left out). Returns ``{chart name: (lo,
+        hi, half-width)}``, sorted along the edge."""
+        out: dict = {}
+        if not self.even:
+            return out
+        for chart in self.overlap_charts + self.edge_charts:
+            a, b, step = chart.tube_range
+            cuts = np.linspace(a, b, round((b - a) / step) + 1)
+            seg = np.stack([cuts[:-1], cuts[1:]], axis=1)
+            done = []
+            while len(seg):
+                best = np.zeros(len(seg))
+                for wn in TUBE_WIDTHS:
+                    todo = np.flatnonzero(best == 0.0)
+                    if not todo.size:
+                        break
+                    lo, hi = self._tube_box(chart, seg[todo], wn)
+                    best[todo[self.face_clear(chart, lo, hi)]] = wn
+                done += [(s[0], s[1], w) for s, w in zip(seg, best, strict=True) if w > 0.0]
+                rest = seg[(best == 0.0) & (seg[:, 1] - seg[:, 0] > TUBE_FINEST)]
+                mid = 0.5 * (rest[:, 0] + rest[:, 1])
+                seg = np.concatenate(
+                    [np.stack([rest[:, 0], mid], 1), np.stack([mid, rest[:, 1]], 1)]
                 )
-                out[rest[inside]] = flat & ~face[0].contains_zero()
+            done.sort()
+            out[chart.name] = tuple(np.array([d[i] for d in done]) for i in range(3))
+        return out
+
+    @staticmethod
+    def _tube_box(chart, seg: np.ndarray, wn: float) -> tuple[np.ndarray, np.ndarray]:
+        lo, hi = np.zeros((len(seg), 4)), np.zeros((len(seg), 4))
+        lo[:, chart.along], hi[:, chart.along] = seg[:, 0], seg[:, 1]
+        lo[:, list(chart.normal)], hi[:, list(chart.normal)] = -wn, wn
+        return lo, hi
+
+    def _beyond_tubes(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Which boxes near an edge (``|nu| >= 1/2`` of one sign, within the widest tube
+        across it) span more ``kappa`` than one chart's tubes cover: those are split along
+        ``kappa`` (whatever the slopes), to be covered by the tubes or the corner's
+        neighbourhood piece by piece."""
+        if not self.tubes:
+            return np.zeros(len(lo), dtype=bool)
+        near = self._near_edge(lo, hi)
+        inside = np.zeros(len(lo), dtype=bool)
+        for chart in self.overlap_charts[:1] + self.edge_charts[:1]:
+            a, b, _step = chart.tube_range
+            if chart.along == 0:  # kappa itself
+                k0, k1 = a, b
+            else:  # k3 = sqrt(1 - kappa^2)
+                k0, k1 = np.sqrt(1.0 - b * b), np.sqrt(1.0 - a * a)
+            inside |= (lo[:, 0] >= k0) & (hi[:, 0] <= k1)
+        wide = hi[:, 0] - lo[:, 0] > TUBE_FINEST
+        return near & ~inside & wide
+
+    @staticmethod
+    def _near_edge(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Boxes with ``|nu| >= 1/2`` of one sign within the widest tube of an edge."""
+        reach = np.max(np.maximum(np.abs(lo[:, 2:]), np.abs(hi[:, 2:])), axis=1)
+        return ((lo[:, 1] >= 0.5) | (hi[:, 1] <= -0.5)) & (reach <= TUBE_WIDTHS[0])
+
+    def set_tubes(self, tubes: dict) -> None:
+        """Use `tubes` (:meth:`build_tubes`, or a certificate's, once re-verified)."""
+        self.tubes = {}
+        for name, (lo, hi, wn) in tubes.items():
+            levels = [np.asarray(wn, dtype=float)]  # level j: minima over 2^j segments
+            while 2 ** len(levels) <= len(levels[0]):
+                prev, step = levels[-1], 2 ** (len(levels) - 1)
+                levels.append(np.minimum(prev[:-step], prev[step:]))
+            gaps = np.concatenate([[0], np.cumsum(hi[:-1] != lo[1:])])
+            self.tubes[name] = (np.asarray(lo), np.asarray(hi), levels, gaps)
+
+    def tube_holds(self, chart, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Whether each chart box lies in the union of the chart's tube boxes: its range
+        along the edge in contiguous segments, each as wide across as the box reaches."""
+        out = np.zeros(len(lo), dtype=bool)
+        if chart.name not in self.tubes or not len(lo):
+            return out
+        tlo, thi, levels, gaps = self.tubes[chart.name]
+        n = len(tlo)
+        a, b = lo[:, chart.along], hi[:, chart.along]
+        N = list(chart.normal)
+        reach = np.max(np.maximum(np.abs(lo[:, N]), np.abs(hi[:, N])), axis=1)
+        i0 = np.searchsorted(thi, a, side="right")
+        i1 = np.searchsorted(tlo, b, side="left") - 1
+        ok = (i0 <= i1) & (i0 < n) & (i1 >= 0)
+        i0c, i1c = np.clip(i0, 0, n - 1), np.clip(i1, 0, n - 1)
+        ok &= (tlo[i0c] <= a) & (thi[i1c] >= b) & (gaps[i1c] == gaps[i0c])
+        span = np.maximum(i1c - i0c + 1, 1)
+        j = np.minimum(np.floor(np.log2(span)).astype(int), len(levels) - 1)
+        low = np.full(len(lo), np.inf)
+        for k in np.unique(j[ok]):
+            s = ok & (j == k)
+            low[s] = np.minimum(levels[k][i0c[s]], levels[k][i1c[s] - 2**k + 1])
+        return ok & (low >= reach)
+
+    def face_clear(self, chart, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """Whether each chart box holds no critical point by the face argument: stretched to
+        the face (its normal coordinates' ranges widened to hold 0), inside the chart, with
+        the normal block's hull regular (every critical point then lies on the face) and
+        ``R_kappa`` at the face, where ``nu = sign`` exactly, missing 0 (none lies there;
+        along the face ``F``'s gradient is ``R_kappa`` times ``dkappa``, nonzero in both
+        charts where ``k3 > 0``). Without :data:`NORMAL_FLIP` in the group, none."""
+        out = np.zeros(len(lo), dtype=bool)
+        if not self.even or not len(lo):
+            return out
+        N = list(chart.normal)
+        flo, fhi = lo.copy(), hi.copy()
+        flo[:, N] = np.minimum(flo[:, N], 0.0)
+        fhi[:, N] = np.maximum(fhi[:, N], 0.0)
+        a, b = chart.domain(_ivs(flo, fhi))
+        inside = (a.lo > 0.0) & (b.lo > 0.0)
+        if chart.along == 1:  # the edge chart: k3 > 0 (k3 = 0 is the corner)
+            inside &= flo[:, 1] > 0.0
+        idx = np.flatnonzero(inside)
+        if not idx.size:
+            return out
+        _g, J = chart.system(_ivs(flo[idx], fhi[idx]))
+        flat = regular([[J[i][j] for j in N] for i in N])
+        m = idx.size
+        face = self.table.partials(
+            [chart.face_kappa(flo[idx], fhi[idx]), Interval(np.full(m, chart.sign))]
+            + [Interval(np.zeros(m))] * 3
+        )
+        out[idx] = flat & ~face[0].contains_zero()
         return out
 
     def _mean_value_excludes(
@@ -1339,6 +1487,27 @@ def isolate(
     return best
 
 
+def check_tubes(strata: _Strata, tubes: dict) -> str | None:
+    """Re-verify a census's tube boxes (:meth:`_Strata.build_tubes`): None, or what fails."""
+    charts = {c.name: c for c in strata.overlap_charts + strata.edge_charts}
+    for name, (lo, hi, wn) in tubes.items():
+        chart = charts.get(name)
+        if chart is None:
+            return f"tubes in {name!r}, which is no chart"
+        lo, hi, wn = (np.asarray(x, dtype=float) for x in (lo, hi, wn))
+        if not (lo.shape == hi.shape == wn.shape and lo.ndim == 1):
+            return f"ragged tubes in {name}"
+        if not (np.all(lo < hi) and np.all(wn > 0.0) and np.all(hi[:-1] <= lo[1:])):
+            return f"the tubes in {name} are not ordered, disjoint segments"
+        for w in np.unique(wn):
+            s = wn == w
+            blo, bhi = strata._tube_box(chart, np.stack([lo[s], hi[s]], axis=1), float(w))
+            bad = int(np.count_nonzero(~strata.face_clear(chart, blo, bhi)))
+            if bad:
+                return f"{bad} tube boxes in {name} are not free of critical points"
+    return None
+
+
 def check_neighbourhood(chart: _Charts, zero: dict) -> str | None:
     """Re-verify a zero's saved neighbourhood from its leaves: None, or what fails."""
     cover = zero["cover"]
@@ -1567,6 +1736,16 @@ class Census:
                     "paths": list(part["paths"]),
                     "verdicts": [int(v) for v in part["verdicts"]],
                     "point": [int(v) for v in part["point"]],
+                    **(
+                        {
+                            "tubes": {
+                                name: {"lo": hexes(t[0]), "hi": hexes(t[1]), "width": hexes(t[2])}
+                                for name, t in part["tubes"].items()
+                            }
+                        }
+                        if part.get("tubes")
+                        else {}
+                    ),
                     "zeros": [
                         {
                             **{key: hexes(z[key]) for key in ("zlo", "zhi", "klo", "khi")},
@@ -1623,6 +1802,16 @@ class Census:
                 "paths": list(part["paths"]),
                 "verdicts": [int(v) for v in part["verdicts"]],
                 "point": [int(v) for v in part["point"]],
+                **(
+                    {
+                        "tubes": {
+                            name: (floats(t["lo"]), floats(t["hi"]), floats(t["width"]))
+                            for name, t in part["tubes"].items()
+                        }
+                    }
+                    if part.get("tubes")
+                    else {}
+                ),
                 "zeros": [
                     {
                         **{key: floats(z[key]) for key in ("zlo", "zhi", "klo", "khi")},
@@ -2052,6 +2241,7 @@ def certify_critical_points(
     progress=None,
     points=None,
     neighbourhood_budget: int = ISOLATE_BUDGET,
+    edge_tubes: bool = True,
 ) -> Census:
     """Prove the list of critical points of the risk complete, or say how far the proof got.
 
@@ -2077,6 +2267,10 @@ def certify_critical_points(
         Boxes the branch and bound of each proved point's isolating neighbourhood may
         visit per radius (:func:`isolate`; 0: none, the points' Krawczyk boxes alone
         close the strata's boxes about them).
+    edge_tubes : bool
+        Build the tube boxes along the edges ``v = +-v*`` (:meth:`_Strata.build_tubes`,
+        about half a minute) when a box there first stays open below a width of ``2^-12``;
+        they close the strata's boxes by the edges, which otherwise close one by one.
 
     Returns
     -------
@@ -2104,6 +2298,7 @@ def certify_critical_points(
     group = np.asarray(symmetries(params), dtype=float)
     spaces = proof_spaces(table, group)
     charts, strata, interior = spaces["charts"], spaces["strata"], spaces["overlaps"]
+    strata.lazy_tubes = edge_tubes
     face_list = faces(charts, group)
     known: list[dict] = []
     seen: list[
@@ -2180,7 +2375,14 @@ def certify_critical_points(
         v = c[:, 3:] / np.linalg.norm(c[:, 3:], axis=1, keepdims=True)
         if not add(list(zip(k, v, strict=True))):
             break
-    parts = {"strata": {"root": (strata.root_lo, strata.root_hi), **leaves, "zeros": zeros}}
+    parts = {
+        "strata": {
+            "root": (strata.root_lo, strata.root_hi),
+            **leaves,
+            "zeros": zeros,
+            "tubes": strata.built_tubes,
+        }
+    }
     ileaves, izeros = _bnb(interior, min_width, max_boxes, progress)
     parts["overlaps"] = {"root": (interior.root_lo, interior.root_hi), **ileaves, "zeros": izeros}
     points: list = []
@@ -2369,6 +2571,12 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
     charts = built["charts"]
     if set(spaces) != set(census.parts):
         failures.append(f"parts {sorted(census.parts)} differ from the domains {sorted(spaces)}")
+    tubes = census.parts.get("strata", {}).get("tubes") or {}
+    why = check_tubes(spaces["strata"], tubes)
+    if why is None:
+        spaces["strata"].set_tubes(tubes)
+    else:
+        failures.append(f"strata: {why}")
     boxes = 0
     unresolved = 0
     for name, part in census.parts.items():

@@ -31,7 +31,8 @@ PAPER = Params.paper()
 def census():
     # the r = 4 part completes in 8919 boxes at the paper's parameters; the strata are
     # left open by this budget (the census says so)
-    return certify_critical_points(PAPER, max_boxes=10_000, starts=16)
+    # (the edge tubes have their own tests)
+    return certify_critical_points(PAPER, max_boxes=10_000, starts=16, edge_tubes=False)
 
 
 @pytest.fixture(scope="module")
@@ -141,6 +142,11 @@ def _first(data, part, verdict):
         lambda d: _first_cover(d).__setitem__(
             "hi", [float(x + 0.2).hex() for x in map(float.fromhex, _first_cover(d)["hi"])]
         ),
+        # a tube forged over the corner k = k*, v = v* (a critical point)
+        lambda d: d["parts"]["strata"].__setitem__(
+            "tubes",
+            {"edge+": {"lo": [(0.0).hex()], "hi": [(1e-3).hex()], "width": [(1e-4).hex()]}},
+        ),
     ],
     ids=[
         "moved-box",
@@ -153,6 +159,7 @@ def _first(data, part, verdict):
         "letter-in-path",
         "number-as-path",
         "widened-neighbourhood",
+        "forged-tube",
     ],
 )
 def test_the_checker_fails_on_a_tampered_certificate(saved, change):
@@ -723,3 +730,60 @@ def test_near_the_corner_the_edge_chart_closes_what_the_overlap_chart_cannot(nu)
         assert not strata.chart_excludes(
             (corner - r)[None], np.minimum(corner + r, 1.0)[None]
         ).any()
+
+
+@pytest.fixture(scope="module")
+def strata09():
+    params = Params.paper(lam=0.9)
+    return C.proof_spaces(
+        params.model.rigorous_table(params), np.asarray(C.symmetries(params), float)
+    )["strata"]
+
+
+def _short_tubes(strata):
+    """Tubes along short stretches of the edges (the census's run the whole edge)."""
+    for chart, stretch in zip(
+        strata.overlap_charts + strata.edge_charts,
+        [(0.5, 0.51, 1e-3), (0.5, 0.51, 1e-3), (0.3, 0.301, 1e-4), (0.3, 0.301, 1e-4)],
+        strict=True,
+    ):
+        chart.tube_range = stretch
+    try:
+        return strata.build_tubes()
+    finally:
+        for chart in strata.overlap_charts + strata.edge_charts:
+            del chart.tube_range
+
+
+def test_the_tubes_along_the_edges_hold_boxes_and_are_re_proved(strata09):
+    """Tubes cover their stretch; a box in their union closes, one that reaches across
+    further than they do or past their end does not; the checker re-proves them and fails
+    on a widened tube, one in no chart, and one that covers the corner (a critical point)."""
+    tubes = _short_tubes(strata09)
+    assert set(tubes) == {"overlap+", "overlap-", "edge+", "edge-"}
+    lo, hi, wn = tubes["overlap+"]
+    assert np.isclose(lo[0], 0.5) and np.isclose(hi[-1], 0.51) and np.all(hi[:-1] == lo[1:])
+    assert C.check_tubes(strata09, tubes) is None
+    strata09.set_tubes(tubes)
+    chart = strata09.overlap_charts[0]
+    w = float(wn.min())
+    inside = (
+        np.array([[0.5001, -w / 2, -w / 2, -w / 2]]),
+        np.array([[0.5099, w / 2, w / 2, w / 2]]),
+    )
+    assert strata09.tube_holds(chart, *inside).all()
+    wider = inside[0] - np.array([0, w, 0, 0]), inside[1]
+    past = inside[0], inside[1] + np.array([0.01, 0, 0, 0])
+    assert not strata09.tube_holds(chart, *wider).any()
+    assert not strata09.tube_holds(chart, *past).any()
+    box = (
+        np.array([[0.5001, 0.99999, -w / 4, -w / 4, -w / 4]]),
+        np.array([[0.5099, 1.0, w / 4, w / 4, w / 4]]),
+    )
+    assert strata09.chart_excludes(*box).all()  # a strata box by the edge, through the tube
+    strata09.set_tubes({})
+    widened = {**tubes, "edge+": (tubes["edge+"][0], tubes["edge+"][1], tubes["edge+"][2] * 30)}
+    assert "not free" in C.check_tubes(strata09, widened)
+    assert "no chart" in C.check_tubes(strata09, {"vectors++": tubes["edge+"]})
+    corner = {"edge+": (np.array([0.0]), np.array([1e-6]), np.array([1e-8]))}
+    assert "not free" in C.check_tubes(strata09, corner)
