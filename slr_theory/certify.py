@@ -2289,6 +2289,8 @@ def certify_critical_points(
         raise ValueError(f"`min_width` must be in (0, 1), got {min_width!r}.")
     if int(max_boxes) != max_boxes or max_boxes < 1:
         raise ValueError(f"`max_boxes` must be a positive integer, got {max_boxes!r}.")
+    if not isinstance(edge_tubes, (bool, np.bool_)):
+        raise ValueError(f"`edge_tubes` must be True or False, got {edge_tubes!r}.")
     if int(neighbourhood_budget) != neighbourhood_budget or neighbourhood_budget < 0:
         raise ValueError(
             f"`neighbourhood_budget` must be a non-negative integer, got {neighbourhood_budget!r}."

@@ -174,6 +174,10 @@ def test_a_model_without_rigorous_enclosures_and_bad_budgets_are_refused():
         certify_critical_points(PAPER, min_width=0.0)
     with pytest.raises(ValueError, match="max_boxes"):
         certify_critical_points(PAPER, max_boxes=1.5)
+    with pytest.raises(ValueError, match="`neighbourhood_budget`"):
+        certify_critical_points(PAPER, neighbourhood_budget=-1)
+    with pytest.raises(ValueError, match="`edge_tubes`"):
+        certify_critical_points(PAPER, edge_tubes="yes")
     with pytest.raises(ValueError, match="not a census"):
         Census.from_dict({"format": "something else"})
 
