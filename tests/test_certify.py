@@ -504,6 +504,30 @@ def test_the_overlap_chart_solves_nu_on_the_branch_of_the_point(seed):
     assert abs(y[1] ** 2 + n2**2 + v3**2 - 1.0) < 1e-9
 
 
+def _assert_float_differences(chart, F, y: np.ndarray) -> None:
+    """The chart's rigorous gradient and Hessian at `y` (point intervals: narrow) against
+    central differences of the float function `F` along the chart's coordinates."""
+    g, J = chart.system([Interval(t) for t in y])
+    h = 1e-4
+    eye = np.eye(4) * h
+    fd = np.array([(F(y + e) - F(y - e)) / (2 * h) for e in eye])
+    fd2 = np.array(
+        [
+            [
+                (F(y + a + b) - F(y + a - b) - F(y - a + b) + F(y - a - b)) / (4 * h * h)
+                for b in eye
+            ]
+            for a in eye
+        ]
+    )
+    scale = 1.0 + np.max(np.abs(fd2))
+    for i in range(4):
+        assert float(g[i].hi - g[i].lo) < 1e-10 * scale
+        assert abs(float(g[i].mid) - fd[i]) < 1e-6 * scale, (i, float(g[i].mid), fd[i])
+        for j in range(4):
+            assert abs(float(J[i][j].mid) - fd2[i, j]) < 1e-4 * scale, (i, j)
+
+
 @pytest.mark.parametrize("lam", [0.1, 0.9])
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_overlap_chart_gradient_and_hessian_hold_the_float_risk_differences(lam, seed):
@@ -529,25 +553,7 @@ def test_the_overlap_chart_gradient_and_hessian_hold_the_float_risk_differences(
         n = float(chart.nu([Interval(t) for t in z]).mid)
         return float(risk(params, z[0], n, z[1], z[2], z[3]))
 
-    g, J = chart.system([Interval(t) for t in y])
-    h = 1e-4
-    eye = np.eye(4) * h
-    fd = np.array([(F(y + e) - F(y - e)) / (2 * h) for e in eye])
-    fd2 = np.array(
-        [
-            [
-                (F(y + a + b) - F(y + a - b) - F(y - a + b) + F(y - a - b)) / (4 * h * h)
-                for b in eye
-            ]
-            for a in eye
-        ]
-    )
-    scale = 1.0 + np.max(np.abs(fd2))
-    for i in range(4):
-        assert float(g[i].hi - g[i].lo) < 1e-10 * scale
-        assert abs(float(g[i].mid) - fd[i]) < 1e-6 * scale, (i, float(g[i].mid), fd[i])
-        for j in range(4):
-            assert abs(float(J[i][j].mid) - fd2[i, j]) < 1e-4 * scale, (i, j)
+    _assert_float_differences(chart, F, y)
 
 
 @pytest.mark.parametrize("lam", [0.1, 0.9])
@@ -691,24 +697,7 @@ def test_the_edge_chart_gives_the_overlaps_and_the_float_risk_differences(sign, 
         o = [float(q.mid) for q in chart.overlaps([Interval(t) for t in z])]
         return float(risk(params, *o))
 
-    g, J = chart.system([Interval(t) for t in y])
-    h = 1e-4
-    eye = np.eye(4) * h
-    fd = np.array([(F(y + e) - F(y - e)) / (2 * h) for e in eye])
-    fd2 = np.array(
-        [
-            [
-                (F(y + a + b) - F(y + a - b) - F(y - a + b) + F(y - a - b)) / (4 * h * h)
-                for b in eye
-            ]
-            for a in eye
-        ]
-    )
-    scale = 1.0 + np.max(np.abs(fd2))
-    for i in range(4):
-        assert abs(float(g[i].mid) - fd[i]) < 1e-6 * scale, (i, float(g[i].mid), fd[i])
-        for j in range(4):
-            assert abs(float(J[i][j].mid) - fd2[i, j]) < 1e-4 * scale, (i, j)
+    _assert_float_differences(chart, F, y)
 
 
 @pytest.mark.parametrize("nu", [1.0, -1.0])
