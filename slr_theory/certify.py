@@ -165,6 +165,12 @@ def boxes_of_paths(root_lo, root_hi, paths: list[str]) -> tuple[np.ndarray, np.n
     return lo, hi
 
 
+def _paths_are_halvings(paths: list, dim: int) -> bool:
+    """Whether every path is a string of side halves (``'0'`` to ``str(2 dim - 1)``)."""
+    halves = {str(c) for c in range(2 * dim)}
+    return all(isinstance(p, str) for p in paths) and set("".join(paths)) <= halves
+
+
 def _tree_complete(paths: list[str]) -> bool:
     """Whether the leaves' paths partition the root.
 
@@ -1515,8 +1521,7 @@ def check_neighbourhood(chart: _Charts, zero: dict) -> str | None:
     paths, verdicts = cover["paths"], np.array(cover["verdicts"], dtype=int)
     if lo.shape != (chart.dim,) or hi.shape != (chart.dim,) or not np.all(lo < hi):
         return "its neighbourhood is not a box of its chart"
-    halves = {str(c) for c in range(2 * chart.dim)}
-    if not all(isinstance(p, str) for p in paths) or not set("".join(paths)) <= halves:
+    if not _paths_are_halvings(paths, chart.dim):
         return "a path of its neighbourhood holds a character that is not a side's half"
     if len(paths) != len(verdicts) or not _tree_complete(list(paths)):
         return "the leaves of its neighbourhood do not partition it"
@@ -2592,8 +2597,7 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
             failures.append(f"{name}: the root box is not the domain")
             continue
         paths, verdicts, point = part["paths"], np.array(part["verdicts"]), np.array(part["point"])
-        halves = {str(c) for c in range(2 * space.dim)}
-        if not all(isinstance(p, str) for p in paths) or not set("".join(paths)) <= halves:
+        if not _paths_are_halvings(paths, space.dim):
             failures.append(f"{name}: a path holds a character that is not a side's half")
             continue
         if not _tree_complete(paths):
