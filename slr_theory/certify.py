@@ -843,7 +843,8 @@ class _Strata:
                     open_ = last[~closed]
                     dims[open_[self._beyond_tubes(lo[open_], hi[open_])]] = 0
                     if self.lazy_tubes and not self.built_tubes and self.even:
-                        w = np.max(hi[open_] - lo[open_], axis=1)
+                        # the second-widest side: such a box may stay long along kappa
+                        w = np.sort(hi[open_] - lo[open_], axis=1)[:, -2]
                         if np.any(self._near_edge(lo[open_], hi[open_]) & (w <= TUBE_AFTER)):
                             self.built_tubes = self.build_tubes()
                             self.set_tubes(self.built_tubes)
