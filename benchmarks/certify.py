@@ -4,7 +4,7 @@ Prints one row per temperature: seconds, points proved (of those the search foun
 r = 4 part's boxes and whether it is complete, the r <= 3 part's boxes and how many are
 open at the budget, and the time to check the saved certificate.
 
-    python benchmarks/certify.py [--lam 0.1 0.9] [--max-boxes 10000000] [--out DIR]
+    python benchmarks/certify.py [--lam 0.1 0.9] [--max-boxes 30000000] [--out DIR]
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from slr_theory.certify import UNRESOLVED, certify_critical_points, check_certif
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--lam", type=float, nargs="+", default=[0.1, 0.9])
-    ap.add_argument("--max-boxes", type=int, default=10_000_000)
+    ap.add_argument("--max-boxes", type=int, default=30_000_000)
     ap.add_argument("--min-width", type=float, default=1e-12)
     ap.add_argument("--out", default=None, help="keep the certificates here")
     args = ap.parse_args()

@@ -393,7 +393,7 @@ def _certify_parser(sub) -> None:
     c.add_argument(
         "--max-boxes",
         type=_between(int, 1, 10**8),
-        default=10_000_000,
+        default=30_000_000,
         help="boxes per part before the open ones are left unresolved",
     )
     c.add_argument(
