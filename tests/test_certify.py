@@ -780,3 +780,30 @@ def test_the_tubes_along_the_edges_hold_boxes_and_are_re_proved(strata09):
     assert "no chart" in C.check_tubes(strata09, {"vectors++": tubes["edge+"]})
     corner = {"edge+": (np.array([0.0]), np.array([1e-6]), np.array([1e-8]))}
     assert "not free" in C.check_tubes(strata09, corner)
+
+
+def test_a_box_by_an_edge_narrow_across_it_builds_the_tubes_however_long(strata09, monkeypatch):
+    """The lazy tubes are built for an open box by an edge that is narrow across it even
+    when it stays long along ``kappa`` (the smear does not ask to split it), and then it is
+    split along ``kappa``; a box as long but wide across the edge builds nothing."""
+    tubes = _short_tubes(strata09)
+    monkeypatch.setattr(strata09, "build_tubes", lambda: tubes)
+    r = 2.0**-13
+    long_narrow = (
+        np.array([[0.75, 1.0 - r, -r, -r, -r]]),
+        np.array([[1.0, 1.0, r, r, r]]),  # holds the corner (1, 1), a critical point
+    )
+    wide = long_narrow[0] * [1, 1, 64, 64, 64], long_narrow[1] * [1, 1, 64, 64, 64]
+    wide[0][0, 1] = 1.0 - 64 * r
+    strata09.lazy_tubes = True
+    try:
+        verdict, _dims = strata09.classify(*wide)
+        assert verdict[0] < 0 and not strata09.built_tubes
+        verdict, dims = strata09.classify(*long_narrow)
+        assert verdict[0] < 0 and strata09.built_tubes is tubes
+        verdict, dims = strata09.classify(*long_narrow)
+        assert verdict[0] < 0 and dims[0] == 0  # split along kappa now
+    finally:
+        strata09.lazy_tubes = False
+        strata09.built_tubes = {}
+        strata09.set_tubes({})
