@@ -782,28 +782,28 @@ def test_the_tubes_along_the_edges_hold_boxes_and_are_re_proved(strata09):
     assert "not free" in C.check_tubes(strata09, corner)
 
 
-def test_a_box_by_an_edge_narrow_across_it_builds_the_tubes_however_long(strata09, monkeypatch):
-    """The lazy tubes are built for an open box by an edge that is narrow across it even
-    when it stays long along ``kappa`` (the smear does not ask to split it), and then it is
-    split along ``kappa``; a box as long but wide across the edge builds nothing."""
-    tubes = _short_tubes(strata09)
-    monkeypatch.setattr(strata09, "build_tubes", lambda: tubes)
-    r = 2.0**-13
-    long_narrow = (
-        np.array([[0.75, 1.0 - r, -r, -r, -r]]),
-        np.array([[1.0, 1.0, r, r, r]]),  # holds the corner (1, 1), a critical point
-    )
-    wide = long_narrow[0] * [1, 1, 64, 64, 64], long_narrow[1] * [1, 1, 64, 64, 64]
+def test_a_box_by_an_edge_narrow_across_it_builds_the_tubes_along_its_stretch(strata09):
+    """Lazy tubes: an open box by the edge ``nu = 1``, narrow across it and 0.01 long in
+    ``kappa`` (the smear does not ask to split it there), builds the tubes of its stretch
+    in the charts of its sign, and only those; then it closes through them. A box as long
+    but wide across the edge builds nothing."""
+    r = 2.0**-13  # nu within r^2 / 2 of 1: v3 = +-sqrt(1 - theta^2 - nu^2) within r
+    box = np.array([[0.95, 1.0 - r * r / 2, -r, -r, -r]]), np.array([[0.96, 1.0, r, r, r]])
+    wide = box[0] * [1, 1, 64, 64, 64], box[1] * [1, 1, 64, 64, 64]
     wide[0][0, 1] = 1.0 - 64 * r
     strata09.lazy_tubes = True
     try:
         verdict, _dims = strata09.classify(*wide)
         assert verdict[0] < 0 and not strata09.built_tubes
-        verdict, dims = strata09.classify(*long_narrow)
-        assert verdict[0] < 0 and strata09.built_tubes is tubes
-        verdict, dims = strata09.classify(*long_narrow)
-        assert verdict[0] < 0 and dims[0] == 0  # split along kappa now
+        verdict, _dims = strata09.classify(*box)
+        assert verdict[0] < 0 and set(strata09.built_tubes) == {"edge+"}
+        lo, hi, _w = strata09.built_tubes["edge+"]
+        k3 = np.sqrt(1.0 - np.array([0.96, 0.95]) ** 2)
+        assert lo[0] <= k3[0] and hi[-1] >= k3[1] and hi[-1] - lo[0] < 0.04
+        assert C.check_tubes(strata09, strata09.built_tubes) is None
+        verdict, _dims = strata09.classify(*box)
+        assert verdict[0] == C.EXCLUDED
     finally:
         strata09.lazy_tubes = False
-        strata09.built_tubes = {}
+        strata09.built_tubes, strata09.tubes_tried = {}, {}
         strata09.set_tubes({})

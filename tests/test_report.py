@@ -499,7 +499,7 @@ def test_the_bar_names_the_part_under_way(tmp_path, monkeypatch, small_study, ca
 
 @functools.cache
 def _small_census(params):
-    """The census at the small study's parameters (complete there: 52 250 boxes, 11 s),
+    """The census at the small study's parameters (complete there: 41 046 boxes, 8 s),
     computed once per worker for the tests that give it and the one that asks for it."""
     from slr_theory.certify import certify_critical_points
 
