@@ -34,7 +34,7 @@ exceptions).
 
 import importlib
 
-__version__ = "0.9.0"  # what changed: CHANGELOG.md
+__version__ = "0.10.0"  # what changed: CHANGELOG.md
 
 _EXPORTS = {  # module -> the names it lends the package (imported on first use)
     "certify": (
