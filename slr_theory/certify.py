@@ -1435,8 +1435,7 @@ def tube_test(chart: _Charts, face: Face, zlo: np.ndarray, zhi: np.ndarray):
 
 
 # --- isolating neighbourhoods ------------------------------------------------------------------
-#: Half-widths (chart units) tried, increasing while they close, for a proved zero's
-#: isolating neighbourhood.
+#: Half-widths (chart units) tried, widest first, for a proved zero's isolating neighbourhood.
 ISOLATE_RADII = (1e-4, 1e-3, 1e-2)
 #: Boxes one neighbourhood's branch and bound may visit before its radius is given up.
 ISOLATE_BUDGET = 100_000
@@ -1513,10 +1512,10 @@ def isolated_box(zero: dict) -> tuple[np.ndarray, np.ndarray]:
 def isolate(
     chart: _Charts, zero: dict, radii=ISOLATE_RADII, budget: int = ISOLATE_BUDGET
 ) -> dict | None:
-    """The widest proved isolating neighbourhood of a zero: ``W = centre(Z) +- r`` for ``r``
-    in `radii` wider than ``Z`` (increasing, while they close), with every leaf of its
-    branch and bound closed (:class:`_Neighbourhood`). Returns ``{"lo", "hi", "paths",
-    "verdicts"}``, or None where none closes within `budget` boxes."""
+    """The widest proved isolating neighbourhood of a zero: ``W = centre(Z) +- r`` for the
+    largest ``r`` in `radii` wider than ``Z`` (tried from the widest down) with every leaf
+    of its branch and bound closed (:class:`_Neighbourhood`). Returns ``{"lo", "hi",
+    "paths", "verdicts"}``, or None where none closes within `budget` boxes."""
     zlo, zhi = np.asarray(zero["zlo"]), np.asarray(zero["zhi"])
     centre, half = 0.5 * zlo + 0.5 * zhi, float(np.max(zhi - zlo)) / 2
 
@@ -1532,13 +1531,13 @@ def isolate(
             "verdicts": leaves["verdicts"],
         }
 
-    best = None
-    for r in (r for r in radii if r > half):
-        wider = attempt(r) if budget > 0 else None
-        if wider is None:
-            break
-        best = wider
-    return best
+    if budget <= 0:
+        return None
+    for r in sorted((r for r in radii if r > half), reverse=True):
+        got = attempt(r)  # the widest first: where it closes, the narrower need no proof
+        if got is not None:
+            return got
+    return None
 
 
 def check_tubes(strata: _Strata, tubes: dict) -> str | None:
