@@ -626,7 +626,8 @@ def _known_zeros(params):
 
 def test_a_neighbourhood_isolates_its_zero_and_refuses_a_box_about_another():
     """The neighbourhood of a proved zero closes (its leaves re-verify), is wider than the
-    zero's Krawczyk box, and a box about another proved zero never closes in it."""
+    zero's Krawczyk box, and a box about another proved zero never closes in it; a radius
+    whose box holds another zero is given up for the next narrower one."""
     chart, zeros = _known_zeros(PAPER)
     assert len(zeros) >= 3
     z = zeros[0]
@@ -634,6 +635,12 @@ def test_a_neighbourhood_isolates_its_zero_and_refuses_a_box_about_another():
     assert cover is not None
     assert np.all(cover["lo"] < z["zlo"]) and np.all(cover["hi"] > z["zhi"])
     assert C.check_neighbourhood(chart, {**z, "cover": cover}) is None
+    r = float(np.max(cover["hi"] - cover["lo"])) / 2
+    centre = 0.5 * (z["zlo"] + z["zhi"])
+    gaps = [np.max(np.abs(0.5 * (o["klo"] + o["khi"]) - centre)) for o in zeros[1:]]
+    reach = 1.01 * min(g for g in gaps if g > r)  # a box that holds another proved zero
+    wide = C.isolate(chart, z, radii=(r, reach), budget=3_000)  # widest first, then r
+    assert wide is not None and np.isclose(float(np.max(wide["hi"] - wide["lo"])) / 2, r)
     space = C._Neighbourhood(chart, z, cover["lo"], cover["hi"])
     for other in zeros[1:]:
         c = 0.5 * (other["klo"] + other["khi"])
