@@ -982,10 +982,9 @@ class _Strata:
         edge that each box (by an edge, narrow across it) spans, in the two charts of its
         sign of ``nu``, and use them with those built before."""
         reach = np.max(np.maximum(np.abs(lo[:, 2:]), np.abs(hi[:, 2:])), axis=1)
-        k2hi = np.where(
-            (lo[:, 0] <= 0.0) & (hi[:, 0] >= 0.0), 0.0, np.minimum(lo[:, 0] ** 2, hi[:, 0] ** 2)
-        )
-        k2lo = np.maximum(lo[:, 0] ** 2, hi[:, 0] ** 2)
+        straddles = (lo[:, 0] <= 0.0) & (hi[:, 0] >= 0.0)
+        least = np.where(straddles, 0.0, np.minimum(lo[:, 0] ** 2, hi[:, 0] ** 2))  # of kappa^2
+        most = np.maximum(lo[:, 0] ** 2, hi[:, 0] ** 2)
         want = {}
         for chart in self.overlap_charts + self.edge_charts:
             side = (lo[:, 1] >= 0.5) if chart.sign > 0 else (hi[:, 1] <= -0.5)
@@ -993,9 +992,9 @@ class _Strata:
             n = round((b - a) / step)
             if chart.along == 0:  # kappa
                 s0, s1 = lo[side, 0], hi[side, 0]
-            else:  # k3 = sqrt(1 - kappa^2 - eta^2)
-                s0 = np.sqrt(np.maximum(0.0, 1.0 - k2lo[side] - reach[side] ** 2))
-                s1 = np.sqrt(np.maximum(0.0, 1.0 - k2hi[side]))
+            else:  # k3 = sqrt(1 - kappa^2 - eta^2), |eta| <= reach
+                s0 = np.sqrt(np.maximum(0.0, 1.0 - most[side] - reach[side] ** 2))
+                s1 = np.sqrt(np.maximum(0.0, 1.0 - least[side]))
             meets = (s1 >= a) & (s0 <= b)
             i0 = np.clip(np.floor((s0[meets] - a) / step).astype(int), 0, n - 1)
             i1 = np.clip(np.ceil((s1[meets] - a) / step).astype(int) - 1, 0, n - 1)
