@@ -466,8 +466,9 @@ def _report_parser(sub) -> None:
     r.add_argument(
         "--certify",
         action="store_true",
-        help="compute the census of the critical points here (a minute at the paper's "
-        "parameters; pip install 'slr-theory[certify]'), write it as census.json.gz and "
+        help="compute the census of the critical points here (half a minute at the paper's "
+        "parameters, ten at --lam 0.9; pip install 'slr-theory[certify]'), write it as "
+        "census.json.gz and "
         "use it as --certificate",
     )
     r.add_argument(
