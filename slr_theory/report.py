@@ -137,12 +137,15 @@ def write_report(
     certify = boolean(certify, "certify")
     check_certifying(params, certificate, certify)  # refused before any computing
     expect = [*_EXPECT, CENSUS] if certify else _EXPECT
+    proof = bool(certify) or certificate is not None  # a last part: the re-verification
+    parts = _PARTS + ((_PROOF_PART,) if proof else ())
+    ends = _ENDS + ((_PROOF_END,) if proof else ())
     with Destination(out, force=force, exclusive=True, expect=expect) as dest:
         # the bar names the part under way; no ETA: the parts take unequal times (the
         # continuation can take most of it), and a linear extrapolation would mislead
         with tqdm(
-            total=len(_PARTS),
-            desc=f"report: {_PARTS[0]}",
+            total=len(parts),
+            desc=f"report: {parts[0]}",
             unit="part",
             bar_format="{desc} | part {n_fmt} of {total_fmt} done, {elapsed} so far",
             disable=not progress,
@@ -150,9 +153,9 @@ def write_report(
 
             def done(label: str) -> None:
                 bar.update(1)
-                i = _ENDS.index(label) + 1 if label in _ENDS else len(_PARTS)
+                i = ends.index(label) + 1 if label in ends else len(parts)
                 bar.set_description_str(
-                    f"report: {_PARTS[i] if i < len(_PARTS) else 'drawing the figures'}"
+                    f"report: {parts[i] if i < len(parts) else 'drawing the figures'}"
                 )
 
             result = study(
@@ -182,6 +185,8 @@ _PARTS = (
     "checks, experiments and statistics",
 )
 _ENDS = ("critical points", "lipschitz", "portrait", "basins", "continuation", "experiments")
+#: The part a census certificate adds after those (minutes at ``lam = 0.9``), and its label.
+_PROOF_PART, _PROOF_END = "the census certificate, re-verified box by box", "certificate"
 
 #: What a report writes besides its figures and data files.
 _EXPECT = ["report.md", "report.html", RESULTS]

@@ -885,6 +885,7 @@ def study(
     out.atlas = atlas
     if certificate is not None:
         out.proof = _timed(seconds, "certificate", check_proof, params, certificate, found, source)
+        tell("certificate")
     out.findings = findings(out)
     return out
 

@@ -2,6 +2,7 @@
 
 import copy
 import functools
+import importlib.util
 import os
 from pathlib import Path
 
@@ -481,11 +482,13 @@ def test_the_bar_names_the_part_under_way(tmp_path, monkeypatch, small_study, ca
     import re
 
     said = re.findall(r'tell\("([^"]+)"\)', inspect.getsource(study_module.study))
-    assert tuple(said) == rep._ENDS and len(rep._PARTS) == len(rep._ENDS)
+    assert tuple(said) == (*rep._ENDS, rep._PROOF_END) and len(rep._PARTS) == len(rep._ENDS)
 
-    def fake(*a, progress, **k):
+    def fake(*a, progress, certify=False, certificate=None, **k):
         for label in rep._ENDS:
             progress(label)
+        if certify or certificate is not None:
+            progress(rep._PROOF_END)
         return copy.deepcopy(small_study)
 
     monkeypatch.setattr(study_module, "study", fake)
@@ -495,6 +498,12 @@ def test_the_bar_names_the_part_under_way(tmp_path, monkeypatch, small_study, ca
     for part in rep._PARTS:
         assert f"report: {part}" in err
     assert "report: drawing the figures" in err and "<" not in err.split("report:")[-1]
+    assert rep._PROOF_PART not in err
+    if importlib.util.find_spec("flint") is not None:  # the census's re-verification is named
+        rep.write_report(tmp_path / "p", small_study.params, certify=True, progress=True)
+        err = capsys.readouterr().err
+        assert f"report: {rep._PROOF_PART}" in err and "of 7 done" in err
+        assert err.rindex(rep._PROOF_PART) < err.rindex("report: drawing the figures")
 
 
 @functools.cache
