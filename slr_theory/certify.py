@@ -949,8 +949,7 @@ class _Strata:
         if not self.even:
             return out
         for chart in self.overlap_charts + self.edge_charts:
-            a, b, step = chart.tube_range
-            cuts = np.linspace(a, b, round((b - a) / step) + 1)
+            cuts = self._tube_cuts(chart)
             i = (
                 np.arange(len(cuts) - 1)
                 if want is None
@@ -981,23 +980,24 @@ class _Strata:
         """Build (:meth:`build_tubes`) the segments not yet built along the stretch of the
         edge that each box (by an edge, narrow across it) spans, in the two charts of its
         sign of ``nu``, and use them with those built before."""
-        reach = np.max(np.maximum(np.abs(lo[:, 2:]), np.abs(hi[:, 2:])), axis=1)
+        reach = self._reach(lo, hi)
         straddles = (lo[:, 0] <= 0.0) & (hi[:, 0] >= 0.0)
         least = np.where(straddles, 0.0, np.minimum(lo[:, 0] ** 2, hi[:, 0] ** 2))  # of kappa^2
         most = np.maximum(lo[:, 0] ** 2, hi[:, 0] ** 2)
         want = {}
         for chart in self.overlap_charts + self.edge_charts:
             side = (lo[:, 1] >= 0.5) if chart.sign > 0 else (hi[:, 1] <= -0.5)
-            a, b, step = chart.tube_range
-            n = round((b - a) / step)
+            cuts = self._tube_cuts(chart)
+            n = len(cuts) - 1
             if chart.along == 0:  # kappa
                 s0, s1 = lo[side, 0], hi[side, 0]
             else:  # k3 = sqrt(1 - kappa^2 - eta^2), |eta| <= reach
                 s0 = np.sqrt(np.maximum(0.0, 1.0 - most[side] - reach[side] ** 2))
                 s1 = np.sqrt(np.maximum(0.0, 1.0 - least[side]))
-            meets = (s1 >= a) & (s0 <= b)
-            i0 = np.clip(np.floor((s0[meets] - a) / step).astype(int), 0, n - 1)
-            i1 = np.clip(np.ceil((s1[meets] - a) / step).astype(int) - 1, 0, n - 1)
+            meets = (s1 >= cuts[0]) & (s0 <= cuts[-1])
+            # the segments [cuts[i], cuts[i + 1]] that meet [s0, s1]
+            i0 = np.clip(np.searchsorted(cuts, s0[meets], side="right") - 1, 0, n - 1)
+            i1 = np.clip(np.searchsorted(cuts, s1[meets], side="left") - 1, 0, n - 1)
             mark = np.zeros(n + 1, dtype=int)
             np.add.at(mark, i0, 1)
             np.add.at(mark, np.maximum(i1, i0) + 1, -1)
@@ -1014,6 +1014,17 @@ class _Strata:
             order = np.argsort(merged[0], kind="stable")
             self.built_tubes[name] = tuple(m[order] for m in merged)
         self.set_tubes(self.built_tubes)
+
+    @staticmethod
+    def _tube_cuts(chart) -> np.ndarray:
+        """The ends of a chart's first tube segments along its ``tube_range``."""
+        a, b, step = chart.tube_range
+        return np.linspace(a, b, round((b - a) / step) + 1)
+
+    @staticmethod
+    def _reach(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """How far each strata box reaches off the edges ``theta = eta = rho = 0``."""
+        return np.max(np.maximum(np.abs(lo[:, 2:]), np.abs(hi[:, 2:])), axis=1)
 
     @staticmethod
     def _tube_box(chart, seg: np.ndarray, wn: float) -> tuple[np.ndarray, np.ndarray]:
@@ -1044,8 +1055,8 @@ class _Strata:
     @staticmethod
     def _near_edge(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Boxes with ``|nu| >= 1/2`` of one sign within the widest tube of an edge."""
-        reach = np.max(np.maximum(np.abs(lo[:, 2:]), np.abs(hi[:, 2:])), axis=1)
-        return ((lo[:, 1] >= 0.5) | (hi[:, 1] <= -0.5)) & (reach <= TUBE_WIDTHS[0])
+        near = _Strata._reach(lo, hi) <= TUBE_WIDTHS[0]
+        return ((lo[:, 1] >= 0.5) | (hi[:, 1] <= -0.5)) & near
 
     def set_tubes(self, tubes: dict) -> None:
         """Use `tubes` (:meth:`build_tubes`, or a certificate's, once re-verified)."""
