@@ -10,6 +10,12 @@ an argument that is itself rounded needs (the risk engine's ``x = a kappa / sqrt
 whose rounding moves ``x**2`` by ``2**-52``): in the platform's extended precision
 where it has one (:data:`EXTENDED`), a few NumPy calls where double-double takes
 forty; through double-double where not.
+
+The two doors agree by construction on the high part: it is the same plain double
+expression in both (``x * x / den_hi``, ``a_hi / b_hi``, ``a_hi + a_hi / b_hi``, within
+two ulp of the value), and the door computes only the exact rest, the low part. So
+``exp(-hi)`` is the same number, bit for bit, whichever door a platform has, and the
+doors differ only through ``exp(-lo)`` of two low parts ``2**-60`` of the sum apart.
 """
 
 from __future__ import annotations
@@ -91,45 +97,63 @@ EXTENDED = np.finfo(np.longdouble).nmant >= 63
 _LD = np.longdouble
 
 
-def _split_near(v):
-    """``hi + lo`` of a longdouble ``v``: ``hi`` rounded to double, ``lo`` the exact rest."""
-    hi = v.astype(np.float64)
-    return hi, (v - hi).astype(np.float64)
+def rebase(head, hi, lo):
+    """The double-double ``hi + lo`` with the high part `head`: ``(head, (hi - head) + lo)``.
+
+    For a `head` within a factor 2 of `hi` (then ``hi - head`` is exact, Sterbenz), the
+    sum is the same up to one rounding of the new low part, ``2**-53`` of ``|hi - head| +
+    |lo|``. A `head` computed from inputs that do not depend on the door (:data:`EXTENDED`)
+    makes ``exp(-head)`` door-independent.
+    """
+    return head, (hi - head) + lo
+
+
+def _rest_near(v, head):
+    """``v - head`` rounded to double, for a longdouble `v` and a double `head` within a
+    factor 2 of it (the difference is exact in longdouble, Sterbenz)."""
+    return (v - head).astype(np.float64)
 
 
 def near_sq_over(x, den_hi, den_lo):
-    """``x**2 / den`` as ``hi + lo`` to a relative ``2**-61``, for finite ``x``.
+    """``x**2 / den`` as ``hi + lo`` to a relative ``2**-61``, for ``|x| < 1e150``.
 
     What a rounded ``x`` needs: its own rounding already moves ``x**2`` by ``2**-52``
-    relative, a thousand times more. In extended precision (:data:`EXTENDED`) it is
-    five NumPy calls, where :func:`sq_over` takes about forty; on a platform without
-    it, :func:`sq_over` itself.
+    relative, a thousand times more. ``hi = x * x / den_hi`` in plain double (the same
+    bits through both doors, within two ulp of the value); ``lo`` is the rest, in
+    extended precision (:data:`EXTENDED`: a few NumPy calls where :func:`sq_over`
+    takes about forty) or, on a platform without it, from :func:`sq_over`.
     """
+    x = np.asarray(x, dtype=np.float64)
+    head = x * x / den_hi
     if not EXTENDED:
-        return sq_over(x, den_hi, den_lo)
+        return rebase(head, *sq_over(x, den_hi, den_lo))
     xl = np.asarray(x, _LD)
-    return _split_near(xl * xl / (np.asarray(den_hi, _LD) + np.asarray(den_lo, _LD)))
+    return head, _rest_near(xl * xl / (np.asarray(den_hi, _LD) + np.asarray(den_lo, _LD)), head)
 
 
 def near_div(ah, al, bh, bl):
-    """``(ah + al) / (bh + bl)`` as ``hi + lo`` to a relative ``2**-61``: :func:`dd_div`
-    in extended precision where the platform has it (:func:`near_sq_over`)."""
+    """``(ah + al) / (bh + bl)`` as ``hi + lo`` to a relative ``2**-61``: ``hi = ah / bh``
+    in plain double, ``lo`` the rest in extended precision where the platform has it, else
+    from :func:`dd_div` (:func:`near_sq_over`)."""
+    head = ah / bh
     if not EXTENDED:
-        return dd_div(ah, al, bh, bl)
+        return rebase(head, *dd_div(ah, al, bh, bl))
     num = np.asarray(ah, _LD) + np.asarray(al, _LD)
-    return _split_near(num / (np.asarray(bh, _LD) + np.asarray(bl, _LD)))
+    return head, _rest_near(num / (np.asarray(bh, _LD) + np.asarray(bl, _LD)), head)
 
 
 def near_add_div(ah, al, bh, bl):
     """``a + a / b`` as ``hi + lo`` to a relative ``2**-61`` (``a = ah + al``, ``b = bh + bl``,
-    ``b >= 1``): :func:`dd_div` and :func:`two_sum` in extended precision where the
-    platform has it (:func:`near_sq_over`)."""
+    ``b >= 1``): ``hi = ah + ah / bh`` in plain double, ``lo`` the rest in extended
+    precision where the platform has it, else from :func:`dd_div` and :func:`two_sum`
+    (:func:`near_sq_over`)."""
+    head = ah + ah / bh
     if not EXTENDED:
         qh, ql = dd_div(ah, al, bh, bl)
         sh, sl = two_sum(ah, qh)
-        return sh, sl + (al + ql)
+        return rebase(head, sh, sl + (al + ql))
     a = np.asarray(ah, _LD) + np.asarray(al, _LD)
-    return _split_near(a + a / (np.asarray(bh, _LD) + np.asarray(bl, _LD)))
+    return head, _rest_near(a + a / (np.asarray(bh, _LD) + np.asarray(bl, _LD)), head)
 
 
 # Cody-Waite split of ln 2: LN2_HI has 32 significant bits, so k * LN2_HI is exact.

@@ -1003,10 +1003,18 @@ _LAG_TIERS = tuple((lo, *roots_laguerre(n)) for lo, n in ((3.0, 16), (4.0, 12), 
 _PLACKETT_BELOW = 3.0
 
 
-def _plackett(x, eh, nodes, weights, ec=None):
-    """Plackett's branch of :func:`erfc_sq_reduced` (``x < 3``): ``erfc(x)^2`` plus its rule."""
+def _plackett(x, eh, el, nodes, weights, ec=None):
+    """Plackett's branch of :func:`erfc_sq_reduced` (``x < 3``): ``erfc(x)^2`` plus its rule.
+
+    Each node's ``e^{-2 x^2 w}`` is ``e^{-2 eh w} (1 - 2 el w)`` (the next term,
+    ``2 (el w)^2 < 2^-100``, is below any rounding): the exponentials see the high part
+    alone, so they are the same bits through either door of ``eh + el``
+    (:mod:`~slr_theory.doubledouble`), and the low part enters as a first-order
+    correction, ``2 el sum(c w e)``.
+    """
     ec = erfc(x) if ec is None else ec
-    return ec * ec + np.sum(weights * np.exp(-((2.0 * eh)[..., None] * nodes)), axis=-1)
+    ce = weights * np.exp(-((2.0 * eh)[..., None] * nodes))
+    return ec * ec + (np.sum(ce, axis=-1) - 2.0 * el * np.sum(ce * nodes, axis=-1))
 
 
 def _all_near(x, eh) -> bool:
@@ -1068,7 +1076,7 @@ def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights, ec=None):
     """
     shared = np.ndim(nodes) == 1 and np.ndim(weights) == 1  # one rule for every element
     if shared and _all_near(x, eh):  # the loops' common case: no masks, the same sums
-        return _plackett(x, eh, nodes, weights, ec)
+        return _plackett(x, eh, el, nodes, weights, ec)
     one_r = shared and np.ndim(rh) == 0 and np.ndim(rl) == 0  # one temperature: r a scalar
     if one_r:
         x, eh, el = np.broadcast_arrays(*(np.asarray(v, float) for v in (x, eh, el)))
@@ -1086,6 +1094,7 @@ def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights, ec=None):
         out[near] = _plackett(
             x[near],
             eh[near],
+            el[near],
             nodes if shared else nodes[near],
             weights if shared else weights[near],
             None if ec is None else np.broadcast_to(ec, x.shape)[near],
@@ -1099,9 +1108,11 @@ def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights, ec=None):
         beta = np.asarray(1.0 + 1.0 / rt)
         r1h, r1l = _dd.two_sum(rt, 1.0)
         r1l = r1l + rlt
-        nh, nl = _dd.dd_mul(eh[tier], el[tier], r1h, r1l)
-        bh, bl = _dd.dd_div(nh, nl, rt, rlt)  # beta x^2
-        p = np.sqrt(eh[tier][..., None] + lag_x / beta[..., None])
+        et = eh[tier]
+        nh, nl = _dd.dd_mul(et, el[tier], r1h, r1l)
+        # beta x^2, on a high part from eh alone: the same bits through either door of eh + el
+        bh, bl = _dd.rebase(et * r1h / rt, *_dd.dd_div(nh, nl, rt, rlt))
+        p = np.sqrt(et[..., None] + lag_x / beta[..., None])
         integral = np.sum(lag_w * (erfcx(p / np.sqrt(rt)[..., None]) / p), axis=-1)
         out[tier] = _dd.mul_exp_neg(_TWO_OVER_SQRT_PI / beta * integral, bh, bl)
     return out

@@ -22,6 +22,42 @@ settings.load_profile(
 )
 
 
+def pytest_addoption(parser):
+    parser.addoption(
+        "--double-double-door",
+        action="store_true",
+        default=False,
+        help="run with slr_theory.doubledouble.EXTENDED = False: the double-double door of "
+        "the exponents as the main door, as on a platform without extended precision "
+        "(aarch64); .ci/run runs the precision-sensitive tests this way a second time",
+    )
+
+
+def pytest_configure(config):
+    # here, not in a fixture: every xdist worker runs it before it collects (test_dd's
+    # list of doors is read at collection)
+    if config.getoption("--double-double-door"):
+        from slr_theory import doubledouble
+
+        doubledouble.EXTENDED = False
+
+
+def pytest_report_header(config):
+    """Which code paths this run exercises: the door of the exponents and NumPy's targets."""
+    from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
+
+    from slr_theory import doubledouble
+
+    door = "extended precision" if doubledouble.EXTENDED else "double-double"
+    on = [t for t in __cpu_dispatch__ if __cpu_features__.get(t)]
+    off = os.environ.get("NPY_DISABLE_CPU_FEATURES", "")
+    return (
+        f"slr-theory: exponents through the {door} door; NumPy {np.__version__} dispatch "
+        f"targets in use: {' '.join(on) or 'baseline only'}"
+        + (f" (NPY_DISABLE_CPU_FEATURES={off!r})" if off else "")
+    )
+
+
 @pytest.fixture(autouse=True)
 def _reset_precision():
     """Every test starts at mpmath's default precision and with NumPy's error state."""

@@ -55,6 +55,8 @@ SIG = RNG.uniform(0.01, 3, 50)
 def test_gaussian_erf_derivation_matches_implementation(gaussian_erf, name):
     mod, res = gaussian_erf
     f = sp.lambdify((mod.mu, mod.sigma), res[name], modules="scipy")
+    # SymPy's formula evaluated naively (x*x rounded, no double-double) against the
+    # implementation: the contract, 1e-13 (docs/accuracy.md), at moderate arguments
     np.testing.assert_allclose(getattr(g, name)(MU, SIG), f(MU, SIG), rtol=1e-13, atol=1e-300)
 
 
@@ -63,6 +65,8 @@ def test_zeta_derivation_matches_implementation(zeta_mod):
     zt = sp.lambdify((mod.t, mod.s), res["zeta_t"], modules="scipy")
     ztt = sp.lambdify((mod.t, mod.s), res["zeta_tt"], modules="scipy")
     z0 = sp.lambdify((mod.s,), res["zeta0"], modules="scipy")
+    # the same: two formulas in double, the contract's 1e-13 (zeta_tt's 1e-12: a
+    # cancelling sum in the naive formula)
     np.testing.assert_allclose(g.zeta_t(MU, SIG), zt(MU, SIG), rtol=1e-13)
     np.testing.assert_allclose(g.zeta_tt(MU, SIG), ztt(MU, SIG), rtol=1e-12, atol=1e-14)
     np.testing.assert_allclose(g.zeta(0.0, SIG), z0(SIG), rtol=1e-14)
@@ -90,6 +94,7 @@ def test_erf_pair_derivation_matches_implementation():
     a = RNG.normal(size=(50, 2, 2))
     s = a @ np.swapaxes(a, 1, 2)
     v1, c, v2 = s[:, 0, 0], s[:, 0, 1], s[:, 1, 1]
+    # the arcsin lemma in double both ways: the contract, 1e-13
     np.testing.assert_allclose(g.erf_pair(0.0, 0.0, v1, c, v2), f(v1, c, v2), rtol=1e-13)
 
 
@@ -166,12 +171,14 @@ def test_dynamics_derivation_matches_implementation(dynamics_mod):
         g = rng.standard_normal(5)
         alpha = rng.uniform(0.01, 0.5)
         args = (*ov, *g, alpha)
+        # polynomials in O(1) inputs, in another order: a few ulp of their terms; 1e-14 absolute
         np.testing.assert_allclose(field(*args), overlap_velocity(ov, g), rtol=1e-13, atol=1e-14)
         nk2, nv2 = norms(*args)
         n = np.sqrt([nk2, nv2, nv2, nk2, nk2 * nv2])
         np.testing.assert_allclose(np.array(raw(*args)) / n, pgd_step(ov, g, alpha), atol=1e-14)
     coeffs = sp.lambdify(mod.r, res["zeta_series"], modules="numpy")
     for rr in (1.0, 1.3, 4.0, 50.0):
+        # rational coefficients, SymPy's exact ones rounded once: a few roundings, 45 ulp
         np.testing.assert_allclose(zeta_series_coefficients(rr), coeffs(rr), rtol=1e-14)
 
 

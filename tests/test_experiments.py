@@ -80,7 +80,7 @@ def test_write_csv_and_figure_and_refuse_overwrite(tmp_path):
     np.testing.assert_allclose(
         [float(last[k]) for k in ("kappa", "nu", "theta", "eta", "rho")],
         tr.overlaps[-1, 1],
-        rtol=1e-15,
+        rtol=1e-15,  # the CSV's text round-trips a double (17 digits): equal, 0 ulp
     )
     assert float(last["risk_minus_eps2"]) == pytest.approx(tr.risk[-1, 1] - 0.01, rel=1e-12)
     assert float(last["dist_to_M"]) == pytest.approx(

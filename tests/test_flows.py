@@ -42,6 +42,7 @@ def test_manifold_field_is_projected_gradient(p):
     k = np.array([0.0, 0.3, -0.7, 0.99, 1.0, -1.0, 0.05])
     n = np.array([0.0, -0.2, 0.4, 0.98, 1.0, 0.5, -1.0])
     expected = -(1 - np.stack([k, n], -1) ** 2) * manifold_risk_grad(p, k, n)
+    # the same gradient times (1 - x^2) formed two ways: a few roundings (450 ulp margin)
     np.testing.assert_allclose(manifold_field(p, k, n), expected, rtol=1e-13, atol=1e-300)
 
 
@@ -228,6 +229,7 @@ def test_critical_points_on_m_are_classified(p):
     for s1, s2 in [(1, 1), (-1, -1), (1, -1), (-1, 1)]:
         J = manifold_jacobian(p, float(s1), float(s2))
         g = manifold_risk_grad(p, float(s1), float(s2))
+        # the analytic Jacobian's corner formula against the gradient: a few roundings
         np.testing.assert_allclose(J, np.diag([2 * s1 * g[0], 2 * s2 * g[1]]), rtol=1e-13, atol=0)
         assert np.all(np.diag(J) < 0) if s1 == s2 else np.all(np.diag(J) > 0)
         np.testing.assert_array_equal(manifold_field(p, float(s1), float(s2)), 0.0)

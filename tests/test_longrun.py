@@ -417,6 +417,8 @@ def test_the_field_alone_is_the_field_of_the_full_evaluation(alpha):
     ov = sample_initial_overlaps(PAPER.d, np.random.default_rng(3), 16).T
     t = np.zeros(16)
     full, alone = field.evaluate(ov, t)[0], field.velocity(ov, t)
+    # the same table and functions, evaluated for the field alone or with everything:
+    # sums of another length round apart, a few ulp of the largest
     np.testing.assert_allclose(alone, full, rtol=1e-13, atol=1e-15 * np.abs(full).max())
 
 

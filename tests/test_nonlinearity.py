@@ -676,6 +676,8 @@ def test_linear_attention_matches_its_closed_form_on_m_and_monte_carlo_off_it():
         want = (p.L - p.s) * p.lam**2 + p.s * p.gamma**2 * (
             1 - 2 * nu * a * kappa + (a * kappa) ** 2 + g**2
         )
+        # linear attention's risk is a polynomial: the model's closed form against it, a
+        # few roundings of O(1) terms (the contract's 1e-13)
         np.testing.assert_allclose(risk(p, kappa, nu), want, rtol=1e-13, atol=0)
     p = Params.paper().replace(nonlinearity=ident)
     a = p.lam * np.sqrt(p.d / 2)
@@ -1038,6 +1040,7 @@ def test_a_kinked_sigma_is_checked_at_its_kinks_and_refused_where_it_cannot_serv
     shifted = relu.shifted(0.5)  # relu(u + 0.5): its kink moves to -0.5
     assert shifted.kinks == (-0.5,)
     m, ref = gaussian_moments(shifted, [0.2], 0.3, 2), gaussian_moments(relu, [0.7], 0.3, 2)
+    # one quadrature at two shifted arguments: its stated accuracy, 1e-13 (docs/beyond.md)
     assert all(np.allclose(m[k], ref[k], rtol=1e-13, atol=1e-300) for k in ("E0", "E2", "Z4"))
 
 

@@ -313,6 +313,8 @@ def test_general_order_derivatives_agree_with_dedicated_functions():
     rng = np.random.default_rng(4)
     t, s = rng.uniform(-5, 5, 300), rng.uniform(0, 4, 300)
     for n, f in [(0, g.zeta), (1, g.zeta_t), (2, g.zeta_tt), (3, g.zeta_ttt)]:
+        # two implementations (Hermite recursion, dedicated closed form), each within the
+        # contract's 1e-13 of mpmath (tests/test_gaussian.py)
         np.testing.assert_allclose(g.zeta_derivative(t, s, n), f(t, s), rtol=1e-13, atol=1e-15)
     for n, f in [
         (0, g.mean_erf),
@@ -320,6 +322,7 @@ def test_general_order_derivatives_agree_with_dedicated_functions():
         (2, g.mean_erf_second),
         (3, g.mean_erf_third),
     ]:
+        # the same: each within the contract
         np.testing.assert_allclose(g.mean_erf_derivative(t, s, n), f(t, s), rtol=1e-13, atol=1e-15)
     # order 4 against mpmath: E of the 4th derivatives of erf^2 and erf, integrated directly
     from slr_theory.verify.reference import MP_DERIVATIVES, mp_expect
@@ -433,4 +436,5 @@ def test_m_stays_invariant_with_s_tokens(s):
     base = Params(d=400, L=10, lam=0.3, gamma=0.7)
     r, r1 = risk(p, 0.4, -0.3), risk(base, 0.4, -0.3)
     floor = zeta(0.0, 0.3)
+    # an identity between two engine evaluations: differences of O(1) terms, a few ulp
     np.testing.assert_allclose(r - (10 - s) * floor, s * (r1 - 9 * floor), rtol=1e-13)

@@ -283,6 +283,7 @@ def test_predict_softmax_weights_sum_to_one_and_ignore_a_shift():
     one = predict(X, k, v, 0.7, attention="softmax")
     z = 0.7 * X @ k
     w = np.exp(z) / np.exp(z).sum(axis=-1, keepdims=True)
+    # the same exp of the same inputs, normalised two ways: a few roundings
     np.testing.assert_allclose(one, np.sum(w * (X @ v), axis=-1), rtol=1e-13)
     with pytest.raises(ValueError, match="`attention`"):
         predict(X, k, v, 0.7, attention="hard")
