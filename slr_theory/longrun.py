@@ -48,10 +48,10 @@ from .results import html_table
 from .trajectory import (
     MAX_ALPHA,
     Group,
+    nearest_feasible,
     overlap_increment,
     run_coordinates,
     temperatures_at,
-    to_overlaps,
     to_vectors,
 )
 from .validate import as_array, positive_real
@@ -152,28 +152,6 @@ class _Field:
         md = np.einsum("nij,nj->ni", M, delta)
         defect = np.einsum("nij,nj->ni", M, md) / 3.0
         return delta - 0.5 * md, M, defect, hw
-
-
-def _feasible(ov5: np.ndarray) -> np.ndarray:
-    """Overlaps ``(5, n)`` brought back into the feasible set where a stage left it.
-
-    The coordinates of :func:`slr_theory.trajectory.to_vectors` clamp a negative square;
-    there ``k`` and ``v`` are renormalised. Feasible columns are returned unchanged.
-    """
-    k, n, t, e, r = ov5
-    k2 = 1.0 - k * k - e * e
-    bad = k2 < 0
-    safe = np.where(k2 > 0, k2, 1.0)
-    v3 = (r - k * t - e * n) / np.sqrt(safe)
-    bad |= 1.0 - t * t - n * n - np.where(k2 > 0, v3 * v3, 0.0) < 0
-    if not np.any(bad):
-        return ov5
-    out = ov5.copy()
-    kv = to_vectors(ov5[:, bad])
-    kv[:4] /= np.sqrt(np.sum(kv[:4] ** 2, axis=0))
-    kv[4:] /= np.sqrt(np.sum(kv[4:] ** 2, axis=0))
-    out[:, bad] = to_overlaps(kv)
-    return out
 
 
 #: Where the modified equation may stand for the step map: every eigenvalue ``mu`` of
@@ -327,8 +305,16 @@ def _step(field: _Field, y: np.ndarray, t: np.ndarray, h: np.ndarray, at_y: tupl
                 ratio = m / SUBSTEPS[len(table) - k] - 1.0
                 row.append(row[k - 1] + (row[k - 1] - table[-1][k - 1]) / ratio)
             table.append(row)
-        y_new = _feasible(table[-1][-1])
+        # a stage that left the feasible set (near its boundary, det Gram ~ 0, where a run
+        # approaching k = +-v* lives) goes back to it (nearest_feasible, well conditioned
+        # where the Cholesky coordinates divide by k3). Off M the move is part of the
+        # step's error (|P y - y_true| <= |P y - y| + |y - y_true|); on M it is the
+        # projection onto the square, which contains the true state: it moves no point
+        # further from it, and adds nothing
+        y_new = nearest_feasible(table[-1][-1])
         est = np.max(np.abs(table[-1][-1] - table[-1][-2]), axis=0)
+        moved = np.max(np.abs(y_new - table[-1][-1]), axis=0)
+        est = est + np.where(on_m, 0.0, moved)
     if np.any(defect):  # column m = 1 is (I - h J_F)^{-1}
         response = np.einsum("nij,nj->ni", Winv[0], h[:, None] * defect)
         est = est + np.max(np.abs(response), axis=1)

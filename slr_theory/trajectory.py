@@ -387,6 +387,108 @@ def to_vectors(ov5: np.ndarray) -> np.ndarray:
     return np.stack([k, e, k3, zero, t, n, v3, v4])
 
 
+#: Newton iterations of :func:`nearest_feasible`'s secular equation (quadratic from the
+#: left, monotone: 40 reach every representable root)
+_SECULAR_ITERATIONS = 40
+
+
+def nearest_feasible(ov5: np.ndarray) -> np.ndarray:
+    r"""Overlaps ``(5, n)`` moved onto the feasible set, no further than they lie from it.
+
+    ``k`` first: ``(kappa, eta)`` onto the unit disc. Then, with ``k = (kappa, eta, k3)`` in
+    the basis ``(k*, v*, e3)`` of :func:`to_vectors`, the feasible ``(theta, nu, rho)`` are
+    the ellipsoid ``E = {A w : |w| <= 1}``, ``A`` the rows ``k*, v*, k``; a point outside
+    goes to its nearest point of ``E``, ``A w(mu)`` with
+    ``w(mu) = (A^T A + mu I)^{-1} A^T z`` and ``|w(mu)| = 1`` (the trust-region
+    subproblem, solved in ``A``'s singular basis by Newton's method on ``1/|w| - 1``).
+    Each is a projection onto a convex set, so it moves a point no further than that
+    set lies from it; ``E`` moves with ``k`` by ``|dk|`` (``|w| <= 1``), where ``dk``
+    includes the change of ``k3 = sqrt(1 - kappa^2 - eta^2)``: up to ``sqrt(2 delta)``
+    when ``(kappa, eta)`` move by ``delta`` at the boundary. A caller that integrates
+    counts the move in its error (:func:`slr_theory.longrun.advance` does). A feasible
+    column is returned unchanged, bit for bit.
+
+    Reconstructing vectors by :func:`to_vectors` instead (Cholesky) is ill-conditioned
+    where ``k`` nears ``span{k*, v*}``: ``v3 = (rho - kappa theta - eta nu) / k3`` divides an
+    error in ``rho`` by ``k3``; at ``k3 = 2e-7`` an integrator's ``4e-8`` gave ``|v|^2 = 1.32``,
+    and PGD's normalisation then moved ``theta`` by 0.08.
+
+    Parameters
+    ----------
+    ov5 : ndarray, shape ``(5, n)``
+        Finite overlaps ``(kappa, nu, theta, eta, rho)``.
+
+    Returns
+    -------
+    ndarray, shape ``(5, n)``
+        Feasible overlaps (``ov5`` itself where every column is).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory.trajectory import nearest_feasible
+    >>> eta = -(1 - 2e-14)  # k a hair from -v*: k3 = 2e-7
+    >>> k3, w = np.sqrt(1 - eta**2), np.sqrt(1 - 0.63**2)  # v = (-0.63, 0, w, 0)
+    >>> ov = np.array([[0.0], [0.0], [-0.63], [eta], [k3 * w + 1e-14]])  # rho 1e-14 too large
+    >>> moved = nearest_feasible(ov)
+    >>> bool(np.max(np.abs(moved - ov)) <= 1e-14)
+    True
+    >>> from slr_theory.trajectory import to_vectors
+    >>> print(f"{np.sum(to_vectors(ov)[4:] ** 2) - 1:.1e}")  # Cholesky: |v| is not 1
+    7.8e-08
+    """
+    k, n, t, e, r = ov5
+    k2 = 1.0 - k * k - e * e
+    safe = np.where(k2 > 0, k2, 1.0)
+    w3 = (r - k * t - e * n) / np.sqrt(safe)
+    bad = (k2 < 0) | (1.0 - t * t - n * n - np.where(k2 > 0, w3 * w3, 0.0) < 0)
+    bad |= (k2 <= 0) & (r != k * t + e * n)
+    if not np.any(bad):
+        return ov5
+    out = ov5.copy()
+    # on M (theta = eta = rho = 0 exactly) the feasible set is the square: clip, and keep
+    # the zeros exact (a run on M stays on M)
+    on_m = bad & (t == 0) & (e == 0) & (r == 0)
+    out[0, on_m], out[1, on_m] = np.clip(k[on_m], -1.0, 1.0), np.clip(n[on_m], -1.0, 1.0)
+    bad &= ~on_m
+    if not np.any(bad):
+        return out
+    kb, nb, tb, eb, rb = ov5[:, bad]
+    radius = np.hypot(kb, eb)
+    shrink = np.where(radius > 1.0, 1.0 / np.where(radius > 1.0, radius, 1.0), 1.0)
+    kb, eb = kb * shrink, eb * shrink
+    k3 = np.sqrt(np.maximum(1.0 - kb * kb - eb * eb, 0.0))
+    m = kb.size
+    A = np.zeros((m, 3, 3))
+    A[:, 0, 0] = A[:, 1, 1] = 1.0
+    A[:, 2, 0], A[:, 2, 1], A[:, 2, 2] = kb, eb, k3
+    z = np.stack([tb, nb, rb], axis=1)  # (m, 3)
+    U, sv, _Vt = np.linalg.svd(A)
+    c = np.einsum("mji,mj->mi", U, z)  # z in A's left singular basis
+    a = (sv * c) ** 2  # |w(mu)|^2 = sum a / (s^2 + mu)^2
+    s2 = sv * sv
+    with np.errstate(divide="ignore", invalid="ignore"):
+        norm0 = np.sqrt(np.sum(np.where(s2 > 0, a / np.where(s2 > 0, s2 * s2, 1.0), 0.0), 1))
+        mu = np.zeros(m)
+        outside = norm0 > 1.0
+        for _ in range(_SECULAR_ITERATIONS):
+            if not np.any(outside):
+                break
+            den = s2[outside] + mu[outside, None]
+            q = np.sum(a[outside] / den**2, axis=1)  # |w|^2
+            dq = np.sum(a[outside] / den**3, axis=1)  # -(1/2) d|w|^2 / dmu
+            norm = np.sqrt(q)
+            # Newton on 1/|w| - 1: its derivative in mu is |w|^-3 dq
+            mu[outside] = np.maximum(mu[outside] + (norm - 1.0) * q / dq, mu[outside])
+        den = s2 + mu[:, None]
+        # A w(mu) in the same basis: s^2 c / (s^2 + mu); where s = 0, nothing is reachable
+        reach = np.where(den > 0, s2 * c / np.where(den > 0, den, 1.0), 0.0)
+    proj = np.einsum("mij,mj->mi", U, reach)
+    out[0, bad], out[3, bad] = kb, eb
+    out[2, bad], out[1, bad], out[4, bad] = proj[:, 0], proj[:, 1], proj[:, 2]
+    return out
+
+
 _OV_ROWS = np.array([0, 5, 4, 1])  # kappa = k.k*, nu = v.v*, theta = v.k*, eta = k.v*
 
 
