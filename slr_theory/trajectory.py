@@ -465,24 +465,29 @@ def nearest_feasible(ov5: np.ndarray) -> np.ndarray:
     z = np.stack([tb, nb, rb], axis=1)  # (m, 3)
     U, sv, _Vt = np.linalg.svd(A)
     c = np.einsum("mji,mj->mi", U, z)  # z in A's left singular basis
-    a = (sv * c) ** 2  # |w(mu)|^2 = sum a / (s^2 + mu)^2
+    # |w(mu)|^2 = sum a / (s^2 + mu)^2 over the directions A reaches (s > 0: where k is in
+    # span{k*, v*}, k3 = 0, one is not, and z's part along it is simply dropped)
+    live = sv > 0
     s2 = sv * sv
-    with np.errstate(divide="ignore", invalid="ignore"):
-        norm0 = np.sqrt(np.sum(np.where(s2 > 0, a / np.where(s2 > 0, s2 * s2, 1.0), 0.0), 1))
-        mu = np.zeros(m)
-        outside = norm0 > 1.0
-        for _ in range(_SECULAR_ITERATIONS):
-            if not np.any(outside):
-                break
-            den = s2[outside] + mu[outside, None]
-            q = np.sum(a[outside] / den**2, axis=1)  # |w|^2
-            dq = np.sum(a[outside] / den**3, axis=1)  # -(1/2) d|w|^2 / dmu
-            norm = np.sqrt(q)
-            # Newton on 1/|w| - 1: its derivative in mu is |w|^-3 dq
-            mu[outside] = np.maximum(mu[outside] + (norm - 1.0) * q / dq, mu[outside])
-        den = s2 + mu[:, None]
-        # A w(mu) in the same basis: s^2 c / (s^2 + mu); where s = 0, nothing is reachable
-        reach = np.where(den > 0, s2 * c / np.where(den > 0, den, 1.0), 0.0)
+    a = np.where(live, s2 * c * c, 0.0)
+
+    def denominator(mu, rows=slice(None)):  # s^2 + mu, and 1 where a = 0 (no 0 / 0)
+        return np.where(live[rows], s2[rows] + mu[:, None], 1.0)
+
+    mu = np.zeros(m)
+    active = np.sum(a / denominator(mu) ** 2, axis=1) > 1.0  # outside E: |w(0)| > 1
+    for _ in range(_SECULAR_ITERATIONS):
+        if not np.any(active):
+            break
+        den = denominator(mu[active], active)
+        q = np.sum(a[active] / den**2, axis=1)  # |w|^2
+        dq = np.sum(a[active] / den**3, axis=1)  # -(1/2) d|w|^2 / dmu
+        norm = np.sqrt(q)
+        # Newton on 1/|w| - 1 (its derivative in mu is |w|^-3 dq): from the left, monotone
+        mu[active] = np.maximum(mu[active] + (norm - 1.0) * q / dq, mu[active])
+        active[active] = norm - 1.0 > 4.0 * np.finfo(np.float64).eps
+    # A w(mu) in the same basis: s^2 c / (s^2 + mu), nothing along an unreached direction
+    reach = np.where(live, s2 * c / denominator(mu), 0.0)
     proj = np.einsum("mij,mj->mi", U, reach)
     out[0, bad], out[3, bad] = kb, eb
     out[2, bad], out[1, bad], out[4, bad] = proj[:, 0], proj[:, 1], proj[:, 2]

@@ -71,7 +71,6 @@ def test_advance_from_uniform_starts_stands_behind_its_error_on_the_way_to_every
     starts = sample_initial_overlaps(PAPER.d, np.random.default_rng(0), 8)
     ns = np.array([3_000, 7_000, 11_000, 15_000])
     ref = pgd(PAPER, starts, 4e-3, int(ns[-1]), record_every=1_000)
-    kinds = set()
     for n in ns:
         got = advance(PAPER, starts, int(n), alpha=4e-3)
         exact = ref.overlaps[list(ref.step).index(n)]

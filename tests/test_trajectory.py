@@ -5,6 +5,7 @@ import pytest
 
 from slr_theory import trajectory
 from slr_theory.model import overlaps_of
+from slr_theory.params import gram_matrix
 
 from .strategies import random_overlaps
 
@@ -68,18 +69,7 @@ def test_manifold_step_is_the_overlap_step_on_m():
 def _gram_min_eigenvalue(ov5: np.ndarray) -> np.ndarray:
     """The smallest eigenvalue of the Gram matrix of (k, v, k*, v*), by LAPACK: feasible
     overlaps have it >= 0 (independent of the coordinates nearest_feasible works in)."""
-    k, n, t, e, r = ov5
-    one, zero = np.ones_like(k), np.zeros_like(k)
-    G = np.stack(
-        [
-            np.stack([one, r, k, e], -1),
-            np.stack([r, one, t, n], -1),
-            np.stack([k, t, one, zero], -1),
-            np.stack([e, n, zero, one], -1),
-        ],
-        -2,
-    )
-    return np.linalg.eigvalsh(G)[..., 0]
+    return np.linalg.eigvalsh(gram_matrix(*ov5))[..., 0]
 
 
 def _near_boundary(rng: np.random.Generator, size: int, k3: np.ndarray) -> np.ndarray:
@@ -118,12 +108,20 @@ def test_nearest_feasible_brings_perturbed_overlaps_back_no_further_than_stated(
     assert np.allclose(np.sum(kv[4:] ** 2, axis=0), 1.0, atol=1e-6 if k3 else 1.0)
 
 
-def test_nearest_feasible_is_the_nearest_point_of_the_ellipsoid():
-    """With k fixed (inside the disc), (theta, nu, rho) goes to the point of E = {A w:
+@pytest.mark.parametrize(
+    "k, z",
+    [
+        ([0.3, -0.5, np.sqrt(1 - 0.34)], [0.8, 0.7, 0.9]),  # far outside E
+        # k = -v* exactly (k3 = 0): A is singular, E a flat disc; its unreached direction
+        # once made the secular equation 0/0, and the point went to (0, 0, 0)
+        ([0.0, -1.0, 0.0], [0.9, 0.9, 0.0]),
+    ],
+)
+def test_nearest_feasible_is_the_nearest_point_of_the_ellipsoid(k, z):
+    """With k fixed (on the unit sphere), (theta, nu, rho) goes to the point of E = {A w:
     |w| <= 1} nearest it: against a brute-force minimum over a dense sample of the sphere."""
     rng = np.random.default_rng(9)
-    k = np.array([0.3, -0.5, np.sqrt(1 - 0.34)])
-    z = np.array([0.8, 0.7, 0.9])  # far outside E
+    k, z = np.array(k), np.array(z)
     ov = np.array([[k[0]], [z[1]], [z[0]], [k[1]], [z[2]]])
     got = trajectory.nearest_feasible(ov)[:, 0]
     w = rng.standard_normal((3, 400_000))
