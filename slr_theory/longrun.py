@@ -43,12 +43,11 @@ from numpy.typing import ArrayLike
 from . import engine
 from .critical import CriticalPoint, critical_points, end_groups, manifold_kind, symmetries
 from .geometry import overlap_velocity, velocity_partials
-from .params import Params, check_overlaps, check_params
+from .params import Params, check_overlaps, check_params, project_feasible
 from .results import html_table
 from .trajectory import (
     MAX_ALPHA,
     Group,
-    nearest_feasible,
     overlap_increment,
     run_coordinates,
     temperatures_at,
@@ -306,12 +305,12 @@ def _step(field: _Field, y: np.ndarray, t: np.ndarray, h: np.ndarray, at_y: tupl
                 row.append(row[k - 1] + (row[k - 1] - table[-1][k - 1]) / ratio)
             table.append(row)
         # a stage that left the feasible set (near its boundary, det Gram ~ 0, where a run
-        # approaching k = +-v* lives) goes back to it (nearest_feasible, well conditioned
+        # approaching k = +-v* lives) goes back to it (project_feasible, well conditioned
         # where the Cholesky coordinates divide by k3). Off M the move is part of the
         # step's error (|P y - y_true| <= |P y - y| + |y - y_true|); on M it is the
         # projection onto the square, which contains the true state: it moves no point
         # further from it, and adds nothing
-        y_new = nearest_feasible(table[-1][-1])
+        y_new = np.array(project_feasible(*table[-1][-1]))
         est = np.max(np.abs(table[-1][-1] - table[-1][-2]), axis=0)
         moved = np.max(np.abs(y_new - table[-1][-1]), axis=0)
         est = est + np.where(on_m, 0.0, moved)

@@ -33,6 +33,7 @@ __all__ = [
     "check_params",
     "gram_matrix",
     "overlap_tolerance",
+    "project_feasible",
     "temperature_range",
 ]
 
@@ -347,6 +348,84 @@ def gram_matrix(kappa, nu, theta=0.0, eta=0.0, rho=0.0) -> np.ndarray:
     return np.stack([np.stack(r, axis=-1) for r in rows], axis=-2)
 
 
+def _onto_disc(a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(a, b)`` scaled onto the unit disc where ``a^2 + b^2 > 1`` (elsewhere unchanged)."""
+    val = a * a + b * b
+    over = val > 1
+    if over.any():
+        f = np.where(over, 1.0 / np.sqrt(np.maximum(val, 1.0)), 1.0)
+        a, b = a * f, b * f
+    return a, b
+
+
+def _schur(k, n, t, e, r):
+    """``(s11, s22, s12)``: ``k*, v*`` are orthonormal, so the Gram matrix is PSD iff the
+    Schur complement of its identity block, ``[[s11, s12], [s12, s22]]``, is PSD."""
+    s11 = np.maximum(1 - k * k - e * e, 0.0)
+    s22 = np.maximum(1 - t * t - n * n, 0.0)
+    return s11, s22, r - k * t - e * n
+
+
+def _rho_inside(k, n, t, e, r, s11, s22, s12):
+    """``rho`` moved onto ``|s12| <= sqrt(s11 s22)`` where it lies outside, by its excess."""
+    limit = np.sqrt(s11 * s22)
+    outside = np.abs(s12) > limit
+    if outside.any():
+        r = np.where(outside, k * t + e * n + np.sign(s12) * limit, r)
+    return r
+
+
+def project_feasible(kappa, nu, theta, eta, rho) -> tuple[np.ndarray, ...]:
+    r"""Overlaps moved onto the feasible set, as :func:`check_overlaps` moves them; unchecked.
+
+    Each overlap into ``[-1, 1]``, ``(kappa, eta)`` and ``(theta, nu)`` onto the unit disc
+    (``k`` and ``v`` have unit norm), then ``rho`` alone onto the interval the Schur
+    complement allows, ``|rho - kappa theta - eta nu| <= sqrt(s11 s22)`` with
+    ``s11 = 1 - kappa^2 - eta^2`` and ``s22 = 1 - theta^2 - nu^2``: by its excess, with no
+    division, so the move is no larger than how far each step's constraint was violated
+    (the square roots respond more strongly only where a disc scaling moved ``k`` or
+    ``v`` at the edge of its disc). A feasible column is returned unchanged, bit for bit,
+    and ``theta = eta = rho = 0`` stay exact zeros.
+
+    Reconstructing vectors by :func:`slr_theory.trajectory.to_vectors` and renormalising
+    them instead is ill-conditioned where ``k`` nears ``span{k*, v*}``:
+    ``v3 = (rho - kappa theta - eta nu) / k3`` divides an error in ``rho`` by
+    ``k3 = sqrt(s11)``; at ``k3 = 2e-7`` an integrator's ``4e-8`` gave ``|v|^2 = 1.32``, and
+    PGD's normalisation then moved ``theta`` by 0.08.
+
+    Parameters
+    ----------
+    kappa, nu, theta, eta, rho : array_like
+        Finite overlaps, broadcast together (unchecked: a building block of
+        :func:`check_overlaps` and of :func:`slr_theory.longrun.advance`;
+        :func:`check_overlaps` validates).
+
+    Returns
+    -------
+    tuple of ndarray
+        ``(kappa, nu, theta, eta, rho)``, feasible.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory.params import project_feasible
+    >>> eta = -(1 - 2e-14)  # k a hair from -v*: sqrt(s11) = 2e-7
+    >>> k3, w = np.sqrt(1 - eta**2), np.sqrt(1 - 0.63**2)  # v = (-0.63, 0, w, 0)
+    >>> ov = (0.0, 0.0, -0.63, eta, k3 * w + 1e-14)  # rho 1e-14 too large
+    >>> moved = project_feasible(*ov)
+    >>> print(f"{float(moved[4] - ov[4]):.1e}")
+    -1.0e-14
+    """
+    k, n, t, e, r = (
+        np.clip(x, -1.0, 1.0)
+        for x in np.broadcast_arrays(
+            *(np.asarray(v, np.float64) for v in (kappa, nu, theta, eta, rho))
+        )
+    )
+    (k, e), (t, n) = _onto_disc(k, e), _onto_disc(t, n)
+    return k, n, t, e, _rho_inside(k, n, t, e, r, *_schur(k, n, t, e, r))
+
+
 def check_overlaps(
     kappa: ArrayLike,
     nu: ArrayLike,
@@ -439,7 +518,6 @@ def _feasible(arrays: dict, d: int | None, atol: float, hint: str) -> tuple[np.n
         ("kappa**2 + eta**2 <= 1 (k has unit norm)", ("kappa", k), ("eta", e)),
         ("theta**2 + nu**2 <= 1 (v has unit norm)", ("theta", t), ("nu", n)),
     ]
-    scaled = []
     for cond, (na, a), (nb, b) in pairs:
         val = a * a + b * b
         bad = val > 1 + atol
@@ -450,17 +528,8 @@ def _feasible(arrays: dict, d: int | None, atol: float, hint: str) -> tuple[np.n
                 f"{na}={a.flat[i].item()!r}, {nb}={b.flat[i].item()!r} "
                 f"(by {val.flat[i] - 1:.2g}, {hint})."
             )
-        over = val > 1
-        if over.any():  # onto the unit disc (elsewhere the factor is 1: nothing to do)
-            f = np.where(over, 1.0 / np.sqrt(np.maximum(val, 1.0)), 1.0)
-            a, b = a * f, b * f
-        scaled.append((a, b))
-    (k, e), (t, n) = scaled
-    # k*, v* are orthonormal, so the Gram matrix is PSD iff the Schur complement of
-    # its identity block, the 2x2 matrix [[s11, s12], [s12, s22]] below, is PSD.
-    s11 = np.maximum(1 - k * k - e * e, 0.0)
-    s22 = np.maximum(1 - t * t - n * n, 0.0)
-    s12 = r - k * t - e * n
+    (k, e), (t, n) = _onto_disc(k, e), _onto_disc(t, n)
+    s11, s22, s12 = _schur(k, n, t, e, r)
     half_tr = 0.5 * (s11 + s22)
     lam_min = half_tr - np.hypot(0.5 * (s11 - s22), s12)
     bad = lam_min < -atol
@@ -475,10 +544,7 @@ def _feasible(arrays: dict, d: int | None, atol: float, hint: str) -> tuple[np.n
             f"semi-definite, smallest eigenvalue of its Schur complement {lam_min.flat[i]:.3g} "
             f"at {vals} ({hint})."
         )
-    limit = np.sqrt(s11 * s22)  # |s12| <= sqrt(s11 s22): move rho onto the feasible set
-    outside = np.abs(s12) > limit
-    if outside.any():
-        r = np.where(outside, k * t + e * n + np.sign(s12) * limit, r)
+    r = _rho_inside(k, n, t, e, r, s11, s22, s12)
     if d is not None and positive_int(d, "d") < 4:
         tol = max(atol, 1e-9)
         lam_max = half_tr + np.hypot(0.5 * (s11 - s22), s12)

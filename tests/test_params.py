@@ -9,6 +9,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from slr_theory import OVERLAP_NAMES, Params, check_overlaps
+from slr_theory.params import gram_matrix, overlap_tolerance, project_feasible
+from slr_theory.trajectory import to_vectors
 
 from .strategies import random_overlaps
 
@@ -141,3 +143,68 @@ def test_the_largest_softmax_temperature_is_one_the_model_accepts():
         top = p.replace(lam=p.lam_max)  # accepted
         bound = min(1000 / np.sqrt(d / 2), 10 / max(1.0, gamma), 1000.0)
         assert top.lam == p.lam_max and bound * (1 - 4e-16) <= p.lam_max <= bound
+
+
+# --- project_feasible: check_overlaps' projection, and the integrator's way back ------------
+
+
+def _gram_min_eigenvalue(ov5: np.ndarray) -> np.ndarray:
+    """The smallest eigenvalue of the Gram matrix of (k, v, k*, v*), by LAPACK: feasible
+    overlaps have it >= 0 (independent of the Schur complement project_feasible uses)."""
+    return np.linalg.eigvalsh(gram_matrix(*ov5))[..., 0]
+
+
+def _near_boundary(rng: np.random.Generator, size: int, k3: np.ndarray) -> np.ndarray:
+    """Feasible overlaps with k at distance k3 from span{k*, v*} (vectors built, not solved)."""
+    phi = rng.uniform(0, 2 * np.pi, size)
+    k = np.stack([np.cos(phi) * np.sqrt(1 - k3**2), np.sin(phi) * np.sqrt(1 - k3**2), k3, 0 * k3])
+    v = rng.standard_normal((4, size))
+    v /= np.linalg.norm(v, axis=0)
+    return np.array([k[0], v[1], v[0], k[1], np.sum(k * v, axis=0)])
+
+
+def test_project_feasible_leaves_feasible_overlaps_alone_bit_for_bit():
+    ov = random_overlaps(np.random.default_rng(4), 500).T.copy()
+    np.testing.assert_array_equal(np.array(project_feasible(*ov)), ov)
+    on_m = np.zeros((5, 4))
+    on_m[0] = [1.0 + 1e-12, 0.3, -1.0 - 1e-9, 0.999]  # overshoots past the square's edges
+    on_m[1] = [0.5, 1.0 + 3e-10, -1.0 - 2e-16, 1.0 + 1e-15]
+    got = np.array(project_feasible(*on_m))
+    np.testing.assert_array_equal(got[2:], 0.0)  # a run on M stays on M
+    np.testing.assert_array_equal(got[:2], np.clip(on_m[:2], -1.0, 1.0))
+
+
+@pytest.mark.parametrize("k3", [0.0, 1e-9, 2e-7, 1e-4, 0.3])
+@pytest.mark.parametrize("delta", [1e-14, 1e-10, 1e-6])
+def test_project_feasible_brings_perturbed_overlaps_back_no_further_than_stated(k3, delta):
+    """Near the boundary det Gram = 0, where the Cholesky reconstruction (to_vectors)
+    divides by k3: every result is feasible (Gram PSD to rounding, by LAPACK), and it moves
+    no further than the perturbation plus the square roots' response (<= sqrt(4 delta)),
+    whatever k3; the vectors rebuilt from it have unit norm."""
+    rng = np.random.default_rng(int(1e3 * k3 + 1e5 * delta) % 2**32)
+    ov = _near_boundary(rng, 400, np.full(400, k3))
+    pert = rng.uniform(-delta, delta, ov.shape)
+    moved = np.array(project_feasible(*(ov + pert)))
+    assert np.all(_gram_min_eigenvalue(moved) >= -1e-14)
+    step = np.max(np.abs(moved - (ov + pert)), axis=0)
+    assert np.all(step <= 3 * delta + np.sqrt(4 * delta) + 1e-15)
+    kv = to_vectors(moved)
+    assert np.allclose(np.sum(kv[4:] ** 2, axis=0), 1.0, atol=1e-6 if k3 else 1.0)
+
+
+def test_project_feasible_at_k_in_span_of_k_star_v_star():
+    """k = -v* exactly (s11 = 0): v onto its disc, and rho onto k.v, its only value."""
+    got = np.array(project_feasible(0.0, 0.9, 0.9, -1.0, 0.0))
+    assert _gram_min_eigenvalue(got) >= -1e-15
+    np.testing.assert_allclose(got, [0.0, 0.5**0.5, 0.5**0.5, -1.0, -(0.5**0.5)], rtol=1e-15)
+
+
+def test_check_overlaps_moves_overlaps_within_its_tolerance_as_project_feasible_does():
+    """One projection: what check_overlaps accepts within its tolerance it moves to the same
+    numbers, bit for bit, as the integrator's (longrun.advance)."""
+    rng = np.random.default_rng(12)
+    ov = _near_boundary(rng, 200, 10 ** rng.uniform(-9, -1, 200))
+    ov = ov + rng.uniform(-1e-9, 1e-9, ov.shape)
+    with overlap_tolerance(1e-6):
+        checked = np.array(check_overlaps(*ov))
+    np.testing.assert_array_equal(checked, np.array(project_feasible(*ov)))

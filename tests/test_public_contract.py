@@ -298,6 +298,8 @@ NOT_CALLED: dict[str, str] = {
     "gaussian.erfc_sq_reduced": "the engine's unchecked reduced form of mean_erfc_sq",
     "dynamics.pgd_step": "one unchecked step (documented so); pgd validates once",
     "params.gram_matrix": "unchecked (documented so); check_overlaps is its validated door",
+    "params.project_feasible": "unchecked (documented so): check_overlaps' projection, and "
+    "the integrator's way back into the feasible set (longrun.advance)",
     "params.temperature_range": "a validator: the `lam_range` slots fuzzed here call it",
     "params.check_params": "a validator: every `params` slot calls it (test_contracts.py)",
     "geometry.manifold_chart_velocity": "unchecked (documented so): the chart's RK4 loops",
