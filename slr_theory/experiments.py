@@ -217,20 +217,17 @@ def run(
     if jobs > 1 and gd and sgd_runs:
         # SGD in worker processes while the PGD loop runs here; both are sequential in time
         import multiprocessing as mp
-        from concurrent.futures import ProcessPoolExecutor
         from queue import Empty
 
         from .output import quiet_workers
+        from .workers import end_pool, process_pool
 
-        ctx = mp.get_context("spawn")  # no fork of a process with tqdm's monitor thread
         # progress comes back through a queue the workers inherit: no manager process,
         # whose socket folder a signal to the whole process group would leave behind
-        queue = ctx.Queue()
-        with ProcessPoolExecutor(
-            min(jobs - 1, len(sgd_runs)),
-            mp_context=ctx,
-            initializer=_worker_progress,
-            initargs=(queue,),
+        queue = mp.get_context("spawn").Queue()
+        # spawned (no fork of a process with tqdm's monitor thread), gone with this process
+        with process_pool(
+            min(jobs - 1, len(sgd_runs)), initializer=_worker_progress, initargs=(queue,)
         ) as pool:
             with quiet_workers():  # a Ctrl-C reaches this process, which ends the workers
                 futures = [
@@ -255,9 +252,7 @@ def run(
                     res = f.result()
                     out[res.experiment.name] = res
             except BaseException:  # Ctrl-C, SIGTERM or an error: leave no worker behind
-                for proc in list(getattr(pool, "_processes", {}).values()):
-                    proc.terminate()
-                pool.shutdown(wait=False, cancel_futures=True)
+                end_pool(pool)
                 raise
             update(0)
         queue.close()

@@ -15,7 +15,6 @@ from __future__ import annotations
 import math
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,6 +41,7 @@ from .results import dumps, loads
 from .survey import AXES, Atlas, read_atlas
 from .validate import positive_int
 from .verify import CheckResult
+from .workers import end_pool, process_pool
 
 __all__ = [
     "SCHEMA",
@@ -727,9 +727,7 @@ def study(
     jobs = (2 if (os.cpu_count() or 1) >= 2 else 1) if jobs is None else jobs
     pool = None
     if jobs > 1:
-        import multiprocessing as mp
-
-        pool = ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"))  # no fork of threads
+        pool = process_pool(1)  # spawned, quiet on Ctrl-C, gone with this process
     try:
         with quiet_workers():  # a Ctrl-C reaches this process, which ends the worker
             beside = pool.submit(_beside, params, seed, full) if pool else None
@@ -842,9 +840,7 @@ def study(
         tell("experiments")
     except BaseException:  # Ctrl-C, SIGTERM or an error: leave no worker behind
         if pool is not None:
-            for proc in list(getattr(pool, "_processes", {}).values()):
-                proc.terminate()
-            pool.shutdown(wait=False, cancel_futures=True)
+            end_pool(pool)
         raise
     if pool is not None:
         pool.shutdown()

@@ -26,7 +26,7 @@ import sys
 import threading
 import time
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 __all__ = [
@@ -129,7 +129,9 @@ def exit_with_parent(parent: int) -> None:
     threading.Thread(target=watch, name="slr-theory parent watch", daemon=True).start()
 
 
-def process_pool(workers: int) -> ProcessPoolExecutor:
+def process_pool(
+    workers: int, initializer: Callable[..., object] | None = None, initargs: tuple = ()
+) -> ProcessPoolExecutor:
     """A pool of `workers` spawned processes: no ``__main__`` re-run, quiet on Ctrl-C,
     gone with their parent.
 
@@ -140,6 +142,10 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
     ----------
     workers : int
         ``>= 1``.
+    initializer : callable, optional
+        Run in each worker with `initargs` once it watches its parent (as
+        ``ProcessPoolExecutor``'s own): a function importable by name.
+    initargs : tuple, optional
 
     Returns
     -------
@@ -159,9 +165,29 @@ def process_pool(workers: int) -> ProcessPoolExecutor:
     from .validate import positive_int
 
     workers = positive_int(workers, "workers", upper=4096)
+    if initializer is not None and not callable(initializer):
+        raise ValueError(f"`initializer` must be callable or None, got {initializer!r}.")
     return ProcessPoolExecutor(
-        workers, mp_context=_Context(), initializer=exit_with_parent, initargs=(os.getpid(),)
+        workers,
+        mp_context=_Context(),
+        initializer=_start,
+        initargs=(os.getpid(), initializer, tuple(initargs)),
     )
+
+
+def _start(parent: int, initializer, initargs: tuple) -> None:
+    """A worker's first act: watch `parent`, then the caller's own initializer.
+
+    tqdm's bars share a lock; by default a process-shared one, a named semaphore that a
+    worker ended by :func:`end_pool` never unlinks (the resource tracker then warns of a
+    leak as the run ends). A worker's bars are its own: a thread lock serves them.
+    """
+    exit_with_parent(parent)
+    from tqdm import tqdm
+
+    tqdm.set_lock(threading.RLock())
+    if initializer is not None:
+        initializer(*initargs)
 
 
 def end_pool(pool: ProcessPoolExecutor) -> None:

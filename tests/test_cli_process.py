@@ -99,6 +99,76 @@ def test_a_signal_to_reproduce_with_workers_leaves_no_process_and_no_file(tmp_pa
     assert not out.exists()  # the run created it and committed nothing: it is gone
 
 
+def _report(out: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [*CMD, "report", "--jobs", "2", "--out", str(out)],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        text=True,
+        start_new_session=True,  # its own group: a Ctrl-C goes to all of it, as in a terminal
+    )
+
+
+def _workers_of(proc: subprocess.Popen, at_least: int = 2, timeout: float = 60) -> set[int]:
+    """`proc`'s descendants once there are `at_least` (its worker and the spawn's tracker)."""
+    seen: set[int] = set()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and len(seen) < at_least and proc.poll() is None:
+        seen |= _descendants(proc.pid)
+        time.sleep(0.05)
+    time.sleep(2.0)  # into the worker's computing (its checks: tqdm's lock made)
+    seen |= _descendants(proc.pid)
+    assert proc.poll() is None and len(seen) >= at_least, "the run ended before the signal"
+    return seen
+
+
+def test_kill_9_of_a_report_with_a_worker_leaves_no_process(tmp_path):
+    """The report's worker exits with its parent, even one killed by SIGKILL."""
+    proc = _report(tmp_path / "r")
+    seen = _workers_of(proc)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    proc.stderr.close()
+    deadline = time.monotonic() + 15
+    while [p for p in seen if _alive(p)] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in seen if _alive(p)]
+
+
+def test_kill_9_of_reproduce_with_workers_leaves_no_process(tmp_path):
+    proc = subprocess.Popen(
+        [*CMD, "reproduce", "all", "--out", str(tmp_path / "f"), "--repeats", "2", "--jobs", "2"],
+        stderr=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    seen = _workers_of(proc)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    deadline = time.monotonic() + 15
+    while [p for p in seen if _alive(p)] and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not [p for p in seen if _alive(p)]
+
+
+def test_ctrl_c_of_a_report_with_a_worker_is_one_line_and_no_leak_warning(tmp_path):
+    """The worker's progress bars hold no process-shared lock that its end would leak:
+    the resource tracker has nothing to warn about after the one line."""
+    proc = _report(tmp_path / "r")
+    seen = _workers_of(proc)
+    os.killpg(proc.pid, signal.SIGINT)
+    assert proc.wait(60) == 130
+    time.sleep(1.0)  # the tracker's warning, if any, comes as it exits
+    err = proc.stderr.read()
+    proc.stderr.close()
+    lines = [line for line in err.splitlines() if line and not line.startswith("report: ")]
+    assert lines == [
+        "slr-theory: interrupted (Ctrl-C); outputs are committed only when complete, so "
+        "every destination holds what it held before"
+    ], err
+    assert not [p for p in seen if _alive(p)]
+
+
 def test_a_closed_stdout_ends_quietly():
     proc = subprocess.Popen(
         [*CMD, "risk", "--kappa", "0.5", "--nu", "0.5", "--json"],

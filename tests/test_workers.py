@@ -120,3 +120,21 @@ def test_an_atlas_called_while_a_worker_runs_a_script_again_refuses_at_once():
     )
     assert done.returncode == 1
     assert 'put the call under `if __name__ == "__main__":`' in done.stderr
+
+
+def _remember(value) -> None:
+    os.environ["SLR_TEST_INITIALIZED"] = str(value)
+
+
+def _initialized() -> str | None:
+    return os.environ.get("SLR_TEST_INITIALIZED")
+
+
+def test_a_pool_runs_its_initializer_in_each_worker():
+    pool = process_pool(1, initializer=_remember, initargs=(7,))
+    with quiet_workers():
+        f = pool.submit(_initialized)
+    assert f.result(60) == "7"
+    end_pool(pool)
+    with pytest.raises(ValueError, match="`initializer` must be callable"):
+        process_pool(1, initializer=3)
