@@ -4,9 +4,10 @@ The modules, layer by layer: a module imports modules of its own layer or of low
 never of a higher one (``tests/test_house.py`` checks it, with its few documented
 exceptions).
 
-0. ``validate``, ``doubledouble``, ``results``, ``chebyshev``, ``interval``: input checks;
-   double-double exponents; typed results as JSON and back; checked piecewise Chebyshev
-   interpolants; rigorous interval arithmetic on arrays.
+0. ``validate``, ``doubledouble``, ``results``, ``chebyshev``, ``interval``, ``interrupts``:
+   input checks; double-double exponents; typed results as JSON and back; checked
+   piecewise Chebyshev interpolants; rigorous interval arithmetic on arrays; Ctrl-C held
+   while the command imports.
 1. ``gaussian``, ``nonlinearity``, ``softmax``, ``params``, ``work``, ``output``, ``workers``:
    Gaussian expectations of ``erf`` (closed forms), of any nonlinearity (quadrature) and
    of softmax weights (Laplace transform); ``Params`` and overlap feasibility; cost
@@ -33,6 +34,8 @@ exceptions).
 """
 
 import importlib
+import sys
+import types
 
 __version__ = "0.10.0"  # what changed: CHANGELOG.md
 
@@ -124,9 +127,23 @@ _HOME = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = sorted([*_HOME, "__version__"])
 
-# `risk` names both a module and the function it lends the package. Importing the module
-# binds the module to the name, so the function is bound now, once and for all.
-from .risk import risk as risk  # noqa: E402
+
+class _Package(types.ModuleType):
+    """The package's module type: the name ``risk`` is the function, never the module.
+
+    ``risk`` names both a module and the function it lends the package. Loading a
+    submodule binds it to its name in the package; that one binding is refused, so the
+    function can be imported on first use like every other name (``import slr_theory``
+    then imports no NumPy, and the command can take a Ctrl-C while it starts).
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "risk" and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
 
 
 def __getattr__(name: str):

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Sequence
 from functools import lru_cache
 
+from .interrupts import interrupts_held
 from .render import risk_text, statistics_text, to_json, trajectory_text, verification_text
 
 __all__ = ["main"]
@@ -1692,9 +1693,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         atlas keeps its finished cells, and the same command resumes), 130 interrupted
         by Ctrl-C, 141 standard output closed by its reader (``| head``), 143 SIGTERM.
     """
-    from .output import Terminated, is_io_error, terminate_raises
+    with interrupts_held() as noted:  # an import cut half-way is not an interruption's line
+        from .output import Terminated, is_io_error, terminate_raises
 
-    parser = _build_parser()
+        parser = _build_parser()
+    if noted:
+        _quiet_stderr("slr-theory: interrupted (Ctrl-C) while starting; nothing was written")
+        return 130
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]

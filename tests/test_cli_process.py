@@ -14,6 +14,7 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from slr_theory import cli
@@ -167,6 +168,42 @@ def test_ctrl_c_of_a_report_with_a_worker_is_one_line_and_no_leak_warning(tmp_pa
         "every destination holds what it held before"
     ], err
     assert not [p for p in seen if _alive(p)]
+
+
+@pytest.mark.parametrize("entry", ["script", "module"])
+def test_ctrl_c_while_the_command_starts_is_one_line_and_exit_130(entry):
+    """At every moment of the start (the imports take about a second): one line and 130,
+    never an import's traceback, or an ImportError NumPy makes of an interrupted import.
+    Before the interpreter has run any of our code, SIGINT ends it silently (a shell's
+    130 too: killed by signal 2)."""
+    import shutil
+
+    script = shutil.which("slr-theory", path=os.path.dirname(sys.executable))
+    if entry == "script" and script is None:
+        pytest.skip("no slr-theory script beside this interpreter")
+    argv = [script] if entry == "script" else CMD
+    lines = {
+        "slr-theory: interrupted (Ctrl-C) while starting; nothing was written",
+        "slr-theory: interrupted (Ctrl-C); outputs are committed only when complete, so "
+        "every destination holds what it held before",
+    }
+    for delay in np.linspace(0.0, 1.2, 13):
+        proc = subprocess.Popen(
+            [*argv, "risk", "--kappa", "0.5", "--nu", "0.5"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
+        time.sleep(delay)
+        os.killpg(proc.pid, signal.SIGINT)
+        code = proc.wait(60)
+        err = proc.stderr.read()
+        proc.stderr.close()
+        if code == 0:  # the command had finished: nothing was interrupted
+            continue
+        assert code in (130, -signal.SIGINT), (delay, code, err)
+        assert set(err.splitlines()) <= lines and err.count("\n") <= 1, (delay, err)
 
 
 def test_a_closed_stdout_ends_quietly():

@@ -106,7 +106,7 @@ def test_trajectory_csv_round_trips(tmp_path):
 # modules of its own layer or of lower ones, never of a higher one (imports inside
 # functions count too).
 LAYERS = [
-    {"validate", "doubledouble", "results", "chebyshev", "interval"},
+    {"validate", "doubledouble", "results", "chebyshev", "interval", "interrupts"},
     {"gaussian", "nonlinearity", "softmax", "params", "work", "output", "workers"},
     {"engine", "rigorous"},
     {"trajectory"},

@@ -245,6 +245,9 @@ NOT_CALLED: dict[str, str] = {
     "tested in a worker in test_workers.py",
     "workers.without_main_script": "a context manager of no argument; tested in test_workers.py",
     "workers.in_worker_bootstrap": "takes no argument; tested in test_workers.py",
+    "interrupts.interrupts_held": "a context manager of no argument; tested in test_interrupts.py",
+    "__main__.main": "runs the command line on sys.argv; Ctrl-C while it starts is tested "
+    "as a process in test_cli_process.py",
     "output.refusal": "builds the error a destination is refused with; every refusal is "
     "tested in test_output.py",
     "output.file_digest": "reads a file's bytes; the digests it gives are what "
