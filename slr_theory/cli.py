@@ -992,7 +992,10 @@ def _atlas_plot(result, directory) -> str:
 
     x, y = _plot_axes(_spans(result.axes), "--plot")
     directory = Path(directory)
-    with _out_flag("atlas"), Destination(directory, force=True, expect=["atlas.png"]) as dest:
+    with (
+        _out_flag("atlas", "--from"),
+        Destination(directory, force=True, expect=["atlas.png"]) as dest,
+    ):
         atlas_figure(result, dest.file("atlas.png"), x=x, y=y)
     return str(directory / "atlas.png")
 
@@ -1126,8 +1129,9 @@ def _parser_for(attentions: tuple[str, ...]) -> _Parser:
 
 
 @contextlib.contextmanager
-def _out_flag(command: str):
-    """A destination refused (at the door or at the commit) is a usage error naming --out."""
+def _out_flag(command: str, flag: str = "--out"):
+    """A destination refused (at the door or at the commit) is a usage error naming the
+    flag that gave it (`flag`: --out, or --from where the run writes into what it read)."""
     from .output import Refusal
 
     try:
@@ -1135,7 +1139,7 @@ def _out_flag(command: str):
     except (OSError, ValueError) as exc:  # every Refusal is one of these
         if not isinstance(exc, Refusal):
             raise
-        raise _UsageError(f"slr-theory {command}: error: argument --out: {exc.detail}") from None
+        raise _UsageError(f"slr-theory {command}: error: argument {flag}: {exc.detail}") from None
 
 
 def _cmd_reproduce(args) -> int:
@@ -1429,29 +1433,32 @@ def _cmd_certify(args) -> int:
     params = _params(args)
     from tqdm.auto import tqdm
 
-    try:
-        with tqdm(desc="certify", unit="box", disable=args.json) as bar:
-            census = certify_critical_points(
-                params,
-                max_boxes=args.max_boxes,
-                min_width=args.min_width,
-                starts=args.starts,
-                seed=args.seed,
-                progress=bar.update,
-            )
-    except ValueError as exc:
-        if "rigorous enclosures" not in str(exc):
-            raise
-        raise _UsageError(
-            f"slr-theory certify: error: argument --attention/--nonlinearity: {exc}"
-        ) from None
-    if out is not None:
-        from .output import Destination
+    from .output import Destination
 
-        with (
-            _out_flag("certify"),
-            Destination(out.parent, force=args.force, expect=[out.name]) as dest,
-        ):
+    with contextlib.ExitStack() as stack:
+        dest = None
+        if out is not None:  # refused at the door (taken, not ours, not writable): before
+            stack.enter_context(_out_flag("certify"))  # the census, not after its minutes
+            dest = stack.enter_context(
+                Destination(out.parent, force=args.force, expect=[out.name])
+            )
+        try:
+            with tqdm(desc="certify", unit="box", disable=args.json) as bar:
+                census = certify_critical_points(
+                    params,
+                    max_boxes=args.max_boxes,
+                    min_width=args.min_width,
+                    starts=args.starts,
+                    seed=args.seed,
+                    progress=bar.update,
+                )
+        except ValueError as exc:
+            if "rigorous enclosures" not in str(exc):
+                raise
+            raise _UsageError(
+                f"slr-theory certify: error: argument --attention/--nonlinearity: {exc}"
+            ) from None
+        if dest is not None:
             census.save(dest.file(out.name))
     _emit(
         args,
@@ -1479,7 +1486,7 @@ def _cmd_report(args) -> int:
             )
 
         try:
-            with _out_flag("report"):
+            with _out_flag("report", "--out" if args.out is not None else "--from"):
                 path = redraw_report(args.source, args.out, force=args.force, html=args.html)
         except ValueError as exc:
             if not str(exc).startswith("`from`"):

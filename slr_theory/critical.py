@@ -966,12 +966,19 @@ def critical_points(
     progress : bool or callable
         ``True`` shows a tqdm bar over the Newton iterations (all starts advance together);
         a callable is called with the number of iterations done since its last call.
-        Ignored for ``where="manifold"``.
+        Unused for ``where="manifold"``.
+
+    Every argument is checked whichever `where` (the manifold's uses none past it).
 
     Returns
     -------
     CriticalPoints
         Sorted by risk; each a :class:`CriticalPoint`.
+
+    Raises
+    ------
+    ValueError
+        Naming the argument, its constraint and the value given.
 
     Examples
     --------
@@ -987,6 +994,15 @@ def critical_points(
     params = check_params(params)
     if not isinstance(where, str) or where not in ("sphere", "manifold"):
         raise ValueError(f"`where` must be 'sphere' or 'manifold', got {where!r}.")
+    # every argument checked whichever `where`: one the manifold does not use is still
+    # the user's, and a wrong one is a mistake to be told of, not ignored
+    starts = positive_int(starts, "starts", allow_zero=True, upper=MAX_STARTS)
+    grid = positive_int(grid, "grid", upper=1000)
+    iterations = positive_int(iterations, "iterations", upper=MAX_ITERATIONS)
+    tol = positive_real(tol, "tol")
+    rng = random_generator(rng)
+    if not (progress is None or isinstance(progress, bool) or callable(progress)):
+        raise ValueError(f"`progress` must be a bool or a callable, got {progress!r}.")
     tables = _tables(params)
     if where == "manifold":
         pts = []
@@ -1005,11 +1021,6 @@ def critical_points(
             pts.append(_classify(params, tables, kv[:4], kv[4:]))
         pts.sort(key=lambda p: p.risk)
         return CriticalPoints(pts, params, "manifold", manifold_certificate(params))
-    starts = positive_int(starts, "starts", allow_zero=True, upper=MAX_STARTS)
-    grid = positive_int(grid, "grid", upper=1000)
-    iterations = positive_int(iterations, "iterations", upper=MAX_ITERATIONS)
-    tol = positive_real(tol, "tol")
-    rng = random_generator(rng)
     structured = _structured_starts(grid, manifold_critical_overlaps(params))
     kv = to_vectors(structured.T.copy())
     K0 = np.concatenate([kv[:4].T, _random_starts(rng, starts)[0]]) if starts else kv[:4].T

@@ -332,7 +332,9 @@ def manifold_flow(
     )
     k0 = finite_real(kappa0, "kappa0")
     n0 = finite_real(nu0, "nu0")
-    check_overlaps(k0, n0, 0.0, 0.0, 0.0, d=params.d)
+    check_overlaps(
+        k0, n0, 0.0, 0.0, 0.0, d=params.d, names=("kappa0", "nu0", "theta", "eta", "rho")
+    )
     tables = _manifold_tables(params)
     frozen = np.array([abs(k0) == 1.0, abs(n0) == 1.0])
     edge = np.array([k0, n0])
@@ -556,7 +558,7 @@ def overlap_flow(
     o0 = as_array(overlaps0, "overlaps0")
     if o0.shape != (5,):
         raise ValueError(f"`overlaps0` must have shape (5,), got {o0.shape}.")
-    check_overlaps(*o0, d=params.d)
+    check_overlaps(*o0, d=params.d, names=tuple(f"overlaps0[{i}]" for i in range(5)))
     tables = _overlap_tables(params)
 
     def fun(_t, o):

@@ -578,8 +578,8 @@ class Destination:
             if not _is_ours(d, name, marker):
                 raise self._refuse(
                     OutputConflict,
-                    f"{path} was not written by slr-theory (or was changed since); --force "
-                    "replaces only slr-theory's own files: move it away or choose another "
+                    f"{path} was not written by slr-theory (or was changed since); "
+                    "slr-theory replaces only its own files: move it away or choose another "
                     "destination",
                 )
 

@@ -435,6 +435,7 @@ def check_overlaps(
     *,
     d: int | None = None,
     atol: float | None = None,
+    names: tuple[str, str, str, str, str] = OVERLAP_NAMES,
 ) -> tuple[np.ndarray, ...]:
     """Validate and broadcast overlaps; return them in :data:`OVERLAP_NAMES` order.
 
@@ -452,6 +453,9 @@ def check_overlaps(
     atol : float, optional
         Tolerance of the positive semi-definiteness tests, ``0 <= atol <= 1e-2``
         (default: the one :func:`overlap_tolerance` sets, else ``1e-12``).
+    names : tuple of five str, optional
+        What the caller's user calls the five (``("kappa0", "nu0", ...)``), for the
+        messages (default :data:`OVERLAP_NAMES`).
 
     Returns
     -------
@@ -474,13 +478,22 @@ def check_overlaps(
     ValueError: overlaps are infeasible: kappa**2 + eta**2 <= 1 (k has unit norm) fails, got kappa=0.9, eta=0.9 (by 0.62, beyond the tolerance 1e-12; ...).
     """
     atol = current_rounding_tolerance() if atol is None else tolerance(atol)
+    if not (
+        isinstance(names, tuple)
+        and len(names) == 5
+        and all(isinstance(nm, str) and nm for nm in names)
+        and len(set(names)) == 5
+    ):
+        raise ValueError(
+            f"`names` must be a tuple of five distinct non-empty strings, got {names!r}."
+        )
     hint = (
         f"beyond the tolerance {atol:g}; for rounded inputs (e.g. float32 weights) use "
         "`with slr_theory.overlap_tolerance(1e-6):`"
     )
     arrays = {
         name: as_array(x, name, allow_nan=False)
-        for name, x in zip(OVERLAP_NAMES, (kappa, nu, theta, eta, rho), strict=True)
+        for name, x in zip(names, (kappa, nu, theta, eta, rho), strict=True)
     }
     shapes = [a.shape for a in arrays.values()]
     try:
@@ -514,9 +527,10 @@ def _feasible(arrays: dict, d: int | None, atol: float, hint: str) -> tuple[np.n
                 f"`{name}` must lie in [-1, 1], got {v!r} (by {abs(v) - 1:.2g}, {hint})."
             )
     k, n, t, e, r = (np.clip(x, -1.0, 1.0) for x in broadcast(**arrays))
+    nk, nn, nt, ne, _ = arrays  # the caller's names, in OVERLAP_NAMES order
     pairs = [
-        ("kappa**2 + eta**2 <= 1 (k has unit norm)", ("kappa", k), ("eta", e)),
-        ("theta**2 + nu**2 <= 1 (v has unit norm)", ("theta", t), ("nu", n)),
+        (f"{nk}**2 + {ne}**2 <= 1 (k has unit norm)", (nk, k), (ne, e)),
+        (f"{nt}**2 + {nn}**2 <= 1 (v has unit norm)", (nt, t), (nn, n)),
     ]
     for cond, (na, a), (nb, b) in pairs:
         val = a * a + b * b
@@ -536,8 +550,7 @@ def _feasible(arrays: dict, d: int | None, atol: float, hint: str) -> tuple[np.n
     if bad.any():
         i = np.flatnonzero(bad)[0]
         vals = ", ".join(
-            f"{nm}={x.flat[i].item()!r}"
-            for nm, x in zip(OVERLAP_NAMES, (k, n, t, e, r), strict=True)
+            f"{nm}={x.flat[i].item()!r}" for nm, x in zip(arrays, (k, n, t, e, r), strict=True)
         )
         raise ValueError(
             "overlaps are infeasible: the Gram matrix of (k, v, k*, v*) must be positive "

@@ -204,13 +204,35 @@ def random_generator(value: object, name: str = "rng") -> np.random.Generator:
     """
     if isinstance(value, np.random.Generator):
         return value
-    if not isinstance(value, (bool, np.bool_, str, bytes, float)):  # NumPy would take some
+    if _is_seed(value):
         with contextlib.suppress(TypeError, ValueError):
             return np.random.default_rng(value)
     raise ValueError(
-        f"`{name}` must be a numpy.random.Generator or a seed (a non-negative integer), "
+        f"`{name}` must be a numpy.random.Generator or a seed (a non-negative integer or a "
+        "flat sequence of them), "
         f"got {_brief(value)}."
     )
+
+
+def _is_seed(value: object) -> bool:
+    """None, an integer ``>= 0`` (not a bool), or a flat sequence of them: what NumPy would
+    seed from without guessing (it also takes nested lists, floats of integral value...)."""
+    if value is None or isinstance(value, np.random.SeedSequence | np.random.BitGenerator):
+        return True
+
+    def whole(x: object) -> bool:
+        return isinstance(x, int | np.integer) and not isinstance(x, bool | np.bool_) and x >= 0
+
+    if whole(value):
+        return True
+    if isinstance(value, list | tuple | np.ndarray):
+        items = value.tolist() if isinstance(value, np.ndarray) else value
+        return (
+            len(items) > 0
+            and (not isinstance(value, np.ndarray) or value.ndim == 1)
+            and all(whole(x) for x in items)
+        )
+    return False
 
 
 def tolerance(value: object, name: str = "atol") -> float:

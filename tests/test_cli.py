@@ -420,3 +420,35 @@ def test_verify_runs_the_models_checks_where_the_flags_say(capsys):
         "slr-theory verify: error: argument --lam: not with --random (which draws every "
         "check's parameters)"
     )
+
+
+@pytest.mark.parametrize("force", [[], ["--force"]], ids=["taken", "not-ours"])
+def test_certify_refuses_its_out_before_the_census(capsys, tmp_path, monkeypatch, force):
+    """A refused --out costs nothing: the census (minutes at lam = 0.9) is never started."""
+    pytest.importorskip("flint")
+    import slr_theory.certify as certify
+
+    def never(*args, **kw):
+        raise AssertionError("the census ran before --out was checked")
+
+    monkeypatch.setattr(certify, "certify_critical_points", never)
+    out = tmp_path / "c.json.gz"
+    out.write_bytes(b"the user's")
+    argv = ["certify", "--d", "8", "--L", "4", "--lam", "0.3", "--out", str(out), *force]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("slr-theory certify: error: argument --out: ")
+    assert out.read_bytes() == b"the user's"
+
+
+def test_atlas_from_plot_names_from_and_no_force_it_lacks(capsys, tmp_path):
+    """atlas --from --plot writes into what it read: a refusal names --from, and never
+    suggests a --force the atlas command does not have."""
+    out = tmp_path / "at"
+    assert main(_atlas_argv(out)) == 0
+    capsys.readouterr()
+    (out / "atlas.png").write_bytes(b"the user's figure")
+    assert main(["atlas", "--from", str(out), "--plot"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("slr-theory atlas: error: argument --from: ") and "--force" not in err
+    assert (out / "atlas.png").read_bytes() == b"the user's figure"

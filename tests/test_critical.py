@@ -745,3 +745,23 @@ def test_relus_gradient_on_the_dead_key_fold_matches_130_digit_quadrature():
     got, ref = risk_grad(p, *ov), mp_risk_gradient(p, ov, dps=130)
     for a, b in zip(got, ref, strict=True):
         assert abs(a - float(b)) <= 1e-10 * abs(float(b)), (a, b)
+
+
+@pytest.mark.parametrize(
+    "bad, named",
+    [
+        ({"starts": "abc"}, "`starts`"),
+        ({"rng": [[1, 2], [3]]}, "`rng`"),
+        ({"rng": 1.5}, "`rng`"),
+        ({"grid": float("nan")}, "`grid`"),
+        ({"iterations": 0}, "`iterations`"),
+        ({"tol": -1.0}, "`tol`"),
+        ({"progress": 3}, "`progress`"),
+    ],
+)
+@pytest.mark.parametrize("where", ["manifold", "sphere"])
+def test_critical_points_checks_every_argument_for_both_wheres(where, bad, named):
+    """An argument the manifold's list does not use is still the user's: a wrong one is
+    refused, never ignored."""
+    with pytest.raises(ValueError, match=named):
+        critical_points(Params(d=8, L=4, lam=0.3, gamma=0.7), where, **bad)

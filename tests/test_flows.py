@@ -233,3 +233,13 @@ def test_critical_points_on_m_are_classified(p):
         np.testing.assert_allclose(J, np.diag([2 * s1 * g[0], 2 * s2 * g[1]]), rtol=1e-13, atol=0)
         assert np.all(np.diag(J) < 0) if s1 == s2 else np.all(np.diag(J) > 0)
         np.testing.assert_array_equal(manifold_field(p, float(s1), float(s2)), 0.0)
+
+
+def test_a_start_out_of_range_is_named_as_the_user_gave_it():
+    p = Params(d=8, L=4, lam=0.3, gamma=0.7)
+    with pytest.raises(ValueError, match=r"^`kappa0` must lie in \[-1, 1\], got 1e\+300"):
+        manifold_flow(p, 1e300, 0.1, 1.0)
+    with pytest.raises(ValueError, match=r"^`nu0` must lie in \[-1, 1\]"):
+        manifold_flow(p, 0.1, -2.0, 1.0)
+    with pytest.raises(ValueError, match=r"overlaps0\[0\]\*\*2 \+ overlaps0\[3\]\*\*2 <= 1"):
+        overlap_flow(p, [0.9, 0.0, 0.0, 0.9, 0.0], 1.0)

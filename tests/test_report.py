@@ -645,3 +645,18 @@ def test_certify_computes_the_census_beside_the_report(
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "argument --certify" in err
     assert not (tmp_path / "s").exists()
+
+
+def test_from_a_busy_folder_names_from_not_an_out_never_typed(tmp_path, drawn, capsys):
+    import fcntl
+
+    copy_ = _drawn_copy(drawn, tmp_path / "r")
+    fd = os.open(copy_ / LOCK_NAME, os.O_CREAT | os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        assert main(["report", "--from", str(copy_)]) == 2
+    finally:
+        os.close(fd)
+    err = capsys.readouterr().err
+    assert err.startswith("slr-theory report: error: argument --from: another slr-theory run")
+    assert err.count("\n") == 1
