@@ -1099,3 +1099,31 @@ def test_sgd_in_law_and_pgd_on_relu():
     tr = st_.pgd(p, [[0.2, -0.3, 0, 0, 0]], 1e-3, 400)
     fl = st_.manifold_flow(p, 0.2, -0.3, 0.4)
     np.testing.assert_allclose(tr.overlaps[-1, 0, :2], fl.overlaps[-1, :2], atol=2e-3)
+
+
+def test_a_function_that_writes_into_its_argument_changes_no_later_check():
+    """``np.clip(u, -50, 50, out=u)`` once shrank the shared check points to 50, after
+    which a sigma that is NaN beyond 60 was accepted and a risk came out NaN."""
+    from slr_theory.nonlinearity import CHECK_POINTS
+
+    before = CHECK_POINTS.copy()
+
+    def writer(u):
+        return np.tanh(np.clip(u, -50.0, 50.0, out=u))
+
+    def d_writer(u):
+        return 1.0 / np.cosh(np.clip(u, -50.0, 50.0, out=u)) ** 2
+
+    def d2_writer(u):
+        c = np.clip(u, -50.0, 50.0, out=u)
+        return -2.0 * np.tanh(c) / np.cosh(c) ** 2
+
+    Nonlinearity("writer", writer, d_writer, d2_writer)
+    np.testing.assert_array_equal(CHECK_POINTS, before)
+
+    def nan_beyond_60(u):
+        u = np.asarray(u, dtype=float)
+        return np.where(np.abs(u) > 60.0, np.nan, np.tanh(u))
+
+    with pytest.raises(ValueError, match="must be finite wherever the risk evaluates it"):
+        Nonlinearity("nan-beyond-60", nan_beyond_60, d_writer, d2_writer)
