@@ -9,9 +9,6 @@ import sys
 
 __all__ = ["main"]
 
-#: What a Ctrl-C before the command has started prints.
-INTERRUPTED = "slr-theory: interrupted (Ctrl-C) while starting; nothing was written"
-
 
 def main() -> int:
     """Run the command line with ``sys.argv``; its exit status.
@@ -21,17 +18,17 @@ def main() -> int:
     int
         As :func:`slr_theory.cli.main`; 130 when interrupted while it starts.
     """
-    from .interrupts import interrupts_held
+    from .interrupts import STARTING_INTERRUPTED, interrupts_held
 
     with interrupts_held() as noted:
         from .cli import main as run
     if noted:
-        print(INTERRUPTED, file=sys.stderr)
+        print(STARTING_INTERRUPTED, file=sys.stderr)
         return 130
     try:
         return run()
     except KeyboardInterrupt:  # between the imports and the command's own handling
-        print(INTERRUPTED, file=sys.stderr)
+        print(STARTING_INTERRUPTED, file=sys.stderr)
         return 130
 
 

@@ -15,7 +15,7 @@ import sys
 from collections.abc import Sequence
 from functools import lru_cache
 
-from .interrupts import interrupts_held
+from .interrupts import STARTING_INTERRUPTED, interrupts_held
 from .render import risk_text, statistics_text, to_json, trajectory_text, verification_text
 
 __all__ = ["main"]
@@ -1705,7 +1705,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         parser = _build_parser()
     if noted:
-        _quiet_stderr("slr-theory: interrupted (Ctrl-C) while starting; nothing was written")
+        _quiet_stderr(STARTING_INTERRUPTED)
         return 130
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv

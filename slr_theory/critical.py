@@ -64,7 +64,14 @@ from .manifold import (
 from .params import Params, check_params
 from .results import html_table
 from .trajectory import MAX_ALPHA, Progress, to_overlaps, to_vectors
-from .validate import as_array, positive_int, positive_real, random_generator, unit_vectors
+from .validate import (
+    as_array,
+    positive_int,
+    positive_real,
+    progress_option,
+    random_generator,
+    unit_vectors,
+)
 
 __all__ = [
     "FOLD",
@@ -1001,8 +1008,7 @@ def critical_points(
     iterations = positive_int(iterations, "iterations", upper=MAX_ITERATIONS)
     tol = positive_real(tol, "tol")
     rng = random_generator(rng)
-    if not (progress is None or isinstance(progress, bool) or callable(progress)):
-        raise ValueError(f"`progress` must be a bool or a callable, got {progress!r}.")
+    progress = progress_option(progress)
     tables = _tables(params)
     if where == "manifold":
         pts = []

@@ -15,7 +15,10 @@ import signal
 import threading
 from collections.abc import Iterator
 
-__all__ = ["interrupts_held"]
+__all__ = ["STARTING_INTERRUPTED", "interrupts_held"]
+
+#: What the command prints when a Ctrl-C came before it started its work.
+STARTING_INTERRUPTED = "slr-theory: interrupted (Ctrl-C) while starting; nothing was written"
 
 
 @contextlib.contextmanager

@@ -28,7 +28,7 @@ import numpy as np
 
 from . import engine
 from .params import DOMAIN, Params, check_overlaps, check_params
-from .validate import as_array, finite_real, positive_int, positive_real
+from .validate import as_array, finite_real, positive_int, positive_real, progress_option
 
 #: Largest step size a run accepts (``alpha**2`` times a gradient must stay finite).
 MAX_ALPHA = 1e100
@@ -218,14 +218,13 @@ class Progress:
 
     def __init__(self, progress, total: int, desc: str, unit: str = "step"):
         self.bar = None
+        progress = progress_option(progress)
         self.update = progress if callable(progress) else None
         if progress is True:
             from tqdm.auto import tqdm
 
             self.bar = tqdm(total=total, unit=unit, desc=desc)
             self.update = self.bar.update
-        elif not (progress is False or progress is None or callable(progress)):
-            raise ValueError(f"`progress` must be a bool or a callable, got {progress!r}.")
 
     def __enter__(self):
         return self.update

@@ -26,6 +26,7 @@ __all__ = [
     "orthonormal_pair",
     "positive_int",
     "positive_real",
+    "progress_option",
     "random_generator",
     "rounding_tolerance",
     "tolerance",
@@ -209,9 +210,32 @@ def random_generator(value: object, name: str = "rng") -> np.random.Generator:
             return np.random.default_rng(value)
     raise ValueError(
         f"`{name}` must be a numpy.random.Generator or a seed (a non-negative integer or a "
-        "flat sequence of them), "
-        f"got {_brief(value)}."
+        f"flat sequence of them), got {_brief(value)}."
     )
+
+
+def progress_option(value: object, name: str = "progress") -> object:
+    """`value` as given if it is None, a bool or a callable (a progress option).
+
+    Parameters
+    ----------
+    value : object
+    name : str
+        The argument's name, for the message.
+
+    Returns
+    -------
+    None, bool or callable
+
+    Examples
+    --------
+    >>> from slr_theory.validate import progress_option
+    >>> progress_option(True)
+    True
+    """
+    if value is None or isinstance(value, bool) or callable(value):
+        return value
+    raise ValueError(f"`{name}` must be a bool or a callable, got {value!r}.")
 
 
 def _is_seed(value: object) -> bool:
