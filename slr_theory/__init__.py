@@ -4,10 +4,11 @@ The modules, layer by layer: a module imports modules of its own layer or of low
 never of a higher one (``tests/test_house.py`` checks it, with its few documented
 exceptions).
 
-0. ``validate``, ``doubledouble``, ``results``, ``chebyshev``, ``interval``, ``interrupts``:
-   input checks; double-double exponents; typed results as JSON and back; checked
-   piecewise Chebyshev interpolants; rigorous interval arithmetic on arrays; Ctrl-C held
-   while the command imports.
+0. ``validate``, ``doubledouble``, ``results``, ``chebyshev``, ``interval``, ``interrupts``, ``identities``, ``symbolic``:
+   input checks; double-double exponents; typed results as
+   JSON and back; checked piecewise Chebyshev interpolants; rigorous interval arithmetic
+   on arrays; Ctrl-C held while the command imports; a nonlinearity's properties by
+   integral identities, or from a SymPy expression.
 1. ``gaussian``, ``nonlinearity``, ``softmax``, ``params``, ``work``, ``output``, ``workers``:
    Gaussian expectations of ``erf`` (closed forms), of any nonlinearity (quadrature) and
    of softmax weights (Laplace transform); ``Params`` and overlap feasibility; cost
@@ -26,8 +27,9 @@ exceptions).
    proofs about the critical points.
 7. ``landscape``, ``experiments``, ``survey``: stability of M, basins, continuation; the
    paper's section 5; the atlas over parameter space.
-8. ``verify``, ``study``, ``testing``: the registry of checks against mpmath and Monte
-   Carlo; the report's computation as one saved result, and its findings; strategies and
+8. ``verify``, ``study``, ``study_check``, ``testing``: the registry of checks against
+   mpmath and Monte Carlo; the report's computation as one saved result, its findings,
+   and the domains of its fields checked when it is read; strategies and
    a Monte Carlo assertion for property tests of one's own.
 9. ``render``, ``plotting``: tables and figures, drawn from results.
 10. ``report``, ``cli``: the report and the command line.

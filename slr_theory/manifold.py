@@ -80,6 +80,40 @@ def edge_roots(params: Params, nu: float) -> np.ndarray:
     return out
 
 
+_UNDERFLOW = 1e-290  # below, a gradient computed from products loses its digits
+
+
+def underflow(params: Params, nu: float) -> float:
+    """The share of the scan of ``R_kappa(kappa, nu)`` on M where it underflows (two or
+    more consecutive scan points below ``1e-290``, where the subnormals' rounding begins):
+    where roots cannot be told from rounding.
+
+    Parameters
+    ----------
+    params : Params
+    nu : float
+
+    Returns
+    -------
+    float
+        In ``[0, 1]``.
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.manifold import underflow
+    >>> underflow(Params.paper(), 1.0)
+    0.0
+    """
+    if params.model.key_free(params):
+        return 0.0
+    tab = engine.table(params, params.lam, 1)
+    r = _m_gradient(tab, np.linspace(-1.0, 1.0, EDGE_SCAN)[1:-1], nu)[0]
+    zero = np.abs(r) < _UNDERFLOW
+    run = zero & (np.concatenate([[False], zero[:-1]]) | np.concatenate([zero[1:], [False]]))
+    return float(np.mean(run))
+
+
 def _m_gradient(tab, kappa, nu: float) -> np.ndarray:
     """``(R_kappa, R_nu)`` ``(2, n)`` on M at ``kappa`` and one ``nu``."""
     k = np.atleast_1d(np.asarray(kappa, dtype=float))
@@ -88,13 +122,23 @@ def _m_gradient(tab, kappa, nu: float) -> np.ndarray:
 
 def _roots(fn) -> list[float]:
     """The roots of ``fn`` in ``(-1, 1)``: exact zeros and sign changes of a scan of
-    :data:`EDGE_SCAN` points, refined by Brent's method, sorted."""
+    :data:`EDGE_SCAN` points, refined by Brent's method, sorted. Consecutive values below
+    ``1e-290`` are a stretch where ``fn`` underflows (``E sigma'(U)(sigma(U) - 1)`` where
+    ``sigma`` saturates), and sign changes inside it are rounding, not roots:
+    :func:`underflow` measures it."""
     from scipy.optimize import brentq
 
     k = np.linspace(-1.0, 1.0, EDGE_SCAN)[1:-1]
     r = fn(k)
     flips = np.nonzero(np.sign(r[:-1]) * np.sign(r[1:]) < 0)[0]
-    roots = [float(k[i]) for i in np.nonzero(r == 0.0)[0]]
+    zero = np.abs(r) < _UNDERFLOW
+    lone = zero & ~np.concatenate([[False], zero[:-1]]) & ~np.concatenate([zero[1:], [False]])
+    # a zero is a root where the sign changes through it; between values of one sign it
+    # is a cancellation (E[sigma'(sigma - 1)] of terms 1e16 times larger), and a run of
+    # them is underflow
+    through = np.concatenate([[False], np.sign(r[:-2]) * np.sign(r[2:]) < 0, [False]])
+    roots = [float(k[i]) for i in np.nonzero(lone & (r == 0.0) & through)[0]]
+    flips = flips[~(zero[flips] & zero[flips + 1])]
     one = lambda x: float(fn(x)[0])  # noqa: E731
     for i in flips:
         a, b = float(k[i]), float(k[i + 1])
@@ -173,7 +217,7 @@ def manifold_critical_overlaps(params: Params) -> np.ndarray:
     """Every critical point of the flow on M, as rows ``(kappa, nu)``, symmetric copies included.
 
     Pointwise attention with ``sigma`` odd, non-decreasing and ``|sigma| <= 1`` (each
-    verified when ``sigma`` was built): the origin and the four corners, by proof
+    established when ``sigma`` was built): the origin and the four corners, by proof
     (:func:`slr_theory.critical.manifold_certificate`). Any other model: the four corners, the interior
     points (roots of ``R_nu``, each with the ``nu`` where ``R_kappa`` vanishes) and the
     roots of ``R_kappa(kappa, +-1)`` on the edges ``nu = +-1``, located by scans
@@ -284,7 +328,8 @@ def five_points_proved(params: Params) -> bool:
 
     The proof (:func:`slr_theory.critical.manifold_certificate`) needs weights odd in the
     key (:attr:`slr_theory.Params.odd_weights`) and ``sigma`` non-decreasing with
-    ``|sigma| <= 1``, each verified on a dense grid when ``sigma`` was built.
+    ``|sigma| <= 1``, each established when ``sigma`` was built, symbolically or by
+    integral identities (:attr:`slr_theory.Nonlinearity.established`).
 
     Parameters
     ----------

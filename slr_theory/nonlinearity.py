@@ -34,7 +34,8 @@ from __future__ import annotations
 import contextlib
 import itertools
 import math
-from collections.abc import Callable
+import threading
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -42,6 +43,7 @@ import numpy as np
 from scipy.special import erf, erfc, expit
 
 from .chebyshev import Pieces, build_pieces
+from .identities import establish
 from .validate import as_array, finite_real, positive_real
 
 __all__ = [
@@ -149,21 +151,26 @@ class Nonlinearity:
         default=None, kw_only=True
     )
     kinks: tuple = field(default=(), kw_only=True)
-    #: ``sigma(-u) = -sigma(u)`` to ``1e-14`` on :data:`CHECK_POINTS` (verified when built).
+    #: ``sigma(-u) = -sigma(u)`` (to ``1e-14``), established when built
+    #: (:func:`slr_theory.identities.establish`, or symbolically: :attr:`established`).
     odd: bool = field(init=False, repr=False, compare=False)
-    #: ``sigma' >= 0`` on :data:`CHECK_POINTS` and ``> 0`` somewhere (verified): every
-    #: ``E sigma(t + gZ)`` is then strictly increasing in ``t``.
+    #: ``sigma' >= 0`` and ``> 0`` somewhere (established): every ``E sigma(t + gZ)`` is
+    #: then strictly increasing in ``t``.
     increasing: bool = field(init=False, repr=False, compare=False)
-    #: ``max |sigma|`` on :data:`CHECK_POINTS` (measured).
+    #: ``sup |sigma|`` over ``|u| <= 1e300``, from its values and located extremes (or
+    #: symbolically, from its limits, where ``sigma`` is proved monotone).
     bound: float = field(init=False, repr=False, compare=False)
-    #: ``1`` if ``sigma >= 0`` on :data:`CHECK_POINTS` (ReLU, sigmoid), ``-1`` if
-    #: ``sigma <= 0``, else 0 (verified): a one-signed ``E sigma(U)`` does not cancel
-    #: inside itself, however small it is.
+    #: ``1`` if ``sigma >= 0`` (ReLU, sigmoid), ``-1`` if ``sigma <= 0``, else 0
+    #: (established): a one-signed ``E sigma(U)`` does not cancel inside itself, however
+    #: small it is.
     sign: int = field(init=False, repr=False, compare=False)
-    #: ``(left, right)``: whether ``|sigma| < 1e-20`` at every check point beyond ``-60``
-    #: (``+60``), as sigmoid's left tail: there ``sigma^2`` itself is the integrand the
-    #: quadrature must follow into the tail (measured).
+    #: ``(left, right)``: whether ``|sigma| < 1e-20`` beyond ``-60`` (``+60``), as sigmoid's
+    #: left tail: there ``sigma^2`` itself is the integrand the quadrature must follow into
+    #: the tail (at every node of the identities).
     vanishes: tuple = field(init=False, repr=False, compare=False)
+    #: For ``"odd"``, ``"increasing"`` and ``"bound"``: how each was established, in words
+    #: a proof can cite (``"SymPy"``, or the integral identities with their panels).
+    established: dict = field(init=False, repr=False, compare=False)
     #: ``(len(kinks), 2, 5)``: ``sigma^(m)`` at the float below and above each kink
     #: (measured when built; their differences are the jumps).
     sides: np.ndarray = field(init=False, repr=False, compare=False)
@@ -182,6 +189,8 @@ class Nonlinearity:
             object.__setattr__(self, "strip", positive_real(self.strip, "strip"))
         if self.d4f is not None and self.d3f is None:
             raise ValueError("`d4f` needs `d3f`: give the third derivative too.")
+        for attr in _USER_FUNCTIONS:
+            object.__setattr__(self, attr, _own_copy(getattr(self, attr)))
         object.__setattr__(self, "kinks", _checked_kinks(self))
         chain = [a for a in ("f", "df", "d2f", "d3f", "d4f") if getattr(self, a) is not None]
         given = [*chain, "complement"] if self.complement is not None else chain
@@ -189,18 +198,12 @@ class Nonlinearity:
         for low, high in itertools.pairwise(chain):
             _check_derivative(self, low, high, values)
         object.__setattr__(self, "sides", _kink_sides(self))
-        f, df = values["f"], values["df"]
-        u = CHECK_POINTS
-        odd = bool(np.all(np.abs(f + f[::-1]) <= 1e-14 * np.maximum(1.0, np.abs(f))))
-        increasing = bool(np.all(df >= 0) and np.any(df > 0))
-        object.__setattr__(self, "odd", odd)
-        object.__setattr__(self, "increasing", increasing)
-        object.__setattr__(self, "bound", float(np.max(np.abs(f))))
-        object.__setattr__(self, "sign", 1 if np.all(f >= 0) else -1 if np.all(f <= 0) else 0)
-        tiny = np.abs(f) < 1e-20
-        object.__setattr__(
-            self, "vanishes", (bool(np.all(tiny[u <= -60.0])), bool(np.all(tiny[u >= 60.0])))
-        )
+        facts = establish(self.name, [getattr(self, a) for a in chain], chain, self.kinks)
+        for attr in ("odd", "increasing", "bound", "sign", "vanishes"):
+            object.__setattr__(self, attr, getattr(facts, attr))
+        how = facts.how
+        object.__setattr__(self, "established", dict.fromkeys(_PROPERTIES, how))
+        f, u = values["f"], CHECK_POINTS
         if self.closed_moments is not None:
             _check_closed_moments(self)
         if self.complement is not None:
@@ -262,6 +265,78 @@ class Nonlinearity:
             kinks=tuple(c - b for c in self.kinks),
         )
 
+    @classmethod
+    def from_sympy(cls, expr, name: str | None = None, *, symbol=None) -> Nonlinearity:
+        """A nonlinearity from a SymPy expression, its derivatives and kinks derived.
+
+        The four derivatives come from ``sympy.diff`` (piece by piece), the kinks from
+        the boundaries of ``Max``, ``Min``, ``Abs``, ``Heaviside``, ``sign`` and
+        ``Piecewise`` (refused where ``sigma`` jumps), and oddness, monotonicity and, for
+        a monotone ``sigma``, the bound (its limits at ``+-inf``) are proved by SymPy where
+        it decides them: :attr:`established` says ``"SymPy (proved symbolically)"`` for
+        those, and the integral identities for the rest (every one is also checked by
+        them, as for any nonlinearity). Needs SymPy (``slr-theory[derive]``).
+
+        Parameters
+        ----------
+        expr : sympy expression or str
+            In one real variable.
+        name : str, optional
+            Defaults to the expression as SymPy prints it.
+        symbol : sympy.Symbol, optional
+            The variable, where `expr` has more than one free symbol.
+
+        Returns
+        -------
+        Nonlinearity
+
+        Raises
+        ------
+        ValueError
+            As :func:`slr_theory.symbolic.derive`, or as the class (a value that is not
+            finite out to ``1e300``, a jump).
+
+        Examples
+        --------
+        >>> from slr_theory import Nonlinearity
+        >>> relu = Nonlinearity.from_sympy("Max(u - 1/400, 0)", "shifted relu")
+        >>> relu.kinks, relu.increasing, relu.established["increasing"]
+        ((0.0025,), True, 'SymPy (proved symbolically)')
+        """
+        from .symbolic import PROVED, derive
+
+        d = derive(expr, symbol)
+        f, df, d2f, d3f, d4f = d.functions
+        sigma = cls(name or d.text, f, df, d2f, d3f, d4f=d4f, kinks=d.kinks)
+        established = dict(sigma.established)
+        for prop, value in d.proved.items():
+            object.__setattr__(sigma, prop, value)
+            established[prop] = PROVED
+        object.__setattr__(sigma, "established", established)
+        return sigma
+
+    def how_established(self, *names: str) -> str:
+        """How the named properties (``"odd"``, ``"increasing"``, ``"bound"``) were
+        established, for a proof's sentence: properties established alike share a clause.
+
+        Examples
+        --------
+        >>> from slr_theory.nonlinearity import nonlinearity_of
+        >>> nonlinearity_of("tanh").how_established("odd", "bound")[:48]
+        'oddness and the bound by integral identities on '
+        """
+        groups: dict[str, list[str]] = {}
+        for n in names:
+            if n not in self.established:
+                raise ValueError(f"`names` must be among {_PROPERTIES}, got {n!r}.")
+            groups.setdefault(self.established[n], []).append(n)
+
+        def words(ns):
+            ws = [_PROPERTY_WORDS[n] for n in ns]
+            return ws[0] if len(ws) == 1 else f"{', '.join(ws[:-1])} and {ws[-1]}"
+
+        return "; ".join(f"{words(ns)} by {how}" for how, ns in groups.items())
+
     def derivative(self, j: int) -> Callable[[np.ndarray], np.ndarray] | None:
         """``sigma^(j)`` for ``0 <= j <= 4``, or None if it is not provided."""
         return (self.f, self.df, self.d2f, self.d3f, self.d4f)[j]
@@ -295,6 +370,47 @@ def _fresh(u: np.ndarray) -> np.ndarray:
     """A writable copy of `u` for a user's function: one that writes into its argument
     (``np.clip(u, -50, 50, out=u)``) must not change the points checked after it."""
     return np.array(u, dtype=np.float64, copy=True)
+
+
+_USER_FUNCTIONS = ("f", "df", "d2f", "d3f", "d4f", "complement")
+_PROPERTIES = ("odd", "increasing", "bound")
+_PROPERTY_WORDS = {"odd": "oddness", "increasing": "monotonicity", "bound": "the bound"}
+
+
+class _OwnCopy:
+    """A user's function, called on a private copy of its argument: one that writes into
+    it (``np.clip(u, -50, 50, out=u)``) cannot change the quadrature's nodes or the
+    points checked after it. Equal (and hashed) as the function it wraps, so two
+    nonlinearities of the same functions stay equal."""
+
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+
+    def __call__(self, u):
+        return self.fn(np.array(u, copy=True))
+
+    def __eq__(self, other: object) -> bool:
+        return self.fn == (other.fn if isinstance(other, _OwnCopy) else other)
+
+    def __hash__(self) -> int:
+        return hash(self.fn)
+
+    def __repr__(self) -> str:
+        return repr(self.fn)
+
+
+def _own_copy(fn):
+    """`fn` as it is where it cannot write into its argument (NumPy's ufuncs, the
+    functions of this module), else wrapped in :class:`_OwnCopy`."""
+    if (
+        fn is None
+        or isinstance(fn, np.ufunc | _OwnCopy)
+        or getattr(fn, "__module__", None) == __name__
+    ):
+        return fn
+    return _OwnCopy(fn)
 
 
 _CHECK_STEP = 1e-5  # the central difference's step on the grid; relative to |u| beyond it
@@ -553,68 +669,99 @@ def _zero(u):
     return np.zeros(np.shape(u))
 
 
+class _Builtins(Mapping):
+    """The built-ins by name, each built (and its properties established, a few tenths of
+    a second) when first asked for, once: the same object ever after, in every thread."""
+
+    def __init__(self, factories: dict) -> None:
+        self._factories = dict(factories)
+        self._built: dict[str, Nonlinearity] = {}
+        self._lock = threading.Lock()
+
+    def add(self, name: str, factory: Callable[[], Nonlinearity]) -> None:
+        self._factories[name] = factory
+
+    def __getitem__(self, name: str) -> Nonlinearity:
+        factory = self._factories[name]  # KeyError for an unknown name, as a dict
+        with self._lock:
+            if name not in self._built:
+                self._built[name] = factory()
+            return self._built[name]
+
+    def __iter__(self):
+        return iter(self._factories)
+
+    def __len__(self) -> int:
+        return len(self._factories)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._factories
+
+
 #: The built-in nonlinearities by name; ``"erf"`` is the paper's (the risk engine uses its
 #: closed forms, and this entry serves as an independent reference through quadrature).
-BUILTIN_NONLINEARITIES: dict[str, Nonlinearity] = {
-    "erf": Nonlinearity(
-        "erf",
-        erf,
-        _erf_d1,
-        _erf_d2,
-        _erf_d3,
-        d4f=_erf_d4,
-        complement=erfc,
-    ),
-    "tanh": Nonlinearity(
-        "tanh",
-        np.tanh,
-        _tanh_sech2,
-        lambda u: -2.0 * np.tanh(u) * _tanh_sech2(u),
-        lambda u: _tanh_sech2(u) * (6.0 * np.tanh(u) ** 2 - 2.0),
-        d4f=lambda u: np.tanh(u) * _tanh_sech2(u) * (16.0 - 24.0 * np.tanh(u) ** 2),
-        complement=_tanh_complement,
-        strip=np.pi / 2,  # poles at +-i pi/2
-    ),
-    "algebraic": Nonlinearity(
-        "algebraic",
-        lambda u: u * _alg_r(u),
-        lambda u: _alg_r(u) ** 3,
-        lambda u: -3.0 * (u * _alg_r(u)) * _alg_r(u) ** 4,
-        _alg_d3,
-        d4f=_alg_d4,
-        complement=_alg_complement,
-        strip=1.0,  # branch points at +-i
-    ),
-    "arctan": Nonlinearity(
-        "arctan",
-        lambda u: _TWO_OVER_PI * np.arctan(u),
-        _atan_d1,
-        _atan_d2,
-        _atan_d3,
-        d4f=_atan_d4,
-        complement=lambda u: _TWO_OVER_PI * np.arctan2(1.0, u),
-        strip=1.0,  # branch points at +-i
-    ),
-    # sigmoid attention: sigma(0) = 1/2, not odd (its weights are positive, as softmax's)
-    "sigmoid": Nonlinearity(
-        "sigmoid",
-        expit,
-        _sigmoid_d1,
-        _sigmoid_d2,
-        _sigmoid_d3,
-        d4f=_sigmoid_d4,
-        complement=lambda u: expit(-u),
-        strip=np.pi,  # poles at +-i pi
-    ),
-    # kinked: the pieces' derivatives, the Dirac masses at the kinks added in closed form
-    "relu": Nonlinearity("relu", _relu, _step, _zero, _zero, d4f=_zero, kinks=(0.0,)),
-    "leaky_relu": Nonlinearity(
-        "leaky_relu", _leaky, _leaky_d1, _zero, _zero, d4f=_zero, kinks=(0.0,)
-    ),
-    "hardtanh": Nonlinearity(
-        "hardtanh", _hardtanh, _hardtanh_d1, _zero, _zero, d4f=_zero, kinks=(-1.0, 1.0)
-    ),
-}
+BUILTIN_NONLINEARITIES: Mapping[str, Nonlinearity] = _Builtins(
+    {
+        "erf": lambda: Nonlinearity(
+            "erf",
+            erf,
+            _erf_d1,
+            _erf_d2,
+            _erf_d3,
+            d4f=_erf_d4,
+            complement=erfc,
+        ),
+        "tanh": lambda: Nonlinearity(
+            "tanh",
+            np.tanh,
+            _tanh_sech2,
+            lambda u: -2.0 * np.tanh(u) * _tanh_sech2(u),
+            lambda u: _tanh_sech2(u) * (6.0 * np.tanh(u) ** 2 - 2.0),
+            d4f=lambda u: np.tanh(u) * _tanh_sech2(u) * (16.0 - 24.0 * np.tanh(u) ** 2),
+            complement=_tanh_complement,
+            strip=np.pi / 2,  # poles at +-i pi/2
+        ),
+        "algebraic": lambda: Nonlinearity(
+            "algebraic",
+            lambda u: u * _alg_r(u),
+            lambda u: _alg_r(u) ** 3,
+            lambda u: -3.0 * (u * _alg_r(u)) * _alg_r(u) ** 4,
+            _alg_d3,
+            d4f=_alg_d4,
+            complement=_alg_complement,
+            strip=1.0,  # branch points at +-i
+        ),
+        "arctan": lambda: Nonlinearity(
+            "arctan",
+            lambda u: _TWO_OVER_PI * np.arctan(u),
+            _atan_d1,
+            _atan_d2,
+            _atan_d3,
+            d4f=_atan_d4,
+            complement=lambda u: _TWO_OVER_PI * np.arctan2(1.0, u),
+            strip=1.0,  # branch points at +-i
+        ),
+        # sigmoid attention: sigma(0) = 1/2, not odd (its weights are positive, as softmax's)
+        "sigmoid": lambda: Nonlinearity(
+            "sigmoid",
+            expit,
+            _sigmoid_d1,
+            _sigmoid_d2,
+            _sigmoid_d3,
+            d4f=_sigmoid_d4,
+            complement=lambda u: expit(-u),
+            strip=np.pi,  # poles at +-i pi
+        ),
+        # kinked: the pieces' derivatives, the Dirac masses at the kinks added in closed form
+        "relu": lambda: Nonlinearity("relu", _relu, _step, _zero, _zero, d4f=_zero, kinks=(0.0,)),
+        "leaky_relu": lambda: Nonlinearity(
+            "leaky_relu", _leaky, _leaky_d1, _zero, _zero, d4f=_zero, kinks=(0.0,)
+        ),
+        "hardtanh": lambda: Nonlinearity(
+            "hardtanh", _hardtanh, _hardtanh_d1, _zero, _zero, d4f=_zero, kinks=(-1.0, 1.0)
+        ),
+    }
+)
 
 
 def resolve_nonlinearity(value: object, name: str = "nonlinearity") -> str | Nonlinearity:
@@ -1494,12 +1641,15 @@ def _identity_moments(t: np.ndarray, g: float, order: int) -> dict:
 
 # Linear attention: sigma unbounded, its Gaussian moments polynomials (a closed-form hook,
 # checked against the quadrature like any user's; defined here, after the quadrature).
-BUILTIN_NONLINEARITIES["identity"] = Nonlinearity(
+BUILTIN_NONLINEARITIES.add(
     "identity",
-    lambda u: np.asarray(u, dtype=np.float64) * 1.0,
-    np.ones_like,
-    np.zeros_like,
-    np.zeros_like,
-    d4f=np.zeros_like,
-    closed_moments=_identity_moments,
+    lambda: Nonlinearity(
+        "identity",
+        lambda u: np.asarray(u, dtype=np.float64) * 1.0,
+        np.ones_like,
+        np.zeros_like,
+        np.zeros_like,
+        d4f=np.zeros_like,
+        closed_moments=_identity_moments,
+    ),
 )

@@ -229,8 +229,8 @@ class Params:
     @property
     def odd_weights(self) -> bool:
         """Whether the attention weight is odd in the key, so that ``(k, v) -> (-k, -v)``
-        leaves the risk unchanged: pointwise attention with a ``sigma`` verified odd on a
-        dense grid when it was built (:attr:`slr_theory.Nonlinearity.odd`); never softmax
+        leaves the risk unchanged: pointwise attention with a ``sigma`` established odd when
+        it was built (:attr:`slr_theory.Nonlinearity.odd`); never softmax
         (``softmax(-z) != -softmax(z)``)."""
         return self.model.odd_weights
 

@@ -175,7 +175,8 @@ def test_ctrl_c_while_the_command_starts_is_one_line_and_exit_130(entry):
     """At every moment of the start (the imports take about a second): one line and 130,
     never an import's traceback, or an ImportError NumPy makes of an interrupted import.
     Before the interpreter has run any of our code, SIGINT ends it silently (a shell's
-    130 too: killed by signal 2)."""
+    130 too: killed by signal 2), or, under load, inside CPython's own import of its site
+    module ("Fatal Python error: init_import_site", exit 1), which no package can change."""
     import shutil
 
     script = shutil.which("slr-theory", path=os.path.dirname(sys.executable))
@@ -202,6 +203,8 @@ def test_ctrl_c_while_the_command_starts_is_one_line_and_exit_130(entry):
         proc.stderr.close()
         if code == 0:  # the command had finished: nothing was interrupted
             continue
+        if code == 1 and err.startswith("Fatal Python error: init_import_site"):
+            continue  # CPython's own start-up (its site module), before any code of ours
         assert code in (130, -signal.SIGINT), (delay, code, err)
         assert set(err.splitlines()) <= lines and err.count("\n") <= 1, (delay, err)
 

@@ -1127,3 +1127,118 @@ def test_a_function_that_writes_into_its_argument_changes_no_later_check():
 
     with pytest.raises(ValueError, match="must be finite wherever the risk evaluates it"):
         Nonlinearity("nan-beyond-60", nan_beyond_60, d_writer, d2_writer)
+
+
+# --- the issue's cases: each refused, or right ---------------------------------------------
+
+_ISSUE = dict(d=400, L=10, lam=0.5, gamma=0.5**0.5)
+_ISSUE_OV = (0.3, 0.2, 0.1, 0.05, 0.4)
+
+
+def _kink_functions():
+    return (
+        lambda u: np.maximum(u - 0.0025, 0.0),
+        lambda u: 1.0 * (u > 0.0025),
+        np.zeros_like,
+        np.zeros_like,
+    )
+
+
+def test_a_sigma_that_jumps_between_the_old_check_points_is_refused():
+    """``tanh u + 0.5 [u > 0.0025]`` with tanh's derivatives: its risk was 18.32 where the
+    truth is 23.92."""
+    tanh = BUILTIN_NONLINEARITIES["tanh"]
+    with pytest.raises(ValueError, match=r"not continuous: `f` jumps by 0\.5 in \[0\.00249"):
+        Nonlinearity(
+            "jump", lambda u: np.tanh(u) + 0.5 * (u > 0.0025), tanh.df, tanh.d2f, tanh.d3f
+        )
+
+
+@pytest.mark.parametrize("kinks", [(), (0.5,)])
+def test_an_undeclared_or_misplaced_kink_is_refused(kinks):
+    f, df, d2f, d3f = _kink_functions()
+    with pytest.raises(ValueError, match=r"`df` of nonlinearity 'kink' jumps by 1 in \[0\.00249"):
+        Nonlinearity("kink", f, df, d2f, d3f, d4f=np.zeros_like, kinks=kinks)
+
+
+def test_the_kink_declared_gives_the_true_risk_by_hand_and_from_sympy():
+    """The referee's quadrature: 20.5357 (the undeclared kink gave 20.5652); and Monte Carlo
+    on explicit vectors at a smaller d."""
+    from slr_theory.testing import assert_matches_monte_carlo
+
+    f, df, d2f, d3f = _kink_functions()
+    by_hand = Nonlinearity("kink", f, df, d2f, d3f, d4f=np.zeros_like, kinks=(0.0025,))
+    derived = Nonlinearity.from_sympy("Max(u - 1/400, 0)")
+    assert derived.kinks == (0.0025,)
+    for sigma in (by_hand, derived):
+        p = Params(**_ISSUE, nonlinearity=sigma)
+        assert risk(p, *_ISSUE_OV) == pytest.approx(20.5357, abs=6e-5)
+    q = Params(d=12, L=5, lam=0.6, gamma=0.8, nonlinearity=by_hand)
+    assert_matches_monte_carlo(q, (0.5, 0.4, 0.2, -0.3, 0.25), n=200_000, z=4, rng=7)
+
+
+def _bumped(amplitude, centre, width, mirror=False):
+    from .test_identities import _tanh_plus
+
+    return _tanh_plus(amplitude, centre, width, mirror)
+
+
+def test_a_dip_near_300_is_seen_and_the_manifold_text_proves_nothing_of_it():
+    """sigma' down to -0.43 near u = 300: it was 'increasing', and at lam = 30, gamma = 0.05
+    the certificate said 'Hence exactly five critical points' where the manifold gradient
+    vanishes at two interior points."""
+    from slr_theory.critical import manifold_certificate
+    from slr_theory.manifold import interior_points
+
+    sigma = Nonlinearity("dip", *_bumped(-1.4, 300.0, 2.0))
+    assert not sigma.increasing
+    p = Params(d=400, L=10, lam=30, gamma=0.05, nonlinearity=sigma)
+    text = " ".join(manifold_certificate(p))
+    assert "Hence" not in text and "not monotone" in text and "integral identities" in text
+    inner = interior_points(p)
+    near = inner[(inner[:, 0] > 0.7) & (inner[:, 0] < 0.72)]
+    assert near.shape == (2, 2)
+    tab = engine.table(p, p.lam, 1)
+    scale = np.abs(tab.manifold_gradient(np.array([[0.69, 0.72], [0.5, -0.5]]))).max()
+    assert np.all(np.abs(tab.manifold_gradient(near.T)) <= 1e-9 * scale)
+
+
+def test_an_even_bump_near_300_is_not_odd_and_no_symmetry_is_assumed():
+    """An even bump near 300 kept 'odd=True' (risk 8.7647 at (k, v), 8.7632 at (-k, -v))."""
+    sigma = Nonlinearity("bump", *_bumped(1e-3, 300.0, 1.0, mirror=True))
+    assert not sigma.odd
+    p = Params(d=400, L=10, lam=30, gamma=0.05, nonlinearity=sigma)
+    assert not p.odd_weights
+    ov = np.array([0.7, 0.2, 0.1, 0.05, 0.4])
+    flip = ov * [-1, -1, 1, 1, 1]
+    assert abs(risk(p, *ov) - risk(p, *flip)) > 1e-3
+
+
+def test_the_proof_on_m_cites_how_sigma_was_established():
+    from slr_theory.critical import manifold_certificate
+
+    p = Params.paper().replace(nonlinearity="tanh")
+    text = " ".join(manifold_certificate(p))
+    assert "Hence exactly five" in text and "by integral identities on" in text
+    q = p.replace(nonlinearity=Nonlinearity.from_sympy("tanh(u)"))
+    text = " ".join(manifold_certificate(q))
+    assert "by SymPy (proved symbolically)" in text and "Hence exactly five" in text
+
+
+def test_a_sigma_that_writes_into_the_quadratures_nodes_changes_no_risk():
+    tanh = BUILTIN_NONLINEARITIES["tanh"]
+
+    def spoil(fn):
+        def at(u):
+            out = fn(u)
+            u[...] = 0.0  # the quadrature's own nodes, if it were handed them
+            return out
+
+        return at
+
+    writer = Nonlinearity("w", spoil(tanh.f), spoil(tanh.df), spoil(tanh.d2f), spoil(tanh.d3f))
+    plain = Nonlinearity("p", tanh.f, tanh.df, tanh.d2f, tanh.d3f)
+    p = Params(**_ISSUE)
+    ov = _ISSUE_OV
+    assert risk(p.replace(nonlinearity=writer), *ov) == risk(p.replace(nonlinearity=plain), *ov)
+    assert writer == Nonlinearity("w", writer.f, writer.df, writer.d2f, writer.d3f)

@@ -246,6 +246,14 @@ NOT_CALLED: dict[str, str] = {
     "workers.without_main_script": "a context manager of no argument; tested in test_workers.py",
     "workers.in_worker_bootstrap": "takes no argument; tested in test_workers.py",
     "interrupts.interrupts_held": "a context manager of no argument; tested in test_interrupts.py",
+    "identities.establish": "takes the functions Nonlinearity validated (callables, their "
+    "labels, checked kinks); every refusal is tested in test_identities.py",
+    "identities.panel_breaks": "takes the kinks Nonlinearity validated; tested in "
+    "test_identities.py",
+    "study_check.check_study": "takes a Study the toolkit loaded; every refusal is tested "
+    "through report --from in test_report.py",
+    "symbolic.derive": "takes a SymPy expression (not a value to fuzz); its refusals are "
+    "tested in test_symbolic.py",
     "__main__.main": "runs the command line on sys.argv; Ctrl-C while it starts is tested "
     "as a process in test_cli_process.py",
     "output.refusal": "builds the error a destination is refused with; every refusal is "
