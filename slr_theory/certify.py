@@ -2585,6 +2585,49 @@ def _merge(params: Params, points: list, group: np.ndarray) -> list[CertifiedPoi
     return sorted(result, key=lambda p: p.risk)
 
 
+def _restated(census: Census, derived: dict, group: np.ndarray) -> list[str]:
+    """What each point states, derived again from its re-proved zeros as the census
+    derived it (:func:`_merge`): its overlaps and their enclosure from its first zero, the
+    span dimension, index and nullity from the first zero that decides each, the kind
+    from those, and the risk at its overlaps. Any edit of a point fails here."""
+    params = census.params
+    out = []
+    for q in census.points:
+        gots = [derived.get(ref) for ref in q.zeros]
+        if not gots or any(g is None for g in gots):
+            continue  # already a failure: a zero missing or not re-proved
+        lo, hi = np.array(gots[0][0]), np.array(gots[0][1])
+        raw = 0.5 * (lo + hi)
+        mid = canonical(raw, group)
+        g = next(g for g in group if np.array_equal(g * raw, mid))
+        lo, hi = np.where(g > 0, lo, -hi), np.where(g > 0, hi, -lo)
+        where = f"point {q.overlaps}"
+        close = lambda a, b, tol: np.all(  # noqa: E731
+            np.abs(np.asarray(a, dtype=float) - b) <= tol * np.maximum(1.0, np.abs(b))
+        )
+        if not (
+            close(q.overlaps, mid, 1e-12)
+            and close(q.overlaps_lo, lo, 1e-12)
+            and close(q.overlaps_hi, hi, 1e-12)
+        ):
+            out.append(
+                f"{where}: its overlaps or their enclosure are not its zero's "
+                f"({tuple(float(x) for x in mid)} in [{tuple(lo.tolist())}, {tuple(hi.tolist())}])"
+            )
+        stated = {"span_dim": q.span_dim, "index": q.index, "nullity": q.nullity}
+        for key, pos in (("span_dim", 2), ("index", 3), ("nullity", 4)):
+            value = next((got[pos] for got in gots if got[pos] is not None), None)
+            if value != stated[key]:
+                out.append(f"{where}: {key} {stated[key]!r} is not re-proved (got {value!r})")
+        kind = _kind(q.index, q.nullity, params.d)
+        if q.kind != kind:
+            out.append(f"{where}: kind {q.kind!r} does not follow from its index ({kind!r})")
+        r = float(engine.components(params, mid.reshape(5, 1)).sum()) + params.eps**2
+        if not (isinstance(q.risk, float) and abs(q.risk - r) <= 1e-12 * max(1.0, abs(r))):
+            out.append(f"{where}: risk {q.risk!r} is not the risk at its overlaps ({r!r})")
+    return out
+
+
 @dataclass(frozen=True)
 class CertificateCheck:
     """What :func:`check_certificate` found.
@@ -2614,7 +2657,8 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
     each part partition the part's domain (prefix-free paths with ``sum 2^-len = 1``), that
     the domains are the ones the model's symmetry group gives, re-runs the verdict of
     every leaf (infeasible, excluded, Newton-excluded, unique) and the Krawczyk test of
-    every zero, and checks that each point's overlaps enclose its zeros'. It trusts
+    every zero, and derives every point's overlaps, enclosure, span dimension, index,
+    nullity, kind and risk again from its zeros (any edit of them fails). It trusts
     nothing the census says but the boxes.
 
     Parameters
@@ -2757,6 +2801,7 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
     for q in census.points:
         for ref in q.zeros:
             by_zero[ref] = q
+    derived: dict = {}  # a zero's (lo, hi, span, index, nullity), re-proved
     for ref, q in by_zero.items():
         name, _, j = ref.partition(":")
         part = census.parts.get(name)
@@ -2769,6 +2814,7 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
         if got is None:
             failures.append(f"point {q.overlaps}: zero {ref} is not a feasible critical point")
             continue
+        derived[ref] = got
         images = group * 0.5 * (np.array(got[0]) + np.array(got[1]))
         lo_q, hi_q = np.array(q.overlaps_lo), np.array(q.overlaps_hi)
         mid_q = np.array(q.overlaps)
@@ -2776,10 +2822,7 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
             (np.array(got[0]) >= lo_q - 1e-12) & (np.array(got[1]) <= hi_q + 1e-12)
         ):
             failures.append(f"point {q.overlaps}: its zero {ref} lies elsewhere")
-        if (got[3], got[4]) != (q.index, q.nullity) and q.zeros[0] == ref:
-            failures.append(
-                f"point {q.overlaps}: index {q.index} / nullity {q.nullity} not re-proved (got {got[3]} / {got[4]})"
-            )
+    failures += _restated(census, derived, group)
     ok = not failures
     complete = ok and unresolved == 0 and all(q.span_dim is not None for q in census.points)
     if census.complete and not complete:

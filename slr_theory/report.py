@@ -26,7 +26,7 @@ from .critical import overlaps_text, symmetries
 from .output import Destination, file_digest, written_files
 from .params import Params, check_params
 from .render import bayes_text
-from .study import check_certifying
+from .study import check_certifying, findings
 from .survey import Atlas, found_text, read_atlas
 from .trajectory import MAX_ALPHA
 from .validate import boolean, positive_int, positive_real
@@ -240,12 +240,22 @@ def redraw_report(
         result = Study.load(path)
     except ValueError as exc:
         raise ValueError(f"`from`: {exc}") from None
+    # the sentences are drawn from the numbers again, never taken from the file
+    result.findings = findings(result)
     html = boolean(html, "html")
     if out is None:
         out, force = path.parent, True
     with Destination(out, force=force, exclusive=True, expect=_EXPECT) as dest:
         result.save(dest.file(RESULTS))
-        _draw(result, dest, html)
+        try:
+            _draw(result, dest, html)
+        except (ArithmeticError, IndexError, KeyError, TypeError, ValueError) as exc:
+            # what check_study does not foresee of an edited file is still its fault, not
+            # an internal error: the Destination removes the partial drawing
+            raise ValueError(
+                f"`from`: {str(path)!r} holds a value the report cannot be drawn from "
+                f"({type(exc).__name__}: {exc}); compute the report again"
+            ) from None
     return dest.directory / "report.md"
 
 

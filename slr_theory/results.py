@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["dumps", "from_plain", "html_table", "loads", "to_plain"]
+__all__ = ["FieldError", "dumps", "from_plain", "html_table", "loads", "to_plain"]
 
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -119,16 +119,16 @@ def from_plain(tp: Any, data: Any) -> Any:
     if origin in (list, tuple, dict):
         args = typing.get_args(tp)
         if origin is list:
-            return [from_plain(args[0] if args else Any, x) for x in data]
+            return [_at(f"[{i}]", args[0] if args else Any, x) for i, x in enumerate(data)]
         if origin is dict:
-            return {k: from_plain(args[1] if args else Any, v) for k, v in data.items()}
+            return {k: _at(f"[{k!r}]", args[1] if args else Any, v) for k, v in data.items()}
         if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(from_plain(args[0], x) for x in data)
-        return tuple(from_plain(a, x) for a, x in zip(args, data, strict=True))
+            return tuple(_at(f"[{i}]", args[0], x) for i, x in enumerate(data))
+        return tuple(_at(f"[{i}]", a, x) for i, (a, x) in enumerate(zip(args, data, strict=True)))
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         hints = _hints(tp)
         kwargs = {
-            f.name: from_plain(hints.get(f.name, Any), data[f.name])
+            f.name: _at(f".{f.name}", hints.get(f.name, Any), data[f.name])
             for f in dataclasses.fields(tp)
             if f.init and f.name in data
         }
@@ -144,6 +144,33 @@ def from_plain(tp: Any, data: Any) -> Any:
     if tp in (list, dict, tuple):
         return data
     raise TypeError(f"cannot rebuild a {tp!r} from plain data.")
+
+
+class FieldError(ValueError):
+    """A value of saved data that does not rebuild as its type, with the field it is in.
+
+    Attributes
+    ----------
+    field : str
+        The path of the field (``points[0].index``).
+    reason : str
+        What is wrong with it.
+    """
+
+    def __init__(self, field: str, reason: str) -> None:
+        self.field, self.reason = field, reason
+        super().__init__(f"field `{field}`: {reason}")
+
+
+def _at(step: str, tp: Any, data: Any) -> Any:
+    """:func:`from_plain` of a field, a failure in it named by its path."""
+    try:
+        return from_plain(tp, data)
+    except FieldError as exc:
+        inner = exc.field if exc.field.startswith("[") else f".{exc.field}"
+        raise FieldError(f"{step}{inner}".lstrip("."), exc.reason) from None
+    except (ValueError, TypeError, KeyError) as exc:
+        raise FieldError(step.lstrip("."), str(exc)) from None
 
 
 def _hints(tp: type) -> dict:

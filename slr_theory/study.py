@@ -37,7 +37,8 @@ from .manifold import five_points_proved
 from .nonlinearity import UnboundedSigma
 from .output import quiet_workers
 from .params import Params, check_params
-from .results import dumps, loads
+from .results import FieldError, dumps, loads
+from .study_check import check_study
 from .survey import AXES, Atlas, read_atlas
 from .validate import positive_int
 from .verify import CheckResult
@@ -480,9 +481,9 @@ class Study:
         Raises
         ------
         ValueError
-            When the file is not a study of this schema, or a parameter it holds lies
-            outside its domain (naming the field: an edited ``alpha = -1`` was drawn as
-            'PGD step alpha = -1').
+            When the file is not a study of this schema, or a field it holds lies outside
+            its domain (naming the field: an edited ``alpha = -1`` was drawn as 'PGD step
+            alpha = -1'; :func:`slr_theory.study_check.check_study`).
         """
         import json
 
@@ -496,9 +497,12 @@ class Study:
             raise ValueError(f"`{path}` must hold a study of schema {SCHEMA}, got {got!r}.")
         try:
             study = loads(cls, text)
+        except FieldError as exc:
+            raise ValueError(f"`{path}` field `{exc.field}`: {exc.reason}") from None
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"`{path}` is not a complete study: {exc!r}.") from None
         _check_fields(study, path)
+        check_study(study, str(path))
         return study
 
 

@@ -142,6 +142,19 @@ def _first(data, part, verdict):
         lambda d: _first_cover(d).__setitem__(
             "hi", [float(x + 0.2).hex() for x in map(float.fromhex, _first_cover(d)["hi"])]
         ),
+        # a point's risk, kind, span dimension, nullity or overlaps edited (the overlaps
+        # moved 1e-3, outside their own enclosure, or with it)
+        lambda d: d["points"][0].__setitem__("risk", 0.1),
+        lambda d: d["points"][-1].__setitem__("kind", "minimum"),
+        lambda d: d["points"][0].__setitem__("span_dim", 3),
+        lambda d: d["points"][0].__setitem__("nullity", 5),
+        lambda d: d["points"][1].__setitem__(
+            "overlaps", [x + 1e-3 for x in d["points"][1]["overlaps"]]
+        ),
+        lambda d: [
+            d["points"][1].__setitem__(k, [x + 1e-3 for x in d["points"][1][k]])
+            for k in ("overlaps", "overlaps_lo", "overlaps_hi")
+        ],
         # a tube forged over the corner k = k*, v = v* (a critical point)
         lambda d: d["parts"]["strata"].__setitem__(
             "tubes",
@@ -159,6 +172,12 @@ def _first(data, part, verdict):
         "letter-in-path",
         "number-as-path",
         "widened-neighbourhood",
+        "risk",
+        "kind",
+        "span-dim",
+        "nullity",
+        "moved-overlaps",
+        "moved-enclosure",
         "forged-tube",
     ],
 )

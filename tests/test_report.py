@@ -661,3 +661,69 @@ def test_from_a_busy_folder_names_from_not_an_out_never_typed(tmp_path, drawn, c
     err = capsys.readouterr().err
     assert err.startswith("slr-theory report: error: argument --from: another slr-theory run")
     assert err.count("\n") == 1
+
+
+def _set(path: str, value):
+    """An edit of a results.json dict at a dotted path (indices as numbers)."""
+
+    def edit(data):
+        keys = [int(k) if k.isdigit() else k for k in path.split(".")]
+        target = data
+        for k in keys[:-1]:
+            target = target[k]
+        target[keys[-1]] = value(target[keys[-1]]) if callable(value) else value
+
+    return edit
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (_set("points.0.risk", -2.0), "points[0].risk"),
+        (_set("points.0.risk", "NaN"), "points[0].risk"),
+        (_set("risk_rows.0.total", -1.0), "risk_rows[0].total"),
+        (_set("basins.fractions", [0.9, 0.9]), "basins.fractions"),
+        (_set("basins.fractions", [1.0]), "basins.fractions"),
+        (_set("basins.stderr", [0.0, 0.0]), "basins.stderr"),
+        (_set("lipschitz.lower", 100.0), "lipschitz"),
+        (_set("points.0.index", -3), "points[0].index"),
+        (_set("points.0.index", 1.5), "points[0].index"),
+        (_set("points.0.overlaps", [0.0, 0.0, 1.0]), "points[0].overlaps"),
+        (_set("portrait.grid", []), "portrait.grid"),
+        (_set("portrait.risk", lambda r: r[:-1]), "portrait.risk"),
+        (_set("stability.lead", lambda r: r[:-1]), "stability.lead"),
+        (_set("basins.label", lambda r: [5, *r[1:]]), "basins.label"),
+    ],
+    ids=lambda x: x if isinstance(x, str) else "",
+)
+def test_from_refuses_an_edited_field_by_its_name_with_or_without_a_record(
+    tmp_path, drawn, no_figures, capsys, edit, field
+):
+    """A results.json without its record beside it drew negative or NaN risks, basin shares
+    0.9 + 0.9, '100 <= Lip <= 1' and index -3; shares shorter than the names and an empty
+    grid were internal errors. Each is refused in one line naming the field."""
+    import json
+
+    out = _drawn_copy(drawn, tmp_path / "r")
+    data = json.loads((out / rep.RESULTS).read_text())
+    edit(data)
+    lone = tmp_path / "copied.json"
+    lone.write_text(json.dumps(data).replace('"NaN"', "NaN"))
+    assert main(["report", "--from", str(lone), "--out", str(tmp_path / "y")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"field `{field}`" in err, (field, err)
+    assert not (tmp_path / "y").exists()
+
+
+def test_the_redrawn_findings_come_from_the_numbers_not_the_file(tmp_path, drawn, no_figures):
+    import json
+
+    out = _drawn_copy(drawn, tmp_path / "r")
+    data = json.loads((out / rep.RESULTS).read_text())
+    data["findings"] = ["The optimum is never reached."]
+    lone = tmp_path / "copied.json"
+    lone.write_text(json.dumps(data))
+    rep.redraw_report(lone, tmp_path / "z")
+    text = (tmp_path / "z" / "report.md").read_text()
+    assert "never reached" not in text
+    assert text.split("## 2.")[0] == (drawn / "report.md").read_text().split("## 2.")[0]
