@@ -1560,6 +1560,8 @@ def check_tubes(strata: _Strata, tubes: dict) -> str | None:
         lo, hi, wn = (np.asarray(x, dtype=float) for x in (lo, hi, wn))
         if not (lo.shape == hi.shape == wn.shape and lo.ndim == 1):
             return f"ragged tubes in {name}"
+        if lo.size == 0:  # a census writes a chart's tubes only where it built some
+            return f"the tubes in {name} are empty"
         if not (np.all(lo < hi) and np.all(wn > 0.0) and np.all(hi[:-1] <= lo[1:])):
             return f"the tubes in {name} are not ordered, disjoint segments"
         for w in np.unique(wn):
@@ -2659,7 +2661,9 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
     every leaf (infeasible, excluded, Newton-excluded, unique) and the Krawczyk test of
     every zero, and derives every point's overlaps, enclosure, span dimension, index,
     nullity, kind and risk again from its zeros (any edit of them fails). It trusts
-    nothing the census says but the boxes.
+    nothing the census says but the boxes. The edge tubes a census saved are re-proved
+    too, and every box is classified again against what is re-proved: with tubes cut
+    short or deleted, each box is re-proved on its own or fails.
 
     Parameters
     ----------

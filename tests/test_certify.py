@@ -186,6 +186,34 @@ def test_the_checker_fails_on_a_tampered_certificate(saved, change):
     assert not result.ok and result.failures
 
 
+def test_tubes_deleted_cut_or_emptied_are_re_proved_without_them_or_refused(tmp_path):
+    """Deleting all tubes was 'internal error: IndexError'. Cut or deleted, every box is
+    classified again without what was removed (so the check stands on its own); emptied
+    tube lists are refused."""
+    full = certify_critical_points(PAPER, starts=16)
+    assert full.complete and full.parts["strata"]["tubes"]
+    path = tmp_path / "c.json.gz"
+    full.save(path)
+
+    def empty(d):
+        for tube in d["parts"]["strata"]["tubes"].values():
+            for k in ("lo", "hi", "width"):
+                tube[k] = []
+
+    result = check_certificate(_tampered(path, empty))
+    assert not result.ok and any("are empty" in f for f in result.failures)
+    for change in (
+        lambda d: d["parts"]["strata"].pop("tubes"),
+        lambda d: [
+            tube.__setitem__(k, tube[k][: len(tube[k]) // 2])
+            for tube in d["parts"]["strata"]["tubes"].values()
+            for k in ("lo", "hi", "width")
+        ],
+    ):
+        result = check_certificate(_tampered(path, change))
+        assert result.ok == result.complete and not result.failures
+
+
 def test_a_model_without_rigorous_enclosures_and_bad_budgets_are_refused():
     with pytest.raises(ValueError, match="rigorous enclosures"):
         certify_critical_points(PAPER.replace(nonlinearity="tanh"), max_boxes=10, starts=0)

@@ -76,7 +76,7 @@ def test_load_refuses_what_is_not_a_study(tmp_path):
     with pytest.raises(ValueError, match="schema"):
         Study.load(bad)
     bad.write_text(json.dumps({"schema": SCHEMA, "params": {}}))
-    with pytest.raises(ValueError, match="field `params`: .*missing"):
+    with pytest.raises(ValueError, match=r"field `params`: .*missing"):
         Study.load(bad)
 
 
