@@ -697,6 +697,37 @@ def _stored_spec(directory: Path, recorded: dict) -> dict | None:
 _CELL_NAME = re.compile(r"cell-(\d{6})\.json")
 
 
+def _row_out_of_domain(row: dict) -> str | None:
+    """None, or which field of a cell's row is not of its type and domain: the integer
+    columns integers, the names strings, the numbers finite (a fate column may be NaN, a
+    table written before it), the overlaps five numbers, the shares in [0, 1]."""
+
+    def number(v):
+        return isinstance(v, int | float) and not isinstance(v, bool)
+
+    for name in COLUMNS:
+        v = row[name]
+        if name in _INTS:
+            ok = isinstance(v, int) and not isinstance(v, bool)
+        elif name in _TEXT_AXES:
+            ok = isinstance(v, str)
+        elif name == "optimum_is_global":
+            ok = isinstance(v, bool)
+        elif name == "global_min_overlaps":
+            ok = (
+                isinstance(v, list)
+                and len(v) == 5
+                and all(number(x) and math.isfinite(x) and abs(x) <= 1 + 1e-9 for x in v)
+            )
+        else:
+            ok = number(v) and (math.isfinite(v) or (name in _FATE_COLUMNS and math.isnan(v)))
+            if ok and (name.endswith(("fraction", "_se")) or name.startswith("within")):
+                ok = math.isnan(v) or 0.0 <= v <= 1.0
+        if not ok:
+            return f"with its field `{name}` out of its domain ({v!r})"
+    return None
+
+
 def _read_cells(
     directory: Path, tag: str, cells: int, recorded: dict
 ) -> tuple[dict[int, dict], dict[str, str]]:
@@ -719,9 +750,12 @@ def _read_cells(
             except (ValueError, TypeError, KeyError):
                 ok = False
             if ok:
-                rows[i] = row
-                continue
-            why = "not a cell of this atlas"
+                why = _row_out_of_domain(row)
+                if why is None:
+                    rows[i] = row
+                    continue
+            else:
+                why = "not a cell of this atlas"
         rejected[p.name] = why
     return rows, rejected
 

@@ -449,3 +449,44 @@ def test_a_kinked_sigma_runs_in_the_atlas():
     # the search always holds M's points (proved or located), up to symmetry
     on_m = {tuple(q.overlaps.round(9)) for q in critical_points(p, "manifold")}
     assert row["n_critical"] >= len(on_m) > 0
+
+
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("n_critical", "NaN"),
+        ("n_critical", 2.5),
+        ("optimum_risk", None),
+        ("optimum_basin_fraction", 1.7),
+        ("global_min_overlaps", [0.0, 1.0]),
+        ("optimum_is_global", "yes"),
+    ],
+)
+def test_a_cell_edited_with_a_reforged_digest_is_rejected_by_its_field(
+    tmp_path, capsys, column, value
+):
+    """An atlas cell holding "NaN" where an integer goes, with its digest re-forged in the
+    journal, was 'internal error: Unknown format code d'. It is a rejected cell, named
+    with its field, and the atlas reads the rest."""
+    import hashlib
+
+    from slr_theory.cli import main
+    from slr_theory.output import JOURNAL_NAME
+
+    out = tmp_path / "a"
+    atlas(BASE, lam=[0.1, 0.3], jobs=1, out=out, **CHEAP)
+    cell = out / "cell-000000.json"
+    data = json.loads(cell.read_text())
+    data["row"][column] = value
+    cell.write_text(json.dumps(data))
+    digest = hashlib.sha256(cell.read_bytes()).hexdigest()
+    lines = [json.loads(x) for x in (out / JOURNAL_NAME).read_text().splitlines()]
+    for line in lines:
+        if line["file"] == cell.name:
+            line["sha256"] = digest
+    (out / JOURNAL_NAME).write_text("".join(json.dumps(x) + "\n" for x in lines))
+    a = read_atlas(out)
+    assert [r["cell"] for r in a.rows] == [1] and f"field `{column}`" in a.rejected[cell.name]
+    assert main(["atlas", "--from", str(out), "--plot"]) == 0
+    err = capsys.readouterr().err
+    assert f"field `{column}`" in err and "internal error" not in err
