@@ -442,18 +442,23 @@ def _check_derivative(sigma: Nonlinearity, low: str, high: str, values: dict) ->
     """Refuse `high` unless it is the derivative of `low` on :data:`CHECK_POINTS`.
 
     Central differences with step ``1e-5`` (``1e-5 |u|`` beyond ``|u| = 1``), accepted
-    within ``1e-5`` of the derivative's size, plus the difference's rounding and
-    truncation scales (``1e-9`` of the sups of the two functions over the grid).
+    within ``1e-5`` of the derivative's size, plus the difference's rounding, its
+    truncation ``h^2 |g''| / 6`` for ``g`` = `high` (twice that, from the second
+    difference of `high` itself: where `high` crosses 0 its size says nothing of the
+    truncation) and ``1e-9`` of the sups of the two functions.
     """
     u = CHECK_POINTS
     h = _CHECK_STEP * np.maximum(1.0, np.abs(u))
-    fl, exact = getattr(sigma, low), values[high]
+    fl, fh, exact = getattr(sigma, low), getattr(sigma, high), values[high]
     with np.errstate(all="ignore"):
         up, down = (np.asarray(fl(_fresh(x)), dtype=np.float64) for x in (u + h, u - h))
         fd = (up - down) / (2.0 * h)
+        hup, hdown = (np.asarray(fh(_fresh(x)), dtype=np.float64) for x in (u + h, u - h))
+        truncation = np.abs(hup - 2.0 * exact + hdown) / 3.0
+    truncation = np.where(np.isfinite(truncation), truncation, 0.0)
     rounding = 8.0 * EPS * np.maximum(np.abs(up), np.abs(down)) / h
     scale = 1e-9 * (np.max(np.abs(values[low])) + np.max(np.abs(exact)))
-    ok = np.abs(fd - exact) <= 1e-5 * np.abs(exact) + rounding + scale
+    ok = np.abs(fd - exact) <= 1e-5 * np.abs(exact) + rounding + truncation + scale
     for c in sigma.kinks:  # a difference across a kink averages two slopes: skipped there
         ok |= np.abs(u - c) <= 2.0 * h
     if not np.all(ok):
@@ -524,6 +529,9 @@ def _kink_sides(sigma: Nonlinearity) -> np.ndarray:
                 f"gives {f_lo!r} below and {f_hi!r} above."
             )
         h = _KINK_STEP * max(1.0, abs(c))
+        # no fifth derivative is given: its size on each side is the fourth's slope
+        far4 = np.asarray(sigma.d4f(np.array([c - h, c + h])), dtype=np.float64)
+        d5 = np.abs(far4 - out[i, :, 4]) / h
         for m in range(4):
             fn = sigma.derivative(m)
             far = np.asarray(fn(np.array([c - h, c + h])), dtype=np.float64)
@@ -531,7 +539,7 @@ def _kink_sides(sigma: Nonlinearity) -> np.ndarray:
                 near = out[i, side, m]
                 slope = (far[1] - near) / h if side else (near - far[0]) / h
                 want = out[i, side, m + 1]
-                nxt = np.max(np.abs(out[i, :, min(m + 2, 4)]))
+                nxt = np.max(np.abs(out[i, :, m + 2])) if m < 3 else 2.0 * np.max(d5)
                 rounding = 8.0 * EPS * (abs(near) + abs(far[side])) / h
                 if not abs(slope - want) <= 1e-5 * abs(want) + h * nxt + rounding:
                     raise ValueError(
