@@ -700,7 +700,8 @@ _CELL_NAME = re.compile(r"cell-(\d{6})\.json")
 def _row_out_of_domain(row: dict) -> str | None:
     """None, or which field of a cell's row is not of its type and domain: the integer
     columns integers, the names strings, the numbers finite (a fate column may be NaN, a
-    table written before it), the overlaps five numbers, the shares in [0, 1]."""
+    table written before it, or infinite: never), the overlaps five numbers, the shares
+    in [0, 1]."""
 
     def number(v):
         return isinstance(v, int | float) and not isinstance(v, bool)
@@ -720,7 +721,9 @@ def _row_out_of_domain(row: dict) -> str | None:
                 and all(number(x) and math.isfinite(x) and abs(x) <= 1 + 1e-9 for x in v)
             )
         else:
-            ok = number(v) and (math.isfinite(v) or (name in _FATE_COLUMNS and math.isnan(v)))
+            ok = number(v) and (
+                math.isfinite(v) or (name in _FATE_COLUMNS and (math.isnan(v) or v == math.inf))
+            )
             if ok and (name.endswith(("fraction", "_se")) or name.startswith("within")):
                 ok = math.isnan(v) or 0.0 <= v <= 1.0
         if not ok:

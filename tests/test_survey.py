@@ -487,6 +487,7 @@ def test_a_cell_edited_with_a_reforged_digest_is_rejected_by_its_field(
     (out / JOURNAL_NAME).write_text("".join(json.dumps(x) + "\n" for x in lines))
     a = read_atlas(out)
     assert [r["cell"] for r in a.rows] == [1] and f"field `{column}`" in a.rejected[cell.name]
+    assert list(a.rejected) == [cell.name]  # the other cell, in its domain, is read
     assert main(["atlas", "--from", str(out), "--plot"]) == 0
     err = capsys.readouterr().err
     assert f"field `{column}`" in err and "internal error" not in err
