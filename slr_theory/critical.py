@@ -59,6 +59,7 @@ from .geometry import (
 )
 from .manifold import (
     ORIGIN_AND_CORNERS,
+    five_points_proved,
     manifold_critical_overlaps,
 )
 from .params import Params, check_params
@@ -211,7 +212,11 @@ class CriticalPoints(list):
             [*(f"{x:.4f}" for x in q.overlaps), f"{q.risk:.6g}", q.index, q.nullity, q.kind]
             for q in self
         ]
-        how = "complete by proof" if self.where == "manifold" else "found by search"
+        if self.where == "manifold":
+            proved = five_points_proved(self.params)
+            how = "complete by proof" if proved else "located by scans (see the certificate)"
+        else:
+            how = "found by search"
         note = self.certificate[1] if self.where == "sphere" and len(self.certificate) > 1 else ""
         return html_table(
             ["kappa", "nu", "theta", "eta", "rho", "risk", "index", "nullity", "kind"],

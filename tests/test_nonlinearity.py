@@ -1242,3 +1242,15 @@ def test_a_sigma_that_writes_into_the_quadratures_nodes_changes_no_risk():
     ov = _ISSUE_OV
     assert risk(p.replace(nonlinearity=writer), *ov) == risk(p.replace(nonlinearity=plain), *ov)
     assert writer == Nonlinearity("w", writer.f, writer.df, writer.d2f, writer.d3f)
+
+
+def test_the_list_on_m_says_by_proof_only_where_it_is_proved():
+    from slr_theory import critical_points
+
+    tanh = critical_points(Params.paper().replace(nonlinearity="tanh"), where="manifold")
+    assert "complete by proof" in tanh._repr_html_()
+    from .strategies import shifted_erf  # not monotone
+
+    p = Params(d=12, L=5, lam=0.6, gamma=0.8, nonlinearity=shifted_erf())
+    html = critical_points(p, where="manifold")._repr_html_()
+    assert "by proof" not in html and "located by scans" in html
