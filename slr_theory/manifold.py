@@ -109,9 +109,13 @@ def underflow(params: Params, nu: float) -> float:
         return 0.0
     tab = engine.table(params, params.lam, 1)
     r = _m_gradient(tab, np.linspace(-1.0, 1.0, EDGE_SCAN)[1:-1], nu)[0]
-    zero = np.abs(r) < _UNDERFLOW
-    run = zero & (np.concatenate([[False], zero[:-1]]) | np.concatenate([zero[1:], [False]]))
-    return float(np.mean(run))
+    return float(np.mean(_underflow_runs(r)))
+
+
+def _underflow_runs(r: np.ndarray) -> np.ndarray:
+    """Where a scan lies in a run of two or more values below :data:`_UNDERFLOW`."""
+    low = np.abs(r) < _UNDERFLOW
+    return low & (np.concatenate([[False], low[:-1]]) | np.concatenate([low[1:], [False]]))
 
 
 def _m_gradient(tab, kappa, nu: float) -> np.ndarray:
@@ -132,7 +136,7 @@ def _roots(fn) -> list[float]:
     r = fn(k)
     flips = np.nonzero(np.sign(r[:-1]) * np.sign(r[1:]) < 0)[0]
     zero = np.abs(r) < _UNDERFLOW
-    lone = zero & ~np.concatenate([[False], zero[:-1]]) & ~np.concatenate([zero[1:], [False]])
+    lone = zero & ~_underflow_runs(r)
     # a zero is a root where the sign changes through it; between values of one sign it
     # is a cancellation (E[sigma'(sigma - 1)] of terms 1e16 times larger), and a run of
     # them is underflow
