@@ -1248,7 +1248,10 @@ def lipschitz_bound(
 
     Upper: :func:`hessian_norm_bound`, interval enclosures of the Hessian's terms on
     slabs of ``kappa`` (within 3 % of the lower bound at the paper's ``d, L, gamma`` and
-    ``lambda = 0.1``, 16 % at ``lambda = 0.9``). Lower: the largest spectral
+    ``lambda = 0.1``, 16 % at ``lambda = 0.9``). Certified for ``erf`` (closed forms); for
+    a nonlinearity by quadrature the enclosures rest on the sups of its derivatives,
+    which :func:`slr_theory.nonlinearity.moment_sups` samples: there the upper bound is
+    checked, not proved. Lower: the largest spectral
     norm of the Riemannian Hessian met at the critical points of M, structured points (in
     ``span{k*, v*}`` and on M) and random points, the largest four then climbed to their
     local maxima (Nelder-Mead on ``S^3 x S^3``); the norm includes, for ``d > 4``, the
@@ -1315,7 +1318,8 @@ def hessian_norm_bound(params: Params) -> tuple[float, float]:
     monomial in ``(nu, theta, eta, rho)`` are summed as intervals (their cancellations
     kept), and each monomial is bounded on the slab (``kappa^2 + theta^2 <= 1``,
     ``nu^2 + eta^2 <= 1``). The enclosures are exact up to rounding, which a relative
-    margin of ``1e-9`` covers.
+    margin of ``1e-9`` covers, for ``erf``; for a nonlinearity by quadrature they rest on
+    sampled sups of its derivatives (:func:`slr_theory.nonlinearity.moment_sups`).
 
     Parameters
     ----------
