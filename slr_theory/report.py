@@ -481,8 +481,13 @@ def _critical(s, dest) -> list[str]:
             "cannot be checked. "
             if lip is None
             else f"Here `{lip.lower:.4g} ≤ Lip ≤ {lip.upper:.4g}` (the lower bound attained at "
-            f"{overlaps_text(lip.lower_at)}), so `α < 1/Lip` **{lip.condition}** at "
-            f"`α = {lip.alpha:g}`. "
+            f"{overlaps_text(lip.lower_at)}"
+            + (
+                "; the upper bound rests on sampled sups of σ's derivatives: checked, not proved"
+                if s.params.model.sigma is not None and not s.params.closed_form
+                else ""
+            )
+            + f"), so `α < 1/Lip` **{lip.condition}** at `α = {lip.alpha:g}`. "
         )
         + "Section 1 says what follows.",
         "",

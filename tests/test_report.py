@@ -727,3 +727,13 @@ def test_the_redrawn_findings_come_from_the_numbers_not_the_file(tmp_path, drawn
     text = (tmp_path / "z" / "report.md").read_text()
     assert "never reached" not in text
     assert text.split("## 2.")[0] == (drawn / "report.md").read_text().split("## 2.")[0]
+
+
+def test_the_lipschitz_sentence_says_when_its_upper_bound_is_only_checked(small_study):
+    """For erf the upper bound is certified; for a sigma by quadrature it rests on sampled
+    sups of sigma's derivatives, and the sentence says so."""
+    erf = "\n".join(rep._critical(small_study, None))
+    assert "Lip ≤" in erf and "checked, not proved" not in erf
+    s = copy.deepcopy(small_study)
+    s.params = s.params.replace(nonlinearity="tanh")
+    assert "checked, not proved" in "\n".join(rep._critical(s, None))

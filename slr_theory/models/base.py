@@ -40,7 +40,7 @@ class Model(abc.ABC):
        SGD's per-sample gradient needs): the forward map, written once.
     5. :attr:`odd_weights`: whether ``T`` changes sign with ``(U, V) -> (-U, -V)``, so that
        ``(k, v) -> (-k, -v)`` leaves the risk unchanged; *verified* (for a pointwise
-       ``sigma``, on a dense grid when it was built), never assumed. The symmetry group
+       ``sigma``, established when it was built), never assumed. The symmetry group
        (:func:`slr_theory.critical.symmetries`) is derived from it.
     6. Facts on M (``k, v`` in ``span{k*, v*}``): :meth:`manifold_invariant` and
        :meth:`origin_critical`, *computed* from the table (provided here for every model);
