@@ -67,51 +67,60 @@ def _overflows(fn, x: float) -> bool:
     return False
 
 
-def _overflowing(fn, x: np.ndarray) -> np.ndarray:
-    """Where evaluating `fn` overflows, on each side of 0: the least magnitude at which it
-    does, found by bisection over the magnitudes of `x` (an intermediate such as ``u^2``
-    or ``e^u`` overflows beyond a magnitude and stays overflowing), and every point
-    beyond it."""
-    out = np.zeros(x.shape, dtype=bool)
-    for side in (1.0, -1.0):
-        mags = np.unique(side * x[side * x > 0])
-        if mags.size == 0 or not _overflows(fn, side * mags[-1]):
-            continue
-        lo, hi = -1, mags.size - 1  # mags[hi] overflows; mags[lo] does not (or lo = -1)
-        while hi - lo > 1:
-            mid = (lo + hi) // 2
-            if _overflows(fn, side * mags[mid]):
-                hi = mid
-            else:
-                lo = mid
-        out |= side * x >= mags[hi]
-    return out
+def _overflow_start(fn, side: float) -> float:
+    """The least magnitude ``m >= 1`` at which evaluating `fn` at ``side * m`` overflows
+    (``inf`` if none): an intermediate such as ``u^2`` or ``e^u`` overflows beyond a
+    magnitude and stays overflowing, so a bisection over the floats finds it (positive
+    floats are ordered as their bit patterns)."""
+    top = np.finfo(np.float64).max
+    if not _overflows(fn, side * top):
+        return np.inf
+    if _overflows(fn, side * 1.0):
+        return 1.0
+
+    def as_float(bits: int) -> float:
+        return float(np.array(bits, dtype=np.int64).view(np.float64))
+
+    lo = int(np.array(1.0).view(np.int64))  # does not overflow
+    hi = int(np.array(top).view(np.int64))  # overflows
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if _overflows(fn, side * as_float(mid)):
+            hi = mid
+        else:
+            lo = mid
+    return as_float(hi)
 
 
 def _numeric(sp, expr, u) -> Callable[[np.ndarray], np.ndarray]:
     """``expr`` as a vectorised function of floats. Where its evaluation as written
     overflows (``u^2`` past ``1.3e154``: ``u / sqrt(1 + u^2)`` would be 0 there, and
     ``u^2 e^{-u^2}`` NaN) or is not finite, far out (``|u| > 1``), its limit at that
-    infinity (taken once, when first needed) replaces it; an unbounded limit stays
-    infinite (refused by the identities)."""
+    infinity replaces it; an unbounded limit stays infinite (refused by the identities).
+    Where the overflow starts and the limits are found once, when first needed."""
     fn = sp.lambdify(u, expr, modules=["scipy", "numpy"])
-    limits: dict = {}
+    once: dict = {}
 
     def limit(side: int) -> float:
-        if side not in limits:
-            limits[side] = _limit(sp, expr, u, side * sp.oo)
-        return limits[side]
+        if ("limit", side) not in once:
+            once["limit", side] = _limit(sp, expr, u, side * sp.oo)
+        return once["limit", side]
+
+    def start(side: int) -> float:
+        if ("start", side) not in once:
+            once["start", side] = _overflow_start(fn, float(side))
+        return once["start", side]
 
     def numeric(x):
         x = np.asarray(x, dtype=np.float64)
         with np.errstate(all="ignore"):
             v = np.asarray(fn(x), dtype=np.float64)
         v = np.array(np.broadcast_to(v, x.shape), dtype=np.float64)
-        far = np.abs(x) > 1.0
-        bad = ~np.isfinite(v) & far
-        if np.any(far):
-            flat = np.flatnonzero(far)
-            bad.flat[flat[_overflowing(fn, x.flat[flat])]] = True
+        bad = ~np.isfinite(v) & (np.abs(x) > 1.0)
+        if np.any(x > 1.0):
+            bad |= x >= start(1)
+        if np.any(x < -1.0):
+            bad |= -x >= start(-1)
         if np.any(bad):
             v[bad] = np.where(x[bad] > 0, limit(1), limit(-1))
         return v
@@ -119,11 +128,11 @@ def _numeric(sp, expr, u) -> Callable[[np.ndarray], np.ndarray]:
     return numeric
 
 
-def _limit(sp, expr, u, side) -> float:
-    """``lim expr`` as `u` tends to `side` (``+-oo``), a float (``+-inf`` allowed; NaN if
-    SymPy does not decide)."""
+def _limit(sp, expr, u, point, direction: str = "+") -> float:
+    """``lim expr`` as `u` tends to `point` (``+-oo``, or from `direction`), a float
+    (``+-inf`` allowed; NaN if SymPy does not decide)."""
     try:
-        value = sp.limit(expr, u, side)
+        value = sp.limit(expr, u, point, direction)
     except (TypeError, ValueError, NotImplementedError):
         return np.nan
     if value in (sp.oo, -sp.oo):
@@ -240,8 +249,4 @@ def _limit_side(sp, expr, u, c: float, direction: str) -> float:
     (``sympy.limit`` at ``c`` itself would take the piece of ``u = c``)."""
     eps = sp.Symbol("eps", positive=True)
     at = sp.nsimplify(c, rational=True) + (eps if direction == "+" else -eps)
-    try:
-        value = complex(sp.limit(expr.subs(u, at), eps, 0, "+"))
-    except (TypeError, ValueError, NotImplementedError):
-        return np.nan
-    return value.real if value.imag == 0 else np.nan
+    return _limit(sp, expr.subs(u, at), eps, 0)
