@@ -53,7 +53,6 @@ ORIGIN_AND_CORNERS.flags.writeable = False
 EDGE_SCAN = 2001
 
 
-@lru_cache(maxsize=64)
 def edge_roots(params: Params, nu: float) -> np.ndarray:
     """The roots of ``R_kappa(kappa, nu)`` in ``(-1, 1)`` on M, at one ``nu`` (an edge: ``+-1``).
 
@@ -71,13 +70,21 @@ def edge_roots(params: Params, nu: float) -> np.ndarray:
     ndarray, shape ``(m,)``
         Increasing, read-only.
     """
+    return _edge_scan(params, nu)[0]
+
+
+@lru_cache(maxsize=64)
+def _edge_scan(params: Params, nu: float) -> tuple[np.ndarray, float]:
+    """One scan of ``R_kappa(kappa, nu)``: its roots (read-only) and the share of it that
+    underflows (:func:`edge_roots`, :func:`underflow`)."""
     if params.model.key_free(params):  # R_kappa = 0 on all of M: the edge is a critical line
-        out = np.empty(0)  # (its corners stand for it)
+        out, share = np.empty(0), 0.0  # (its corners stand for it)
     else:
         tab = engine.table(params, params.lam, 1)
-        out = np.array(_roots(lambda k: _m_gradient(tab, k, nu)[0]))
+        roots, share = _roots(lambda k: _m_gradient(tab, k, nu)[0])
+        out = np.array(roots)
     out.flags.writeable = False
-    return out
+    return out, share
 
 
 _UNDERFLOW = 1e-290  # below, a gradient computed from products loses its digits
@@ -105,17 +112,7 @@ def underflow(params: Params, nu: float) -> float:
     >>> underflow(Params.paper(), 1.0)
     0.0
     """
-    if params.model.key_free(params):
-        return 0.0
-    tab = engine.table(params, params.lam, 1)
-    r = _m_gradient(tab, np.linspace(-1.0, 1.0, EDGE_SCAN)[1:-1], nu)[0]
-    return float(np.mean(_underflow_runs(r)))
-
-
-def _underflow_runs(r: np.ndarray) -> np.ndarray:
-    """Where a scan lies in a run of two or more values below :data:`_UNDERFLOW`."""
-    low = np.abs(r) < _UNDERFLOW
-    return low & (np.concatenate([[False], low[:-1]]) | np.concatenate([low[1:], [False]]))
+    return _edge_scan(params, nu)[1]
 
 
 def _m_gradient(tab, kappa, nu: float) -> np.ndarray:
@@ -124,19 +121,20 @@ def _m_gradient(tab, kappa, nu: float) -> np.ndarray:
     return tab.manifold_gradient(np.stack([k, np.full(k.size, nu)]))
 
 
-def _roots(fn) -> list[float]:
+def _roots(fn) -> tuple[list[float], float]:
     """The roots of ``fn`` in ``(-1, 1)``: exact zeros and sign changes of a scan of
-    :data:`EDGE_SCAN` points, refined by Brent's method, sorted. Consecutive values below
-    ``1e-290`` are a stretch where ``fn`` underflows (``E sigma'(U)(sigma(U) - 1)`` where
-    ``sigma`` saturates), and sign changes inside it are rounding, not roots:
-    :func:`underflow` measures it."""
+    :data:`EDGE_SCAN` points, refined by Brent's method, sorted; and the share of the scan
+    where ``fn`` underflows. Consecutive values below ``1e-290`` are such a stretch
+    (``E sigma'(U)(sigma(U) - 1)`` where ``sigma`` saturates), and sign changes inside it
+    are rounding, not roots."""
     from scipy.optimize import brentq
 
     k = np.linspace(-1.0, 1.0, EDGE_SCAN)[1:-1]
     r = fn(k)
     flips = np.nonzero(np.sign(r[:-1]) * np.sign(r[1:]) < 0)[0]
     zero = np.abs(r) < _UNDERFLOW
-    lone = zero & ~_underflow_runs(r)
+    runs = zero & (np.concatenate([[False], zero[:-1]]) | np.concatenate([zero[1:], [False]]))
+    lone = zero & ~runs
     # a zero is a root where the sign changes through it; between values of one sign it
     # is a cancellation (E[sigma'(sigma - 1)] of terms 1e16 times larger), and a run of
     # them is underflow
@@ -152,7 +150,8 @@ def _roots(fn) -> list[float]:
         else:  # the scan's sign change is within rounding of an end: the root is there
             roots.append(a if abs(fa) <= abs(fb) else b)
     roots = sorted(roots)
-    return [x for i, x in enumerate(roots) if i == 0 or x - roots[i - 1] > 1e-12]
+    roots = [x for i, x in enumerate(roots) if i == 0 or x - roots[i - 1] > 1e-12]
+    return roots, float(np.mean(runs))
 
 
 @lru_cache(maxsize=64)
@@ -208,7 +207,7 @@ def interior_points(params: Params) -> np.ndarray:
                 "segment of critical points, which this locator does not classify."
             )
     points = []
-    for k0 in _roots(lambda x: _m_gradient(tab, x, 0.0)[1]):
+    for k0 in _roots(lambda x: _m_gradient(tab, x, 0.0)[1])[0]:
         a, b = _m_gradient(tab, k0, 0.0)[0, 0], _m_gradient(tab, k0, 1.0)[0, 0]
         if b != a and abs(a / (a - b)) < 1.0:
             points.append([k0, a / (a - b)])
