@@ -363,13 +363,7 @@ _HALF = np.concatenate(
     [np.linspace(0.0, 60.0, 12_001), np.logspace(np.log10(60.0), 300.0, 200)[1:]]
 )
 CHECK_POINTS = np.concatenate([-_HALF[:0:-1], _HALF])  # exactly symmetric: u and -u
-CHECK_POINTS.flags.writeable = False  # shared: a user's function gets a copy (_fresh)
-
-
-def _fresh(u: np.ndarray) -> np.ndarray:
-    """A writable copy of `u` for a user's function: one that writes into its argument
-    (``np.clip(u, -50, 50, out=u)``) must not change the points checked after it."""
-    return np.array(u, dtype=np.float64, copy=True)
+CHECK_POINTS.flags.writeable = False  # shared: a user's function gets a copy (_OwnCopy)
 
 
 _USER_FUNCTIONS = ("f", "df", "d2f", "d3f", "d4f", "complement")
@@ -421,7 +415,7 @@ def _checked_values(sigma: Nonlinearity, chain: list) -> dict:
     out = {}
     for attr in chain:
         with np.errstate(all="ignore"):
-            v = np.asarray(getattr(sigma, attr)(_fresh(CHECK_POINTS)), dtype=np.float64)
+            v = np.asarray(getattr(sigma, attr)(CHECK_POINTS), dtype=np.float64)
         if v.shape != CHECK_POINTS.shape:
             raise ValueError(
                 f"`{attr}` of nonlinearity {sigma.name!r} must map an array to values of the "
@@ -451,9 +445,9 @@ def _check_derivative(sigma: Nonlinearity, low: str, high: str, values: dict) ->
     h = _CHECK_STEP * np.maximum(1.0, np.abs(u))
     fl, fh, exact = getattr(sigma, low), getattr(sigma, high), values[high]
     with np.errstate(all="ignore"):
-        up, down = (np.asarray(fl(_fresh(x)), dtype=np.float64) for x in (u + h, u - h))
+        up, down = (np.asarray(fl(x), dtype=np.float64) for x in (u + h, u - h))
         fd = (up - down) / (2.0 * h)
-        hup, hdown = (np.asarray(fh(_fresh(x)), dtype=np.float64) for x in (u + h, u - h))
+        hup, hdown = (np.asarray(fh(x), dtype=np.float64) for x in (u + h, u - h))
         truncation = np.abs(hup - 2.0 * exact + hdown) / 3.0
     truncation = np.where(np.isfinite(truncation), truncation, 0.0)
     rounding = 8.0 * EPS * np.maximum(np.abs(up), np.abs(down)) / h
@@ -941,7 +935,7 @@ MAX_SCALE = 1e6
 MAX_CENTRE = 1e300
 _GH = {n: np.polynomial.hermite_e.hermegauss(n) for n in (16, 24, 32, 48, 64)}
 _SUP_GRID = np.linspace(-60.0, 60.0, 240_001)  # step 5e-4
-_SUP_GRID.flags.writeable = False  # shared: a user's function gets a copy (_fresh)
+_SUP_GRID.flags.writeable = False  # shared: a user's function gets a copy (_OwnCopy)
 
 
 def _abs_hermite_mean(m: int) -> float:
@@ -1051,12 +1045,12 @@ def _sampled_sups(sigma: Nonlinearity) -> tuple[tuple[float, ...], tuple[float, 
     and the certified Lipschitz bound asks for them once per chunk of slabs.
     """
     u = _SUP_GRID
-    d = [sigma.derivative(j)(_fresh(u)) for j in range(sigma.order + 1)]
+    d = [sigma.derivative(j)(u) for j in range(sigma.order + 1)]
     sq = _square_derivatives(d)
     h = u[1] - u[0]
     far_u = CHECK_POINTS[np.abs(CHECK_POINTS) > 60.0]
     with np.errstate(over="ignore", invalid="ignore"):  # an unbounded sigma: inf, refused
-        far = [sigma.derivative(j)(_fresh(far_u)) for j in range(sigma.order + 1)]
+        far = [sigma.derivative(j)(far_u) for j in range(sigma.order + 1)]
         far_sq = _square_derivatives(far)
 
     # a derivative's jump at a kink is not a rise between nodes: those steps are left out
