@@ -158,8 +158,11 @@ def _residual(
     against its own size on the wide far panels; a jump of ``sigma`` by ``1e-9`` of its
     size is still seen out to ``|u| = 1e13``, and by ``0.5`` out to ``1e21``)."""
     a_in, b_in = _inward(a, b, kinks)
-    fa, fb = _call(F, a_in), _call(F, b_in)
-    vals = _call(f, _nodes(a, b))
+    return _measured(_call(F, a_in), _call(F, b_in), _call(f, _nodes(a, b)), a, b, sup)
+
+
+def _measured(fa, fb, vals, a, b, sup: float):
+    """:func:`_residual` from the values: ``F`` at the ends, ``f`` at the nodes."""
     half = 0.5 * (b - a)
     integral = half * (vals @ _W)
     mass = half * (np.abs(vals) @ _W)
@@ -178,16 +181,18 @@ def _check_identity(
     kinks: np.ndarray,
     sup: float,
     floor: float,
+    first: tuple,
 ) -> int:
     """Refuse unless ``F(b) - F(a) = int f`` on every panel; the panels it took.
 
     A failing panel is halved, each half keeping its parent's tolerance: a jump keeps its
     residual in the half that holds it, down to a panel a few floats wide; a quadrature
     error (a steep but smooth ``f``, or a jump of ``f`` itself, a kink of ``F``) shrinks
-    with the width, and passes.
+    with the width, and passes. `first` holds ``F`` at the partition's ends and ``f`` at
+    its nodes, already evaluated.
     """
     a, b = breaks[:-1], breaks[1:]
-    r, scale, *_ = _residual(F, f, a, b, kinks, sup)
+    r, scale, *_ = _measured(*first, a, b, sup)
     tol = _REL_TOL * scale + floor
     bad = ~(np.abs(r) <= tol)
     if not np.any(bad):
@@ -317,7 +322,9 @@ def establish(
         values.append(v)
     panels = a.size
     central = np.abs(points) <= _INNER
+    n = x.size  # values[j]: at the nodes, then the panels' left and right ends
     for j in range(len(functions) - 1):
+        ends, nodes = values[j][n:], values[j + 1][:n].reshape(x.shape)
         panels = max(
             panels,
             _check_identity(
@@ -329,6 +336,7 @@ def establish(
                 kinks,
                 float(np.max(np.abs(values[j + 1]))),
                 _ROUNDING * float(np.max(np.abs(values[j][central]))),
+                (ends[: a.size], ends[a.size :], nodes),
             ),
         )
     f, d = values[0], values[1]
