@@ -2538,15 +2538,26 @@ def strata_covered(
     return False
 
 
+def _risk_at(params: Params, overlaps: np.ndarray) -> float:
+    """The risk a point states: at its overlaps, by the engine."""
+    return float(engine.components(params, overlaps.reshape(5, 1)).sum()) + params.eps**2
+
+
+def _canonical_box(lo, hi, group: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A zero's enclosure as a point states it: the canonical image of its centre, and
+    the enclosure mapped by the symmetry that took it there."""
+    lo, hi = np.array(lo), np.array(hi)
+    raw = 0.5 * (lo + hi)
+    mid = canonical(raw, group)
+    g = next(g for g in group if np.array_equal(g * raw, mid))  # the image canonical took
+    return mid, np.where(g > 0, lo, -hi), np.where(g > 0, hi, -lo)
+
+
 def _merge(params: Params, points: list, group: np.ndarray) -> list[CertifiedPoint]:
     """One point per orbit: zeros whose canonical overlaps agree to 1e-7 are one point."""
     out: list[dict] = []
     for name, zi, (lo, hi, span, index, nullity) in points:
-        lo, hi = np.array(lo), np.array(hi)
-        raw = 0.5 * (lo + hi)
-        mid = canonical(raw, group)
-        g = next(g for g in group if np.array_equal(g * raw, mid))  # the image canonical took
-        lo, hi = np.where(g > 0, lo, -hi), np.where(g > 0, hi, -lo)
+        mid, lo, hi = _canonical_box(lo, hi, group)
         for q in out:
             if np.max(np.abs(q["mid"] - mid)) < 1e-7:
                 q["zeros"].append(f"{name}:{zi}")
@@ -2569,7 +2580,7 @@ def _merge(params: Params, points: list, group: np.ndarray) -> list[CertifiedPoi
             )
     result = []
     for q in out:
-        r = float(engine.components(params, q["mid"].reshape(5, 1)).sum()) + params.eps**2
+        r = _risk_at(params, q["mid"])
         result.append(
             CertifiedPoint(
                 part=q["part"],
@@ -2598,11 +2609,7 @@ def _restated(census: Census, derived: dict, group: np.ndarray) -> list[str]:
         gots = [derived.get(ref) for ref in q.zeros]
         if not gots or any(g is None for g in gots):
             continue  # already a failure: a zero missing or not re-proved
-        lo, hi = np.array(gots[0][0]), np.array(gots[0][1])
-        raw = 0.5 * (lo + hi)
-        mid = canonical(raw, group)
-        g = next(g for g in group if np.array_equal(g * raw, mid))
-        lo, hi = np.where(g > 0, lo, -hi), np.where(g > 0, hi, -lo)
+        mid, lo, hi = _canonical_box(gots[0][0], gots[0][1], group)
         where = f"point {q.overlaps}"
         close = lambda a, b, tol: np.all(  # noqa: E731
             np.abs(np.asarray(a, dtype=float) - b) <= tol * np.maximum(1.0, np.abs(b))
@@ -2624,7 +2631,7 @@ def _restated(census: Census, derived: dict, group: np.ndarray) -> list[str]:
         kind = _kind(q.index, q.nullity, params.d)
         if q.kind != kind:
             out.append(f"{where}: kind {q.kind!r} does not follow from its index ({kind!r})")
-        r = float(engine.components(params, mid.reshape(5, 1)).sum()) + params.eps**2
+        r = _risk_at(params, mid)
         if not (isinstance(q.risk, float) and abs(q.risk - r) <= 1e-12 * max(1.0, abs(r))):
             out.append(f"{where}: risk {q.risk!r} is not the risk at its overlaps ({r!r})")
     return out
