@@ -53,6 +53,7 @@ ORIGIN_AND_CORNERS.flags.writeable = False
 EDGE_SCAN = 2001
 
 
+@lru_cache(maxsize=64)
 def edge_roots(params: Params, nu: float) -> np.ndarray:
     """The roots of ``R_kappa(kappa, nu)`` in ``(-1, 1)`` on M, at one ``nu`` (an edge: ``+-1``).
 
