@@ -534,6 +534,15 @@ class RiskTable(Protocol):
       ``lo <= kappa <= hi`` of the feasible set (certified bounds, e.g. on
       ``sup ||Hess R||``).
 
+    Two optional hooks, whose defaults here return None (a table class that subclasses
+    the protocol inherits them; the caller then takes the general way):
+
+    - ``loop_kernel()``: the :class:`LoopKernel` of an order-1 table of one temperature,
+      a long run's gradient (the closed forms of ``erf`` have one);
+    - ``placed(rows, scale)``: the same table with its rows placed as `rows` says (an
+      index per output row, None for a zero row) and times `scale`, so that a loop's step
+      reads its gradient in one product.
+
     Examples
     --------
     >>> from slr_theory import Params
@@ -565,6 +574,15 @@ class RiskTable(Protocol):
     def prepared(self) -> RiskTable: ...
 
     def enclosure(self, lo: np.ndarray, hi: np.ndarray) -> Enclosure: ...
+
+    def loop_kernel(self) -> LoopKernel | None:
+        """The loop kernel of an order-1 table of one temperature, or None (the default)."""
+        return None
+
+    def placed(self, rows, scale: float = 1.0) -> RiskTable | None:
+        """The table with its rows placed as `rows` says and times `scale`, or None
+        (the default)."""
+        return None
 
 
 @dataclass(frozen=True)
@@ -672,7 +690,7 @@ def closed_enclosure(cols, k: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Enc
 
 
 @dataclass(frozen=True)
-class EngineTable:
+class EngineTable(RiskTable):
     """The coefficients and constants of one order at one or several temperatures.
 
     Attributes
@@ -742,6 +760,19 @@ class EngineTable:
         lo, hi = np.asarray(lo, dtype=np.float64), np.asarray(hi, dtype=np.float64)
         return closed_enclosure(cols, self.constants, lo, hi)
 
+    def loop_kernel(self) -> LoopKernel:
+        """:func:`loop_kernel` of this table (order 1, one temperature)."""
+        return loop_kernel(self)
+
+    def placed(self, rows, scale: float = 1.0) -> EngineTable:
+        """The table whose row ``i`` is ``scale`` times row ``rows[i]`` (zero where
+        ``rows[i]`` is None)."""
+        at = np.array([i for i, r in enumerate(rows) if r is not None])
+        src = np.array([r for r in rows if r is not None])
+        C = np.zeros((*self.C.shape[:-2], len(rows), self.C.shape[-1]))
+        C[..., at, :] = scale * self.C[..., src, :]
+        return EngineTable(self.order, C, self.constants)
+
     def column(self, row: int, mono: tuple, power: int, basis: str) -> np.ndarray:
         """The coefficient of one feature in one row (e.g. for a specialised kernel)."""
         plan = _plan(orders_of(self.order), self.pairs)
@@ -766,7 +797,7 @@ def _shared_moments(sigma, t: np.ndarray, g: float) -> dict:
 
 
 @dataclass(frozen=True)
-class MomentTable:
+class MomentTable(RiskTable):
     """The table of a nonlinearity without closed forms: the same rows, moment features.
 
     The coefficients are those of :class:`EngineTable` with every ``E_j``, ``Z_j`` kept as

@@ -330,10 +330,12 @@ def manifold_saddle(params: Params) -> np.ndarray | None:
 def five_points_proved(params: Params) -> bool:
     """Whether M's critical points are proved to be the origin and the four corners.
 
-    The proof (:func:`slr_theory.critical.manifold_certificate`) needs weights odd in the
-    key (:attr:`slr_theory.Params.odd_weights`) and ``sigma`` non-decreasing with
+    The model answers (:meth:`slr_theory.models.Model.five_points_proved`): for pointwise
+    attention the proof (:func:`slr_theory.critical.manifold_certificate`) needs weights odd
+    in the key (:attr:`slr_theory.Params.odd_weights`) and ``sigma`` non-decreasing with
     ``|sigma| <= 1``, each established when ``sigma`` was built, symbolically or by
-    integral identities (:attr:`slr_theory.Nonlinearity.established`).
+    integral identities (:attr:`slr_theory.Nonlinearity.established`); softmax has no
+    such argument.
 
     Parameters
     ----------
@@ -343,7 +345,4 @@ def five_points_proved(params: Params) -> bool:
     -------
     bool
     """
-    if not params.odd_weights:
-        return False
-    sig = params.model.sigma
-    return sig is not None and sig.increasing and sig.bound <= 1.0
+    return params.model.five_points_proved(params)

@@ -235,11 +235,6 @@ class Params:
         return self.model.odd_weights
 
     @property
-    def closed_form(self) -> bool:
-        """Whether the risk has closed forms (the paper's ``erf``) rather than quadrature."""
-        return self.model.closed_form
-
-    @property
     def sigma_name(self) -> str:
         """The nonlinearity's name (a built-in's, or the user's ``Nonlinearity.name``)."""
         nl = self.nonlinearity

@@ -484,7 +484,7 @@ def _critical(s, dest) -> list[str]:
             f"{overlaps_text(lip.lower_at)}"
             + (
                 "; the upper bound rests on sampled sups of σ's derivatives: checked, not proved"
-                if s.params.model.sigma is not None and not s.params.closed_form
+                if not s.params.model.feature_bounds_proved
                 else ""
             )
             + f"), so `α < 1/Lip` **{lip.condition}** at `α = {lip.alpha:g}`. "

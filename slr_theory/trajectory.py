@@ -601,17 +601,20 @@ KERNEL_RUNS = 512
 
 @lru_cache(maxsize=64)
 def _step_kernel(params: Params, alpha: float, on_manifold: bool):
-    """The loop kernel of ``params`` at ``params.lam``, its rows placed for the step and
-    times `alpha`; built once (a long run in pieces asks for it again and again)."""
-    kernel = engine.loop_kernel(engine.table(params, params.lam, 1))
+    """The loop kernel of ``params`` at ``params.lam`` (the table's hook), its rows placed
+    for the step and times `alpha`, or None where the table has none; built once (a long
+    run in pieces asks for it again and again)."""
+    kernel = engine.table(params, params.lam, 1).loop_kernel()
+    if kernel is None:
+        return None
     if on_manifold:
         return kernel.on_manifold().permuted((0, 1), alpha)
     return kernel.permuted(STEP_COLUMNS, alpha)
 
 
-def _kernel_serves(grp: Group, n: int) -> bool:
+def _kernel_serves(grp: Group, n: int, on_manifold: bool) -> bool:
     """Whether `n` runs at a fixed temperature take their gradient from the loop kernel."""
-    return grp.params.closed_form and n <= KERNEL_RUNS
+    return n <= KERNEL_RUNS and _step_kernel(grp.params, grp.alpha, on_manifold) is not None
 
 
 def _coordinate_source(grp: Group, n: int):
@@ -619,13 +622,15 @@ def _coordinate_source(grp: Group, n: int):
     ``j`` of the chunk, ``(j, X) -> (n, 9)``, the step size times the partials at
     ``X = (1, kappa, eta, theta, nu, rho)`` ``(n, 6)``, in the layout of :func:`step_gradient`.
 
-    At one temperature of a closed-form model, the table's loop kernel; otherwise the
-    table (its interpolant for a model by quadrature), one per chunk under a schedule.
+    At one temperature, the table's loop kernel where it has one (:meth:`RiskTable.loop_kernel`);
+    otherwise the table (its interpolant for a model by quadrature), one per chunk under a
+    schedule, with its rows placed for the step where the table places them
+    (:meth:`RiskTable.placed`).
     """
     a = grp.alpha
     if grp.lam is None:
         tab = engine.table(grp.params, grp.params.lam, 1)
-        if _kernel_serves(grp, n):
+        if _kernel_serves(grp, n, False):
             kernel = _step_kernel(grp.params, a, False)
 
             def fixed(j, X):
@@ -639,26 +644,14 @@ def _coordinate_source(grp: Group, n: int):
 
         return lambda start, stop: prepared
 
-    if not grp.params.closed_form:
-
-        def chunk(start, stop):
-            tabs = engine.table(grp.params, grp.lam[start:stop], 1)
-            return lambda j, X: step_gradient(tabs.at(j)(X.T.take(_EXT_OVERLAPS, axis=0))) * a
-
-        return chunk
-
-    def closed(start, stop):  # the table's rows placed for the step, times the step size
+    def chunk(start, stop):
         tabs = engine.table(grp.params, grp.lam[start:stop], 1)
-        C = np.zeros((stop - start, 9, tabs.C.shape[-1]))
-        C[:, _AT] = a * tabs.C[:, _ROWS_AT]
-        k = tabs.constants
+        placed = tabs.placed(STEP_COLUMNS, a)  # the rows placed for the step, times a
+        if placed is not None:
+            return lambda j, X: placed.at(j)(X.T.take(_EXT_OVERLAPS, axis=0)).T
+        return lambda j, X: step_gradient(tabs.at(j)(X.T.take(_EXT_OVERLAPS, axis=0))) * a
 
-        def gradient(j, X):
-            return (C[j] @ engine.features(X.T.take(_EXT_OVERLAPS, axis=0), k[j], 1)).T
-
-        return gradient
-
-    return closed
+    return chunk
 
 
 def _manifold_source(grp: Group, n: int):
@@ -667,7 +660,7 @@ def _manifold_source(grp: Group, n: int):
     a = grp.alpha
     if grp.lam is None:
         tab = engine.table(grp.params, grp.params.lam, 1)
-        if _kernel_serves(grp, n):
+        if _kernel_serves(grp, n, True):
             kernel = _step_kernel(grp.params, a, True)
 
             def fixed(j, X):

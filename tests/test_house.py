@@ -260,7 +260,9 @@ def test_the_version_has_one_home_and_the_release_files_name_it():
 def test_nothing_outside_models_branches_on_a_models_name_or_kind():
     """Everything above ``models/`` asks the model object (``Params.model``): no
     comparison with a model's or a nonlinearity's name, no ``isinstance`` on a model or
-    a table."""
+    a table, no flag of its kind (``closed_form``, ``model.sigma is None``): what a model
+    proves (``five_points_proved``, ``feature_bounds_proved``) and what its table offers
+    (``loop_kernel()``, ``placed()``) are asked of it."""
     from slr_theory.models import attention_names
     from slr_theory.nonlinearity import BUILTIN_NONLINEARITIES
 
@@ -270,6 +272,8 @@ def test_nothing_outside_models_branches_on_a_models_name_or_kind():
         rf"|(==|!=)\s*[\"']({names})[\"']"
         rf"|[\"']({names})[\"']\s+(not\s+)?in\b"
         r"|isinstance\([^)]*\b(\w*Table|Model|Erf|Pointwise|Softmax)\b"
+        # a flag that says what kind the model is (what it proves is asked of it)
+        r"|\b(model|params)\.closed_form\b|\bmodel\.sigma\s+is\b|\btype\([^)]*\bmodel\)"
     )
     bad = []
     for path, text in _sources():

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from slr_theory import Nonlinearity, Params, risk, risk_grad
+from slr_theory.engine import table
 from slr_theory.models import (
     Erf,
     Model,
@@ -30,7 +31,7 @@ MODELS = {
 
 def test_the_registry_builds_each_built_in_model():
     assert attention_names()[:3] == ("pointwise", "softmax", "softmax1")
-    assert model_of() == Erf() and model_of("pointwise", "erf").closed_form
+    assert model_of() == Erf() and model_of("pointwise", "erf").feature_bounds_proved
     assert model_of("pointwise", "tanh") == Pointwise(nonlinearity_of("tanh"))
     assert model_of("softmax") == Softmax()
     assert takes_nonlinearity("pointwise") and not takes_nonlinearity("softmax")
@@ -44,8 +45,8 @@ def test_a_users_sigma_named_erf_is_integrated_not_given_erfs_closed_forms():
     erf = nonlinearity_of("erf")
     user = Nonlinearity("erf", erf.f, erf.df, erf.d2f)  # the same function, by the user
     p = Params.paper().replace(nonlinearity=user)
-    assert type(p.model) is Pointwise and not p.model.closed_form
-    assert Params.paper().model.closed_form
+    assert type(p.model) is Pointwise and table(p, 0.1, 1).loop_kernel() is None
+    assert table(Params.paper(), 0.1, 1).loop_kernel() is not None
     # the two doors give the same risk to the quadrature's precision
     np.testing.assert_allclose(risk(p, *OV), risk(Params.paper(), *OV), rtol=1e-12)
 

@@ -17,6 +17,7 @@ import pytest
 from numpy.polynomial.hermite_e import hermegauss
 
 from slr_theory import Params, risk, risk_at, risk_grad, risk_grad_at, risk_hessian
+from slr_theory.engine import table
 from slr_theory.model import monte_carlo_risk, predict, vectors_from_overlaps
 from slr_theory.sgd import sgd_vectors
 from slr_theory.softmax import SOFTMAX_DOMAIN, d_mu, risk_expression, term_integrals
@@ -299,8 +300,9 @@ def test_params_validate_the_attention():
     with pytest.raises(ValueError, match="softmax attention needs"):
         Params(d=10**10, L=10, lam=0.1, gamma=0.7, attention="softmax")
     assert SOFTMAX_DOMAIN["spread"] == 10.0
-    assert not Params.paper().replace(attention="softmax").closed_form
-    assert Params.paper().closed_form
+    soft = Params.paper().replace(attention="softmax")
+    assert table(soft, 0.1, 1).loop_kernel() is None and table(soft, 0.1, 1).placed((0,)) is None
+    assert table(Params.paper(), 0.1, 1).loop_kernel() is not None
 
 
 def test_sgd_follows_the_exact_gradient_in_expectation():

@@ -51,8 +51,13 @@ class Model(abc.ABC):
        argument of its own; and :meth:`key_free`, whether the risk depends on the key at
        all, *computed* from the table (softmax over one token: every key is critical).
     7. Labels for text and figures: :attr:`predictor`, :attr:`tag`, :attr:`label`.
-    8. Optional hooks: :attr:`closed_form` (the table has closed forms and a loop kernel
-       for long runs, :func:`slr_theory.engine.loop_kernel`); quadrature is the default.
+    8. What is proved, asked of the model, never read off its kind:
+       :meth:`five_points_proved` (M's critical points are the origin and the four
+       corners, by the model's own argument) and :attr:`feature_bounds_proved`
+       (:meth:`feature_bounds` are bounds proved rather than sups sampled).
+       Optional hooks return None and the caller takes the general way:
+       :meth:`rigorous_table` here, ``loop_kernel()`` and ``placed()`` on the table
+       (:class:`slr_theory.engine.RiskTable`).
 
     A new attention is one file in ``slr_theory/models/`` with a subclass, and one line
     registering it (:func:`slr_theory.models.register_model`); ``docs/models.md`` writes
@@ -63,8 +68,9 @@ class Model(abc.ABC):
     name: str = ""
     #: The pointwise nonlinearity, or None.
     sigma = None
-    #: Whether the table has closed forms and a loop kernel (a hook; quadrature otherwise).
-    closed_form: bool = False
+    #: Whether :meth:`feature_bounds` are proved bounds (closed forms, analysis or
+    #: intervals) rather than sups sampled by quadrature; what a model does not claim is not.
+    feature_bounds_proved: bool = False
 
     def __plain__(self) -> str:
         """Refused: ``Params`` stores a model the registry builds by its names, so a model
@@ -148,6 +154,12 @@ class Model(abc.ABC):
     @abc.abstractmethod
     def manifold_certificate(self, params: Params) -> list[str]:
         """What is proved or searched of M's critical points, step by step."""
+
+    def five_points_proved(self, params: Params) -> bool:
+        """Whether M's critical points are proved to be the origin and the four corners
+        (:meth:`manifold_certificate` then gives the proof); False where the model has no
+        such argument (the default)."""
+        return False
 
     def manifold_summary(self, params: Params) -> str | None:
         """M's critical points in one sentence, when the model has an argument of its own

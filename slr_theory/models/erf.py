@@ -14,7 +14,6 @@ import numpy as np
 from scipy.special import erf
 
 from .. import engine
-from ..manifold import five_points_proved
 from ..nonlinearity import Nonlinearity, nonlinearity_of
 from ..params import Params
 from .pointwise import Pointwise
@@ -35,12 +34,12 @@ class Erf(Pointwise):
     --------
     >>> from slr_theory import Params
     >>> m = Params.paper().model
-    >>> m.label, m.closed_form, m.tag
+    >>> m.label, m.feature_bounds_proved, m.tag
     ('erf', True, '')
     """
 
     sigma: Nonlinearity = field(default_factory=lambda: nonlinearity_of("erf"))
-    closed_form = True
+    feature_bounds_proved = True  # the closed forms' bounds (engine.closed_feature_bounds)
 
     def __repr__(self) -> str:
         return "Erf()"
@@ -72,7 +71,9 @@ class Erf(Pointwise):
         """
         import mpmath as mp
 
-        if not five_points_proved(params):  # pragma: no cover - erf is odd, increasing, bounded
+        if not self.five_points_proved(
+            params
+        ):  # pragma: no cover - erf is odd, increasing, bounded
             return super().manifold_certificate(params)
         iv = mp.iv
         iv.dps = 30

@@ -14,7 +14,7 @@ from typing import ClassVar
 import numpy as np
 
 from .. import engine
-from ..manifold import EDGE_SCAN, edge_roots, five_points_proved, interior_points, underflow
+from ..manifold import EDGE_SCAN, edge_roots, interior_points, underflow
 from ..nonlinearity import Nonlinearity, moments
 from ..params import Params
 from .base import Model
@@ -36,7 +36,7 @@ class Pointwise(Model):
     --------
     >>> from slr_theory import Params
     >>> m = Params.paper().replace(nonlinearity="tanh").model
-    >>> m.label, m.odd_weights, m.closed_form
+    >>> m.label, m.odd_weights, m.feature_bounds_proved
     ('tanh', True, False)
     """
 
@@ -74,11 +74,19 @@ class Pointwise(Model):
         sgn = np.where(t >= 0, 1.0, -1.0)
         return (sgn * (1.0 - m["d1tau"] / m["E1"])).reshape(kappa.shape)
 
+    def five_points_proved(self, params: Params) -> bool:
+        """Whether the argument of :meth:`manifold_certificate` applies: ``sigma`` odd,
+        non-decreasing and ``|sigma| <= 1``, each established when ``sigma`` was built,
+        symbolically or by integral identities
+        (:attr:`slr_theory.Nonlinearity.established`)."""
+        sig = self.sigma
+        return bool(self.odd_weights and sig.increasing and sig.bound <= 1.0)
+
     def manifold_certificate(self, params: Params) -> list[str]:
         """The proof of the five points on quadratures where ``sigma`` is odd, increasing
-        and bounded by 1 (:func:`slr_theory.manifold.five_points_proved`); otherwise what
-        the scans located (:func:`_scan_certificate`)."""
-        if not five_points_proved(params):
+        and bounded by 1 (:meth:`five_points_proved`); otherwise what the scans located
+        (:func:`_scan_certificate`)."""
+        if not self.five_points_proved(params):
             return _scan_certificate(params, self.sigma)
         return _moment_certificate(params, self.sigma)
 

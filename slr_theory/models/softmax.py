@@ -153,7 +153,7 @@ def _direct_terms(params: Params, kappa: np.ndarray, lam: float, sink: bool):
 
 
 @dataclass(frozen=True)
-class SoftmaxTable:
+class SoftmaxTable(engine.RiskTable):
     """The table of softmax attention: the same rows, features ``monomial x term``.
 
     The risk is a polynomial in ``(nu, theta, eta, rho)`` whose coefficients are the
@@ -351,6 +351,8 @@ class Softmax(Model):
     """
 
     name: ClassVar[str] = "softmax"
+    #: The terms' bounds are analytic (:func:`slr_theory.softmax.term_bound`).
+    feature_bounds_proved: ClassVar[bool] = True
     #: Whether the weights have a sink, ``p_l = e_l / (1 + S)``: a token of logit 0 and no
     #: value (softmax-1, :mod:`slr_theory.models.softmax1`).
     sink: ClassVar[bool] = False
