@@ -4,11 +4,12 @@ The modules, layer by layer: a module imports modules of its own layer or of low
 never of a higher one (``tests/test_house.py`` checks it, with its few documented
 exceptions).
 
-0. ``validate``, ``doubledouble``, ``results``, ``chebyshev``, ``interval``, ``interrupts``, ``identities``, ``symbolic``:
+0. ``validate``, ``doubledouble``, ``results``, ``chebyshev``, ``interval``, ``interrupts``, ``identities``, ``symbolic``, ``catalogue``:
    input checks; double-double exponents; typed results as
    JSON and back; checked piecewise Chebyshev interpolants; rigorous interval arithmetic
    on arrays; Ctrl-C held while the command imports; a nonlinearity's properties by
-   integral identities, or from a SymPy expression.
+   integral identities, or from a SymPy expression; where ``Params`` finds the registry
+   of models (installed by this package's face, so that ``params`` imports no model).
 1. ``gaussian``, ``nonlinearity``, ``softmax``, ``params``, ``work``, ``output``, ``workers``:
    Gaussian expectations of ``erf`` (closed forms), of any nonlinearity (quadrature) and
    of softmax weights (Laplace transform); ``Params`` and overlap feasibility; cost
@@ -38,6 +39,8 @@ exceptions).
 import importlib
 import sys
 import types
+
+from . import catalogue
 
 __version__ = "0.10.0"  # what changed: CHANGELOG.md
 
@@ -146,6 +149,18 @@ class _Package(types.ModuleType):
 
 
 sys.modules[__name__].__class__ = _Package
+
+
+def _models_registry():
+    """The registry of models, imported when a ``Params`` first asks for its model: the
+    models build on ``Params``, so the package's face wires them to it
+    (:mod:`slr_theory.catalogue`)."""
+    from .models import registry
+
+    return registry
+
+
+catalogue.install(_models_registry)
 
 
 def __getattr__(name: str):

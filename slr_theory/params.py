@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .catalogue import registry
 from .nonlinearity import Nonlinearity, resolve_nonlinearity
 from .validate import (
     as_array,
@@ -20,9 +21,6 @@ from .validate import (
     rounding_tolerance,
     tolerance,
 )
-
-if TYPE_CHECKING:  # the models build on this module: Params imports them when asked
-    from .models import Model
 
 __all__ = [
     "ATTENTIONS",  # noqa: F822  (module __getattr__: the registry's names when asked)
@@ -96,9 +94,7 @@ def __getattr__(name: str):
     """``ATTENTIONS``: the registered attentions' names (:func:`slr_theory.models.attention_names`),
     read when asked, so that a model registered later is among them."""
     if name == "ATTENTIONS":
-        from .models import attention_names
-
-        return attention_names()
+        return registry().attention_names()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -168,7 +164,7 @@ class Params:
     eps: float = 0.0
     s: int = 1
     nonlinearity: str | Nonlinearity = "erf"
-    attention: str | Model = "pointwise"
+    attention: Any = "pointwise"  # str, or a slr_theory.models.Model
 
     def __post_init__(self) -> None:
         d = positive_int(self.d, "d")
@@ -193,21 +189,19 @@ class Params:
                 raise ValueError(f"`{name}` must lie in [{lo:g}, {hi:g}], got {value!r}.")
         if not isinstance(self.attention, str):  # a model object the registry builds: its
             # names, so that a saved result reads back as this model (not the default sigma)
-            from .models import canonical_names
-
-            names = canonical_names(self.model)  # the model refuses a sigma beside an object
+            names = registry().canonical_names(
+                self.model
+            )  # the model refuses a sigma beside an object
             if names is not None:
                 object.__setattr__(self, "attention", names[0])
                 object.__setattr__(self, "nonlinearity", names[1])
         self.model.check(self)  # the model's own domain (a wrong name is refused here too)
 
     @property
-    def model(self) -> Model:
+    def model(self) -> Any:
         """The model object (:class:`slr_theory.models.Model`) of `attention` and
         `nonlinearity`: what every computation asks of the model."""
-        from .models import model_of
-
-        return model_of(self.attention, self.nonlinearity)
+        return registry().model_of(self.attention, self.nonlinearity)
 
     @property
     def predictor(self) -> str:

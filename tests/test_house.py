@@ -115,6 +115,7 @@ LAYERS = [
         "interrupts",
         "identities",
         "symbolic",
+        "catalogue",
     },
     {"gaussian", "nonlinearity", "softmax", "params", "work", "output", "workers"},
     {"engine", "rigorous"},
@@ -132,8 +133,6 @@ ALLOWED_UPWARD = {
     ("experiments", "plotting"): "experiments.write saves the figure of the results it ran",
     ("experiments", "render"): "experiments.write saves the CSV of the results it ran",
     ("output", "__init__"): "the marker records the package's __version__",
-    ("params", "models"): "Params resolves its attention and nonlinearity to the model "
-    "object in the registry, imported when asked",
     ("work", "risk"): "model_cost_factor prices a model by timing its risk and gradient",
     ("study", "__init__"): "a saved study records the package's __version__",
     ("longrun", "plotting"): "Fates.plot() hands the result to plotting, imported when called",

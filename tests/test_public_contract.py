@@ -252,6 +252,9 @@ NOT_CALLED: dict[str, str] = {
     "test_identities.py",
     "study_check.check_study": "takes a Study the toolkit loaded; every refusal is tested "
     "through report --from in test_report.py",
+    "catalogue.install": "replaces the loader the package installed (a process-wide "
+    "setting, not a value to fuzz); its refusal and its use are tested in test_catalogue.py",
+    "catalogue.registry": "takes no argument; tested in test_catalogue.py",
     "symbolic.derive": "takes a SymPy expression (not a value to fuzz); its refusals are "
     "tested in test_symbolic.py",
     "__main__.main": "runs the command line on sys.argv; Ctrl-C while it starts is tested "
