@@ -22,6 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import engine
 from .dynamics import pgd, sample_initial_overlaps
 from .output import Destination
 from .params import Params
@@ -104,6 +105,29 @@ class ExperimentResult:
     experiment: Experiment
     trajectory: PGDResult
     seed: int
+
+    def optimum_excess(self) -> np.ndarray:
+        """The excess risk of ``(k*, v*)`` (informative, distractors and interactions
+        summed) at each record's temperature, shape ``(n_records,)``: the level the
+        runs' excess risk ``R - eps^2`` approaches, which the figure draws.
+
+        Returns
+        -------
+        ndarray
+
+        Examples
+        --------
+        >>> from slr_theory.experiments import run
+        >>> res = run(["gd_manifold"], repeats=1, steps_scale=0.001, records=3)["gd_manifold"]
+        >>> res.optimum_excess().shape == res.trajectory.step.shape
+        True
+        """
+        tr = self.trajectory
+        one, zero = np.ones(len(tr.step)), np.zeros(len(tr.step))
+        excess = engine.components(
+            self.experiment.params, (one, one, zero, zero, zero), lam=tr.lam
+        )
+        return excess.sum(axis=0)
 
 
 def experiments() -> dict[str, Experiment]:

@@ -1000,7 +1000,7 @@ class Continuation:
         -------
         Path or matplotlib.figure.Figure
         """
-        from .plotting import bifurcation_figure
+        from .plotting.branches import bifurcation_figure
 
         return bifurcation_figure(self, path, **options)
 
@@ -1858,9 +1858,9 @@ class PortraitData:
         -------
         Path or matplotlib.figure.Figure
         """
-        from .plotting import phase_portrait
+        from .plotting.manifold import draw_portrait
 
-        return phase_portrait(self, path, **options)
+        return draw_portrait(self, path, **options)
 
 
 def ended_at(fates: Fates, targets: np.ndarray, coords=(0, 1)) -> np.ndarray:
@@ -2149,9 +2149,9 @@ class Basins:
         -------
         Path or matplotlib.figure.Figure
         """
-        from .plotting import off_manifold_figure
+        from .plotting.ensembles import draw_off_manifold
 
-        return off_manifold_figure(self, path, **options)
+        return draw_off_manifold(self, path, **options)
 
 
 #: Most PGD steps :func:`portrait_data` draws (a typo must not start hours of work).

@@ -795,7 +795,7 @@ class Fates:
         -------
         Path or matplotlib.figure.Figure
         """
-        from .plotting import arrival_figure
+        from .plotting.ensembles import arrival_figure
 
         return arrival_figure(self, path, **options)
 

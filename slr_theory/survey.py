@@ -464,7 +464,7 @@ class Atlas:
         -------
         Path or matplotlib.figure.Figure
         """
-        from .plotting import atlas_figure
+        from .plotting.atlas import atlas_figure
 
         return atlas_figure(self, path, **options)
 

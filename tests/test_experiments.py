@@ -175,7 +175,8 @@ def test_figure_groups_say_whether_runs_settled_and_what_was_folded():
     symmetric end points were folded into one group."""
     import numpy as np
 
-    from slr_theory.plotting import SETTLED_SPEED, _group_label
+    from slr_theory.plotting import SETTLED_SPEED
+    from slr_theory.plotting.runs import _group_label
 
     steps = np.array([0, 100, 200])
     ov = np.zeros((3, 3, 5))

@@ -12,7 +12,9 @@ import pytest
 import slr_theory
 
 PKG = pathlib.Path(__file__).resolve().parents[1] / "slr_theory"
-MODULES = {p.stem for p in PKG.glob("*.py")} | {"verify", "models"}
+MODULES = {p.stem for p in PKG.glob("*.py")} | {
+    p.name for p in PKG.iterdir() if (p / "__init__.py").exists()
+}
 
 
 def _sources():
@@ -32,9 +34,23 @@ def test_no_module_imports_another_modules_private_names():
 
 
 def test_only_plotting_imports_matplotlib_and_never_switches_backends():
-    users = {p.name for p, t in _sources() if re.search(r"^\s*(import|from) matplotlib", t, re.M)}
-    assert users <= {"plotting.py"}
+    users = {
+        p.relative_to(PKG).parts[0]
+        for p, t in _sources()
+        if re.search(r"^\s*(import|from) matplotlib", t, re.M)
+    }
+    assert users <= {"plotting"}
     assert not any("matplotlib.use(" in t for _, t in _sources())
+
+
+def test_the_figures_draw_results_and_only_the_door_computes():
+    """plotting's modules take results and compute nothing: they import the formatting of
+    points (critical) and the overlaps' names (params), never the numerics; the package's
+    door (plotting/__init__.py) alone computes a result from a Params, then draws it."""
+    drawing = [p for p in (PKG / "plotting").glob("*.py") if p.name != "__init__.py"]
+    assert len(drawing) >= 5
+    bad = {p.name: _imports(p) - {"plotting", "critical", "params"} for p in drawing}
+    assert not any(bad.values()), bad
 
 
 def test_importing_the_package_does_not_import_matplotlib():

@@ -310,15 +310,16 @@ def test_the_portraits_legend_names_only_what_it_shows(tmp_path, monkeypatch):
     0.9 (the plateau dominates; at 0.5 the times differ by 1e-6 decades, which contours
     every 1e-6 decades once drew), with the exponent the portrait's own fates give."""
     from slr_theory import plotting
+    from slr_theory.plotting import canvas
 
     labels = {}
-    real = plotting._save
+    real = canvas.save_figure
 
     def keep(fig, path, dpi):
         labels[path.name] = [t.get_text() for t in fig.legends[0].get_texts()]
         real(fig, path, dpi)
 
-    monkeypatch.setattr(plotting, "_save", keep)
+    monkeypatch.setattr(canvas, "save_figure", keep)
     data = {}
     for lam in (0.1, 0.5, 0.9):
         data[lam] = portrait_data(
@@ -433,7 +434,7 @@ def test_the_bifurcation_legend_explains_every_mark_and_names_the_branches(tmp_p
         seen["legend"] = [t.get_text() for t in fig.legends[0].get_texts()]
         seen["labels"] = [t.get_text() for t in fig.axes[0].texts]
 
-    monkeypatch.setattr(plotting, "_save", keep)
+    monkeypatch.setattr(plotting.canvas, "save_figure", keep)
     plotting.bifurcation_figure(c, tmp_path / "b.png")
     assert seen["legend"] == [
         "minimum (index 0)",
@@ -708,7 +709,7 @@ def test_arrival_times_that_differ_by_less_than_a_hundredth_of_a_decade_are_one_
             basin_edges=edges,
         )  # fmt: skip
         fig, ax = plt.subplots()
-        plotting._arrival_layer(ax, data)
+        plotting.manifold._arrival_layer(ax, data)
         label = ax.get_legend_handles_labels()[1][0]
         plt.close(fig)
         if contours:

@@ -75,9 +75,9 @@ def test_a_figure_without_a_path_is_returned_and_one_with_a_path_is_written(fate
 
 
 def test_figures_draw_on_a_callers_axes(fates):
-    from slr_theory.plotting import _new_figure
+    from slr_theory.plotting.canvas import new_figure
 
-    mine = _new_figure(figsize=(12, 4))
+    mine = new_figure(figsize=(12, 4))
     left, right = mine.subplots(1, 2)
     data = portrait_data(P, grid=7, basin_grid=4, refine=2, trajectories=1)
     assert slr_theory.phase_portrait(data, ax=left) is mine
@@ -132,12 +132,12 @@ def test_html_table_escapes_and_refuses_what_is_not_a_table():
 def test_the_optimum_has_one_colour_in_every_figure(fates):
     """(k*, v*) was blue in the erf report and orange in the tanh one (where the off-M
     minimum, lower, came first): it is the first colour whatever the order."""
-    from slr_theory.plotting import _OKABE_ITO, _end_colours
+    from slr_theory.plotting.canvas import OKABE_ITO, end_colours
 
     off, opt, image = [0, 0, 0.63, 1, 0], [1, 1, 0, 0, 0], [-1, -1, 0, 0, 0]
-    assert _end_colours([off, opt])[1] == _OKABE_ITO[0] != _end_colours([off, opt])[0]
-    assert _end_colours([image])[0] == _OKABE_ITO[0]
-    assert _end_colours([[1, -1, 0, 0, 0]])[0] != _OKABE_ITO[0]  # a corner is not it
+    assert end_colours([off, opt])[1] == OKABE_ITO[0] != end_colours([off, opt])[0]
+    assert end_colours([image])[0] == OKABE_ITO[0]
+    assert end_colours([[1, -1, 0, 0, 0]])[0] != OKABE_ITO[0]  # a corner is not it
     ax = slr_theory.arrival_figure(fates).axes[0]
     j = next(i for i, name in enumerate(fates.names) if "(1, 1, 0, 0, 0)" in name)
     [line] = [
@@ -147,4 +147,23 @@ def test_the_optimum_has_one_colour_in_every_figure(fates):
             f"reach {fates.names[j]} (median 10^{fates.quantiles([0.5], j)[0]:.1f} steps)"
         )
     ]
-    assert line.get_color() == _OKABE_ITO[0]
+    assert line.get_color() == OKABE_ITO[0]
+
+
+def test_the_drawing_modules_refuse_what_is_not_their_result_by_name():
+    """plotting's drawing modules take results only; a Params (which the door computes
+    from) is refused with the argument's name, not an AttributeError."""
+    from slr_theory import Params
+    from slr_theory.plotting.atlas import atlas_figure
+    from slr_theory.plotting.ensembles import draw_off_manifold
+    from slr_theory.plotting.manifold import draw_portrait, draw_stability
+
+    p = Params.paper()
+    for draw, arg in (
+        (draw_portrait, "data"),
+        (draw_off_manifold, "basins"),
+        (lambda x: draw_stability([x]), "maps"),
+        (atlas_figure, "atlas"),
+    ):
+        with pytest.raises(ValueError, match=rf"^`{arg}` must be"):
+            draw(p)

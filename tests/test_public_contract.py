@@ -282,6 +282,20 @@ NOT_CALLED: dict[str, str] = {
         "its options are tested in test_report.py and the `portrait` command is fuzzed",
     ),
     **_whole_module(
+        "plotting.canvas",
+        "what every figure shares (a figure, saving it, colours); tested through every "
+        "figure in test_plotting.py",
+    ),
+    **{
+        f"plotting.{name}": "draws a result the toolkit built and refuses any other object "
+        "by name (tested in test_plotting.py); its door in plotting computes from a Params"
+        for name in (
+            "manifold.draw_portrait",
+            "manifold.draw_stability",
+            "ensembles.draw_off_manifold",
+        )
+    },
+    **_whole_module(
         "render",
         "renders a result the toolkit built; tested in test_report.py",
     ),

@@ -526,7 +526,7 @@ def test_the_portrait_names_the_basins_of_the_models_own_critical_points():
     """Softmax at lam = 0.1: every start on M ends at (k*, v*), and the legend says so
     (the basin labels index the model's M points, not pointwise attention's five)."""
     from slr_theory.landscape import portrait_data
-    from slr_theory.plotting import _basin_names
+    from slr_theory.plotting.manifold import _basin_names
 
     p = Params.paper(lam=0.1).replace(attention="softmax")
     data = portrait_data(p, grid=5, basin_grid=4, refine=2, trajectories=0, t_max=600.0)
