@@ -10,17 +10,19 @@ exceptions).
    on arrays; Ctrl-C held while the command imports; a nonlinearity's properties by
    integral identities, or from a SymPy expression; where ``Params`` finds the registry
    of models (installed by this package's face, so that ``params`` imports no model).
-1. ``gaussian``, ``nonlinearity``, ``softmax``, ``params``, ``work``, ``output``, ``workers``:
-   Gaussian expectations of ``erf`` (closed forms), of any nonlinearity (quadrature) and
-   of softmax weights (Laplace transform); ``Params`` and overlap feasibility; cost
-   estimates; the output discipline; local worker processes.
+1. ``gaussian``, ``nonlinearity``, ``params``, ``work``, ``output``, ``workers``:
+   Gaussian expectations of ``erf`` (closed forms) and of any nonlinearity (quadrature);
+   ``Params`` and overlap feasibility; cost estimates; the output discipline; local
+   worker processes.
 2. ``engine``, ``rigorous``: the one risk engine (value, gradient, Hessian tables), and
    its term algebra on rigorous intervals (enclosures over boxes, for proofs).
 3. ``trajectory``: the batched loop shared by PGD, SGD and the experiments.
-4. ``models``, ``model``, ``geometry``, ``flows``, ``manifold``: the models, one file
-   each, with their registry (everything above asks ``Params.model``, never a model's
-   name); the data model and Monte Carlo; the product of spheres in overlap coordinates;
-   the gradient flows; the critical points of the flow on M.
+4. ``models``, ``model``, ``geometry``, ``flows``, ``manifold``, ``softmax``: the models,
+   each a file or a folder that owns its mathematics, with their registry (everything
+   above asks ``Params.model``, never a model's name); the data model and Monte Carlo;
+   the product of spheres in overlap coordinates; the gradient flows; the critical points
+   of the flow on M; softmax's Laplace transform where the documentation names it
+   (its home is ``models/softmax/``).
 5. ``risk``: the exact population risk, validated.
 6. ``statistics``, ``sgd``, ``critical``, ``dynamics``, ``longrun``, ``certify``: the paper's
    section 4; online SGD; every critical point, classified; projected gradient descent,

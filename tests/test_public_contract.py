@@ -206,13 +206,13 @@ NOT_CALLED: dict[str, str] = {
     "nonlinearity.moment_sups": "unchecked, for lipschitz_bound (its door); tested there",
     "nonlinearity.derivative_sup": "takes a Nonlinearity the door built; for the engine's "
     "feature sizes; tested in test_nonlinearity.py",
-    "softmax.term_integrals": "the engine's unchecked door; risk(Params(attention='softmax')) "
+    "models.softmax.laplace.term_integrals": "the engine's unchecked door; risk(Params(attention='softmax')) "
     "is its checked one, tested in test_softmax.py",
-    "softmax.d_mu": "the algebra of the softmax table: takes the terms it builds; tested in "
+    "models.softmax.laplace.d_mu": "the algebra of the softmax table: takes the terms it builds; tested in "
     "test_softmax.py",
-    "softmax.term_bound": "takes a term the engine builds; its bound is checked against every "
+    "models.softmax.laplace.term_bound": "takes a term the engine builds; its bound is checked against every "
     "term in test_softmax.py",
-    "softmax.risk_expression": "the algebra of the softmax table: takes a Params' validated "
+    "models.softmax.laplace.risk_expression": "the algebra of the softmax table: takes a Params' validated "
     "fields; tested in test_softmax.py and derivations/softmax.py",
     "experiments.experiments": "takes no argument; the table is tested in test_experiments.py",
     "experiments.run": "minutes per valid call; its slots are tested in test_contracts.py",

@@ -545,7 +545,7 @@ def test_the_gradient_and_hessian_tables_share_one_direct_evaluation(monkeypatch
     builds, 5e-14 of the values with NumPy 2.4's (its matrix products round differently
     for differently shaped operands, and these entries cancel to 1/100 of their terms)."""
     from slr_theory import engine
-    from slr_theory.models import softmax
+    from slr_theory.models.softmax import model as softmax
 
     p = Params.paper(lam=0.7).replace(attention="softmax", s=2)
     ov = np.array([[0.3, -0.5], [0.4, 0.2], [0.1, 0.3], [0.05, -0.1], [0.02, 0.2]])

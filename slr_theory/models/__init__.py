@@ -1,12 +1,13 @@
-"""The models: one file per model, one registry, one contract (:class:`Model`).
+"""The models: one contract (:class:`Model`), one registry, and each model's own place.
 
 Everything above this package talks to a model object (``Params.model``), never to a
 model's name: the risk table, the forward map, the symmetry, the facts on M, the
 labels. ``pointwise.py`` is pointwise attention with any nonlinearity by quadrature;
 ``erf.py`` the paper's, a nonlinearity with closed forms (hooks of the same class);
-``softmax.py`` softmax attention; ``softmax1.py`` softmax-1 (softmax with a sink).
-``registry.py`` maps ``Params(attention=...)`` to
-them; :func:`register_model` adds one (``docs/models.md``).
+``softmax/`` softmax attention (the Laplace transform of its normalisation, its table,
+its model); ``softmax1/`` softmax-1 (softmax with a sink). ``registry.py`` maps
+``Params(attention=...)`` to them; the lines at the end of this file register the
+built-ins, and :func:`register_model` adds one of a user's (``docs/models.md``).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ def _pointwise(sigma: str | Nonlinearity) -> Pointwise:
     return Erf() if sigma == "erf" else Pointwise(nonlinearity_of(sigma))
 
 
-register_model("pointwise", _pointwise, nonlinearity=True)
-register_model("softmax", lambda sigma: Softmax(), nonlinearity=False)
-register_model("softmax1", lambda sigma: Softmax1(), nonlinearity=False)
+# The built-in models, one line each (a new attention: its folder, and one line here).
+register_model("pointwise", _pointwise, nonlinearity=True, built_in=True)
+register_model("softmax", lambda sigma: Softmax(), nonlinearity=False, built_in=True)
+register_model("softmax1", lambda sigma: Softmax1(), nonlinearity=False, built_in=True)

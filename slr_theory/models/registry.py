@@ -17,15 +17,19 @@ __all__ = [
     "unregister_model",
 ]
 
-#: The attentions the package registers itself (:func:`unregister_model` keeps them).
-BUILT_IN = ("pointwise", "softmax", "softmax1")
-
 #: name -> (factory of the model from a resolved nonlinearity, whether it takes one)
 _FACTORIES: dict[str, tuple[Callable[[str | Nonlinearity], Model], bool]] = {}
+#: The attentions the package registers itself, one line each in
+#: ``slr_theory/models/__init__.py`` (:func:`unregister_model` keeps them).
+_BUILT_IN: list[str] = []
 
 
 def register_model(
-    name: str, factory: Callable[[str | Nonlinearity], Model], *, nonlinearity: bool
+    name: str,
+    factory: Callable[[str | Nonlinearity], Model],
+    *,
+    nonlinearity: bool,
+    built_in: bool = False,
 ) -> None:
     """Make ``Params(attention=name)`` build its model with ``factory(nonlinearity)``.
 
@@ -33,13 +37,16 @@ def register_model(
     ----------
     name : str
         The attention's name: a new one, or one registered before (replaced); not a
-        built-in's (:data:`BUILT_IN`).
+        built-in's.
     factory : callable
         ``factory(sigma) -> Model`` from a built-in's name or a
         :class:`slr_theory.Nonlinearity`.
     nonlinearity : bool
         Whether the attention applies a nonlinearity; if not, ``Params`` refuses one
         other than the default.
+    built_in : bool, default False
+        A model of the package's own (its registration in ``slr_theory/models/__init__.py``):
+        never replaced or removed afterwards.
 
     Returns
     -------
@@ -57,11 +64,15 @@ def register_model(
     """
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"`name` must be an identifier, got {name!r}.")
-    if name in BUILT_IN and name in _FACTORIES:
-        raise ValueError(f"`name` must not be a built-in's ({', '.join(BUILT_IN)}), got {name!r}.")
+    if name in _BUILT_IN:
+        raise ValueError(
+            f"`name` must not be a built-in's ({', '.join(_BUILT_IN)}), got {name!r}."
+        )
     if not callable(factory):
         raise ValueError(f"`factory` must be callable, got {factory!r}.")
     _FACTORIES[name] = (factory, bool(nonlinearity))
+    if built_in:
+        _BUILT_IN.append(name)
     _build.cache_clear()
 
 
@@ -85,8 +96,8 @@ def unregister_model(name: str) -> None:
     >>> "mine" in attention_names()
     False
     """
-    if name in BUILT_IN or not (isinstance(name, str) and name in _FACTORIES):
-        added = [n for n in _FACTORIES if n not in BUILT_IN]
+    if name in _BUILT_IN or not (isinstance(name, str) and name in _FACTORIES):
+        added = [n for n in _FACTORIES if n not in _BUILT_IN]
         raise ValueError(
             f"`name` must be a model register_model added, one of {added}, got {name!r}."
         )

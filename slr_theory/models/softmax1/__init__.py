@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from .softmax import Softmax
+from ..softmax import Softmax
 
 __all__ = ["Softmax1"]
 

@@ -16,11 +16,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import engine
-from ..manifold import EDGE_SCAN, edge_roots
-from ..nonlinearity import INTERPOLATE_FROM
-from ..params import DOMAIN, Params
-from ..softmax import (
+from ... import engine
+from ...manifold import EDGE_SCAN, edge_roots
+from ...nonlinearity import INTERPOLATE_FROM
+from ...params import DOMAIN, Params
+from ..base import Model
+from .laplace import (
     SOFTMAX_DOMAIN,
     d_mu,
     risk_expression,
@@ -28,7 +29,6 @@ from ..softmax import (
     term_integrals,
     term_interpolant,
 )
-from .base import Model
 
 __all__ = ["Softmax", "SoftmaxTable"]
 
