@@ -463,7 +463,7 @@ def test_runs_continued_round_by_round_are_the_runs_of_one_long_pgd():
     """``max_steps``: each run stops where one uninterrupted PGD of its length ends, and it
     is at a minimum only when its distance and its gradient both say so."""
     from slr_theory import pgd, sample_initial_overlaps
-    from slr_theory.landscape import _gradient_norm
+    from slr_theory.landscape.ensembles import _gradient_norm
 
     p = Params(d=12, L=5, lam=0.3, gamma=0.7)
     b = basin_fractions(
@@ -565,7 +565,7 @@ def test_the_fold_finder_finds_the_extremum_of_lambda_along_a_branch():
     extremum at the meeting: the fold finder (Brent on lambda along the arc) must find the
     lambda the meeting finder (Richardson in the flipped coordinate) gives, within the
     error it states, and say so where the extremum is not inside its search."""
-    from slr_theory.landscape import _arc_tangent, _arc_vertex
+    from slr_theory.landscape.continuation import _arc_tangent, _arc_vertex
 
     p = Params.paper()
     c = continuation(p, (0.85, 0.95), steps=4, seeds=2)
@@ -585,7 +585,8 @@ def test_flow_basins_accept_end_points_the_integration_left_just_infeasible():
     benchmarks/landscape.py); it is feasible and its gradient is that of the projection."""
     from slr_theory import sample_initial_overlaps
     from slr_theory.flows import overlap_flow
-    from slr_theory.landscape import FLOW_FEASIBILITY, _gradient_norm
+    from slr_theory.landscape import FLOW_FEASIBILITY
+    from slr_theory.landscape.ensembles import _gradient_norm
     from slr_theory.params import check_overlaps
 
     p = Params.paper(lam=0.9)
