@@ -15,7 +15,8 @@ import time
 from pathlib import Path
 
 from slr_theory import Params
-from slr_theory.certify import UNRESOLVED, certify_critical_points, check_certificate
+from slr_theory.certify import certify_critical_points, check_certificate
+from slr_theory.certify.boxes import UNRESOLVED
 
 
 def main() -> None:

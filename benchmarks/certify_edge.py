@@ -32,7 +32,9 @@ import time
 import numpy as np
 
 from slr_theory import Params, risk
-from slr_theory.certify import Face, model_table, proof_spaces, tube_test
+from slr_theory.certify.faces import Face, tube_test
+from slr_theory.certify.search import model_table
+from slr_theory.certify.strata import proof_spaces
 from slr_theory.critical import symmetries
 from slr_theory.interval import Interval
 
@@ -133,7 +135,7 @@ def _overlap_chart(p: Params) -> None:
 def _census_charts(table, group: np.ndarray) -> None:
     """The charts the census uses about the edge, with rigorous hulls: the widest box
     (along x across, from a ladder) on which the normal block's hull is regular."""
-    from slr_theory.certify import regular
+    from slr_theory.certify.boxes import regular
 
     strata = proof_spaces(table, group)["strata"]
     charts = {"overlap chart": strata.overlap_charts[0], "edge chart": strata.edge_charts[0]}

@@ -23,6 +23,7 @@ from slr_theory.certify import (
     inertia,
     strata_conditions,
 )
+from slr_theory.critical import symmetries
 
 PAPER = Params.paper()
 
@@ -54,7 +55,7 @@ def test_every_point_of_the_search_is_proved_with_the_same_index(census):
             for c in census.points
             if any(
                 np.max(np.abs(g * np.asarray(q.overlaps) - c.overlaps)) < 1e-6
-                for g in C.symmetries(PAPER)
+                for g in symmetries(PAPER)
             )
         ]
         assert len(match) == 1, q.overlaps
@@ -110,12 +111,12 @@ def _first(data, part, verdict):
     [
         # a box claimed excluded moved to where nothing excludes it
         lambda d: d["parts"]["overlaps"]["paths"].__setitem__(
-            _first(d, "overlaps", C.EXCLUDED),
-            d["parts"]["overlaps"]["paths"][_first(d, "overlaps", C.EXCLUDED)][:-1],
+            _first(d, "overlaps", C.boxes.EXCLUDED),
+            d["parts"]["overlaps"]["paths"][_first(d, "overlaps", C.boxes.EXCLUDED)][:-1],
         ),
         # an open box relabelled excluded
         lambda d: d["parts"]["strata"]["verdicts"].__setitem__(
-            _first(d, "strata", C.UNRESOLVED), C.EXCLUDED
+            _first(d, "strata", C.boxes.UNRESOLVED), C.boxes.EXCLUDED
         ),
         # a Krawczyk box moved off its zero
         lambda d: d["parts"]["overlaps"]["zeros"][0].__setitem__(
@@ -245,12 +246,12 @@ def test_inertia_counts_signs_and_refuses_what_straddles_zero():
 
 
 def test_the_tree_check_accepts_partitions_only():
-    assert C._tree_complete(["0", "1"])
-    assert C._tree_complete(["00", "01", "1"])  # side 0 split twice
-    assert C._tree_complete(["02", "03", "1"])  # then side 1
-    assert not C._tree_complete(["0", "3"])  # halves of two different sides
-    assert not C._tree_complete(["0", "00", "1"])  # a leaf inside a leaf
-    assert not C._tree_complete(["00", "1"])  # a quarter missing
+    assert C.boxes.tree_complete(["0", "1"])
+    assert C.boxes.tree_complete(["00", "01", "1"])  # side 0 split twice
+    assert C.boxes.tree_complete(["02", "03", "1"])  # then side 1
+    assert not C.boxes.tree_complete(["0", "3"])  # halves of two different sides
+    assert not C.boxes.tree_complete(["0", "00", "1"])  # a leaf inside a leaf
+    assert not C.boxes.tree_complete(["00", "1"])  # a quarter missing
     lo, hi = C.box_of_path([0.0, -1.0], [1.0, 1.0], "03")
     assert lo.tolist() == [0.0, 0.0] and hi.tolist() == [0.5, 1.0]
 
@@ -289,7 +290,7 @@ def test_the_vectorised_tree_and_boxes_are_the_plain_ones(seed, leaves, dims):
     against `box_of_path` path by path."""
     rng = np.random.default_rng(seed)
     paths = _random_tree(rng, dims, leaves)
-    assert C._tree_complete(paths) and _reference_tree_complete(paths)
+    assert C.boxes.tree_complete(paths) and _reference_tree_complete(paths)
     i = int(rng.integers(len(paths)))
     moved = paths[i][:-1] + str((int(paths[i][-1]) + 2) % (2 * dims)) if paths[i] else "0"
     for faulty in (
@@ -297,26 +298,26 @@ def test_the_vectorised_tree_and_boxes_are_the_plain_ones(seed, leaves, dims):
         [*paths, paths[i]],
         [*paths[:i], moved, *paths[i + 1 :]],
     ):
-        assert C._tree_complete(faulty) == _reference_tree_complete(faulty)
+        assert C.boxes.tree_complete(faulty) == _reference_tree_complete(faulty)
     lo0, hi0 = -rng.random(dims), rng.random(dims)
-    lo, hi = C.boxes_of_paths(lo0, hi0, paths)
+    lo, hi = C.boxes.boxes_of_paths(lo0, hi0, paths)
     for j, p in enumerate(paths):
         a, b = C.box_of_path(lo0, hi0, p)
         assert np.array_equal(lo[j], a) and np.array_equal(hi[j], b)
 
 
 def test_krawczyk_proves_the_origin_and_excludes_a_box_without_zero(census):
-    space = C.proof_spaces(
-        PAPER.model.rigorous_table(PAPER), np.asarray(C.symmetries(PAPER), float)
+    space = C.strata.proof_spaces(
+        PAPER.model.rigorous_table(PAPER), np.asarray(symmetries(PAPER), float)
     )["overlaps"]
     v, klo, khi = C.krawczyk(space, np.full((1, 5), -1e-3), np.full((1, 5), 1e-3))
-    assert v[0] == C.UNIQUE and np.all(klo <= 0.0) and np.all(khi >= 0.0)
+    assert v[0] == C.boxes.UNIQUE and np.all(klo <= 0.0) and np.all(khi >= 0.0)
     v, _l, _h = C.krawczyk(
         space,
         np.array([[0.3, 0.3, 0.1, 0.1, 0.1]]),
         np.array([[0.301, 0.301, 0.101, 0.101, 0.101]]),
     )
-    assert v[0] == C.NEWTON_EXCLUDED
+    assert v[0] == C.boxes.NEWTON_EXCLUDED
 
 
 def test_the_strata_conditions_vanish_at_the_points_and_not_elsewhere(census):
@@ -365,7 +366,7 @@ def test_the_mean_value_form_excludes_only_boxes_where_a_condition_keeps_its_sig
     """Boxes the mean-value form closes: at 200 points sampled in each, some condition
     (from the float engine) has one sign throughout."""
     table = PAPER.model.rigorous_table(PAPER)
-    strata = C.proof_spaces(table, np.asarray(C.symmetries(PAPER), float))["strata"]
+    strata = C.strata.proof_spaces(table, np.asarray(symmetries(PAPER), float))["strata"]
     rng = np.random.default_rng(4)
     x, y = rng.standard_normal((2, 3, 400))
     k, v = x / np.linalg.norm(x, axis=0), y / np.linalg.norm(y, axis=0)
@@ -406,9 +407,9 @@ P9 = PAPER.replace(lam=0.9)
 
 def _charts_group_faces(params):
     table = params.model.rigorous_table(params)
-    group = np.asarray(C.symmetries(params), dtype=float)
-    charts = C.proof_spaces(table, group)["charts"]
-    return charts, group, C.faces(charts, group)
+    group = np.asarray(symmetries(params), dtype=float)
+    charts = C.strata.proof_spaces(table, group)["charts"]
+    return charts, group, C.faces.faces(charts, group)
 
 
 def test_each_face_is_fixed_by_a_symmetry_and_the_gradient_normal_to_it_vanishes():
@@ -418,7 +419,7 @@ def test_each_face_is_fixed_by_a_symmetry_and_the_gradient_normal_to_it_vanishes
     rigorous enclosure holds 0, and a central difference of the float risk along them is
     of the size of its own error while the tangent one is not."""
     charts, group, faces = _charts_group_faces(PAPER)
-    signs = [s for s in C._group_signs(C._vector_generators(group)) if np.any(s < 0)]
+    signs = [s for s in C.faces.group_signs(C.symmetry.vector_generators(group)) if np.any(s < 0)]
     assert len(faces) >= 8
     rng = np.random.default_rng(1)
     for f in faces:
@@ -429,7 +430,10 @@ def test_each_face_is_fixed_by_a_symmetry_and_the_gradient_normal_to_it_vanishes
         x = np.array([q.mid for q in chart.vectors([Interval(r) for r in w])])
         fixing = [s for s in signs if np.allclose(s[:, None] * x, x, atol=1e-15)]
         assert fixing, f
-        risk = lambda y: engine.components(PAPER, np.array(C.vector_overlaps(y))).sum(axis=0)  # noqa: E731
+
+        def risk(y):
+            return engine.components(PAPER, np.array(C.charts.vector_overlaps(y))).sum(axis=0)
+
         # the same functions at sign-flipped overlaps (erf odd, e^{-x^2} even, exactly, in
         # SciPy and NumPy): the terms agree to a rounding each; 45 ulp of the risk covers them
         assert np.allclose(risk(fixing[0][:, None] * x), risk(x), rtol=1e-14, atol=0)
@@ -455,13 +459,13 @@ def test_the_corners_at_lam_09_are_proved_on_a_face_with_the_float_index(nu):
     its enclosure has that sign. The index is the float classification's."""
     charts, group, faces = _charts_group_faces(P9)
     chart = charts["vectors++"]
-    w = C._to_chart_point(chart, group, np.array([1.0, 0.0, 0.0]), np.array([0.0, nu, 0.0]))
-    near = C._newton(chart, w)
-    assert not np.all(np.isfinite(near)) or C._verify_many(chart, near[None])[0] is None
-    z = C._verify_face(chart, w, faces)
+    w = C.search.to_chart_point(chart, group, np.array([1.0, 0.0, 0.0]), np.array([0.0, nu, 0.0]))
+    near = C.search.newton(chart, w)
+    assert not np.all(np.isfinite(near)) or C.search.verify_many(chart, near[None])[0] is None
+    z = C.search.verify_face(chart, w, faces)
     assert z is not None
     assert np.all(z["zlo"] < z["klo"]) and np.all(z["khi"] < z["zhi"])
-    got = C._point_of(chart, P9, {**z, "chart": chart.name}, group)
+    got = C.search.point_of(chart, P9, {**z, "chart": chart.name}, group)
     ref = critical.classify(P9, np.array([1.0, 0, 0, 0]), np.array([0, nu, 0, 0]))
     assert got[2] == 2 and (got[3], got[4]) == (ref.index, ref.nullity)
     assert np.all(np.array(got[0]) <= [1, nu, 0, 0, 0]) and np.all(
@@ -476,11 +480,11 @@ def test_the_tube_test_counts_zero_one_or_refuses():
     face."""
     charts, _group, _faces = _charts_group_faces(PAPER)
     chart = charts["vectors++"]
-    face = C.Face("vectors++", (1, 2, 3), (0.0, 0.0, 1.0))
+    face = C.faces.Face("vectors++", (1, 2, 3), (0.0, 0.0, 1.0))
     boxes = [(1.0, 1e-5, 1e-5), (0.5, 1e-3, 1e-4), (0.5, 1e-3, 0.1)]
     zlo = np.array([[s - a, -b, -b, 1 - b] for s, a, b in boxes] + [[0.499, 1e-6, -1e-5, 0.99]])
     zhi = np.array([[s + a, b, b, 1 + b] for s, a, b in boxes] + [[0.501, 1e-5, 1e-5, 1.01]])
-    count, klo, khi = C.tube_test(chart, face, zlo, zhi)
+    count, klo, khi = C.faces.tube_test(chart, face, zlo, zhi)
     assert count.tolist() == [1, 0, -1, -1]
     assert klo[0, 0] <= 1.0 <= khi[0, 0] and khi[0, 0] - klo[0, 0] < 2e-5
 
@@ -489,8 +493,8 @@ def _with_face_zero(data, change=None):
     """Add the optimum proved on its face as one more zero of the strata (and of its point)."""
     charts, group, faces = _charts_group_faces(PAPER)
     chart = charts["vectors++"]
-    w = C._to_chart_point(chart, group, np.array([1.0, 0, 0]), np.array([0, 1.0, 0]))
-    z = C._verify_face(chart, w, faces)
+    w = C.search.to_chart_point(chart, group, np.array([1.0, 0, 0]), np.array([0, 1.0, 0]))
+    z = C.search.verify_face(chart, w, faces)
     zeros = data["parts"]["strata"]["zeros"]
     zeros.append(
         {
@@ -525,7 +529,7 @@ def test_a_zero_proved_on_a_face_checks_and_a_changed_face_fails(saved, change, 
 def _chart_point(k: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The chart coordinates ``(kappa, theta, eta, rho)`` and the overlaps of ``(k, v)``."""
     ov = np.array([k[0], v[1], v[0], k[1], k @ v])
-    return ov[list(C.CHART_OVERLAPS)], ov
+    return ov[list(C.charts.CHART_OVERLAPS)], ov
 
 
 def _unit_pair(seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -540,12 +544,12 @@ def test_the_overlap_chart_solves_nu_on_the_branch_of_the_point(seed):
     ``nu = v . v*`` and the other the second unit ``v`` with the same ``v1`` and ``k . v``."""
     k, v = _unit_pair(seed)
     y, ov = _chart_point(k, v)
-    pk, q2 = C._OverlapChart.domain([Interval(t) for t in y])
+    pk, q2 = C.charts.OverlapChart.domain([Interval(t) for t in y])
     assert abs(float(pk.mid) - k[2] ** 2) < 1e-12
     if float(q2.lo) < 1e-6:  # k*, k, v nearly dependent: the branches meet
         return
     table = PAPER.model.rigorous_table(PAPER)
-    got = [C._OverlapChart(table, s).nu([Interval(t) for t in y]) for s in (1.0, -1.0)]
+    got = [C.charts.OverlapChart(table, s).nu([Interval(t) for t in y]) for s in (1.0, -1.0)]
     assert sum(g.lo - 1e-12 <= ov[1] <= g.hi + 1e-12 for g in got) == 1
     other = next(g for g in got if not (g.lo - 1e-12 <= ov[1] <= g.hi + 1e-12))
     n2 = float(other.mid)
@@ -586,7 +590,7 @@ def test_the_overlap_chart_gradient_and_hessian_hold_the_float_risk_differences(
     while True:  # a point well inside the chart, so that the differences stay feasible
         k, v = _unit_pair(seed)
         y, ov = _chart_point(k, v)
-        _pk, q2 = C._OverlapChart.domain([Interval(t) for t in y])
+        _pk, q2 = C.charts.OverlapChart.domain([Interval(t) for t in y])
         if k[2] > 0.2 and float(q2.lo) > 0.05:
             break
         seed += 100
@@ -594,9 +598,10 @@ def test_the_overlap_chart_gradient_and_hessian_hold_the_float_risk_differences(
     sign = next(
         s
         for s in (1.0, -1.0)
-        if abs(float(C._OverlapChart(table, s).nu([Interval(t) for t in y]).mid) - ov[1]) < 1e-9
+        if abs(float(C.charts.OverlapChart(table, s).nu([Interval(t) for t in y]).mid) - ov[1])
+        < 1e-9
     )
-    chart = C._OverlapChart(table, sign)
+    chart = C.charts.OverlapChart(table, sign)
 
     def F(z):
         n = float(chart.nu([Interval(t) for t in z]).mid)
@@ -611,8 +616,8 @@ def test_the_overlap_chart_never_closes_a_box_about_a_critical_point(lam):
     images under the group) stay open, from ``1e-6`` to ``1e-2`` wide; boxes elsewhere on
     the boundary close."""
     params = Params.paper(lam=lam)
-    group = np.asarray(C.symmetries(params), float)
-    strata = C.proof_spaces(params.model.rigorous_table(params), group)["strata"]
+    group = np.asarray(symmetries(params), float)
+    strata = C.strata.proof_spaces(params.model.rigorous_table(params), group)["strata"]
     centres = [
         g * np.asarray(q.overlaps)
         for q in critical_points(params, starts=16, rng=0)
@@ -634,15 +639,15 @@ def test_the_edge_closes_by_the_face_argument_only_with_its_symmetry():
     ``theta = eta = rho = 0``, where the float risk's own ``R_kappa`` is negative too; without
     the symmetry that fixes the face the box stays open."""
     params = Params.paper(lam=0.9)
-    group = np.asarray(C.symmetries(params), float)
-    strata = C.proof_spaces(params.model.rigorous_table(params), group)["strata"]
+    group = np.asarray(symmetries(params), float)
+    strata = C.strata.proof_spaces(params.model.rigorous_table(params), group)["strata"]
     assert strata.even
     lo = np.array([[0.5, 0.999, -1e-3, -1e-3, -1e-3]])
     hi = np.array([[0.501, 1.0, 1e-3, 1e-3, 1e-3]])
     table = params.model.rigorous_table(params)
-    chart = C._OverlapChart(table, 1.0)
-    ylo, yhi = lo[:, list(C.CHART_OVERLAPS)], hi[:, list(C.CHART_OVERLAPS)]
-    g, _ = chart.system(C._ivs(ylo, yhi), need_jacobian=False)
+    chart = C.charts.OverlapChart(table, 1.0)
+    ylo, yhi = lo[:, list(C.charts.CHART_OVERLAPS)], hi[:, list(C.charts.CHART_OVERLAPS)]
+    g, _ = chart.system(C.boxes.ivs(ylo, yhi), need_jacobian=False)
     assert all(c.contains_zero()[0] for c in g)  # the gradient alone decides nothing
     assert strata.chart_excludes(lo, hi).all()
     assert engine.gradient(params, np.array([0.5005, 1.0, 0.0, 0.0, 0.0]))[0] < 0.0
@@ -653,21 +658,21 @@ def test_the_edge_closes_by_the_face_argument_only_with_its_symmetry():
 def _known_zeros(params):
     """The search's points at `params`, proved in their charts as the census does."""
     table = params.model.rigorous_table(params)
-    group = np.asarray(C.symmetries(params), float)
-    charts = C.proof_spaces(table, group)["charts"]
+    group = np.asarray(symmetries(params), float)
+    charts = C.strata.proof_spaces(table, group)["charts"]
     chart = charts["vectors++"]
     out = []
     for q in critical_points(params, starts=16, rng=0):
         if q.span_dim > 3:
             continue
-        k, v = C._search_vectors([q])[0]
-        w = C._to_chart_point(chart, group, k, v)
+        k, v = C.search.search_vectors([q])[0]
+        w = C.search.to_chart_point(chart, group, k, v)
         if w is None:
             continue
-        W = C._newton(chart, w[None])
+        W = C.search.newton(chart, w[None])
         if not np.all(np.isfinite(W)):
             continue
-        z = C._verify_many(chart, W)[0]
+        z = C.search.verify_many(chart, W)[0]
         if z is not None:
             out.append({**z, "chart": chart.name})
     return chart, out
@@ -680,17 +685,19 @@ def test_a_neighbourhood_isolates_its_zero_and_refuses_a_box_about_another():
     chart, zeros = _known_zeros(PAPER)
     assert len(zeros) >= 3
     z = zeros[0]
-    cover = C.isolate(chart, z, radii=(1e-4, 1e-3), budget=20_000)
+    cover = C.neighbourhoods.isolate(chart, z, radii=(1e-4, 1e-3), budget=20_000)
     assert cover is not None
     assert np.all(cover["lo"] < z["zlo"]) and np.all(cover["hi"] > z["zhi"])
-    assert C.check_neighbourhood(chart, {**z, "cover": cover}) is None
+    assert C.neighbourhoods.check_neighbourhood(chart, {**z, "cover": cover}) is None
     r = float(np.max(cover["hi"] - cover["lo"])) / 2
     centre = 0.5 * (z["zlo"] + z["zhi"])
     gaps = [np.max(np.abs(0.5 * (o["klo"] + o["khi"]) - centre)) for o in zeros[1:]]
     reach = 1.01 * min(g for g in gaps if g > r)  # a box that holds another proved zero
-    wide = C.isolate(chart, z, radii=(r, reach), budget=3_000)  # widest first, then r
+    wide = C.neighbourhoods.isolate(
+        chart, z, radii=(r, reach), budget=3_000
+    )  # widest first, then r
     assert wide is not None and np.isclose(float(np.max(wide["hi"] - wide["lo"])) / 2, r)
-    space = C._Neighbourhood(chart, z, cover["lo"], cover["hi"])
+    space = C.neighbourhoods._Neighbourhood(chart, z, cover["lo"], cover["hi"])
     for other in zeros[1:]:
         c = 0.5 * (other["klo"] + other["khi"])
         if np.all((c >= z["zlo"]) & (c <= z["zhi"])):
@@ -705,7 +712,7 @@ def test_a_neighbourhood_isolates_its_zero_and_refuses_a_box_about_another():
     [
         lambda c: c["lo"].__setitem__(0, c["lo"][0] - 0.5),  # a wider box than was proved
         lambda c: c["verdicts"].__setitem__(
-            0, C.EXCLUDED if c["verdicts"][0] != C.EXCLUDED else C.UNIQUE
+            0, C.boxes.EXCLUDED if c["verdicts"][0] != C.boxes.EXCLUDED else C.boxes.UNIQUE
         ),
         lambda c: c["paths"].pop(),  # a hole
         lambda c: c["paths"].__setitem__(0, c["paths"][0] + "x"),
@@ -715,7 +722,7 @@ def test_a_neighbourhood_isolates_its_zero_and_refuses_a_box_about_another():
 def test_a_tampered_neighbourhood_fails_its_check(change):
     chart, zeros = _known_zeros(PAPER)
     z = zeros[0]
-    cover = C.isolate(chart, z, radii=(1e-4,), budget=20_000)
+    cover = C.neighbourhoods.isolate(chart, z, radii=(1e-4,), budget=20_000)
     assert cover is not None and len(cover["paths"]) > 1
     cover = {
         **cover,
@@ -724,7 +731,7 @@ def test_a_tampered_neighbourhood_fails_its_check(change):
         "verdicts": list(cover["verdicts"]),
     }
     change(cover)
-    assert C.check_neighbourhood(chart, {**z, "cover": cover}) is not None
+    assert C.neighbourhoods.check_neighbourhood(chart, {**z, "cover": cover}) is not None
 
 
 def _edge_point(seed: int, sign: float) -> tuple[np.ndarray, np.ndarray]:
@@ -744,7 +751,7 @@ def test_the_edge_chart_gives_the_overlaps_and_the_float_risk_differences(sign, 
     Hessian hold central differences of the float risk along its coordinates."""
     params = Params.paper(lam=0.9)
     y, ov = _edge_point(seed, sign)
-    chart = C._EdgeChart(params.model.rigorous_table(params), sign)
+    chart = C.charts.EdgeChart(params.model.rigorous_table(params), sign)
     got = chart.overlaps([Interval(t) for t in y])
     for a in range(5):
         assert got[a].lo - 1e-15 <= ov[a] <= got[a].hi + 1e-15, a
@@ -762,8 +769,8 @@ def test_near_the_corner_the_edge_chart_closes_what_the_overlap_chart_cannot(nu)
     chart (the overlap chart's ``nu`` turns singular at the corner), only with the symmetry,
     and a box about the corner itself, a critical point, never closes."""
     params = Params.paper(lam=0.9)
-    strata = C.proof_spaces(
-        params.model.rigorous_table(params), np.asarray(C.symmetries(params), float)
+    strata = C.strata.proof_spaces(
+        params.model.rigorous_table(params), np.asarray(symmetries(params), float)
     )["strata"]
     w = 1e-5
     lo = np.array([[0.999, nu - w if nu > 0 else nu, -w, -w, -w]])
@@ -784,8 +791,8 @@ def test_near_the_corner_the_edge_chart_closes_what_the_overlap_chart_cannot(nu)
 @pytest.fixture(scope="module")
 def strata09():
     params = Params.paper(lam=0.9)
-    return C.proof_spaces(
-        params.model.rigorous_table(params), np.asarray(C.symmetries(params), float)
+    return C.strata.proof_spaces(
+        params.model.rigorous_table(params), np.asarray(symmetries(params), float)
     )["strata"]
 
 
@@ -812,7 +819,7 @@ def test_the_tubes_along_the_edges_hold_boxes_and_are_re_proved(strata09):
     assert set(tubes) == {"overlap+", "overlap-", "edge+", "edge-"}
     lo, hi, wn = tubes["overlap+"]
     assert np.isclose(lo[0], 0.5) and np.isclose(hi[-1], 0.51) and np.all(hi[:-1] == lo[1:])
-    assert C.check_tubes(strata09, tubes) is None
+    assert C.strata.check_tubes(strata09, tubes) is None
     strata09.set_tubes(tubes)
     chart = strata09.overlap_charts[0]
     w = float(wn.min())
@@ -832,10 +839,10 @@ def test_the_tubes_along_the_edges_hold_boxes_and_are_re_proved(strata09):
     assert strata09.chart_excludes(*box).all()  # a strata box by the edge, through the tube
     strata09.set_tubes({})
     widened = {**tubes, "edge+": (tubes["edge+"][0], tubes["edge+"][1], tubes["edge+"][2] * 30)}
-    assert "not free" in C.check_tubes(strata09, widened)
-    assert "no chart" in C.check_tubes(strata09, {"vectors++": tubes["edge+"]})
+    assert "not free" in C.strata.check_tubes(strata09, widened)
+    assert "no chart" in C.strata.check_tubes(strata09, {"vectors++": tubes["edge+"]})
     corner = {"edge+": (np.array([0.0]), np.array([1e-6]), np.array([1e-8]))}
-    assert "not free" in C.check_tubes(strata09, corner)
+    assert "not free" in C.strata.check_tubes(strata09, corner)
 
 
 def test_a_box_by_an_edge_narrow_across_it_builds_the_tubes_along_its_stretch(strata09):
@@ -856,9 +863,9 @@ def test_a_box_by_an_edge_narrow_across_it_builds_the_tubes_along_its_stretch(st
         lo, hi, _w = strata09.built_tubes["edge+"]
         k3 = np.sqrt(1.0 - np.array([0.96, 0.95]) ** 2)
         assert lo[0] <= k3[0] and hi[-1] >= k3[1] and hi[-1] - lo[0] < 0.04
-        assert C.check_tubes(strata09, strata09.built_tubes) is None
+        assert C.strata.check_tubes(strata09, strata09.built_tubes) is None
         verdict, _dims = strata09.classify(*box)
-        assert verdict[0] == C.EXCLUDED
+        assert verdict[0] == C.boxes.EXCLUDED
     finally:
         strata09.lazy_tubes = False
         strata09.built_tubes, strata09.tubes_tried = {}, {}

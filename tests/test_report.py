@@ -588,7 +588,7 @@ def test_a_tampered_or_open_certificate_leaves_the_list_found_by_search(
     assert "it FAILED" in text and "so it proves nothing" in text
 
     data = json.loads(gzip.open(small_certificate, "rt").read())
-    from slr_theory.certify import UNRESOLVED
+    from slr_theory.certify.boxes import UNRESOLVED
 
     data["parts"]["strata"]["verdicts"][0] = UNRESOLVED  # a box left open: weaker, still valid
     data["complete"] = False
