@@ -507,8 +507,8 @@ def test_a_quadrature_model_s_two_tables_share_one_quadrature_bit_for_bit(monkey
     p = Params.paper(lam=0.4).replace(nonlinearity="tanh")
     ov = np.array([[0.3, -0.5], [0.4, 0.2], [0.1, 0.3], [0.05, -0.1], [0.02, 0.2]])
     shared = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
-    assert engine._LAST_MOMENTS[0] is not None
-    monkeypatch.setattr(engine, "SHARED_POINTS", 0)
+    assert engine.moments._LAST_MOMENTS[0] is not None
+    monkeypatch.setattr(engine.moments, "SHARED_POINTS", 0)
     own = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
     for a, b in zip(shared, own, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -525,7 +525,7 @@ def test_a_point_gets_the_same_value_wherever_it_sits_in_a_large_batch(sigma):
     but its sum over columns rounds differently in a block of another width."""
     p = Params.paper(lam=0.9).replace(nonlinearity=sigma)
     rng = np.random.default_rng(5)
-    n = engine._CHUNK + 100
+    n = engine.closed.CHUNK + 100
     x, y = rng.standard_normal((2, 6, n))
     k, v = x / np.linalg.norm(x, axis=0), y / np.linalg.norm(y, axis=0)
     ov = np.array([k[0], v[1], v[0], k[1], (k * v).sum(axis=0)])

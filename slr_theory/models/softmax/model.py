@@ -262,7 +262,10 @@ class SoftmaxTable(engine.RiskTable):
                         sink=self.sink,
                     )
                 continue
-            if kap.size <= engine.SHARED_POINTS and set(engine.orders_of(self.order)) <= {1, 2}:
+            if kap.size <= engine.moments.SHARED_POINTS and set(engine.orders_of(self.order)) <= {
+                1,
+                2,
+            }:
                 # a Newton step's
                 where, values = _direct_terms(p, kap, float(value), self.sink)
                 T[:, at] = values[[where[t] for t in terms]]

@@ -1,0 +1,287 @@
+"""The loop kernel: an order-1 table of one temperature as polynomials in kappa, a long run's gradient."""
+
+from __future__ import annotations
+
+import math
+from functools import cache
+
+import numpy as np
+
+from .closed import EngineTable, features, reduced
+from .contract import part_exponents
+from .terms import NU_BASES, columns, gaussian_columns
+
+__all__ = []
+
+
+#: Nodes per piece of a :class:`LoopKernel` (its polynomials have degree ``KERNEL_NODES - 1``).
+KERNEL_NODES = 12
+
+
+#: A kernel's polynomials agree with the features they interpolate to this many units of
+#: ``2**-52`` of the size of their terms, checked between the nodes as they are built.
+KERNEL_ULPS = 32.0
+
+
+#: A kernel interpolates the components with their factor ``e^{-x^2}`` when ``x^2 <= KERNEL_FOLD``
+#: for every ``kappa`` (the factor then changes a component's size by at most 64 times over
+#: ``[-1, 1]``, nowhere near underflow); beyond, it computes the factor.
+KERNEL_FOLD = math.log(64.0)
+
+
+_KERNEL_MAX_PIECES = 1 << 14
+
+
+_KW = 0.5 * np.cos(np.pi * (np.arange(KERNEL_NODES) + 0.5) / KERNEL_NODES)  # nodes in w
+
+
+# probes: between neighbouring nodes and at the ends of a piece (w = +-1/2)
+_KP = np.concatenate([[-0.5], 0.5 * (_KW[:-1] + _KW[1:]), [0.5]])
+
+
+@cache
+def _kernel_conversion() -> tuple[np.ndarray, np.ndarray]:
+    """``(KERNEL_NODES, KERNEL_NODES)``: values at the nodes ``_KW`` -> coefficients of ``w^j``.
+
+    Values to Chebyshev coefficients in ``t = 2w`` (a cosine transform, well conditioned),
+    then ``T_k(2w)`` to powers of ``w`` (integers times powers of two, exact).
+    """
+    n = KERNEL_NODES
+    dct = (2.0 / n) * np.cos(np.pi * np.outer(np.arange(n), np.arange(n) + 0.5) / n)
+    dct[0] *= 0.5
+    to_powers = np.zeros((n, n))
+    for k in range(n):
+        unit = np.zeros(n)
+        unit[k] = 1.0
+        powers = np.polynomial.chebyshev.cheb2poly(unit)  # trailing zeros trimmed
+        to_powers[: powers.size, k] = powers * 2.0 ** np.arange(powers.size)
+    return to_powers, dct
+
+
+class LoopKernel:
+    """The order-1 rows of one temperature as polynomials in ``kappa``: a PGD loop's gradient.
+
+    Every feature of the order-1 table is a monomial in ``(nu, theta, eta, rho)`` times
+    a function of ``kappa`` affine in ``nu`` (the parts of :class:`Enclosure`). Grouped by
+    row, by monomial and by whether they carry ``e^{-x^2}``, they give ``F`` *components*
+    ``c_f(kappa)``, and
+
+    .. math:: \\text{row}_r = \\sum_f R_{fr}\\, m_f\\, c_f(\\kappa)\\, [e^{-x^2}]^{g_f}.
+
+    Each component, without its Gaussian factor, is a polynomial of degree
+    ``KERNEL_NODES - 1`` on each of ``pieces + 1`` pieces of width ``2 / pieces`` centred
+    at ``2j / pieces``, ``|j| <= pieces / 2`` (they reach ``1/pieces`` past ``+-1``, so
+    a ``kappa`` rounded past ``+-1`` needs no clipping), interpolating the engine's
+    :func:`features` at Chebyshev nodes. Pieces
+    are halved until, between the nodes and at the ends, every component agrees with
+    the features to :data:`KERNEL_ULPS` ulp of the size of its terms on the piece. Where
+    ``e^{-x^2}`` can become small (``x^2 > KERNEL_FOLD`` at ``kappa = 1``) the factor
+    ``exp(-x2 kappa^2)`` is computed, not interpolated, so a component keeps its
+    relative precision where the factor underflows; its rounding adds the engine's
+    own ``2 x^2`` ulp. ``e^{-x^2} [erf(y) - nu]`` counts as two terms here: the
+    kernel does not keep the relative precision of ``R_kappa`` at the optimum that the
+    validated functions keep, which a PGD step cannot see (it multiplies ``R_kappa``
+    by ``1 - kappa^2`` and ``alpha``, below an ulp of ``kappa``).
+
+    A call costs about seventeen NumPy calls whatever the table (:func:`features`:
+    about sixty), which is what a loop over a few tens of runs pays for. Build
+    one with :func:`loop_kernel`.
+
+    Attributes
+    ----------
+    coefficients : ndarray, shape ``(pieces + 1, F, KERNEL_NODES)``
+        Coefficients of ``w^i`` on piece ``j`` (at row ``j mod (pieces + 1)``), ``w`` in
+        ``[-1/2, 1/2]``, ``kappa = (2 / pieces) (j + w)``.
+    gaussian : int
+        The first `gaussian` components carry ``e^{-x^2}``.
+    x2 : float
+        ``x^2 / kappa^2 = a^2 / q``.
+    monomials : ndarray of int, shape ``(F,)``
+        Each component's monomial as ``36 i + 6 j + k``: the product ``e_i e_j e_k`` of
+        the variables ``e = (1, kappa, eta, theta, nu, rho)`` (:func:`kernel_monomial`).
+    rows : ndarray, shape ``(F, R)``
+        ``R_{fr}``: what each component adds to each output row.
+    """
+
+    def __init__(self, coefficients, gaussian: int, x2: float, monomials, rows):
+        self.coefficients = coefficients
+        self.gaussian = gaussian
+        self.x2 = x2
+        self.monomials = monomials
+        self.rows = rows
+        # 0-d arrays: a product with one costs less than with a Python float (NumPy 2)
+        self._scale = np.array(0.5 * (coefficients.shape[0] - 1))
+        self._minus_x2 = np.array(-x2)
+        first, rest = np.divmod(monomials, 36)
+        second, third = np.divmod(rest, 6)
+        # the factors a call multiplies by: as many as the largest degree needs (none for
+        # monomials that are all 1)
+        self._factors = [np.ascontiguousarray(f) for f in (first, second, third) if np.any(f)]
+        self._powers = np.ones((0, KERNEL_NODES))
+
+    @property
+    def pieces(self) -> int:
+        """``2 / width`` of a piece."""
+        return self.coefficients.shape[0] - 1
+
+    def __call__(self, ext: np.ndarray) -> np.ndarray:
+        """The rows ``(n, R)`` at ``ext = (1, kappa, eta, theta, nu, rho)`` ``(n, 6)``.
+
+        The order of `ext` is that of the coordinates ``(k_1, k_2, v_1, v_2)`` a PGD
+        loop holds (:mod:`slr_theory.trajectory`), so it fills ``ext`` with one copy.
+
+        (``ndarray.take`` serves every gather: a third of the cost of fancy indexing on
+        arrays of a few tens of runs.)
+        """
+        n = ext.shape[0]
+        if self._powers.shape[0] != n:
+            self._powers = np.ones((n, KERNEL_NODES))
+        w = self._powers
+        kappa = ext[:, 1]
+        u = kappa * self._scale
+        r = np.rint(u)
+        w[:, 1:] = (u - r)[:, None]
+        np.multiply.accumulate(w, axis=1, out=w)
+        block = self.coefficients.take(r.astype(np.intp), axis=0, mode="wrap")
+        c = (block @ w[:, :, None])[:, :, 0]
+        if self.gaussian:
+            c[:, : self.gaussian] *= np.exp(np.square(kappa) * self._minus_x2)[:, None]
+        for factor in self._factors:
+            c *= ext.take(factor, axis=1)
+        return c @ self.rows
+
+    def permuted(self, rows, scale: float = 1.0) -> LoopKernel:
+        """The same kernel with its output rows rearranged, times `scale`: row ``j`` is
+        ``scale`` times the old row ``rows[j]``, or zero where ``rows[j]`` is None."""
+        out = np.zeros((self.rows.shape[0], len(rows)))
+        for j, r in enumerate(rows):
+            if r is not None:
+                out[:, j] = scale * self.rows[:, r]
+        return LoopKernel(self.coefficients, self.gaussian, self.x2, self.monomials, out)
+
+    def on_manifold(self) -> LoopKernel:
+        """The kernel of ``(dR/dkappa, dR/dnu)`` on M: the components free of ``theta, eta, rho``.
+
+        Its monomials read only ``1`` and ``nu``: on M, ``ext = (1, kappa, 0, 0, nu, 0)``.
+        """
+        on_m = {kernel_monomial(nus) for nus in ((), (4,), (4, 4), (4, 4, 4))}  # nu = e_4
+        keep = np.isin(self.monomials, list(on_m)) & np.any(self.rows[:, :2] != 0, axis=1)
+        return LoopKernel(
+            np.ascontiguousarray(self.coefficients[:, keep]),
+            int(np.count_nonzero(keep[: self.gaussian])),
+            self.x2,
+            self.monomials[keep],
+            np.ascontiguousarray(self.rows[keep][:, :2]),
+        )
+
+
+def _kernel_parts(tab: EngineTable, kappa: np.ndarray, scaled: bool):
+    """The parts ``(2, K, n)`` of the features (`scaled`: see :func:`features`) and their sizes.
+
+    ``Phi_c(nu) = nu^e (f_c + nu g_c)`` (monomials at ``theta = eta = rho = 1``): from
+    ``nu = 1`` and ``nu = 2``, ``g = Phi(2) / 2^e - Phi(1)`` and ``f = Phi(1) - g``; a basis
+    without ``nu`` gives ``g = 0`` and ``f = Phi(1)`` exactly (the ratios are powers of 2).
+    """
+    n = kappa.size
+    ov = np.ones((5, n))
+    ov[0] = kappa
+    one = features(ov, tab.constants, 1, scaled=scaled)
+    ov[1] = 2.0
+    two = features(ov, tab.constants, 1, scaled=scaled)
+    e_nu = np.array([m[0] for m, _p, _b in columns(1, tab.pairs)], dtype=np.float64)
+    g = two / (2.0**e_nu)[:, None] - one
+    f = one - g
+    size = np.abs(one) + np.abs(g)  # bounds |f| and |g| to rounding
+    return np.stack([f, g]), np.stack([size, size])
+
+
+def kernel_monomial(factors) -> int:
+    """A :class:`LoopKernel` monomial's code ``36 i + 6 j + k`` from the indices of its
+    (at most three) factors among ``e = (1, kappa, eta, theta, nu, rho)``."""
+    idx = sorted(factors, reverse=True)
+    if len(idx) > 3:
+        raise ValueError(f"a monomial of degree {len(idx)} in the order-1 table")
+    idx += [0] * (3 - len(idx))
+    return 36 * idx[0] + 6 * idx[1] + idx[2]
+
+
+def loop_kernel(tab: EngineTable) -> LoopKernel:
+    """The :class:`LoopKernel` of an order-1 :class:`EngineTable` of one temperature.
+
+    Parameters
+    ----------
+    tab : EngineTable
+        ``order == 1``, one temperature.
+
+    Returns
+    -------
+    LoopKernel
+    """
+    if tab.order != 1 or tab.C.ndim != 2:
+        raise ValueError("`tab` must be an order-1 table of one temperature.")
+    cols = columns(1, tab.pairs)
+    x2 = float(reduced(np.array([1.0]), tab.constants)[1][0])
+    fold = x2 <= KERNEL_FOLD
+    gauss = gaussian_columns(1, tab.pairs) & (not fold)
+    exps = part_exponents(cols)  # (2, K, 4)
+    # components: (carries e^{-x^2}, monomial, row), Gaussian ones first
+    keys: dict = {}
+    entries = []
+    for part in (0, 1):
+        for c, (m, _p, b) in enumerate(cols):
+            for r in range(tab.C.shape[0]):
+                if tab.C[r, c] != 0.0 and (part == 0 or b in NU_BASES or m[4]):
+                    key = (not gauss[c], tuple(exps[part, c]), r)
+                    entries.append((key, part, c, tab.C[r, c]))
+                    keys.setdefault(key, None)
+    order = sorted(keys)
+    index = {k: i for i, k in enumerate(order)}
+    K = len(cols)
+    W = np.zeros((len(order), 2 * K))
+    for key, part, c, coef in entries:
+        W[index[key], part * K + c] += coef
+    absW = np.abs(W)
+
+    def sample(pieces: int):  # piece j (centre 2j / pieces) at row j mod (pieces + 1)
+        j = np.arange(pieces + 1)
+        mid = (2.0 / pieces) * np.where(j <= pieces // 2, j, j - pieces - 1)
+        nodes = (mid[:, None] + (2.0 / pieces) * _KW).ravel()
+        probes = (mid[:, None] + (2.0 / pieces) * _KP).ravel()
+        vals, size = _kernel_parts(tab, np.concatenate([nodes, probes]), scaled=not fold)
+        vals = W @ vals.reshape(2 * K, -1)
+        size = absW @ size.reshape(2 * K, -1)
+        k = nodes.size
+        return vals[:, :k], vals[:, k:], size[:, k:]
+
+    to_powers, dct = _kernel_conversion()
+    powers = _KP[:, None] ** np.arange(KERNEL_NODES)  # (probes, N)
+    pieces = 2
+    while True:
+        at_nodes, exact, size = sample(pieces)
+        F = at_nodes.shape[0]
+        cheb = at_nodes.reshape(F, pieces + 1, KERNEL_NODES) @ dct.T
+        coef = cheb @ to_powers.T  # (F, P + 1, N): coefficients of w^i
+        approx = coef @ powers.T
+        # held to the size of the terms on the piece: a component's zero (erf at
+        # kappa = 0) is held to its neighbours' size, as any interpolant's must be
+        local = size.reshape(F, pieces + 1, -1).max(axis=2, keepdims=True)
+        excess = np.abs(approx - exact.reshape(approx.shape)) - KERNEL_ULPS * 2.0**-52 * local
+        if np.all(excess <= 0.0):
+            break
+        if pieces >= _KERNEL_MAX_PIECES:
+            raise ArithmeticError(f"no kernel of {pieces} pieces is within {KERNEL_ULPS} ulp")
+        pieces *= 2
+    var = dict(enumerate((4, 3, 2, 5)))  # nu, theta, eta, rho among e
+    monomials = np.zeros(F, dtype=np.intp)
+    for f, (_g, mono, _r) in enumerate(order):
+        monomials[f] = kernel_monomial([var[v] for v, e in enumerate(mono) for _ in range(e)])
+    rows = np.zeros((F, tab.C.shape[0]))
+    for f, (_g, _mono, r) in enumerate(order):
+        rows[f, r] = 1.0
+    return LoopKernel(
+        np.ascontiguousarray(np.moveaxis(coef, 0, 1)),
+        sum(1 for g, _m, _r in order if not g),
+        x2,
+        monomials,
+        rows,
+    )
