@@ -307,7 +307,7 @@ def test_help_shows_every_default(capsys):
     """Each option with a default names it in --help (flags and None defaults excepted)."""
     from slr_theory import cli
 
-    parser = cli._build_parser()
+    parser = cli.dispatch._build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     for name, p in sub.choices.items():
         with pytest.raises(SystemExit) as info:

@@ -86,7 +86,7 @@ FLAG_VALUES = (
 
 def _flags(command: str) -> list[str]:
     """The value-taking flags (and the positional, for reproduce) of a command."""
-    parser = cli._build_parser()
+    parser = cli.dispatch._build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     out = []
     for action in sub.choices[command]._actions:
@@ -210,7 +210,7 @@ def test_the_base_invocation_succeeds(command, stubs, capsys):
 
 
 def test_every_command_has_a_base_invocation():
-    parser = cli._build_parser()
+    parser = cli.dispatch._build_parser()
     sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
     assert set(sub.choices) == set(BASE)
 

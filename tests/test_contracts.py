@@ -85,8 +85,8 @@ def test_cli_internal_errors_exit_3_in_one_line_and_debug_shows_them(capsys, mon
     def broken(args):
         raise RuntimeError("boom")
 
-    parser = cli._build_parser
-    monkeypatch.setattr(cli, "_cmd_risk", broken)
+    parser = cli.dispatch._build_parser
+    monkeypatch.setattr(cli.risk, "cmd_risk", broken)
     assert parser  # the builder reads the module-level handler at build time
     assert cli.main(["risk", "--kappa", "0.1", "--nu", "0.1"]) == 3
     err = capsys.readouterr().err
@@ -101,7 +101,7 @@ def test_cli_ctrl_c_exits_130(capsys, monkeypatch):
     def interrupted(args):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(cli, "_cmd_risk", interrupted)
+    monkeypatch.setattr(cli.risk, "cmd_risk", interrupted)
     assert cli.main(["risk", "--kappa", "0.1", "--nu", "0.1"]) == 130
     assert "interrupted" in capsys.readouterr().err
 

@@ -75,7 +75,7 @@ from .census import Census, CertifiedPoint
 from .charts import euclidean, strata_conditions  # noqa: F401
 from .check import CertificateCheck, check_certificate
 from .run import certify_critical_points
-from .search import strata_covered  # noqa: F401
+from .search import model_table, strata_covered  # noqa: F401
 
 __all__ = [
     "Census",
