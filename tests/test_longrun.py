@@ -170,7 +170,7 @@ def test_fates_on_the_line_agree_with_the_integration(monkeypatch):
     pts = critical_points(p)
     starts = sample_initial_overlaps(p.d, np.random.default_rng(4), 24)
     with_line = fate(p, starts, alpha=2.7e-3, points=pts)
-    monkeypatch.setattr(longrun, "LINE_OFF", -1.0)  # no run is ever tried on a line
+    monkeypatch.setattr(longrun.follow, "LINE_OFF", -1.0)  # no run is ever tried on a line
     without = fate(p, starts, alpha=2.7e-3, points=pts)
     np.testing.assert_array_equal(with_line.label, without.label)
     assert np.any(with_line.steps > 1e30)
@@ -339,14 +339,14 @@ def test_fate_on_m_refuses_starts_off_m_and_a_field_that_leaves_m(monkeypatch):
         fate(PAPER, [[0.2, 0.3, 0.0, 0.01, 0.0]], on_manifold=True)
     with pytest.raises(ValueError, match="`on_manifold`"):
         fate(PAPER, [[0.2, 0.3, 0.0, 0.0, 0.0]], on_manifold="yes")
-    real = longrun._Field.velocity
+    real = longrun.field.Field.velocity
 
     def leaky(self, ov5, t):  # a model whose field leaves M
         F = real(self, ov5, t).copy()
         F[:, 4] += 1e-30
         return F
 
-    monkeypatch.setattr(longrun._Field, "velocity", leaky)
+    monkeypatch.setattr(longrun.field.Field, "velocity", leaky)
     with pytest.raises(ValueError, match="needs M invariant"):
         fate(PAPER, [[0.2, 0.3, 0.0, 0.0, 0.0]], on_manifold=True)
 
@@ -456,7 +456,7 @@ def test_advance_is_exact_pgd_for_other_nonlinearities(sigma):
 def test_the_field_alone_is_the_field_of_the_full_evaluation(alpha):
     """The integrator's substeps take F from the gradient alone (the flow) or from the
     full evaluation (PGD's modified field needs M): the same numbers either way."""
-    from slr_theory.longrun import _Field
+    from slr_theory.longrun.field import Field as _Field
 
     field = _Field(PAPER, alpha, None)
     ov = sample_initial_overlaps(PAPER.d, np.random.default_rng(3), 16).T
@@ -511,7 +511,7 @@ def test_a_key_free_model_reaches_its_manifold_of_minima_when_exact_pgd_does():
 def test_a_singular_step_matrix_inverts_to_nan_not_an_error():
     """One matrix of a batch singular to working precision: NaN for it (the step refuses
     it), the inverses of the others unchanged."""
-    from slr_theory.longrun import _inverse
+    from slr_theory.longrun.field import _inverse
 
     rng = np.random.default_rng(0)
     A = rng.standard_normal((2, 3, 5, 5))

@@ -285,7 +285,7 @@ def test_a_branch_is_named_at_the_reports_temperature_as_the_search_names_its_po
     through the report's lambda is now followed to it and named as the search names the
     point there."""
     from slr_theory.landscape import continuation
-    from slr_theory.study import _branch_names
+    from slr_theory.study.compute import _branch_names
 
     p = Params.paper(lam=0.1)
     found = critical_points(p)
