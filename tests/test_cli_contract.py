@@ -144,7 +144,7 @@ def stubs(monkeypatch, tmp_path):
         row.update(eps=p.eps, optimum_is_global=True, global_min_overlaps=[1.0, 1, 0, 0, 0])
         return row
 
-    monkeypatch.setattr(survey, "atlas_cell", atlas_cell)
+    monkeypatch.setattr(survey.run, "atlas_cell", atlas_cell)
     import slr_theory.certify as certify
 
     def certify_critical_points(params, **kw):  # the checks, no proof: an open census

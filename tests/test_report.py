@@ -107,22 +107,22 @@ def test_writes_report_and_results_and_refuses_a_non_empty_directory(tmp_path, q
 
 
 def test_an_interrupted_report_leaves_nothing_behind(tmp_path, quick, monkeypatch, no_figures):
-    real = rep._landscape
+    real = rep.picture.landscape_section
 
     def boom(s, dest):
         dest.file("half.png").write_bytes(b"\x89PNG")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(rep, "_landscape", boom)
+    monkeypatch.setattr(rep.document, "landscape_section", boom)
     out = tmp_path / "r"
     with pytest.raises(KeyboardInterrupt):
         rep.write_report(out)
     assert not out.exists() and not _leftovers(tmp_path)
     # an existing report survives an interrupted --force rerun (and a redraw), then works
-    monkeypatch.setattr(rep, "_landscape", real)
+    monkeypatch.setattr(rep.document, "landscape_section", real)
     rep.write_report(out)
     before = (out / "report.md").read_text()
-    monkeypatch.setattr(rep, "_landscape", boom)
+    monkeypatch.setattr(rep.document, "landscape_section", boom)
     with pytest.raises(KeyboardInterrupt):
         rep.write_report(out, force=True)
     with pytest.raises(KeyboardInterrupt):
@@ -250,7 +250,7 @@ def test_the_computing_door_draws_the_html_page_too(tmp_path, quick, monkeypatch
     """write_report(html=True) and `report --html` hand the flag to the one drawing
     (`_draw`, which the test above checks from saved results); without it, no page."""
     got = []
-    monkeypatch.setattr(rep, "_draw", lambda s, dest, html=False: got.append(html))
+    monkeypatch.setattr(rep.document, "_draw", lambda s, dest, html=False: got.append(html))
     rep.write_report(tmp_path / "a", html=True)
     assert main(["report", "--out", str(tmp_path / "b"), "--html"]) == 0
     rep.write_report(tmp_path / "c")
@@ -483,28 +483,28 @@ def test_the_bar_names_the_part_under_way(tmp_path, monkeypatch, small_study, ca
     import re
 
     said = re.findall(r'tell\("([^"]+)"\)', inspect.getsource(study_module.study))
-    assert tuple(said) == (*rep._ENDS, rep._PROOF_END) and len(rep._PARTS) == len(rep._ENDS)
+    assert tuple(said) == (*rep.document._ENDS, rep.document._PROOF_END) and len(rep.document._PARTS) == len(rep.document._ENDS)
 
     def fake(*a, progress, certify=False, certificate=None, **k):
-        for label in rep._ENDS:
+        for label in rep.document._ENDS:
             progress(label)
         if certify or certificate is not None:
-            progress(rep._PROOF_END)
+            progress(rep.document._PROOF_END)
         return copy.deepcopy(small_study)
 
     monkeypatch.setattr(study_module, "study", fake)
-    monkeypatch.setattr(rep, "_draw", lambda *a: None)  # the bar is the subject, not the figures
+    monkeypatch.setattr(rep.document, "_draw", lambda *a: None)  # the bar is the subject, not the figures
     rep.write_report(tmp_path / "r", progress=True)
     err = capsys.readouterr().err
-    for part in rep._PARTS:
+    for part in rep.document._PARTS:
         assert f"report: {part}" in err
     assert "report: drawing the figures" in err and "<" not in err.split("report:")[-1]
-    assert rep._PROOF_PART not in err
+    assert rep.document._PROOF_PART not in err
     if importlib.util.find_spec("flint") is not None:  # the census's re-verification is named
         rep.write_report(tmp_path / "p", small_study.params, certify=True, progress=True)
         err = capsys.readouterr().err
-        assert f"report: {rep._PROOF_PART}" in err and "of 7 done" in err
-        assert err.rindex(rep._PROOF_PART) < err.rindex("report: drawing the figures")
+        assert f"report: {rep.document._PROOF_PART}" in err and "of 7 done" in err
+        assert err.rindex(rep.document._PROOF_PART) < err.rindex("report: drawing the figures")
 
 
 @functools.cache
@@ -732,8 +732,8 @@ def test_the_redrawn_findings_come_from_the_numbers_not_the_file(tmp_path, drawn
 def test_the_lipschitz_sentence_says_when_its_upper_bound_is_only_checked(small_study):
     """For erf the upper bound is certified; for a sigma by quadrature it rests on sampled
     sups of sigma's derivatives, and the sentence says so."""
-    erf = "\n".join(rep._critical(small_study, None))
+    erf = "\n".join(rep.theory.critical_section(small_study, None))
     assert "Lip ≤" in erf and "checked, not proved" not in erf
     s = copy.deepcopy(small_study)
     s.params = s.params.replace(nonlinearity="tanh")
-    assert "checked, not proved" in "\n".join(rep._critical(s, None))
+    assert "checked, not proved" in "\n".join(rep.theory.critical_section(s, None))
