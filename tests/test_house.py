@@ -1,5 +1,6 @@
 """The structure of the package: one home per shared name, presentation apart."""
 
+import ast
 import importlib
 import pathlib
 import re
@@ -24,9 +25,12 @@ def _sources():
 def test_no_module_imports_another_modules_private_names():
     bad = []
     for path, text in _sources():
-        for m in re.finditer(r"^\s*from \.+[\w.]* import (.+)$", text, re.M):
-            names = [n.strip().split(" as ")[0] for n in m.group(1).strip("()").split(",")]
-            bad += [f"{path.name}: {n}" for n in names if n.startswith("_") and n != "__version__"]
+        for node in ast.walk(ast.parse(text)):  # every relative import, one line or several
+            if isinstance(node, ast.ImportFrom) and node.level:
+                names = [a.name for a in node.names]
+                bad += [
+                    f"{path.name}: {n}" for n in names if n.startswith("_") and n != "__version__"
+                ]
         for m in re.finditer(r"\b([a-z]\w*)\._[a-zA-Z]\w*", text):
             if m.group(1) in MODULES and m.group(1) != path.stem:
                 bad.append(f"{path.name}: {m.group(0)}")

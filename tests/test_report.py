@@ -483,7 +483,9 @@ def test_the_bar_names_the_part_under_way(tmp_path, monkeypatch, small_study, ca
     import re
 
     said = re.findall(r'tell\("([^"]+)"\)', inspect.getsource(study_module.study))
-    assert tuple(said) == (*rep.document._ENDS, rep.document._PROOF_END) and len(rep.document._PARTS) == len(rep.document._ENDS)
+    assert tuple(said) == (*rep.document._ENDS, rep.document._PROOF_END) and len(
+        rep.document._PARTS
+    ) == len(rep.document._ENDS)
 
     def fake(*a, progress, certify=False, certificate=None, **k):
         for label in rep.document._ENDS:
@@ -493,7 +495,9 @@ def test_the_bar_names_the_part_under_way(tmp_path, monkeypatch, small_study, ca
         return copy.deepcopy(small_study)
 
     monkeypatch.setattr(study_module, "study", fake)
-    monkeypatch.setattr(rep.document, "_draw", lambda *a: None)  # the bar is the subject, not the figures
+    monkeypatch.setattr(
+        rep.document, "_draw", lambda *a: None
+    )  # the bar is the subject, not the figures
     rep.write_report(tmp_path / "r", progress=True)
     err = capsys.readouterr().err
     for part in rep.document._PARTS:

@@ -13,17 +13,17 @@ from ..gaussian import ZETA_SERIES_BELOW, erfc_sq_reduced, zeta_reduced
 from ..params import Params
 from .contract import Enclosure, RiskTable, delta_parts, part_exponents, times, to_mid_rad
 from .terms import (
-    _IR,
-    _ISQ,
-    _QH,
-    _QL,
-    _RH,
-    _RL,
-    _Z0,
     BASES,
+    IR,
+    ISQ,
     PAIRS,
     PN,
     PW,
+    QH,
+    QL,
+    RH,
+    RL,
+    Z0,
     ZS,
     A,
     columns,
@@ -59,7 +59,7 @@ def _zeta_from_psi(x: np.ndarray, psi: np.ndarray, ecx: np.ndarray, k: np.ndarra
     low = x * x < ZETA_SERIES_BELOW
     if low.any():
         kl = k[:, low] if np.ndim(k) == 2 else k
-        out[low] = zeta_reduced(x[low], kl[_IR], kl[_Z0], kl[ZS].T)
+        out[low] = zeta_reduced(x[low], kl[IR], kl[Z0], kl[ZS].T)
     return out
 
 
@@ -68,8 +68,8 @@ def reduced(kappa, k: np.ndarray):
     the rounding of ``a kappa`` moves it by ``2^-52``) and ``s = sgn kappa`` (``k`` the
     constants, by row)."""
     m = k[A] * kappa
-    eh, el = dd.near_sq_over(m, k[_QH], k[_QL])
-    return m * k[_ISQ], eh, el, np.copysign(1.0, kappa)
+    eh, el = dd.near_sq_over(m, k[QH], k[QL])
+    return m * k[ISQ], eh, el, np.copysign(1.0, kappa)
 
 
 def _bracket(s, nu, erfc_ay):
@@ -102,7 +102,7 @@ def manifold_gradient(kn: np.ndarray, constants: np.ndarray, c_kappa, c_nu) -> n
     x, eh, el, s = reduced(kn[0], k)
     out = np.empty_like(kn)
     ex = dd.mul_exp_neg(1.0, eh, el)
-    out[0] = c_kappa * ex * _bracket(s, kn[1], erfc(np.abs(x * k[_IR])))
+    out[0] = c_kappa * ex * _bracket(s, kn[1], erfc(np.abs(x * k[IR])))
     out[1] = c_nu * erf(x)
     return out
 
@@ -148,12 +148,12 @@ def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = Fa
     basis[1] = erf(x)
     ex = np.ones(n) if scaled else dd.mul_exp_neg(1.0, eh, el)
     basis[2] = ex
-    y = x * k[_IR]
+    y = x * k[IR]
     if "exey" in need:
         if scaled:
-            basis[3] = dd.mul_exp_neg(1.0, *dd.near_div(eh, el, k[_RH], k[_RL]))
+            basis[3] = dd.mul_exp_neg(1.0, *dd.near_div(eh, el, k[RH], k[RL]))
         else:  # e^{-x^2 (1 + 1/r)}
-            basis[3] = dd.mul_exp_neg(1.0, *dd.near_add_div(eh, el, k[_RH], k[_RL]))
+            basis[3] = dd.mul_exp_neg(1.0, *dd.near_add_div(eh, el, k[RH], k[RL]))
     if "exu" in need:
         basis[4] = ex * erf(y)
     if "exD" in need:
@@ -174,19 +174,19 @@ def features(ov5: np.ndarray, constants: np.ndarray, order, *, scaled: bool = Fa
         ecx = erfc(ax)  # erfc|x|, for Plackett's branch of psi and for zeta
         far = None if scaled else ex * _PSI_BOUND < rest * ax
         if far is None or not far.any():
-            psi = erfc_sq_reduced(ax, eh, el, k[_RH], k[_RL], k[PN].T, k[PW].T, ecx)
+            psi = erfc_sq_reduced(ax, eh, el, k[RH], k[RL], k[PN].T, k[PW].T, ecx)
         else:
             near = ~far
             psi = np.zeros(n)
             if near.any():
                 kn = k[:, near] if np.ndim(k) == 2 else k
                 psi[near] = erfc_sq_reduced(
-                    ax[near], eh[near], el[near], kn[_RH], kn[_RL], kn[PN].T, kn[PW].T, ecx[near]
+                    ax[near], eh[near], el[near], kn[RH], kn[RL], kn[PN].T, kn[PW].T, ecx[near]
                 )
         basis[7] = psi + rest
     if "zeta" in need:
         if psi is None:
-            basis[6] = zeta_reduced(x, k[_IR], k[_Z0], k[ZS].T)
+            basis[6] = zeta_reduced(x, k[IR], k[Z0], k[ZS].T)
         else:
             basis[6] = _zeta_from_psi(x, psi, ecx, k)
     if "erf2" in need:  # the bases of informative pairs (s > 1)
@@ -215,19 +215,19 @@ def closed_enclosure(cols, k: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> Enc
     interval products. ``W = (1 + zeta) - 2 nu erf(x)`` and ``exD = e^{-x^2} erf(y) - nu e^{-x^2}``
     are split into their parts.
     """
-    a = k[A] * k[_ISQ]
+    a = k[A] * k[ISQ]
     x0, x1 = a * lo, a * hi
     m = np.where((x0 < 0.0) & (x1 > 0.0), 0.0, np.minimum(np.abs(x0), np.abs(x1)))
     M = np.maximum(np.abs(x0), np.abs(x1))
-    ir2 = k[_IR] * k[_IR]
+    ir2 = k[IR] * k[IR]
     zs = k[ZS].T
-    zeta_m = zeta_reduced(m, k[_IR], k[_Z0], zs)
-    zeta_M = zeta_reduced(M, k[_IR], k[_Z0], zs)
+    zeta_m = zeta_reduced(m, k[IR], k[Z0], zs)
+    zeta_M = zeta_reduced(M, k[IR], k[Z0], zs)
     ex = (np.exp(-M * M), np.exp(-m * m))
     erfx = (erf(x0), erf(x1))
     one = (np.ones_like(lo), np.ones_like(lo))
     zero = (np.zeros_like(lo), np.zeros_like(lo))
-    exu = times(*ex, erf(k[_IR] * x0), erf(k[_IR] * x1))
+    exu = times(*ex, erf(k[IR] * x0), erf(k[IR] * x1))
     parts = {
         "1": (one, zero),
         "erf": (erfx, zero),

@@ -88,7 +88,7 @@ PAIR_TERMS = ("SSB2", "2SSBh", "SSGg2")
 
 
 # Layout of the per-temperature constants the features need (one row per temperature).
-A, _QH, _QL, _RH, _RL, _ISQ, _IR, _Z0 = range(8)
+A, QH, QL, RH, RL, ISQ, IR, Z0 = range(8)
 
 
 ZS = slice(8, 8 + ZETA_SERIES_TERMS)
@@ -443,13 +443,13 @@ def closed_constants(params: Params, lam: np.ndarray) -> np.ndarray:
     g = lam * params.gamma
     out = np.empty((*lam.shape, N_CONSTANTS))
     out[..., A] = lam * np.sqrt(params.d / 2.0)
-    out[..., _QH], out[..., _QL] = dd.one_plus_c_sq(g, 2.0)
-    out[..., _RH], out[..., _RL] = dd.one_plus_c_sq(g, 4.0)
-    out[..., _ISQ] = 1.0 / np.sqrt(out[..., _QH])
-    out[..., _IR] = 1.0 / np.sqrt(out[..., _RH])
-    out[..., _Z0] = (2.0 / np.pi) * np.arctan2(2.0 * g * g, np.sqrt(out[..., _RH]))
-    out[..., ZS] = zeta_series_coefficients(out[..., _RH])
-    out[..., PN], out[..., PW] = plackett_rule(out[..., _RH])
+    out[..., QH], out[..., QL] = dd.one_plus_c_sq(g, 2.0)
+    out[..., RH], out[..., RL] = dd.one_plus_c_sq(g, 4.0)
+    out[..., ISQ] = 1.0 / np.sqrt(out[..., QH])
+    out[..., IR] = 1.0 / np.sqrt(out[..., RH])
+    out[..., Z0] = (2.0 / np.pi) * np.arctan2(2.0 * g * g, np.sqrt(out[..., RH]))
+    out[..., ZS] = zeta_series_coefficients(out[..., RH])
+    out[..., PN], out[..., PW] = plackett_rule(out[..., RH])
     out[..., PAIRS] = 1.0 if params.s > 1 else 0.0
     return out
 
