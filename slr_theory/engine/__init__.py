@@ -49,12 +49,12 @@ checked front door.
 from __future__ import annotations
 
 from .closed import (  # noqa: F401
-    EngineTable,
     closed_enclosure,
     closed_feature_bounds,
     features,
     manifold_gradient,
 )
+from .closed_table import EngineTable  # noqa: F401
 from .contract import (
     Enclosure,  # noqa: F401
     RiskTable,

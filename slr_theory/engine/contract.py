@@ -10,7 +10,7 @@ import numpy as np
 from .terms import NU_BASES
 
 if TYPE_CHECKING:  # the kernel is one table's hook, built on the closed forms
-    from .kernel import LoopKernel
+    pass
 
 __all__ = ["RiskTable"]
 
@@ -98,7 +98,7 @@ class RiskTable(Protocol):
 
     def enclosure(self, lo: np.ndarray, hi: np.ndarray) -> Enclosure: ...
 
-    def loop_kernel(self) -> LoopKernel | None:
+    def loop_kernel(self):  # -> LoopKernel (engine.kernel, built on this contract) or None
         """The loop kernel of an order-1 table of one temperature, or None (the default)."""
         return None
 

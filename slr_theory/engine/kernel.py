@@ -7,8 +7,8 @@ from functools import cache
 
 import numpy as np
 
-from .closed import EngineTable, features, reduced
-from .contract import part_exponents
+from .closed import features, reduced
+from .contract import RiskTable, part_exponents
 from .terms import NU_BASES, columns, gaussian_columns
 
 __all__ = []
@@ -175,7 +175,7 @@ class LoopKernel:
         )
 
 
-def _kernel_parts(tab: EngineTable, kappa: np.ndarray, scaled: bool):
+def _kernel_parts(tab: RiskTable, kappa: np.ndarray, scaled: bool):
     """The parts ``(2, K, n)`` of the features (`scaled`: see :func:`features`) and their sizes.
 
     ``Phi_c(nu) = nu^e (f_c + nu g_c)`` (monomials at ``theta = eta = rho = 1``): from
@@ -205,7 +205,7 @@ def kernel_monomial(factors) -> int:
     return 36 * idx[0] + 6 * idx[1] + idx[2]
 
 
-def loop_kernel(tab: EngineTable) -> LoopKernel:
+def loop_kernel(tab: RiskTable) -> LoopKernel:
     """The :class:`LoopKernel` of an order-1 :class:`EngineTable` of one temperature.
 
     Parameters

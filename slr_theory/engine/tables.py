@@ -8,7 +8,7 @@ import numpy as np
 
 from ..nonlinearity import Nonlinearity
 from ..params import Params
-from .closed import EngineTable
+from .closed_table import EngineTable
 from .contract import RiskTable
 from .moments import MomentTable
 from .terms import closed_constants, coefficient_scalars, orders_of, plan_of, stacked_entries

@@ -12,7 +12,7 @@ import numpy as np
 from ..chebyshev import Pieces, build_pieces
 from ..validate import as_array, positive_real
 from .builtin import BUILTIN_NONLINEARITIES, nonlinearity_of, resolve_nonlinearity
-from .function import Nonlinearity
+from .function import HOOK_CHECKS, Nonlinearity
 from .rules import (
     GH,
     MAX_CENTRE,
@@ -581,3 +581,6 @@ BUILTIN_NONLINEARITIES.add(
         closed_moments=_identity_moments,
     ),
 )
+
+
+HOOK_CHECKS.append(check_closed_moments)  # every Nonlinearity with hooks is checked so

@@ -24,6 +24,12 @@ EPS = np.finfo(float).eps
 TWO_OVER_PI = 2.0 / np.pi
 
 
+#: The checks a nonlinearity with closed-form moment hooks must pass when it is built,
+#: against the quadrature. The module that computes the moments (``expectations``, which
+#: builds on this class) installs its check here when the package is imported.
+HOOK_CHECKS: list = []
+
+
 @dataclass(frozen=True)
 class Nonlinearity:
     """An attention nonlinearity ``sigma`` with its derivatives, all vectorised.
@@ -162,9 +168,8 @@ class Nonlinearity:
         object.__setattr__(self, "established", dict.fromkeys(_PROPERTIES, how))
         f, u = values["f"], CHECK_POINTS
         if self.closed_moments is not None:
-            from .expectations import check_closed_moments  # they build on this class
-
-            check_closed_moments(self)
+            for check in HOOK_CHECKS:  # the quadrature's, installed by expectations.py
+                check(self)
         if self.complement is not None:
             c = values["complement"]
             bad = ~(np.abs(c - (1.0 - f)) <= 1e-12 * np.maximum(1.0, np.abs(f)))
