@@ -171,7 +171,7 @@ def test_a_failed_or_interrupted_run_leaves_the_old_state_and_no_debris(tmp_path
 def _count_renames(tmp_path) -> int:
     """How many renames one commit of the scenario below makes (the kill points)."""
     calls = []
-    real = output._rename
+    real = output.destination._rename
 
     def counting(src, dst):
         calls.append(1)
@@ -179,17 +179,17 @@ def _count_renames(tmp_path) -> int:
 
     d = tmp_path / "count"
     write(d, {"a.txt": "0", "b.txt": "0", "stale.txt": "0"}, exclusive=True)
-    output._rename = counting
+    output.destination._rename = counting
     try:
         write(d, {"a.txt": "1", "b.txt": "1", "c.txt": "1"}, exclusive=True, force=True)
     finally:
-        output._rename = real
+        output.destination._rename = real
     return len(calls)
 
 
 def _scenario(d: Path, monkeypatch, at: int, fault) -> None:
     """Commit new files over an earlier run's, with `fault()` at the `at`-th rename."""
-    real = output._rename
+    real = output.destination._rename
     seen = []
 
     def faulty(src, dst):
@@ -198,7 +198,7 @@ def _scenario(d: Path, monkeypatch, at: int, fault) -> None:
             fault()
         real(src, dst)
 
-    monkeypatch.setattr(output, "_rename", faulty)
+    monkeypatch.setattr(output.destination, "_rename", faulty)
     write(d, {"a.txt": "1", "b.txt": "1", "c.txt": "1"}, exclusive=True, force=True)
 
 

@@ -60,3 +60,8 @@ __all__ = [
     "nonlinearity_of",
     "resolve_nonlinearity",
 ]
+
+# An exception is shown (in a traceback, a doctest) by the path users import it from.
+for _exception in (UnboundedSigma,):
+    _exception.__module__ = __name__
+del _exception

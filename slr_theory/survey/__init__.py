@@ -44,3 +44,8 @@ __all__ = [
     "found_text",
     "read_atlas",
 ]
+
+# An exception is shown (in a traceback, a doctest) by the path users import it from.
+for _exception in (AtlasIncomplete,):
+    _exception.__module__ = __name__
+del _exception
