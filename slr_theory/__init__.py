@@ -2,7 +2,8 @@
 
 The modules, layer by layer: a module imports modules of its own layer or of lower ones,
 never of a higher one (``tests/test_house.py`` checks it, with its few documented
-exceptions).
+exceptions). A name may be a package, one module per concept inside; ``docs/architecture.md``
+maps them, with the front door of each layer and where a new piece goes.
 
 0. ``validate``, ``doubledouble``, ``results``, ``chebyshev``, ``interval``, ``interrupts``, ``identities``, ``symbolic``, ``catalogue``:
    input checks; double-double exponents; typed results as

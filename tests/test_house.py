@@ -304,3 +304,10 @@ def test_nothing_outside_models_branches_on_a_models_name_or_kind():
             if branch.search(code):
                 bad.append(f"{path.relative_to(PKG)}:{no}: {line.strip()}")
     assert not bad, "\n".join(bad)
+
+
+def test_no_module_is_longer_than_800_lines():
+    """A module holds one concept: one over 800 lines is split by concept (a package keeps
+    the module's name), as docs/architecture.md lays out."""
+    long = {str(p.relative_to(PKG)): n for p, t in _sources() if (n := t.count("\n")) > 800}
+    assert not long, long
