@@ -25,7 +25,7 @@ import numpy as np
 
 from slr_theory.dynamics import pgd, pgd_vectors, sample_initial_overlaps
 from slr_theory.experiments import experiments, run
-from slr_theory.model import vectors_from_overlaps
+from slr_theory.sampling import vectors_from_overlaps
 from slr_theory.sgd import sgd, sgd_vectors
 
 

@@ -35,7 +35,7 @@ from scipy.special import erf
 
 from slr_theory import Params, risk_and_grad, sample_initial_overlaps
 from slr_theory.engine import value_and_gradient
-from slr_theory.model import overlaps_of
+from slr_theory.sampling import overlaps_of
 from slr_theory.trajectory import Group, run_pgd
 
 

@@ -18,9 +18,10 @@ maps them, with the front door of each layer and where a new piece goes.
 2. ``engine``, ``rigorous``: the one risk engine (value, gradient, Hessian tables), and
    its term algebra on rigorous intervals (enclosures over boxes, for proofs).
 3. ``trajectory``: the batched loop shared by PGD, SGD and the experiments.
-4. ``models``, ``model``, ``geometry``, ``flows``, ``manifold``, ``softmax``: the models,
+4. ``models``, ``sampling``, ``model``, ``geometry``, ``flows``, ``manifold``, ``softmax``: the models,
    each a file or a folder that owns its mathematics, with their registry (everything
-   above asks ``Params.model``, never a model's name); the data model and Monte Carlo;
+   above asks ``Params.model``, never a model's name); the data model sampled and Monte
+   Carlo (``model`` is its former name);
    the product of spheres in overlap coordinates; the gradient flows; the critical points
    of the flow on M; softmax's Laplace transform where the documentation names it
    (its home is ``models/softmax/``).

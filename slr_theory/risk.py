@@ -308,7 +308,7 @@ def _vectors(params: Params, k, v, k_star, v_star):
     Rounded vectors (inside :func:`slr_theory.overlap_tolerance`) are first moved to the
     nearest unit vectors and orthonormal targets, which realise their overlaps too.
     """
-    from .model import overlaps_of
+    from .sampling import overlaps_of
 
     check_params(params)
     k, v = (unit_vectors(x, name, params.d, batch=True) for name, x in (("k", k), ("v", v)))

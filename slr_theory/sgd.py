@@ -37,9 +37,9 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .model import overlaps_of, sample
 from .models import Model
 from .params import Params
+from .sampling import overlaps_of, sample
 from .trajectory import PGDResult, Progress, price_records, temperatures, to_vectors, validate_run
 from .validate import generator, orthonormal_pair, positive_int, positive_real, unit_vectors
 
@@ -94,7 +94,7 @@ def sgd_vectors(
     steps : int
     batch : int
         Mini-batch size ``b``, ``1 <= b <= MAX_BATCH`` (1e6); every step draws ``b``
-        fresh sequences per repeat with :func:`slr_theory.model.sample`.
+        fresh sequences per repeat with :func:`slr_theory.sampling.sample`.
     rng : numpy.random.Generator
     schedule : callable ``step -> lam``, optional
     record_every : int, optional
@@ -109,7 +109,7 @@ def sgd_vectors(
     --------
     >>> import numpy as np
     >>> from slr_theory import Params
-    >>> from slr_theory.model import random_targets
+    >>> from slr_theory.sampling import random_targets
     >>> from slr_theory.sgd import sgd_vectors
     >>> rng = np.random.default_rng(0)
     >>> p = Params(d=20, L=4, lam=0.5, gamma=0.7, eps=0.1)

@@ -22,11 +22,11 @@ from typing import Any
 
 import numpy as np
 
-from .model import MonteCarloRisk, monte_carlo_risk, vectors_from_overlaps
 from .models import attention_names, takes_nonlinearity
 from .nonlinearity import BUILTIN_NONLINEARITIES
 from .params import DOMAIN, Params, check_params
 from .risk import risk
+from .sampling import MonteCarloRisk, monte_carlo_risk, vectors_from_overlaps
 from .validate import positive_real, random_generator
 
 __all__ = ["assert_matches_monte_carlo", "models", "overlaps", "params"]
@@ -291,8 +291,8 @@ def assert_matches_monte_carlo(
     """Assert that a risk agrees with Monte Carlo on the model, within `z` standard errors.
 
     Explicit unit vectors realising `overlaps` in ``R^d``
-    (:func:`slr_theory.model.vectors_from_overlaps`) are scored on `n` samples of the
-    model (:func:`slr_theory.model.monte_carlo_risk`); `expected` (default: the
+    (:func:`slr_theory.sampling.vectors_from_overlaps`) are scored on `n` samples of the
+    model (:func:`slr_theory.sampling.monte_carlo_risk`); `expected` (default: the
     toolkit's :func:`slr_theory.risk`) must lie within ``z`` standard errors of the
     sample mean, plus ``1e-12`` of itself for rounding. With a fixed `rng` the verdict
     is reproducible; with a fresh one a correct closed form fails with probability

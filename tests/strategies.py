@@ -23,7 +23,7 @@ def random_overlaps(rng, n, m=6):
     """Overlaps of ``n`` pairs of unit vectors uniform on ``S^(m-1)``, ``k* = e1``, ``v* = e2``."""
     import numpy as np
 
-    from slr_theory.model import overlaps_of
+    from slr_theory.sampling import overlaps_of
 
     k, v = rng.standard_normal((2, n, m))
     k /= np.linalg.norm(k, axis=-1, keepdims=True)

@@ -21,7 +21,7 @@ from slr_theory import (
 from slr_theory.dynamics import sample_initial_overlaps
 from slr_theory.experiments import run
 from slr_theory.flows import manifold_flow
-from slr_theory.model import monte_carlo_risk, sample, vectors_from_overlaps
+from slr_theory.sampling import monte_carlo_risk, sample, vectors_from_overlaps
 
 P = Params.paper()
 
@@ -318,7 +318,7 @@ def test_float32_vectors_honour_the_overlap_tolerance():
     """Float32-normalised weights miss unit norm by ~1e-7: refused by default, accepted and
     projected inside overlap_tolerance, with the risk of the nearest unit vectors."""
     from slr_theory import Params, overlap_tolerance, risk, risk_at, risk_grad_at
-    from slr_theory.model import overlaps_of
+    from slr_theory.sampling import overlaps_of
 
     p = Params(d=50, L=5, lam=0.3, gamma=0.8)
     rng = np.random.default_rng(3)

@@ -346,7 +346,7 @@ def test_the_lipschitz_lower_bound_is_the_hessian_norm_where_it_is_attained():
     shares no code with the engine's Hessian."""
     from slr_theory import risk_at
     from slr_theory.critical import lipschitz_bound
-    from slr_theory.model import vectors_from_overlaps
+    from slr_theory.sampling import vectors_from_overlaps
 
     p = Params.paper(lam=0.1)
     b = lipschitz_bound(p, samples=500)

@@ -10,7 +10,7 @@ from slr_theory.dynamics import (
     pgd_vectors,
     sample_initial_overlaps,
 )
-from slr_theory.model import overlaps_of, random_targets
+from slr_theory.sampling import overlaps_of, random_targets
 
 
 def _vectors(rng, d, on_manifold):

@@ -15,7 +15,7 @@ from slr_theory.flows import (
     overlap_flow,
     overlap_jacobian,
 )
-from slr_theory.model import overlaps_of, random_targets
+from slr_theory.sampling import overlaps_of, random_targets
 
 from .strategies import random_overlaps
 

@@ -10,7 +10,7 @@ from slr_theory.geometry import (
     manifold_chart_velocity,
     riemannian_hessian,
 )
-from slr_theory.model import overlaps_of
+from slr_theory.sampling import overlaps_of
 
 from .strategies import geodesic_hessian
 

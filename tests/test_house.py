@@ -141,7 +141,7 @@ LAYERS = [
     {"gaussian", "nonlinearity", "params", "work", "output", "workers"},
     {"engine", "rigorous"},
     {"trajectory"},
-    {"models", "model", "geometry", "flows", "manifold", "softmax"},
+    {"models", "model", "sampling", "geometry", "flows", "manifold", "softmax"},
     {"risk"},
     {"statistics", "sgd", "critical", "dynamics", "longrun", "certify"},
     {"landscape", "experiments", "survey"},

@@ -20,7 +20,7 @@ from slr_theory.landscape import (
     saddle_escape,
     separatrix,
 )
-from slr_theory.model import overlaps_of
+from slr_theory.sampling import overlaps_of
 
 
 @pytest.mark.parametrize("lam", [0.1, 0.5, 0.9])

@@ -619,7 +619,7 @@ def test_every_capability_runs_on_another_nonlinearity(name):
 def test_off_m_minimum_beats_the_optimum_at_the_papers_lambda(name, off_m):
     """docs/beyond.md: at lambda = 0.1 the minimum at k = v* is below (k*, v*) for these
     nonlinearities; Monte Carlo on explicit vectors in R^400 says so independently."""
-    from slr_theory.model import monte_carlo_risk, vectors_from_overlaps
+    from slr_theory.sampling import monte_carlo_risk, vectors_from_overlaps
 
     p = Params.paper(lam=0.1).replace(nonlinearity=name)
     rng = np.random.default_rng(7)
@@ -663,7 +663,7 @@ def test_linear_attention_matches_its_closed_form_on_m_and_monte_carlo_off_it():
     Carlo on explicit tokens."""
     from slr_theory import critical_points
     from slr_theory.manifold import manifold_critical_overlaps
-    from slr_theory.model import monte_carlo_risk, vectors_from_overlaps
+    from slr_theory.sampling import monte_carlo_risk, vectors_from_overlaps
 
     ident = _identity()
     assert ident.odd and ident.increasing and ident.bound == 1e300

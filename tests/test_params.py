@@ -102,8 +102,8 @@ def test_shapes_must_broadcast():
 
 
 def test_gram_matrix_is_the_gram_of_the_vectors():
-    from slr_theory.model import overlaps_of, vectors_from_overlaps
     from slr_theory.params import gram_matrix
+    from slr_theory.sampling import overlaps_of, vectors_from_overlaps
 
     rng = np.random.default_rng(3)
     x, y = rng.standard_normal((2, 6))

@@ -249,7 +249,7 @@ def _random_config(rng, d):
 @pytest.mark.parametrize("seed", range(5))
 def test_explicit_vector_gradients_match_finite_differences(seed):
     from slr_theory import risk_at, risk_grad_at
-    from slr_theory.model import overlaps_of
+    from slr_theory.sampling import overlaps_of
 
     rng = np.random.default_rng(seed)
     p = Params(d=12, L=5, lam=0.4, gamma=0.8, eps=0.1)
@@ -360,7 +360,7 @@ def test_components_match_conditioned_quadrature_full_ranges(cfg):
 
 
 def test_two_dimensional_model_against_monte_carlo():
-    from slr_theory.model import monte_carlo_risk
+    from slr_theory.sampling import monte_carlo_risk
 
     p = Params(d=2, L=3, lam=0.8, gamma=0.6, eps=0.1)
     phi, psi = 0.4, 1.1
@@ -397,7 +397,7 @@ def test_s_token_components_match_conditioned_quadrature(cfg):
 @pytest.mark.parametrize("s", [2, 3])
 def test_s_token_risk_matches_monte_carlo_on_explicit_vectors(s):
     """The data model itself (s informative tokens drawn in R^d) within 4 standard errors."""
-    from slr_theory.model import monte_carlo_risk, vectors_from_overlaps
+    from slr_theory.sampling import monte_carlo_risk, vectors_from_overlaps
 
     rng = np.random.default_rng(s)
     p = Params(d=12, L=5, lam=0.6, gamma=0.8, eps=0.1, s=s)

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from slr_theory import Params, pgd, risk_grad_at
-from slr_theory.model import overlaps_of, random_targets, sample
+from slr_theory.sampling import overlaps_of, random_targets, sample
 from slr_theory.sgd import _coefficients, sgd, sgd_vectors
 
 

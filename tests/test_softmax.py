@@ -18,7 +18,7 @@ from numpy.polynomial.hermite_e import hermegauss
 
 from slr_theory import Params, risk, risk_at, risk_grad, risk_grad_at, risk_hessian
 from slr_theory.engine import table
-from slr_theory.model import monte_carlo_risk, predict, vectors_from_overlaps
+from slr_theory.sampling import monte_carlo_risk, predict, vectors_from_overlaps
 from slr_theory.sgd import sgd_vectors
 from slr_theory.softmax import SOFTMAX_DOMAIN, d_mu, risk_expression, term_integrals
 

@@ -18,8 +18,8 @@ from numpy.polynomial.hermite_e import hermegauss
 
 from slr_theory import Params, risk, risk_grad, risk_hessian
 from slr_theory.critical import SYMMETRIES, symmetries
-from slr_theory.model import monte_carlo_risk, vectors_from_overlaps
 from slr_theory.models import Softmax, Softmax1, model_of
+from slr_theory.sampling import monte_carlo_risk, vectors_from_overlaps
 from slr_theory.verify.risk_checks import mp_risk_gradient, mp_softmax1_risk_one_token
 
 S1 = Params(d=20, L=4, lam=0.9, gamma=0.7, attention="softmax1")

@@ -7,7 +7,7 @@ import pytest
 from scipy.special import logsumexp
 
 from slr_theory import Params
-from slr_theory.model import random_targets, sample
+from slr_theory.sampling import random_targets, sample
 from slr_theory.statistics import (
     bayes_risk_mc,
     linear_risk,
@@ -123,7 +123,7 @@ def test_the_table_is_at_the_model_asked_and_matches_monte_carlo(model):
     the model's oracle risk there, unlike erf's, and within 4 standard errors of Monte
     Carlo on explicit tokens in R^100."""
     from slr_theory import risk
-    from slr_theory.model import monte_carlo_risk
+    from slr_theory.sampling import monte_carlo_risk
     from slr_theory.statistics import oracle_risk, statistics_table
 
     rng = np.random.default_rng(3)

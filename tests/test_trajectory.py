@@ -3,7 +3,7 @@
 import numpy as np
 
 from slr_theory import trajectory
-from slr_theory.model import overlaps_of
+from slr_theory.sampling import overlaps_of
 
 from .strategies import random_overlaps
 

@@ -12,9 +12,9 @@ import functools
 import mpmath as mp
 import numpy as np
 
-from ..model import predict, sample, vectors_from_overlaps
 from ..params import OVERLAP_NAMES, Params
 from ..risk import risk_components
+from ..sampling import predict, sample, vectors_from_overlaps
 from .reference import MP_NONLINEARITIES, mp_expect
 from .registry import Check, register
 

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 
 from slr_theory import Params, risk
-from slr_theory.model import (
+from slr_theory.sampling import (
     monte_carlo_risk,
     overlaps_of,
     predict,
