@@ -112,12 +112,12 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "geometry.hessian_form": ((P6, K, V, KS, VS, A, B), {}),
     "risk_at": ((P6, K, V, KS, VS), {}),
     "risk_grad_at": ((P6, K, V, KS, VS), {"riemannian": True}),
-    "model.overlaps_of": ((K, V, KS, VS), {}),
-    "model.vectors_from_overlaps": ((list(OV), 6), {}),
-    "model.random_targets": ((6, RNG(0)), {}),
-    "model.sample": ((P6, 3, RNG(0)), {}),
-    "model.predict": ((TOKENS, K, V, 0.5), {}),
-    "model.monte_carlo_risk": ((P6, K, V, KS, VS, 50, RNG(0)), {"chunk_floats": 1000}),
+    "sampling.overlaps_of": ((K, V, KS, VS), {}),
+    "sampling.vectors_from_overlaps": ((list(OV), 6), {}),
+    "sampling.random_targets": ((6, RNG(0)), {}),
+    "sampling.sample": ((P6, 3, RNG(0)), {}),
+    "sampling.predict": ((TOKENS, K, V, 0.5), {}),
+    "sampling.monte_carlo_risk": ((P6, K, V, KS, VS, 50, RNG(0)), {"chunk_floats": 1000}),
     "manifold_flow": ((P, 0.3, 0.2, 1.0), {"rtol": 1e-8, "atol": 1e-10}),
     "overlap_flow": ((P, list(OV), 1.0), {"rtol": 1e-8, "atol": 1e-10}),
     "pgd": ((P, list(OV), 1e-3, 10), {"record_every": 5}),
@@ -578,7 +578,7 @@ PINNED = [
     ("fate", "starts", [0.0, 0.0, 0.0, 0.0, 2.0]),  # named `rho`, not `starts` (dev fuzz)
     ("flows.overlap_field", "overlaps", [0.0, 0.0, 0.0, 0.0, 2.0]),  # names `rho`
     ("geometry.riemannian_hessian", "overlaps", [0.0, 0.0, 0.0, 0.0, 2.0]),
-    ("model.vectors_from_overlaps", "d", 3159618634.0),  # was a 23.5 GiB allocation
+    ("sampling.vectors_from_overlaps", "d", 3159618634.0),  # was a 23.5 GiB allocation
     ("mean_erf_derivative", "n", 10**20),  # the Hermite loop ran forever
     ("statistics.bayes_risk_mc", "n", 1e300),  # ran forever
     ("sample_initial_overlaps", "size", object()),
@@ -590,7 +590,7 @@ PINNED = [
     ("nonlinearity.gaussian_moments", "order", np.zeros((2, 3))),  # ambiguous `in`
     ("experiments.cost", "steps_scale", True),  # a bool taken for the number 1
     ("nonlinearity.gaussian_moments", "t", 8.98846567431158e307),  # tanh's 2|u| overflowed
-    ("model.predict", "lam", 9.008587427850964e307),  # lam X.k overflowed
+    ("sampling.predict", "lam", 9.008587427850964e307),  # lam X.k overflowed
     ("pgd_map_spectrum", "alpha", 3.6295802136896356e307),  # alpha h overflowed
     ("work.reproduce_cost", "sgd_runs", 3.595386269724632e306),  # an int product past 1e308
     ("work.atlas_cost", "cells", 5.110712536922007e307),  # an estimate of inf seconds
