@@ -15,16 +15,16 @@ maps them, with the front door of each layer and where a new piece goes.
    Gaussian expectations of ``erf`` (closed forms) and of any nonlinearity (quadrature);
    ``Params`` and overlap feasibility; cost estimates; the output discipline; local
    worker processes.
-2. ``engine``, ``rigorous``: the one risk engine (value, gradient, Hessian tables), and
-   its term algebra on rigorous intervals (enclosures over boxes, for proofs).
+2. ``engine``: the risk's term algebra, the table contract and the evaluators (each
+   model builds its table from them).
 3. ``trajectory``: the batched loop shared by PGD, SGD and the experiments.
-4. ``models``, ``sampling``, ``model``, ``geometry``, ``flows``, ``manifold``, ``softmax``: the models,
+4. ``models``, ``sampling``, ``model``, ``geometry``, ``flows``, ``manifold``, ``softmax``, ``rigorous``: the models,
    each a file or a folder that owns its mathematics, with their registry (everything
    above asks ``Params.model``, never a model's name); the data model sampled and Monte
    Carlo (``model`` is its former name);
    the product of spheres in overlap coordinates; the gradient flows; the critical points
-   of the flow on M; softmax's Laplace transform where the documentation names it
-   (its home is ``models/softmax/``).
+   of the flow on M; softmax's Laplace transform and erf's interval enclosures where the
+   documentation names them (their homes are ``models/softmax/`` and ``models/erf/``).
 5. ``risk``: the exact population risk, validated.
 6. ``statistics``, ``sgd``, ``critical``, ``dynamics``, ``longrun``, ``certify``: the paper's
    section 4; online SGD; every critical point, classified; projected gradient descent,

@@ -13,7 +13,7 @@ two-dimensional map :func:`manifold_step`, which keeps ``|kappa|, |nu| <= 1`` ex
 The gradient of every step comes from the risk engine (:mod:`slr_theory.engine`):
 one coefficient table per temperature, tabulated in chunks under a schedule. A batch
 at one fixed temperature of a closed-form model runs on that table's
-:class:`~slr_theory.engine.LoopKernel` (its features as polynomials in ``kappa``,
+:class:`~slr_theory.models.erf.kernel.LoopKernel` (its features as polynomials in ``kappa``,
 within a few tens of ulp of the engine), about twenty-five NumPy calls a step instead
 of eighty: at a few tens of runs a step costs its number of calls.
 """

@@ -18,6 +18,9 @@ from hypothesis import strategies as st
 
 from slr_theory import Params, engine, risk_grad, risk_hessian
 from slr_theory import doubledouble as dd
+from slr_theory.models.erf import features as erf_features
+from slr_theory.models.erf import kernel as erf_kernel
+from slr_theory.models.pointwise import moments as pointwise_moments
 from slr_theory.verify.reference import mp_gaussian_function
 
 from .strategies import random_overlaps
@@ -91,7 +94,7 @@ def _check_against_reference(lam, gamma, d, L, seed, n=2):
     p = Params(d=d, L=L, lam=lam, gamma=gamma)
     ov = random_overlaps(np.random.default_rng(seed), n)
     tab = engine.table(p, lam, 1)
-    fast = (tab.C @ engine.features(ov.T.copy(), tab.constants, 1)).T
+    fast = (tab.C @ erf_features.features(ov.T.copy(), tab.constants, 1)).T
     front = risk_grad(p, *ov.T)
     np.testing.assert_array_equal(fast, front)  # two doors, the same numbers
     q = 1 + 2 * (lam * gamma) ** 2
@@ -131,7 +134,7 @@ def test_stable_kappa_partial_at_the_optimum(lam):
     n = np.array([1.0, 1 - 1e-12, 0.999999, -1 + 1e-9])
     ov = np.stack([k, n, 0 * k, 0 * k, 0 * k])
     tab = engine.table(p, lam, 1)
-    got = (tab.C @ engine.features(ov, tab.constants, 1))[:2]
+    got = (tab.C @ erf_features.features(ov, tab.constants, 1))[:2]
     mp.mp.dps = 40
     a = mp.mpf(lam) * mp.sqrt(mp.mpf(p.d) / 2)
     g = mp.mpf(lam) * mp.mpf(p.gamma)
@@ -159,10 +162,10 @@ def test_manifold_gradient_is_the_general_table_on_m(lam):
     tab = engine.table(p, lam, 1)
     full = np.zeros((5, 50))
     full[:2] = kn
-    g_full = tab.C @ engine.features(full, tab.constants, 1)
+    g_full = tab.C @ erf_features.features(full, tab.constants, 1)
     c_k = tab.column(0, (0, 0, 0, 0, 0), 0, "exD")
     c_n = tab.column(1, (0, 0, 0, 0, 0), 0, "erf")
-    g_m = engine.manifold_gradient(kn, tab.constants, c_k, c_n)
+    g_m = erf_features.manifold_gradient(kn, tab.constants, c_k, c_n)
     # the same bases from the same functions at the same inputs (manifold_gradient is
     # features' two M columns): only the order of one product differs, 2 roundings
     np.testing.assert_allclose(g_m, g_full[:2], rtol=1e-15, atol=1e-300)
@@ -308,13 +311,13 @@ def test_loop_kernel_agrees_with_the_engine_to_its_stated_ulps(lam, s):
     each piece (the engine's own bound is 16 + 2 x^2; x^2 <= kernel.x2)."""
     p = Params(d=400, L=10, lam=lam, gamma=0.5**0.5, s=s)
     tab = engine.table(p, lam, 1)
-    kern = engine.loop_kernel(tab)
+    kern = erf_kernel.loop_kernel(tab)
     rng = np.random.default_rng(11)
     kappa = np.concatenate([[-1.0, 1.0, 0.0, -0.0, 1e-300], rng.uniform(-1, 1, 3000)])
     piece = np.minimum(((kappa + 1) * kern.pieces / 2).astype(int), kern.pieces - 1)
     # derived: the kernel is built to KERNEL_ULPS of the features (checked as it is
     # built, on this machine's exp), plus the engine's own (16 + 2 x^2) bound above
-    tol = (engine.KERNEL_ULPS + 16 + 2 * kern.x2) * EPS
+    tol = (erf_kernel.KERNEL_ULPS + 16 + 2 * kern.x2) * EPS
     for _ in range(8):
         ov = np.empty((5, kappa.size))
         ov[0] = kappa
@@ -328,7 +331,7 @@ def test_loop_kernel_agrees_with_the_engine_to_its_stated_ulps(lam, s):
 
 def test_loop_kernel_on_m_is_the_kernel_at_theta_eta_rho_zero():
     tab = engine.table(Params.paper(lam=0.5), 0.5, 1)
-    kern = engine.loop_kernel(tab)
+    kern = erf_kernel.loop_kernel(tab)
     ov = np.zeros((5, 500))
     ov[:2] = np.random.default_rng(2).uniform(-1, 1, (2, 500))
     full, on_m = kern(_ext(ov)), kern.on_manifold()(_ext(ov))
@@ -345,7 +348,7 @@ def test_loop_kernel_keeps_a_plateau_gradient_to_relative_precision():
     terms carry the factor) keeps its relative precision: the factor is computed."""
     lam = 2.0
     tab = engine.table(Params.paper(lam=lam), lam, 1)
-    kern = engine.loop_kernel(tab)
+    kern = erf_kernel.loop_kernel(tab)
     ov = np.array([[0.9, 0.95], [0.3, -0.2], [0.1, 0.2], [0.05, -0.1], [0.2, 0.1]])
     exact = tab(ov)[0]
     assert np.all(np.abs(exact) < 1e-50)
@@ -355,9 +358,9 @@ def test_loop_kernel_keeps_a_plateau_gradient_to_relative_precision():
 def test_loop_kernel_refuses_other_tables():
     p = Params.paper()
     with pytest.raises(ValueError, match="order-1 table of one temperature"):
-        engine.loop_kernel(engine.table(p, 0.1, 0))
+        erf_kernel.loop_kernel(engine.table(p, 0.1, 0))
     with pytest.raises(ValueError, match="order-1 table of one temperature"):
-        engine.loop_kernel(engine.table(p, [0.1, 0.2], 1))
+        erf_kernel.loop_kernel(engine.table(p, [0.1, 0.2], 1))
 
 
 def test_scaled_features_drop_exactly_one_gaussian_factor_with_informative_pairs():
@@ -370,8 +373,8 @@ def test_scaled_features_drop_exactly_one_gaussian_factor_with_informative_pairs
     )
     mask = engine.gaussian_columns(1, pairs=True)
     full = tab.features(ov)
-    scaled = engine.features(ov, tab.constants, 1, scaled=True)
-    x = engine.loop_kernel(tab).x2 ** 0.5 * ov[0]
+    scaled = erf_features.features(ov, tab.constants, 1, scaled=True)
+    x = erf_kernel.loop_kernel(tab).x2 ** 0.5 * ov[0]
     # x*x rounds here (the engine carries it exactly): 2 x^2 ulp, x^2 <= 40 here, plus
     # two exp calls of 1.5 ulp each: 1e-13 (450 ulp) holds on any platform
     np.testing.assert_allclose(scaled[mask] * np.exp(-x * x), full[mask], rtol=1e-13)
@@ -409,7 +412,7 @@ def test_w_skips_psi_only_below_an_ulp():
     p = Params.paper(lam=lam)
     tab = engine.table(p, lam, 0)
     kappa = np.linspace(0.05, 1.0, 2000)
-    x = engine.loop_kernel(engine.table(p, lam, 1)).x2 ** 0.5 * kappa
+    x = erf_kernel.loop_kernel(engine.table(p, lam, 1)).x2 ** 0.5 * kappa
     r = 1 + 4 * (lam * p.gamma) ** 2
     # psi to ~x^2 ulp (x^2 rounded here, not carried in double-double as in the engine)
     psi = erfc_sq_reduced(x, x * x, 0 * x, np.float64(r), 0.0, *plackett_rule(r))
@@ -485,10 +488,10 @@ def test_features_agree_through_both_doors_of_the_exponent(lam, d, s):
     x2 = (lam * np.sqrt(d / 2) * ov[0]) ** 2 / (1 + 2 * (lam * np.sqrt(0.5)) ** 2)
     cols = engine.columns((0, 1, 2), s > 1)
     for scaled in (False, True):
-        ext = engine.features(ov, tab.constants, (0, 1, 2), scaled=scaled)
+        ext = erf_features.features(ov, tab.constants, (0, 1, 2), scaled=scaled)
         with pytest.MonkeyPatch.context() as mp_:
             mp_.setattr(dd, "EXTENDED", False)
-            dbl = engine.features(ov, tab.constants, (0, 1, 2), scaled=scaled)
+            dbl = erf_features.features(ov, tab.constants, (0, 1, 2), scaled=scaled)
         assert ext.shape == dbl.shape == (len(cols), ov.shape[1])
         size = np.maximum(np.abs(ext), np.abs(dbl))
         for c, (_mono, _power, basis) in enumerate(cols):
@@ -507,8 +510,8 @@ def test_a_quadrature_model_s_two_tables_share_one_quadrature_bit_for_bit(monkey
     p = Params.paper(lam=0.4).replace(nonlinearity="tanh")
     ov = np.array([[0.3, -0.5], [0.4, 0.2], [0.1, 0.3], [0.05, -0.1], [0.02, 0.2]])
     shared = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
-    assert engine.moments._LAST_MOMENTS[0] is not None
-    monkeypatch.setattr(engine.moments, "SHARED_POINTS", 0)
+    assert pointwise_moments._LAST_MOMENTS[0] is not None
+    monkeypatch.setattr(engine.contract, "SHARED_POINTS", 0)
     own = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
     for a, b in zip(shared, own, strict=True):
         np.testing.assert_array_equal(a, b)
@@ -525,7 +528,7 @@ def test_a_point_gets_the_same_value_wherever_it_sits_in_a_large_batch(sigma):
     but its sum over columns rounds differently in a block of another width."""
     p = Params.paper(lam=0.9).replace(nonlinearity=sigma)
     rng = np.random.default_rng(5)
-    n = engine.closed.CHUNK + 100
+    n = engine.contract.CHUNK + 100
     x, y = rng.standard_normal((2, 6, n))
     k, v = x / np.linalg.norm(x, axis=0), y / np.linalg.norm(y, axis=0)
     ov = np.array([k[0], v[1], v[0], k[1], (k * v).sum(axis=0)])

@@ -124,7 +124,7 @@ def _rd_flow(p, k, v, ks, vs, T, t_eval):
     def fun(_t, y):
         kk, vv = y[:d] / np.linalg.norm(y[:d]), y[d:] / np.linalg.norm(y[d:])
         o = overlaps_of(kk, vv, ks, vs)[:, None]
-        rk, rn, rt, re, rr = (tab.C @ engine.features(o, tab.constants, 1))[:, 0]
+        rk, rn, rt, re, rr = (tab.C @ tab.features(o))[:, 0]
         gk = rk * ks + re * vs + rr * vv
         gv = rt * ks + rn * vs + rr * kk
         return -np.concatenate([gk - (gk @ kk) * kk, gv - (gv @ vv) * vv])

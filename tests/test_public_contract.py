@@ -281,6 +281,11 @@ NOT_CALLED: dict[str, str] = {
         "draws a result the toolkit built (or runs minutes of dynamics); "
         "its options are tested in test_report.py and the `portrait` command is fuzzed",
     ),
+    **{
+        f"models.pointwise.tables.{n}": "the model's unchecked table builder (Model.table); "
+        "the validated door is slr_theory.risk, and test_engine.py checks the two agree"
+        for n in ("closed_table", "moment_table")
+    },
     **_whole_module(
         "plotting.canvas",
         "what every figure shares (a figure, saving it, colours); tested through every "

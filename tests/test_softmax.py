@@ -551,7 +551,7 @@ def test_the_gradient_and_hessian_tables_share_one_direct_evaluation(monkeypatch
     ov = np.array([[0.3, -0.5], [0.4, 0.2], [0.1, 0.3], [0.05, -0.1], [0.02, 0.2]])
     shared = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
     assert softmax._LAST_DIRECT[0] is not None  # the union was evaluated and kept
-    monkeypatch.setattr(engine.moments, "SHARED_POINTS", 0)
+    monkeypatch.setattr(engine.contract, "SHARED_POINTS", 0)
     own = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
     for a, b in zip(shared, own, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14 * np.max(np.abs(b)))

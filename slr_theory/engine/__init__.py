@@ -48,15 +48,9 @@ checked front door.
 
 from __future__ import annotations
 
-from .closed import (  # noqa: F401
-    closed_enclosure,
-    closed_feature_bounds,
-    features,
-    manifold_gradient,
-)
-from .closed_table import EngineTable  # noqa: F401
-from .contract import (
-    Enclosure,  # noqa: F401
+from .contract import (  # noqa: F401
+    SHARED_POINTS,
+    Enclosure,
     RiskTable,
 )
 from .evaluate import (
@@ -67,16 +61,7 @@ from .evaluate import (
     manifold_nullcline,
     value_and_gradient,
 )
-from .kernel import (  # noqa: F401
-    KERNEL_FOLD,
-    KERNEL_NODES,
-    KERNEL_ULPS,
-    LoopKernel,
-    kernel_monomial,
-    loop_kernel,
-)
-from .moments import SHARED_POINTS, MomentTable, moment_feature_bounds  # noqa: F401
-from .tables import closed_table, feature_bounds, moment_table, table  # noqa: F401
+from .tables import feature_bounds, table
 
 # Internal, importable from here as docs/api.md lists them (no promise); the models
 # build their tables from these.

@@ -15,6 +15,17 @@ if TYPE_CHECKING:  # the kernel is one table's hook, built on the closed forms
 __all__ = ["RiskTable"]
 
 
+#: Columns per block of features: the temporaries of a block (a few ``(K, 4096)`` arrays,
+#: about 1 MB each) stay in cache. 32768 cost 20-30 % more time per value
+#: (benchmarks/engine.py).
+CHUNK = 1 << 12
+
+#: Batches up to this size share one direct evaluation of the gradient's and the
+#: Hessian's terms (a Newton step asks both tables at the same point); larger ones
+#: evaluate each table's own (the policy of every table that evaluates by quadrature).
+SHARED_POINTS = 64
+
+
 @runtime_checkable
 class RiskTable(Protocol):
     """What a model's table offers the layers above the engine: the model interface.
@@ -98,7 +109,7 @@ class RiskTable(Protocol):
 
     def enclosure(self, lo: np.ndarray, hi: np.ndarray) -> Enclosure: ...
 
-    def loop_kernel(self):  # -> LoopKernel (engine.kernel, built on this contract) or None
+    def loop_kernel(self):  # -> a LoopKernel (slr_theory.models.erf.kernel) or None
         """The loop kernel of an order-1 table of one temperature, or None (the default)."""
         return None
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..params import Params
-from .closed import CHUNK
+from .contract import CHUNK
 from .tables import table
 from .terms import HESSIAN_PAIRS
 

@@ -262,7 +262,7 @@ class SoftmaxTable(engine.RiskTable):
                         sink=self.sink,
                     )
                 continue
-            if kap.size <= engine.moments.SHARED_POINTS and set(engine.orders_of(self.order)) <= {
+            if kap.size <= engine.contract.SHARED_POINTS and set(engine.orders_of(self.order)) <= {
                 1,
                 2,
             }:

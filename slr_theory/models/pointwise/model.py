@@ -2,7 +2,7 @@
 
 The default for every :class:`slr_theory.Nonlinearity`: the risk's Gaussian expectations
 come from quadrature (:func:`slr_theory.nonlinearity.gaussian_moments`), served to the
-engine's :class:`slr_theory.engine.MomentTable`. A ``sigma`` with closed forms overrides
+the :class:`~slr_theory.models.pointwise.moments.MomentTable`. A ``sigma`` with closed forms overrides
 the hooks (:mod:`slr_theory.models.erf`).
 """
 
@@ -13,11 +13,12 @@ from typing import ClassVar
 
 import numpy as np
 
-from .. import engine
-from ..manifold import EDGE_SCAN, edge_roots, interior_points, underflow
-from ..nonlinearity import Nonlinearity, moments
-from ..params import Params
-from .base import Model
+from ...manifold import EDGE_SCAN, edge_roots, interior_points, underflow
+from ...nonlinearity import Nonlinearity, moments
+from ...params import Params
+from ..base import Model
+from .moments import moment_feature_bounds
+from .tables import moment_table
 
 __all__ = ["Pointwise"]
 
@@ -47,10 +48,10 @@ class Pointwise(Model):
         return f"{type(self).__name__}(sigma={self.sigma.name!r})"
 
     def table(self, params: Params, lam: np.ndarray, order):
-        return engine.moment_table(params, lam, order, self.sigma)
+        return moment_table(params, lam, order, self.sigma)
 
     def feature_bounds(self, params: Params, order) -> np.ndarray:
-        return engine.moment_feature_bounds(params, order, self.sigma)
+        return moment_feature_bounds(params, order, self.sigma)
 
     def forward(self, U, V, lam: float, derivatives: bool = False) -> tuple:
         z = lam * U

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.special import erf
 
-from .. import engine
-from ..nonlinearity import Nonlinearity, nonlinearity_of
-from ..params import Params
-from .pointwise import Pointwise
+from ...nonlinearity import Nonlinearity, nonlinearity_of
+from ...params import Params
+from ..pointwise import Pointwise
+from ..pointwise.tables import closed_table
+from .features import closed_feature_bounds
 
 __all__ = ["Erf"]
 
@@ -39,20 +40,20 @@ class Erf(Pointwise):
     """
 
     sigma: Nonlinearity = field(default_factory=lambda: nonlinearity_of("erf"))
-    feature_bounds_proved = True  # the closed forms' bounds (engine.closed_feature_bounds)
+    feature_bounds_proved = True  # the closed forms' bounds (features.closed_feature_bounds)
 
     def __repr__(self) -> str:
         return "Erf()"
 
     def table(self, params: Params, lam: np.ndarray, order):
-        return engine.closed_table(params, lam, order)
+        return closed_table(params, lam, order)
 
     def feature_bounds(self, params: Params, order) -> np.ndarray:
-        return engine.closed_feature_bounds(params, order)
+        return closed_feature_bounds(params, order)
 
     def rigorous_table(self, params: Params):
         """The closed forms in interval arithmetic, bases enclosed by python-flint."""
-        from ..rigorous import RigorousTable
+        from .rigorous import RigorousTable
 
         return RigorousTable(params)
 

@@ -6,18 +6,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..nonlinearity import MOMENT_NAMES, Nonlinearity, derivative_sup, moment_sups, moments
-from ..params import Params
-from .contract import Enclosure, RiskTable, delta_parts, part_exponents, times, to_mid_rad
-from .terms import MOMENT_BASES, monomial_variables, orders_of, plan_of, rows_on_m
+from ...engine import contract
+from ...engine.contract import Enclosure, RiskTable, delta_parts, part_exponents, times, to_mid_rad
+from ...engine.terms import MOMENT_BASES, monomial_variables, orders_of, plan_of, rows_on_m
+from ...nonlinearity import MOMENT_NAMES, Nonlinearity, derivative_sup, moment_sups, moments
+from ...params import Params
 
 __all__ = []
-
-
-#: Batches up to this size share one direct evaluation of the gradient's and the
-#: Hessian's terms (a Newton step asks both tables at the same point); larger ones
-#: evaluate each table's own.
-SHARED_POINTS = 64
 
 
 #: The last quadrature of the moments up to order 2 at a few points:
@@ -238,7 +233,7 @@ class MomentTable(RiskTable):
         for value in np.unique(g):
             at = g == value  # one temperature: |t| <= a, the interpolant's span
             span = float(np.max(a[at]))
-            if self.least is None and at.sum() <= SHARED_POINTS and top <= 2:
+            if self.least is None and at.sum() <= contract.SHARED_POINTS and top <= 2:
                 got = _shared_moments(self.sigma, t[at], float(value))  # a Newton step's
             else:
                 got = moments(self.sigma, t[at], float(value), top, span, least=self.least)

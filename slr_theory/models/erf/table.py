@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .closed import closed_enclosure, features, manifold_gradient
-from .contract import Enclosure, RiskTable
+from ...engine.contract import Enclosure, RiskTable
+from ...engine.terms import PAIRS, gaussian_columns, orders_of, plan_of
+from .features import closed_enclosure, features, manifold_gradient
 from .kernel import LoopKernel, loop_kernel
-from .terms import PAIRS, gaussian_columns, orders_of, plan_of
 
 __all__ = ["EngineTable"]
 

@@ -7,9 +7,9 @@ from functools import cache
 
 import numpy as np
 
-from .closed import features, reduced
-from .contract import RiskTable, part_exponents
-from .terms import NU_BASES, columns, gaussian_columns
+from ...engine.contract import RiskTable, part_exponents
+from ...engine.terms import NU_BASES, columns, gaussian_columns
+from .features import features, reduced
 
 __all__ = []
 

@@ -7,11 +7,9 @@ import math
 import numpy as np
 from scipy.special import erf, erfc
 
-from .. import doubledouble as dd
-from ..gaussian import ZETA_SERIES_BELOW, erfc_sq_reduced, zeta_reduced
-from ..params import Params
-from .contract import Enclosure, delta_parts, part_exponents, times, to_mid_rad
-from .terms import (
+from ... import doubledouble as dd
+from ...engine.contract import CHUNK, Enclosure, delta_parts, part_exponents, times, to_mid_rad
+from ...engine.terms import (
     BASES,
     IR,
     ISQ,
@@ -30,16 +28,13 @@ from .terms import (
     orders_of,
     plan_of,
 )
+from ...gaussian import ZETA_SERIES_BELOW, erfc_sq_reduced, zeta_reduced
+from ...params import Params
 
 __all__ = []
 
 
 _PSI_BOUND = 2.0 / math.sqrt(math.pi) * 2.0**54  # see features: where psi is below an ulp of W
-
-
-# Columns per block of features: the temporaries of a block (a few ``(K, 4096)`` arrays,
-# about 1 MB each) stay in cache. 32768 cost 20-30 % more time per value (benchmarks/engine.py).
-CHUNK = 1 << 12
 
 
 def _zeta_from_psi(x: np.ndarray, psi: np.ndarray, ecx: np.ndarray, k: np.ndarray) -> np.ndarray:
