@@ -18,7 +18,7 @@ from .classify import (
     relative_gradient,
     tangent_norm,
 )
-from .points import GRAD_TOL, SETTLED, CriticalPoints, SearchReport
+from .points import GRAD_TOL, MANIFOLD_MERGE_TOL, MERGE_TOL, SETTLED, CriticalPoints, SearchReport
 from .symmetry import canonical, orbit_images, symmetries
 
 __all__ = ["FOLD", "MAX_ITERATIONS", "MAX_STARTS", "critical_points", "polish"]
@@ -392,7 +392,7 @@ def critical_points(
             if key_free:  # every kappa is the same point: listed at k = k*
                 o[0] = 1.0
             o = canonical(o, group)  # one per orbit: (1, -1) stands for (-1, 1)
-            if any(np.array_equal(o, q) for q in seen):
+            if any(np.max(np.abs(o - q)) <= MANIFOLD_MERGE_TOL for q in seen):
                 continue
             seen.append(o)
             kv = to_vectors(o.reshape(5, 1))[:, 0]
@@ -426,7 +426,7 @@ def critical_points(
     for i in np.flatnonzero(critical):
         c = canonical(ov[i], group)
         for j, r in enumerate(reps):
-            if np.max(np.abs(r - c)) <= 1e-6:
+            if np.max(np.abs(r - c)) <= MERGE_TOL:
                 members[j].append(i)
                 reached[i] = j
                 break

@@ -15,6 +15,13 @@ __all__ = ["GRAD_TOL", "CriticalPoint", "CriticalPoints", "SearchReport"]
 
 #: A point is critical when ``grad_norm <= GRAD_TOL * grad_scale`` (module docstring).
 GRAD_TOL = 1e-10
+#: Critical points whose canonical overlaps differ by at most this (max-norm) are one
+#: point: Newton's ends on the spheres stop at steps below 1e-7.
+MERGE_TOL = 1e-6
+#: The same on M, where each point is a root located to ``1e-15`` (``brentq``) of a
+#: function evaluated to about ``1e-15`` relative: two locations of one root (an edge and
+#: its symmetric image) agree to a few ulp, far inside this.
+MANIFOLD_MERGE_TOL = 1e-12
 
 
 #: A Newton row whose relative gradient is below this (rounding level, far below

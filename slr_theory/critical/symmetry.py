@@ -141,7 +141,7 @@ def canonical(ov, group: np.ndarray | None = None) -> np.ndarray:
     """
     images = orbit_images(_five(ov, "ov"), _group(group))
     keys = [tuple(np.round(x, 8) + 0.0) for x in images]
-    return images[max(range(len(images)), key=lambda i: keys[i])]
+    return images[max(range(len(images)), key=lambda i: keys[i])] + 0.0  # no signed zeros
 
 
 def same_point(a, b, tol: float = 1e-6, group: np.ndarray | None = None) -> bool:
