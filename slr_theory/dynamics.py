@@ -211,7 +211,7 @@ def pgd_vectors(
 
 def sample_initial_overlaps(
     d: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int | None,
     size: int | tuple[int, ...] = (),
     *,
     on_manifold: bool = False,
@@ -231,7 +231,8 @@ def sample_initial_overlaps(
     ----------
     d : int
         Dimension, ``>= 4``.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator, int or None
+        A generator, or a seed for a new one.
     size : int or tuple of int
         Batch shape, at most ``MAX_DRAWS`` (1e7) draws in all.
     on_manifold : bool
@@ -264,7 +265,7 @@ def sample_initial_overlaps(
         raise ValueError(f"`size` must ask for at most {MAX_DRAWS:g} draws, got {size!r}.")
     if isinstance(d, bool) or not isinstance(d, numbers.Integral) or d < 4:
         raise ValueError(f"`d` must be >= 4 (an integer) for random initialisations, got {d!r}.")
-    generator(rng)
+    rng = generator(rng)
     out = np.zeros((*shape, 5))
     if on_manifold:
         g1 = rng.standard_normal(shape)

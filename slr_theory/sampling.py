@@ -37,14 +37,15 @@ __all__ = [
 ]
 
 
-def random_targets(d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+def random_targets(d: int, rng: np.random.Generator | int | None) -> tuple[np.ndarray, np.ndarray]:
     """Uniformly random orthonormal ``(k*, v*)`` in ``R^d`` (QR of a Gaussian matrix).
 
     Parameters
     ----------
     d : int
         Dimension, ``2 <= d <= 1e8``.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator, int or None
+        A generator, or a seed for a new one.
 
     Returns
     -------
@@ -53,7 +54,7 @@ def random_targets(d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nda
     d = positive_int(d, "d", upper=10**8)
     if d < 2:
         raise ValueError(f"`d` must be >= 2 for two orthonormal targets, got {d!r}.")
-    generator(rng)
+    rng = generator(rng)
     q, r = np.linalg.qr(rng.standard_normal((d, 2)))
     q = q * np.sign(np.diag(r))
     return q[:, 0].copy(), q[:, 1].copy()
@@ -62,7 +63,7 @@ def random_targets(d: int, rng: np.random.Generator) -> tuple[np.ndarray, np.nda
 def sample(
     params: Params,
     n: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int | None,
     k_star: np.ndarray | None = None,
     v_star: np.ndarray | None = None,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -74,7 +75,8 @@ def sample(
         Model parameters.
     n : int
         Number of sequences; ``n * L * d <= MAX_FLOATS`` (1e9 token coordinates, 8 GB).
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator, int or None
+        A generator, or a seed for a new one.
     k_star, v_star : ndarray, shape ``(d,)``, optional
         Targets (random if omitted).
 
@@ -100,7 +102,7 @@ def sample(
     """
     d, L = params.d, params.L
     n = positive_int(n, "n", upper=MAX_FLOATS // (L * d) or 1)
-    generator(rng)
+    rng = generator(rng)
     if k_star is None or v_star is None:
         k_star, v_star = random_targets(d, rng)
     k_star, v_star = orthonormal_pair(k_star, v_star, ("k_star", "v_star"), d)
@@ -237,7 +239,7 @@ def monte_carlo_risk(
     k_star: np.ndarray,
     v_star: np.ndarray,
     n: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int | None,
     *,
     chunk_floats: int = 4_000_000,
     progress: bool = False,
@@ -257,7 +259,8 @@ def monte_carlo_risk(
         Orthonormal targets.
     n : int
         Samples, ``2 <= n <= MAX_SAMPLES`` (1e12).
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator, int or None
+        A generator, or a seed for a new one.
     chunk_floats : int
         Token coordinates held in memory at once, ``1 <= chunk_floats <= MAX_FLOATS``.
     progress : bool
@@ -281,7 +284,7 @@ def monte_carlo_risk(
     from tqdm.auto import tqdm
 
     n = positive_int(n, "n", upper=MAX_SAMPLES)
-    generator(rng)
+    rng = generator(rng)
     chunk_floats = positive_int(chunk_floats, "chunk_floats", upper=MAX_FLOATS)
     if n < 2:
         raise ValueError(f"`n` must be >= 2 (a standard error needs two samples), got {n!r}.")

@@ -75,7 +75,7 @@ def sgd_vectors(
     steps: int,
     *,
     batch: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int | None,
     schedule: Callable[[int], float] | None = None,
     record_every: int | None = None,
 ) -> PGDResult:
@@ -95,7 +95,8 @@ def sgd_vectors(
     batch : int
         Mini-batch size ``b``, ``1 <= b <= MAX_BATCH`` (1e6); every step draws ``b``
         fresh sequences per repeat with :func:`slr_theory.sampling.sample`.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator, int or None
+        A generator, or a seed for a new one.
     schedule : callable ``step -> lam``, optional
     record_every : int, optional
         Record the overlaps every this many steps (default: only the start and the end).
@@ -217,7 +218,7 @@ def sgd(
     steps: int,
     *,
     batch: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int | None,
     schedule: Callable[[int], float] | None = None,
     record_every: int = 1,
     progress: bool | Callable[[int], object] = False,
@@ -234,7 +235,8 @@ def sgd(
         As in :func:`slr_theory.pgd`.
     batch : int
         Mini-batch size, ``1 <= batch <= MAX_BATCH`` (1e6).
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator, int or None
+        A generator, or a seed for a new one.
     progress : bool or callable
         ``True`` shows a tqdm bar; a callable is called with the number of steps
         done after each chunk (e.g. ``tqdm.update``).

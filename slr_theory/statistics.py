@@ -296,7 +296,7 @@ def bhattacharyya_log(params: Params) -> float:
 
 
 def bayes_risk_mc(
-    params: Params, n: int, rng: np.random.Generator, *, chunk: int = 200_000
+    params: Params, n: int, rng: np.random.Generator | int | None, *, chunk: int = 200_000
 ) -> BayesRisk:
     """Bayes risk ``E (Y - E[Y|X])^2`` by importance sampling over pairs of subsets.
 
@@ -326,7 +326,8 @@ def bayes_risk_mc(
         Model parameters, with ``L <= MAX_TOKENS`` (1e7); any ``s``.
     n : int
         Samples per number of swapped tokens, ``2 <= n <= 1e12``.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator, int or None
+        A generator, or a seed for a new one.
     chunk : int
         Samples per vectorised block, ``1 <= chunk <= 1e7``.
 
@@ -350,7 +351,7 @@ def bayes_risk_mc(
     n = positive_int(n, "n", upper=10**12)
     if n < 2:
         raise ValueError(f"`n` must be >= 2 (a standard error needs two samples), got {n!r}.")
-    generator(rng)
+    rng = generator(rng)
     chunk = positive_int(chunk, "chunk", upper=10**7)
     if params.L > MAX_TOKENS:
         raise ValueError(
@@ -425,7 +426,7 @@ def statistics_table(
     L: int | None,
     dims: list[int],
     samples: int,
-    rng: np.random.Generator,
+    rng: np.random.Generator | int | None,
     progress=None,
     *,
     s: int = 1,
@@ -449,7 +450,8 @@ def statistics_table(
         Dimensions, one row each (each in the domain of `d`, at most 1e15).
     samples : int
         Monte Carlo draws of the Bayes risk per row, ``2 <= samples <= 1e12``.
-    rng : numpy.random.Generator
+    rng : numpy.random.Generator, int or None
+        A generator, or a seed for a new one.
     progress : callable, optional
         Called with 1 after each row.
     s : int, optional
@@ -476,7 +478,7 @@ def statistics_table(
     samples = positive_int(samples, "samples", upper=10**12)
     if samples < 2:
         raise ValueError(f"`samples` must be >= 2 (a standard error needs two), got {samples!r}.")
-    generator(rng)
+    rng = generator(rng)
     rows = []
     for d in dims:
         length = int(np.ceil(np.sqrt(d))) if L is None else L

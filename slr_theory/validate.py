@@ -288,13 +288,10 @@ def tolerance(value: object, name: str = "atol") -> float:
 
 
 def generator(value: object, name: str = "rng") -> np.random.Generator:
-    """Return `value` if it is a :class:`numpy.random.Generator`."""
-    if not isinstance(value, np.random.Generator):
-        raise ValueError(
-            f"`{name}` must be a numpy.random.Generator (numpy.random.default_rng(seed)), "
-            f"got {_brief(value)}."
-        )
-    return value
+    """The generator of `value`: one convention for a seed across the API, a
+    :class:`numpy.random.Generator` as it is, or a seed (int, sequence of int, None) for a
+    new one (:func:`random_generator`)."""
+    return random_generator(value, name)
 
 
 def _brief(value: object) -> str:

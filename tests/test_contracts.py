@@ -43,7 +43,7 @@ P = Params.paper()
             lambda: sample_initial_overlaps(3, np.random.default_rng(), 2),
             "`d` must be >= 4",
         ),
-        (lambda: sample_initial_overlaps(400, 0, 2), "`rng`"),
+        (lambda: sample_initial_overlaps(400, 1.5, 2), "`rng`"),
         (lambda: run("gd_manifold", records=0), "`records`"),
         (lambda: run("gd_manifold", seed=-1), "`seed`"),
         (lambda: run("gd_manifold", repeats=0), "`repeats`"),

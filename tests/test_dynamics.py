@@ -124,3 +124,21 @@ def test_progress_reports_every_step():
     assert sum(seen) == 5000 and len(seen) == 2  # chunks of 4096 steps
     with pytest.raises(ValueError, match="`progress` must be a bool or a callable"):
         pgd(p, [0.1, 0.2, 0, 0, 0], 4e-3, 10, progress="yes")
+
+
+def test_a_seed_is_passed_one_way_everywhere():
+    """``rng`` takes a Generator, a seed or None alike: a seed gives what
+    ``numpy.random.default_rng(seed)`` gives, and anything else is refused by name."""
+    from slr_theory.dynamics import sample_initial_overlaps
+    from slr_theory.sampling import random_targets, sample
+
+    p = Params(d=8, L=3, lam=1.0, gamma=0.5)
+    for draw in (
+        lambda r: sample_initial_overlaps(400, r, 3),
+        lambda r: np.concatenate(random_targets(8, r)),
+        lambda r: sample(p, 4, r)[0],
+    ):
+        np.testing.assert_array_equal(draw(7), draw(np.random.default_rng(7)))
+        assert draw(None).shape == draw(0).shape
+        with pytest.raises(ValueError, match=r"^`rng` must be a numpy\.random\.Generator or a seed"):
+            draw("seven")

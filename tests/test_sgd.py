@@ -79,6 +79,6 @@ def test_sgd_bad_input():
     with pytest.raises(ValueError, match="`batch`"):
         sgd(p, [0.1, 0.1, 0, 0, 0], 1e-3, 10, batch=0, rng=np.random.default_rng())
     with pytest.raises(ValueError, match="`rng`"):
-        sgd(p, [0.1, 0.1, 0, 0, 0], 1e-3, 10, batch=2, rng=1)
+        sgd(p, [0.1, 0.1, 0, 0, 0], 1e-3, 10, batch=2, rng=1.5)
     with pytest.raises(ValueError, match="`alpha`"):
         sgd(p, [0.1, 0.1, 0, 0, 0], -1e-3, 10, batch=2, rng=np.random.default_rng())
