@@ -248,7 +248,9 @@ def critical_text(points, spectra=None, bound=None, alpha=None) -> str:
     -------
     str
     """
-    lines = [points.table(), "", *points.certificate]
+    n = len(points)
+    head = f"{n} critical {'point' if n == 1 else 'points'} up to symmetry (each stands for its images):"
+    lines = [head, points.table(), "", *points.certificate]
     if spectra is not None:
         lines += ["", f"PGD map at alpha = {alpha:g} (unstable / center / stable dimensions):"]
         for q, s in zip(points, spectra, strict=True):

@@ -795,3 +795,13 @@ def test_a_list_of_critical_points_on_m_names_each_point_once(c, shift):
         for j in range(i):
             assert np.max(np.abs(ov[i] - ov[j])) > MANIFOLD_MERGE_TOL, (ov[i], ov[j])
     assert not np.signbit(ov[ov == 0.0]).any()
+
+
+def test_a_list_of_critical_points_prints_as_a_short_table():
+    """``print(critical_points(p))`` is the table (one line per point, up to symmetry),
+    not three hundred lines of records; the CLI says "up to symmetry" too."""
+    found = critical_points(Params.paper(), "manifold")
+    text = repr(found)
+    assert text == str(found) and len(text.splitlines()) == 2 + len(found)
+    assert "3 points on M, up to symmetry" in text.splitlines()[0]
+    assert text.splitlines()[1] == found.table(grad=False).splitlines()[0]

@@ -140,5 +140,7 @@ def test_a_seed_is_passed_one_way_everywhere():
     ):
         np.testing.assert_array_equal(draw(7), draw(np.random.default_rng(7)))
         assert draw(None).shape == draw(0).shape
-        with pytest.raises(ValueError, match=r"^`rng` must be a numpy\.random\.Generator or a seed"):
+        with pytest.raises(
+            ValueError, match=r"^`rng` must be a numpy\.random\.Generator or a seed"
+        ):
             draw("seven")

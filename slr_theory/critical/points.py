@@ -125,6 +125,19 @@ class CriticalPoints(list):
             lines.append(row + f" {p.index:>5d} {p.nullity:>4d}  {p.kind}")
         return "\n".join(lines)
 
+    def __repr__(self) -> str:
+        """A short table (:meth:`table`, without the gradient's rounding noise), under a line
+        saying where the points were sought and whether up to symmetry; each
+        :class:`CriticalPoint` in full is one index away."""
+        where = "on M" if self.where == "manifold" else "on the spheres"
+        head = (
+            f"CriticalPoints: {len(self)} {'point' if len(self) == 1 else 'points'} {where}, "
+            f"up to symmetry, at {self.params!r}"
+        )
+        return head + "\n" + self.table(grad=False)
+
+    __str__ = __repr__
+
     def _repr_html_(self) -> str:
         """What a notebook shows: :meth:`table` as HTML, with how the list was established."""
         rows = [
