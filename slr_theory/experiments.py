@@ -27,7 +27,7 @@ from .dynamics import pgd, sample_initial_overlaps
 from .output import Destination
 from .params import Params
 from .trajectory import PGDResult, paper_schedule
-from .validate import positive_int
+from .validate import positive_int, positive_real
 from .work import WorkEstimate, reproduce_cost
 
 __all__ = [
@@ -105,6 +105,34 @@ class ExperimentResult:
     experiment: Experiment
     trajectory: PGDResult
     seed: int
+
+    def still_moving(self, speed: float) -> np.ndarray:
+        """Which runs still move at the last record: their overlaps changed by more than
+        `speed` per step (max-norm) over the last recorded interval, shape ``(repeats,)``.
+
+        Parameters
+        ----------
+        speed : float
+            The settling speed, per step (:data:`slr_theory.plotting.SETTLED_SPEED`, the
+            figure's).
+
+        Returns
+        -------
+        ndarray of bool
+
+        Examples
+        --------
+        >>> from slr_theory.experiments import run
+        >>> res = run(["gd_manifold"], repeats=2, steps_scale=0.001, records=3)["gd_manifold"]
+        >>> res.still_moving(1e-9).shape
+        (2,)
+        """
+        tr = self.trajectory
+        if len(tr.step) < 2:
+            return np.zeros(tr.overlaps.shape[1], dtype=bool)
+        gap = float(tr.step[-1] - tr.step[-2])
+        delta = np.max(np.abs(tr.overlaps[-1] - tr.overlaps[-2]), axis=-1)
+        return delta / gap >= positive_real(speed, "speed")
 
     def optimum_excess(self) -> np.ndarray:
         """The excess risk of ``(k*, v*)`` (informative, distractors and interactions

@@ -191,3 +191,20 @@ def test_figure_groups_say_whether_runs_settled_and_what_was_folded():
     ov[-2:, 2, :2] = -1.0  # the image of (1, 1) under (k, v) -> (-k, -v)
     label = _group_label(ov, g, steps)
     assert "2 symmetric images folded" in label and "settle at" in label
+
+
+def test_a_run_cut_short_is_said_not_converged_as_its_legend_says():
+    """``still_moving`` is the figure's settling rule (SETTLED_SPEED per step over the last
+    record): a run stopped a thousandth of the way is still moving, and the report's
+    sentence and the legend both say so."""
+    from slr_theory.plotting import SETTLED_SPEED
+    from slr_theory.plotting.runs import _group_label
+
+    res = run("gd_manifold", repeats=3, steps_scale=0.001, records=5)["gd_manifold"]
+    moving = res.still_moving(SETTLED_SPEED)
+    assert moving.all()
+    tr = res.trajectory
+    label = _group_label(tr.overlaps, np.arange(3), tr.step)
+    assert f"still moving at step {int(tr.step[-1])}" in label
+    with pytest.raises(ValueError, match="`speed`"):
+        res.still_moving(-1.0)

@@ -110,7 +110,7 @@ def landscape_section(s, dest) -> list[str]:
 
 
 def experiments_section(s, dest) -> list[str]:
-    from ..plotting import experiment_figure
+    from ..plotting import SETTLED_SPEED, experiment_figure
     from ..render import write_trajectory_csv
 
     lines = [
@@ -131,13 +131,24 @@ def experiments_section(s, dest) -> list[str]:
         experiment_figure(res, dest.file(f"{name}.png"))
         write_trajectory_csv(res.trajectory, dest.file(f"{name}.csv"), eps=e.eps)
         tr = res.trajectory
+        moving, runs, steps = (
+            int(res.still_moving(SETTLED_SPEED).sum()),
+            tr.overlaps.shape[1],
+            int(tr.step[-1]),
+        )
+        settled = (
+            f"**{moving} of {runs} runs not converged** within the budget of {steps} steps "
+            f"(still moving more than {SETTLED_SPEED:g} per step at the last record)."
+            if moving
+            else f"All {runs} runs settled (moving less than {SETTLED_SPEED:g} per step at the end)."
+        )
         lines += [
             f"### {name}",
             "",
             f"{e.description} (`d = {e.d}`, `L = {e.L}`, `λ₀ = {e.lam0:g}`, `α = {e.alpha:g}`, "
-            f"{int(tr.step[-1])} steps). Final risk − ε²: median "
+            f"{steps} steps). Final risk − ε²: median "
             f"{float(np.median(tr.risk[-1] - e.eps**2)):.4g} over "
-            f"{tr.overlaps.shape[1]} runs. Data: [{name}.csv]({name}.csv).",
+            f"{runs} runs. {settled} Data: [{name}.csv]({name}.csv).",
             "",
             f"![{name}]({name}.png)",
             "",
