@@ -195,8 +195,8 @@ def test_figure_groups_say_whether_runs_settled_and_what_was_folded():
 
 def test_a_run_cut_short_is_said_not_converged_as_its_legend_says():
     """``still_moving`` is the figure's settling rule (SETTLED_SPEED per step over the last
-    record): a run stopped a thousandth of the way is still moving, and the report's
-    sentence and the legend both say so."""
+    record): a run stopped a thousandth of the way is still moving, and the legend says so
+    as the report's sentence does."""
     from slr_theory.plotting import SETTLED_SPEED
     from slr_theory.plotting.runs import _group_label
 

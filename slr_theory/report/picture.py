@@ -137,8 +137,8 @@ def experiments_section(s, dest) -> list[str]:
             int(tr.step[-1]),
         )
         settled = (
-            f"**{moving} of {runs} runs not converged** within the budget of {steps} steps "
-            f"(still moving more than {SETTLED_SPEED:g} per step at the last record)."
+            f"**{moving} of {runs} runs still moving** at the end of the budget of {steps} "
+            f"steps (more than {SETTLED_SPEED:g} per step over the last record): not settled."
             if moving
             else f"All {runs} runs settled (moving less than {SETTLED_SPEED:g} per step at the end)."
         )
