@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["FieldError", "dumps", "from_plain", "html_table", "loads", "to_plain"]
+__all__ = ["FieldError", "dumps", "from_plain", "html_table", "loads", "text_table", "to_plain"]
 
 _NON_FINITE = {"NaN": math.nan, "Infinity": math.inf, "-Infinity": -math.inf}
 
@@ -224,6 +224,51 @@ def loads(tp: Any, text: str) -> Any:
     array([0.1, nan])
     """
     return from_plain(tp, json.loads(text))
+
+
+def text_table(header, rows, caption: str = "") -> str:
+    """A compact plain-text table (what ``repr`` of a result shows), columns aligned.
+
+    Parameters
+    ----------
+    header : sequence of str
+        Column names.
+    rows : sequence of sequences
+        Cells, turned into text with ``str``.
+    caption : str
+        The first line.
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> print(text_table(["end", "runs"], [["(k*, v*)", 12], ["a saddle", 3]], caption="15 runs"))
+    15 runs
+    end       runs
+    (k*, v*)    12
+    a saddle     3
+    """
+    if isinstance(header, str) or not hasattr(header, "__iter__"):
+        raise ValueError(f"`header` must be a sequence of column names, got {header!r}.")
+    if isinstance(rows, str) or not hasattr(rows, "__iter__"):
+        raise ValueError(f"`rows` must be a sequence of rows, got {rows!r}.")
+    table = [[str(h) for h in header]]
+    for row in rows:
+        if isinstance(row, str) or not hasattr(row, "__iter__"):
+            raise ValueError(f"`rows` must hold sequences of cells, got {row!r}.")
+        table.append([str(c) for c in row])
+    width = [max(len(r[j]) for r in table if j < len(r)) for j in range(len(table[0]))]
+
+    def line(r):  # text left, numbers right
+        cells = []
+        for j, c in enumerate(r[: len(width)]):
+            numeric = c.replace(".", "", 1).replace("-", "", 1).replace("e", "", 1).isdigit()
+            cells.append(c.rjust(width[j]) if numeric else c.ljust(width[j]))
+        return "  ".join(cells).rstrip()
+
+    return "\n".join(([caption] if caption else []) + [line(r) for r in table])
 
 
 def html_table(header, rows, caption: str = "") -> str:

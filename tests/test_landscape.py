@@ -717,3 +717,17 @@ def test_arrival_times_that_differ_by_less_than_a_hundredth_of_a_decade_are_one_
             assert label.startswith("flow time to the minimum on M (10^x; every")
         else:
             assert label == "flow time to the minimum on M: 10^28.96 from every cell", label
+
+
+def test_an_ensemble_prints_as_its_tables_not_its_arrays():
+    """``repr`` of a Basins ensemble (and of its Fates) is the notebook's table as text: a
+    line per minimum, a few lines in all, whatever the number of runs."""
+    from slr_theory.landscape import basins
+
+    b = basins(Params.paper(), 8, alpha=4e-3, steps=2000, rng=0)
+    text = repr(b)
+    lines = text.splitlines()
+    assert lines[0].startswith("Basins: 8 PGD runs at α = 0.004")
+    assert any(line.startswith("Fates: 8 runs") for line in lines)
+    assert len(lines) <= 4 + len(b.names) + 3 + len(b.fates.names)
+    assert "array(" not in text

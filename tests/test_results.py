@@ -67,3 +67,14 @@ def test_what_cannot_be_saved_is_refused():
         from_plain(float, "many")
     with pytest.raises(ValueError, match="int"):
         from_plain(int, True)
+
+
+def test_a_text_table_aligns_its_columns_and_refuses_what_is_no_table():
+    from slr_theory.results import text_table
+
+    out = text_table(["end", "runs"], [["a saddle", 3], ["(k*, v*)", 12]], caption="15 runs")
+    assert out.splitlines() == ["15 runs", "end       runs", "a saddle     3", "(k*, v*)    12"]
+    with pytest.raises(ValueError, match="`rows` must hold sequences of cells"):
+        text_table(["a"], [3])
+    with pytest.raises(ValueError, match="`header` must be a sequence"):
+        text_table("ab", [])

@@ -11,7 +11,7 @@ import numpy as np
 from ..critical import CriticalPoints, critical_points, describe
 from ..longrun import Fates, fate
 from ..params import Params, check_overlaps, check_params
-from ..results import html_table
+from ..results import html_table, text_table
 from ..trajectory import MAX_STEPS
 from ..validate import positive_int, positive_real, random_generator
 from .stability import FLOW_FEASIBILITY
@@ -375,17 +375,25 @@ class Basins:
     def _repr_html_(self) -> str:
         """What a notebook shows: each minimum with its share after the budget and, where
         the fates were followed, to the end."""
+        out = html_table(*self._table())
+        return out + (self.fates._repr_html_() if self.fates is not None else "")
+
+    def __repr__(self) -> str:
+        """The same tables as text (the runs' arrays are one attribute away)."""
+        out = text_table(*self._table())
+        return out + ("\n" + repr(self.fates) if self.fates is not None else "")
+
+    def _table(self) -> tuple:
         rows = []
         for j, name in enumerate(self.names):
             row = [name, f"{self.fractions[j]:.3f} ± {self.stderr[j]:.3f}"]
             rows.append(row)
         rows.append([f"none after {self.max_steps} steps", f"{self.unconverged / self.n:.3f}"])
-        out = html_table(
+        return (
             ["minimum", "share ± s.e."],
             rows,
-            caption=f"{self.n} PGD runs at α = {self.alpha:g}, {self.max_steps} steps at most",
+            f"Basins: {self.n} PGD runs at α = {self.alpha:g}, {self.max_steps} steps at most",
         )
-        return out + (self.fates._repr_html_() if self.fates is not None else "")
 
     def plot(self, path=None, **options):
         """:func:`slr_theory.plotting.off_manifold_figure` of these runs (the distance to

@@ -8,7 +8,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from ..critical import CriticalPoint
-from ..results import html_table
+from ..results import html_table, text_table
 from ..validate import positive_real
 
 __all__ = ["UNLISTED", "Fates"]
@@ -211,6 +211,13 @@ class Fates:
 
     def _repr_html_(self) -> str:
         """What a notebook shows: each end with its runs, share and arrival quantiles."""
+        return html_table(*self._table())
+
+    def __repr__(self) -> str:
+        """The same table as text (the arrays are one attribute away)."""
+        return text_table(*self._table())
+
+    def _table(self) -> tuple:
         unit = "steps" if self.alpha is not None else "flow time"
         rows = []
         for j, name in enumerate(self.names):
@@ -227,10 +234,10 @@ class Fates:
         if left:
             rows.append(["undecided", left, f"{self.undecided:.3f}", "—"])
         how = f"PGD at α = {self.alpha:g}" if self.alpha is not None else "the gradient flow"
-        return html_table(
+        return (
             ["end", "runs", "share ± s.e.", f"log10 {unit}: 10 / 50 / 90 %"],
             rows,
-            caption=f"{self.n} runs, {how}, to balls of radius {self.tol:g}",
+            f"Fates: {self.n} runs, {how}, to balls of radius {self.tol:g}",
         )
 
     def plot(self, path=None, **options):

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from ..params import Params, params_record
-from ..results import html_table
+from ..results import html_table, text_table
 from .columns import (
     AXES,
     CENSUS_COLUMNS,
@@ -87,6 +87,13 @@ class Atlas:
 
     def _repr_html_(self) -> str:
         """What a notebook shows: one row per cell, what ``(k*, v*)`` is and who reaches it."""
+        return html_table(*self._table())
+
+    def __repr__(self) -> str:
+        """The same table as text."""
+        return text_table(*self._table())
+
+    def _table(self) -> tuple:
         rows = []
         for r in self.rows:
             fates = math.isfinite(r["fate_optimum_fraction"])
@@ -100,13 +107,13 @@ class Atlas:
                     f"{r['optimum_log10_steps']:.1f}" if fates else "—",
                 ]
             )  # fmt: skip
-        return html_table(
+        return (
             [
                 "λ", "L", "γ", "d", "s", "σ", "attention", "critical points (found)",
                 "(k*, v*) index", "global", "share to (k*, v*)", "median log10 steps",
             ],
             rows,
-            caption=f"atlas: {len(self.rows)} of {self.cells} cells",
+            f"atlas: {len(self.rows)} of {self.cells} cells",
         )  # fmt: skip
 
     def plot(self, path=None, **options):
