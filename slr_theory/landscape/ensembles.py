@@ -380,7 +380,8 @@ class Basins:
 
     def __repr__(self) -> str:
         """The same tables as text (the runs' arrays are one attribute away)."""
-        out = text_table(*self._table())
+        header, rows, caption = self._table()
+        out = text_table(header, rows, "Basins: " + caption)
         return out + ("\n" + repr(self.fates) if self.fates is not None else "")
 
     def _table(self) -> tuple:
@@ -392,7 +393,7 @@ class Basins:
         return (
             ["minimum", "share ± s.e."],
             rows,
-            f"Basins: {self.n} PGD runs at α = {self.alpha:g}, {self.max_steps} steps at most",
+            f"{self.n} PGD runs at α = {self.alpha:g}, {self.max_steps} steps at most",
         )
 
     def plot(self, path=None, **options):

@@ -215,7 +215,8 @@ class Fates:
 
     def __repr__(self) -> str:
         """The same table as text (the arrays are one attribute away)."""
-        return text_table(*self._table())
+        header, rows, caption = self._table()
+        return text_table(header, rows, "Fates: " + caption)
 
     def _table(self) -> tuple:
         unit = "steps" if self.alpha is not None else "flow time"
@@ -237,7 +238,7 @@ class Fates:
         return (
             ["end", "runs", "share ± s.e.", f"log10 {unit}: 10 / 50 / 90 %"],
             rows,
-            f"Fates: {self.n} runs, {how}, to balls of radius {self.tol:g}",
+            f"{self.n} runs, {how}, to balls of radius {self.tol:g}",
         )
 
     def plot(self, path=None, **options):
