@@ -59,3 +59,22 @@ def test_results_are_json_ready():
     d = json.loads(json.dumps(r.as_dict()))
     assert d["passed"] is True and d["name"] == "gaussian.zeta"
     assert isinstance(REGISTRY["gaussian.zeta"], Check)
+
+
+def test_at_a_models_parameters_only_that_models_checks_run():
+    """``at`` with tanh ran the erf model's checks and echoed tanh; now the model checks
+    are those of the model asked for, and a user's sigma gets its risk check built (its
+    reference: mpmath quadrature of its own functions)."""
+    from slr_theory import Params
+    from slr_theory.nonlinearity.examples import softsign
+
+    def model_checks(at):
+        return [r for r in run_checks(None, samples=2000, at=at) if r.name.startswith("risk.")]
+
+    tanh = model_checks(Params.paper().replace(nonlinearity="tanh"))
+    assert [r.name for r in tanh] == ["risk.total_tanh"] and tanh[0].params["lam"] == 0.1
+    mine = model_checks(Params.paper().replace(nonlinearity=softsign))
+    assert [r.name for r in mine] == ["risk.total_softsign"]
+    assert mine[0].passed and mine[0].rel_error < 1e-14
+    erf = {r.name for r in model_checks(Params.paper())}
+    assert "risk.total" in erf and "risk.total_tanh" not in erf

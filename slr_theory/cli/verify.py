@@ -6,9 +6,11 @@ from ..render import verification_text
 from .options import (
     HelpFormatter,
     UsageError,
+    attention_value,
     emit,
     in_domain,
     max_minutes,
+    nonlinearity_value,
     nonnegative_int,
     number_type,
     within,
@@ -58,16 +60,19 @@ def verify_parser(sub) -> None:
     from ..models import attention_names
     from ..nonlinearity import BUILTIN_NONLINEARITIES
 
-    for flag, choices in (
-        ("nonlinearity", tuple(BUILTIN_NONLINEARITIES)),
-        ("attention", attention_names()),
+    for flag, kind, names in (
+        ("nonlinearity", nonlinearity_value, tuple(BUILTIN_NONLINEARITIES)),
+        ("attention", attention_value, attention_names()),
     ):
         v.add_argument(
             f"--{flag}",
-            choices=choices,
+            type=kind,
             default=None,
-            help=f"the model's {flag}: run its checks at the paper's parameters with this "
-            "one (default: each check at its own model)",
+            metavar=flag.upper(),
+            help=f"the model's {flag} ({', '.join(names)}, or package.module:attr, one of "
+            "one's own by its path): run that model's checks, and no other model's, at "
+            "the paper's parameters with this one (a nonlinearity of one's own gets the "
+            "risk's check built for it) (default: each check at its own model)",
         )
     max_minutes(v)
     v.add_argument("--json", action="store_true", help="print results as JSON")
@@ -108,8 +113,10 @@ def cmd_verify(args) -> int:
             at = paper.replace(**given)
         except ValueError as e:  # a combination no model has (softmax with tanh)
             raise UsageError(f"slr-theory verify: error: {e}") from None
-        for k in model:  # the echo: every value used
-            setattr(args, k, getattr(at, k))
+        from ..params import params_record
+
+        for k, value in params_record(at).items():  # the echo: every value used, as named
+            setattr(args, k, value)
     try:
         results = run_checks(
             args.only,

@@ -57,6 +57,10 @@ class Check:
     fixed : mapping
         Parameters the check keeps when it runs at a model's (``run_checks(at=...)``):
         those its reference needs (e.g. ``L = 2``).
+    model : mapping
+        The check's model, as ``Params`` keywords beyond the paper's
+        (``{"nonlinearity": "tanh"}``); empty for pointwise erf attention. At a model's
+        parameters (``run_checks(at=...)``) only the checks of that model run.
     """
 
     name: str
@@ -70,6 +74,7 @@ class Check:
     error_scale: Callable[..., float] | None = None
     z_max: float = 5.0
     fixed: Params = field(default_factory=dict)
+    model: Params = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -134,6 +139,20 @@ MAX_SAMPLES = 10**8
 
 #: All registered checks by name, in registration order.
 REGISTRY: dict[str, Check] = {}
+
+#: ``factory(params) -> Check | None``: the risk's check for a model no registered check
+#: has (pointwise attention with a user's nonlinearity; None for a model it cannot
+#: check), installed by :mod:`slr_theory.verify.risk_checks`.
+CHECK_FOR_NONLINEARITY: list[Callable[[ModelParams], Check | None]] = []
+
+
+def _model_names(model: dict) -> tuple:
+    """``(attention, nonlinearity)`` as a saved result names them (a user's σ: its path
+    or name), the paper's where a key is absent."""
+    from ..params import params_record
+
+    record = params_record(ModelParams.paper().replace(**model))
+    return record["attention"], record["nonlinearity"]
 
 
 def register(check: Check) -> Check:
@@ -232,9 +251,11 @@ def run_checks(
     progress : bool
         Show a tqdm progress bar on stderr.
     at : Params, optional
-        Run the checks of the model (those with parameters ``d, L, lam, gamma, eps``) at
-        these parameters instead of their default point; the identities of Gaussian
-        expectations keep their own arguments. Not with `random_params`.
+        Run the checks of this model (attention and nonlinearity) at these parameters
+        instead of their default point, and no check of another model; a nonlinearity no
+        registered check has (a user's) gets the risk's check built for it, its reference
+        the mpmath quadrature of its own functions. The identities of Gaussian expectations
+        keep their own arguments. Not with `random_params`.
 
     Returns
     -------
@@ -263,6 +284,8 @@ def run_checks(
         at = check_params(at)
         if random_params:
             raise ValueError("`at` and `random_params` exclude each other.")
+    if at is not None:
+        checks = _checks_of(at, checks, names is None)
     results = []
     for check in tqdm(checks, desc="verify", disable=not progress, leave=False):
         params = dict(check.draw(rng)) if random_params else dict(check.params)
@@ -274,3 +297,18 @@ def run_checks(
             params["s"] = min(params.get("s", 1), params["L"])  # a fixed L bounds s
         results.append(evaluate(check, params, samples, rng))
     return results
+
+
+def _checks_of(at, checks: list[Check], every: bool) -> list[Check]:
+    """The checks among `checks` that run at the model of `at`: the identities, and the
+    model checks of that model; with `every` (no names asked for) and a nonlinearity no
+    registered check has, its risk check is added."""
+    want = _model_names({"attention": at.attention, "nonlinearity": at.nonlinearity})
+    kept = [
+        c for c in checks if not MODEL_KEYS <= set(c.params) or _model_names(dict(c.model)) == want
+    ]
+    known = {_model_names(dict(c.model)) for c in REGISTRY.values()}
+    if every and want not in known and CHECK_FOR_NONLINEARITY:
+        built = CHECK_FOR_NONLINEARITY[0](at)
+        kept.extend([built] if built is not None else [])
+    return kept

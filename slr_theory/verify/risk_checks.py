@@ -16,7 +16,7 @@ from ..params import OVERLAP_NAMES, Params
 from ..risk import risk_components
 from ..sampling import predict, sample, vectors_from_overlaps
 from .reference import MP_NONLINEARITIES, mp_expect
-from .registry import Check, register
+from .registry import CHECK_FOR_NONLINEARITY, Check, register
 
 __all__ = [
     "mp_risk_components",
@@ -375,8 +375,58 @@ for _sigma in (
             params=_DEFAULT,
             draw=_draw,
             rtol=1e-12,
+            model={"nonlinearity": _sigma},
         )
     )
+
+
+def risk_check_for(params: Params) -> Check | None:
+    """The risk's check for pointwise attention with a nonlinearity of one's own (not
+    registered: built when asked), or None for a model without a pointwise ``sigma``.
+
+    Its reference is the conditioned one-dimensional quadrature of the other checks, at
+    30 digits, of the user's own functions: ``sigma`` in double precision at each node,
+    ``1 - s sigma`` from :meth:`Nonlinearity.tail` (its ``complement`` where given), the
+    kinks where the panels end. An independent computation of the same integral (not of
+    the quadrature the risk uses), with the Monte Carlo of the data model beside it.
+
+    Parameters
+    ----------
+    params : Params
+        Its model is the check's.
+
+    Returns
+    -------
+    Check or None
+        Named ``risk.total_<name>``.
+    """
+    sigma = params.model.sigma
+    if sigma is None:
+        return None
+
+    def at_float(fn):
+        return lambda x: mp.mpf(float(np.asarray(fn(np.array(float(x))))))
+
+    def tail(x, s):
+        return mp.mpf(float(np.asarray(sigma.tail(np.array(float(x)), np.array(float(s))))))
+
+    entry = (at_float(sigma.f), tail, tuple(sigma.kinks))
+    model = {"attention": params.attention, "nonlinearity": sigma}
+    return Check(
+        name=f"risk.total_{sigma.name}",
+        description=f"risk with sigma = {sigma.name} (its Gaussian moments) vs 1-D quadrature "
+        "over U of its own functions (conditioned, mpmath) vs the data model",
+        closed_form=lambda **p: _closed(p, model).total,
+        reference=lambda **p: mp_risk_components(*_split(p, model), 30, entry)["total"],
+        monte_carlo=lambda rng, n, **p: _mc(rng, n, model, **p),
+        params=_DEFAULT,
+        draw=_draw,
+        rtol=1e-12,
+        model=model,
+    )
+
+
+CHECK_FOR_NONLINEARITY.append(risk_check_for)
 
 
 register(
@@ -392,6 +442,7 @@ register(
         draw=_draw_softmax,
         rtol=1e-11,
         fixed={"L": 2},
+        model=_SOFTMAX,
     )
 )
 
@@ -634,5 +685,6 @@ register(
         draw=lambda rng: {**_draw(rng), "L": 1},
         rtol=1e-11,
         fixed={"L": 1},
+        model=_SOFTMAX1,
     )
 )
