@@ -51,7 +51,7 @@ def grid(max_steps: float, per_decade: int, every: int) -> np.ndarray:
 def sweep(name: str, max_steps: float, starts: int, per_decade: int) -> dict:
     extra, lam, alpha = CONFIGS[name]
     p = Params.paper(lam=lam).replace(**extra)
-    ov = sample_initial_overlaps(p.d, np.random.default_rng(0), starts)
+    ov = sample_initial_overlaps(p, np.random.default_rng(0), starts)
     every = max(50, int(max_steps // 100_000))
     ns = grid(max_steps, per_decade, every)
     t0 = time.perf_counter()

@@ -88,7 +88,7 @@ def main() -> None:
             print(f"  largest Hessian eigenvalue of the minima: {tops}", flush=True)
             if args.runs == 0:
                 continue
-            starts = sample_initial_overlaps(p.d, np.random.default_rng(s), args.runs)
+            starts = sample_initial_overlaps(p, np.random.default_rng(s), args.runs)
             f = fate(p, starts, alpha=alpha, points=pts)
             ends = "; ".join(
                 f"{describe(o)} {f.fractions[j]:.3f} ± {f.stderr[j]:.3f}"

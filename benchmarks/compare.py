@@ -60,7 +60,7 @@ def _row(p: Params, runs: int, starts: int, tag: str) -> list[str]:
         mins = [q for q in pts if q.index == 0]
         h_max = max(float(np.max(q.hessian_eigenvalues)) for q in mins)
         alpha = min(4e-3, 1.9 / h_max)
-        init = sample_initial_overlaps(p.d, np.random.default_rng(0), runs)
+        init = sample_initial_overlaps(p, np.random.default_rng(0), runs)
         f = fate(p, init, alpha=alpha, points=pts)
         parts = [
             f"{describe(o)} {f.fractions[j]:.2f}"

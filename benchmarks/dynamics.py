@@ -65,7 +65,7 @@ def main() -> None:
         e = table[name]
         steps = max(1, round(e.steps * args.steps_scale))
         ov0 = sample_initial_overlaps(
-            e.d, np.random.default_rng(1), e.repeats, on_manifold=e.init == "manifold"
+            e.params, np.random.default_rng(1), e.repeats, on_manifold=e.init == "manifold"
         )
         timed(
             f"{name}: overlap PGD, {e.repeats} repeats",
@@ -83,7 +83,7 @@ def main() -> None:
     for name in gd:
         e = table[name]
         ov0 = sample_initial_overlaps(
-            e.d, np.random.default_rng(1), e.repeats, on_manifold=e.init == "manifold"
+            e.params, np.random.default_rng(1), e.repeats, on_manifold=e.init == "manifold"
         )
         k, v, ks, vs = _vectors(ov0, e.d)
         n = args.reference_steps
@@ -99,7 +99,7 @@ def main() -> None:
         e = table["sgd_sphere_schedule"]
         steps = max(1, round(e.steps * args.steps_scale))
         rng = np.random.default_rng(2)
-        ov0 = sample_initial_overlaps(e.d, rng, e.repeats)
+        ov0 = sample_initial_overlaps(e.params, rng, e.repeats)
         timed(
             f"sgd_sphere_schedule: overlap SGD (exact in law), {e.repeats} repeats",
             lambda: sgd(

@@ -117,7 +117,7 @@ def _pgd_table(rng, x) -> None:
     for lam in (0.1, 0.9):
         p = Params.paper(lam=lam)
         for runs in (1000, 10_000, 100_000):
-            ov0 = np.ascontiguousarray(sample_initial_overlaps(p.d, rng, runs).T)
+            ov0 = np.ascontiguousarray(sample_initial_overlaps(p, rng, runs).T)
             steps = max(10, 200_000 // runs)
             group = Group(p, 4e-3, None)
             xr = x[:runs]

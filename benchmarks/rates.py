@@ -85,7 +85,7 @@ def escape_table(runs: int) -> None:
         p = Params(d=d, L=10, lam=0.1, gamma=math.sqrt(0.5))
         mu, top = _origin_rates(p)
         pred = 0.5 * math.log(d) / mu
-        starts = sample_initial_overlaps(d, np.random.default_rng(0), runs)
+        starts = sample_initial_overlaps(p, np.random.default_rng(0), runs)
         t_max = 3.0 * pred + 20.0
         grid = np.linspace(0.0, t_max, 2001)
         flows = np.stack(
@@ -162,7 +162,7 @@ def arrival_table(runs: int) -> None:
         p = Params.paper(lam=lam)
         pts = critical_points(p, rng=0)
         alpha = 4e-3 if lam == 0.1 else atlas_step(pts)
-        starts = sample_initial_overlaps(p.d, np.random.default_rng(1), runs)
+        starts = sample_initial_overlaps(p, np.random.default_rng(1), runs)
         t0 = time.perf_counter()
         f = fate(p, starts, alpha=alpha, points=pts)
         took = time.perf_counter() - t0
@@ -195,7 +195,7 @@ def order_table(runs: int) -> None:
     p = Params.paper(lam=0.5)
     pts = critical_points(p, rng=0)
     alpha = atlas_step(pts)
-    starts = sample_initial_overlaps(p.d, np.random.default_rng(1), runs)
+    starts = sample_initial_overlaps(p, np.random.default_rng(1), runs)
     print(f"\n4. The extrapolation's order: fates of {runs} starts at lam = 0.5")
     kept = longrun.SUBSTEPS
     try:
@@ -226,7 +226,7 @@ def sweep_table(runs: int) -> None:
         pts = critical_points(p, rng=0)
         search = time.perf_counter() - t0
         alpha = atlas_step(pts)
-        starts = sample_initial_overlaps(p.d, np.random.default_rng(1), runs)
+        starts = sample_initial_overlaps(p, np.random.default_rng(1), runs)
         t0 = time.perf_counter()
         f = fate(p, starts, alpha=alpha, points=pts)
         took = time.perf_counter() - t0

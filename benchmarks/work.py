@@ -31,10 +31,10 @@ def main() -> None:
     p = Params.paper()
     rng = np.random.default_rng(0)
     rows = []
-    one = sample_initial_overlaps(400, rng, 1)
+    one = sample_initial_overlaps(Params.paper(), rng, 1)
     steps = 5000
     rows.append(("pgd_step", _timed(lambda: pgd(p, one, 4e-3, steps, record_every=steps)) / steps))
-    many = sample_initial_overlaps(400, rng, 1000)
+    many = sample_initial_overlaps(Params.paper(), rng, 1000)
     t_many = _timed(lambda: pgd(p, many, 4e-3, 500, record_every=500)) / 500
     rows.append(("pgd_run_step", max(t_many - rows[0][1], 0.0) / 1000))
     t_sgd = _timed(lambda: run("sgd_sphere_schedule", repeats=30, steps_scale=0.02))

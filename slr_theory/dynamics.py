@@ -35,7 +35,7 @@ from collections.abc import Callable
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .params import Params, check_params
+from .params import Params, check_params, dimension_of
 from .risk import risk_grad_at
 from .trajectory import (
     MAX_ALPHA,
@@ -210,7 +210,7 @@ def pgd_vectors(
 
 
 def sample_initial_overlaps(
-    d: int,
+    params: Params,
     rng: np.random.Generator | int | None,
     size: int | tuple[int, ...] = (),
     *,
@@ -229,8 +229,9 @@ def sample_initial_overlaps(
 
     Parameters
     ----------
-    d : int
-        Dimension, ``>= 4``.
+    params : Params
+        The model; its dimension ``d >= 4`` is used. (An int ``d`` is the old,
+        deprecated signature: it works, with a ``DeprecationWarning``.)
     rng : numpy.random.Generator, int or None
         A generator, or a seed for a new one.
     size : int or tuple of int
@@ -246,12 +247,14 @@ def sample_initial_overlaps(
     --------
     >>> import numpy as np
     >>> from slr_theory.dynamics import sample_initial_overlaps
-    >>> ov = sample_initial_overlaps(400, np.random.default_rng(0), 1000)
+    >>> from slr_theory import Params
+    >>> ov = sample_initial_overlaps(Params.paper(), np.random.default_rng(0), 1000)
     >>> ov.shape, bool(abs((ov[:, 0] ** 2).mean() * 400 - 1) < 0.2)
     ((1000, 5), True)
     """
     import numbers
 
+    d = dimension_of(params, "sample_initial_overlaps")
     try:
         sizes = (size,) if isinstance(size, (numbers.Number, str)) or size is None else tuple(size)
     except TypeError:

@@ -252,7 +252,7 @@ def run(
     rngs = {e.name: np.random.default_rng([seed, order.index(e.name)]) for e in exps}
     inits = {
         e.name: sample_initial_overlaps(
-            e.d, rngs[e.name], e.repeats, on_manifold=e.init == "manifold"
+            e.params, rngs[e.name], e.repeats, on_manifold=e.init == "manifold"
         )
         for e in exps
     }

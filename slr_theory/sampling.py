@@ -9,7 +9,7 @@ import numpy as np
 
 from .models import model_of, takes_nonlinearity
 from .nonlinearity import Nonlinearity, resolve_nonlinearity
-from .params import Params
+from .params import Params, dimension_of
 from .validate import (
     as_array,
     finite_real,
@@ -37,21 +37,32 @@ __all__ = [
 ]
 
 
-def random_targets(d: int, rng: np.random.Generator | int | None) -> tuple[np.ndarray, np.ndarray]:
+def random_targets(
+    params: Params, rng: np.random.Generator | int | None
+) -> tuple[np.ndarray, np.ndarray]:
     """Uniformly random orthonormal ``(k*, v*)`` in ``R^d`` (QR of a Gaussian matrix).
 
     Parameters
     ----------
-    d : int
-        Dimension, ``2 <= d <= 1e8``.
+    params : Params
+        The model; its dimension ``d <= 1e8`` is used. (An int ``d`` is the old,
+        deprecated signature: it works, with a ``DeprecationWarning``.)
     rng : numpy.random.Generator, int or None
         A generator, or a seed for a new one.
 
     Returns
     -------
     k_star, v_star : ndarray, shape ``(d,)``
+
+    Examples
+    --------
+    >>> from slr_theory import Params
+    >>> from slr_theory.sampling import random_targets
+    >>> ks, vs = random_targets(Params.paper(), 0)
+    >>> ks.shape, round(float(ks @ vs), 12)
+    ((400,), 0.0)
     """
-    d = positive_int(d, "d", upper=10**8)
+    d = positive_int(dimension_of(params, "random_targets"), "d", upper=10**8)
     if d < 2:
         raise ValueError(f"`d` must be >= 2 for two orthonormal targets, got {d!r}.")
     rng = generator(rng)
@@ -104,7 +115,7 @@ def sample(
     n = positive_int(n, "n", upper=MAX_FLOATS // (L * d) or 1)
     rng = generator(rng)
     if k_star is None or v_star is None:
-        k_star, v_star = random_targets(d, rng)
+        k_star, v_star = random_targets(params, rng)
     k_star, v_star = orthonormal_pair(k_star, v_star, ("k_star", "v_star"), d)
     X = rng.standard_normal((n, L, d))
     rows = np.arange(n)
@@ -276,8 +287,9 @@ def monte_carlo_risk(
     >>> from slr_theory import Params
     >>> from slr_theory.sampling import monte_carlo_risk, random_targets
     >>> rng = np.random.default_rng(1)
-    >>> ks, vs = random_targets(16, rng)
-    >>> mc = monte_carlo_risk(Params(d=16, L=4, lam=0.5, gamma=0.7), ks, vs, ks, vs, 20_000, rng)
+    >>> p = Params(d=16, L=4, lam=0.5, gamma=0.7)
+    >>> ks, vs = random_targets(p, rng)
+    >>> mc = monte_carlo_risk(p, ks, vs, ks, vs, 20_000, rng)
     >>> mc.n, mc.stderr > 0
     (20000, True)
     """

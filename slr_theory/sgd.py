@@ -114,7 +114,7 @@ def sgd_vectors(
     >>> from slr_theory.sgd import sgd_vectors
     >>> rng = np.random.default_rng(0)
     >>> p = Params(d=20, L=4, lam=0.5, gamma=0.7, eps=0.1)
-    >>> ks, vs = random_targets(p.d, rng)
+    >>> ks, vs = random_targets(p, rng)
     >>> k0, v0 = (x / np.linalg.norm(x, axis=-1, keepdims=True) for x in rng.standard_normal((2, 8, p.d)))
     >>> res = sgd_vectors(p, k0, v0, ks, vs, 0.01, 300, batch=4, rng=rng)
     >>> res.overlaps.shape, bool(res.risk[-1].mean() < res.risk[0].mean())
@@ -253,7 +253,7 @@ def sgd(
     >>> from slr_theory.sgd import sgd
     >>> rng = np.random.default_rng(0)
     >>> p = Params(d=80, L=10, lam=0.5, gamma=0.5**0.5, eps=0.1)
-    >>> res = sgd(p, sample_initial_overlaps(p.d, rng, 16), 2e-3, 3000, batch=5, rng=rng, record_every=1500)
+    >>> res = sgd(p, sample_initial_overlaps(p, rng, 16), 2e-3, 3000, batch=5, rng=rng, record_every=1500)
     >>> res.overlaps.shape, bool(res.risk[-1].mean() < res.risk[0].mean())
     ((3, 16, 5), True)
     """

@@ -38,12 +38,14 @@ P = Params.paper()
         (lambda: mean_erf("1", 1), "`mu` must be real numbers"),
         (lambda: risk(P, None, 0), "`kappa` must be real numbers, got None"),
         (lambda: sample(P, -1, np.random.default_rng()), "`n` must be a positive integer"),
-        (lambda: sample_initial_overlaps(400, np.random.default_rng(), -1), "`size`"),
+        (lambda: sample_initial_overlaps(P, np.random.default_rng(), -1), "`size`"),
         (
-            lambda: sample_initial_overlaps(3, np.random.default_rng(), 2),
+            lambda: sample_initial_overlaps(
+                Params(d=3, L=2, lam=0.5, gamma=0.5), np.random.default_rng(), 2
+            ),
             "`d` must be >= 4",
         ),
-        (lambda: sample_initial_overlaps(400, 1.5, 2), "`rng`"),
+        (lambda: sample_initial_overlaps(P, 1.5, 2), "`rng`"),
         (lambda: run("gd_manifold", records=0), "`records`"),
         (lambda: run("gd_manifold", seed=-1), "`seed`"),
         (lambda: run("gd_manifold", repeats=0), "`repeats`"),
@@ -61,7 +63,7 @@ P = Params.paper()
         (lambda: continuation(P, (1e-9, 0.1)), "`lam_range` must lie in"),
         (lambda: critical_points(P, starts=1e300), "`starts` must be a non-negative integer <="),
         (lambda: lipschitz_bound(P, samples=10**9), "`samples` must be a positive integer <="),
-        (lambda: sample_initial_overlaps(400, np.random.default_rng(), 2.5), "`size`"),
+        (lambda: sample_initial_overlaps(P, np.random.default_rng(), 2.5), "`size`"),
         (lambda: risk_at(P, "x", 0, 0, 0), "`k` must be real numbers"),
     ],
 )

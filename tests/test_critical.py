@@ -553,7 +553,7 @@ def test_the_search_for_a_sigma_not_odd_lists_only_critical_points_and_where_pgd
     for row in manifold_critical_overlaps(p):
         o = np.concatenate([row, np.zeros(3)])
         assert any(same_point(q.overlaps, o, 1e-8, group) for q in pts), row
-    run = pgd(p, sample_initial_overlaps(p.d, np.random.default_rng(0), 16), 4e-3, 20_000)
+    run = pgd(p, sample_initial_overlaps(p, np.random.default_rng(0), 16), 4e-3, 20_000)
     for end in run.overlaps[-1]:
         dist = [min(np.abs(img - end).max() for img in group * q.overlaps) for q in pts]
         nearest = pts[int(np.argmin(dist))]

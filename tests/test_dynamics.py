@@ -13,8 +13,9 @@ from slr_theory.dynamics import (
 from slr_theory.sampling import overlaps_of, random_targets
 
 
-def _vectors(rng, d, on_manifold):
-    ks, vs = random_targets(d, rng)
+def _vectors(rng, p, on_manifold):
+    d = p.d
+    ks, vs = random_targets(p, rng)
     k, v = rng.standard_normal((2, d))
     if on_manifold:  # k orthogonal to v*, v orthogonal to k* and k
         k -= (k @ vs) * vs
@@ -29,7 +30,7 @@ def _vectors(rng, d, on_manifold):
 def test_overlap_pgd_reproduces_rd_pgd(on_manifold, schedule):
     rng = np.random.default_rng(11)
     p = Params(d=16, L=6, lam=0.6, gamma=0.7, eps=0.1)
-    k, v, ks, vs = _vectors(rng, p.d, on_manifold)
+    k, v, ks, vs = _vectors(rng, p, on_manifold)
     steps = 600
     kf, vf = pgd_vectors(p, k, v, ks, vs, 5e-3, steps, schedule)
     res = pgd(p, overlaps_of(k, v, ks, vs), 5e-3, steps, schedule, record_every=steps)
@@ -40,7 +41,7 @@ def test_overlap_pgd_reproduces_rd_pgd(on_manifold, schedule):
 
 def test_records_risk_decrease_and_schedule():
     p = Params.paper(lam=0.1)
-    ov0 = sample_initial_overlaps(p.d, np.random.default_rng(1), 8)
+    ov0 = sample_initial_overlaps(p, np.random.default_rng(1), 8)
     res = pgd(p, ov0, 4e-3, 1500, paper_schedule(1.0), record_every=500)
     assert res.step.tolist() == [0, 500, 1000, 1500]
     np.testing.assert_allclose(res.lam, 1.0 / (1 + 1e-4 * res.step))
@@ -52,14 +53,15 @@ def test_records_risk_decrease_and_schedule():
 def test_initial_overlap_samplers_match_rd_sampling():
     rng = np.random.default_rng(2)
     d, n = 12, 200_000
-    ov = sample_initial_overlaps(d, rng, n)
+    p = Params(d=d, L=3, lam=0.5, gamma=0.5)
+    ov = sample_initial_overlaps(p, rng, n)
     # exact moments for uniform unit vectors: E x^2 = 1/d for every overlap, E kappa^4 = 3/(d(d+2))
     for i in range(5):
         m2 = ov[:, i] ** 2
         assert abs(m2.mean() - 1 / d) < 5 * m2.std() / np.sqrt(n)
     m4 = ov[:, 0] ** 4
     assert abs(m4.mean() - 3 / (d * (d + 2))) < 5 * m4.std() / np.sqrt(n)
-    on = sample_initial_overlaps(d, rng, n, on_manifold=True)
+    on = sample_initial_overlaps(p, rng, n, on_manifold=True)
     assert np.all(on[:, 2:] == 0)
     assert abs((on[:, 0] ** 2).mean() - 1 / (d - 1)) < 5 * (on[:, 0] ** 2).std() / np.sqrt(n)
     assert abs((on[:, 1] ** 2).mean() - 1 / (d - 2)) < 5 * (on[:, 1] ** 2).std() / np.sqrt(n)
@@ -80,7 +82,7 @@ def test_bad_input():
     with pytest.raises(ValueError, match="positive semi-definite"):
         pgd(p, [0.9, 0.9, 0, 0, -0.9], 1e-3, 10)
     with pytest.raises(ValueError, match="`d` must be >= 4"):
-        sample_initial_overlaps(3, np.random.default_rng(0))
+        sample_initial_overlaps(Params(d=3, L=2, lam=0.5, gamma=0.5), np.random.default_rng(0))
 
 
 @pytest.mark.slow
@@ -88,7 +90,7 @@ def test_bad_input():
 def test_overlap_pgd_matches_rd_pgd_over_20000_steps_at_d400(on_manifold):
     rng = np.random.default_rng(12)
     p = Params.paper(lam=0.1)
-    k, v, ks, vs = _vectors(rng, p.d, on_manifold)
+    k, v, ks, vs = _vectors(rng, p, on_manifold)
     kf, vf = pgd_vectors(p, k, v, ks, vs, 4e-3, 20_000)
     res = pgd(p, overlaps_of(k, v, ks, vs), 4e-3, 20_000, record_every=20_000)
     # <= 1e-8 after 20 000 steps (the documented bound) and 1e-10 (reference simulators); measured
@@ -134,8 +136,8 @@ def test_a_seed_is_passed_one_way_everywhere():
 
     p = Params(d=8, L=3, lam=1.0, gamma=0.5)
     for draw in (
-        lambda r: sample_initial_overlaps(400, r, 3),
-        lambda r: np.concatenate(random_targets(8, r)),
+        lambda r: sample_initial_overlaps(Params.paper(), r, 3),
+        lambda r: np.concatenate(random_targets(p, r)),
         lambda r: sample(p, 4, r)[0],
     ):
         np.testing.assert_array_equal(draw(7), draw(np.random.default_rng(7)))
@@ -144,3 +146,21 @@ def test_a_seed_is_passed_one_way_everywhere():
             ValueError, match=r"^`rng` must be a numpy\.random\.Generator or a seed"
         ):
             draw("seven")
+
+
+def test_the_old_signature_with_d_first_warns_and_draws_the_same():
+    """``sample_initial_overlaps`` and ``random_targets`` take the model; an int ``d`` (the
+    signature before) gives the same draws, with a DeprecationWarning naming the call."""
+    from slr_theory.dynamics import sample_initial_overlaps
+    from slr_theory.sampling import random_targets
+
+    p = Params(d=8, L=3, lam=1.0, gamma=0.5)
+    for fn, name in (
+        (sample_initial_overlaps, "sample_initial_overlaps"),
+        (random_targets, "random_targets"),
+    ):
+        with pytest.warns(DeprecationWarning, match=rf"^{name}\(d, \.\.\.\) is deprecated"):
+            old = fn(8, 3)
+        np.testing.assert_array_equal(np.hstack(old), np.hstack(fn(p, 3)))
+        with pytest.raises(ValueError, match=r"^`params` must be a slr_theory\.Params"):
+            fn("400", 3)

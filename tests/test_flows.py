@@ -99,7 +99,7 @@ def test_manifold_flow_is_the_limit_of_pgd():
 
 def test_overlap_flow_is_the_limit_of_pgd_off_m():
     p = Params(d=16, L=6, lam=0.6, gamma=0.7, eps=0.1)
-    o0 = sample_initial_overlaps(p.d, np.random.default_rng(8))
+    o0 = sample_initial_overlaps(p, np.random.default_rng(8))
     T = 20.0
     flow = overlap_flow(p, o0, T)
     errs = []
@@ -140,7 +140,7 @@ def _rd_flow(p, k, v, ks, vs, T, t_eval):
 def test_overlap_flow_agrees_with_the_flow_in_rd(lam):
     rng = np.random.default_rng(12)
     p = Params(d=12, L=5, lam=lam, gamma=0.7, eps=0.0)
-    ks, vs = random_targets(p.d, rng)
+    ks, vs = random_targets(p, rng)
     k, v = (x / np.linalg.norm(x) for x in rng.standard_normal((2, p.d)))
     T = 15.0
     t_eval = np.linspace(0, T, 7)
@@ -157,7 +157,7 @@ def test_overlap_flow_invariants():
     assert np.all(on_m.overlaps[:, 2:] == 0)
     ref = manifold_flow(p, 0.2, -0.1, 30.0)
     np.testing.assert_allclose(on_m.overlaps[-1], ref.overlaps[-1], atol=1e-8)
-    for o0 in sample_initial_overlaps(p.d, rng, 3):
+    for o0 in sample_initial_overlaps(p, rng, 3):
         res = overlap_flow(p, o0, 60.0)
         assert res.success
         assert np.all(np.diff(res.risk) <= 1e-12 * res.risk[0])  # the risk decreases

@@ -477,7 +477,7 @@ def test_runs_continued_round_by_round_are_the_runs_of_one_long_pgd():
         max_steps=5000,
         trace_every=100,
     )
-    ov0 = sample_initial_overlaps(p.d, np.random.default_rng(5), 12)
+    ov0 = sample_initial_overlaps(p, np.random.default_rng(5), 12)
     for i in range(12):
         one = pgd(p, ov0[i], 0.02, int(b.steps_run[i]), record_every=int(b.steps_run[i]))
         np.testing.assert_allclose(one.overlaps[-1], b.final[i], rtol=0, atol=1e-13)
@@ -591,7 +591,7 @@ def test_flow_basins_accept_end_points_the_integration_left_just_infeasible():
 
     p = Params.paper(lam=0.9)
     b = basin_fractions(p, 3, rng=2, dynamics="flow", t_max=120.0)
-    ov0 = sample_initial_overlaps(p.d, np.random.default_rng(2), 3)
+    ov0 = sample_initial_overlaps(p, np.random.default_rng(2), 3)
     raw = np.array([overlap_flow(p, o, 120.0, dense_output=False).overlaps[-1] for o in ov0])
     with pytest.raises(ValueError, match="infeasible"):
         check_overlaps(*raw.T, d=p.d)

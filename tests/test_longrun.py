@@ -27,7 +27,7 @@ def test_advance_is_exact_pgd_where_both_run(lam, alpha, steps):
     """Uniform starts at the paper's d, L, gamma: the two agree to 1e-6 (the issue's bar),
     and within the estimate of the error itself, plus the rounding of the comparison."""
     p = Params.paper(lam=lam)
-    starts = sample_initial_overlaps(p.d, np.random.default_rng(3), 8)
+    starts = sample_initial_overlaps(p, np.random.default_rng(3), 8)
     got = advance(p, starts, steps, alpha=alpha)
     ref = pgd(p, starts, alpha, steps, record_every=steps).overlaps[-1]
     diff = np.max(np.abs(got.overlaps - ref), axis=-1)
@@ -68,7 +68,7 @@ def test_advance_from_uniform_starts_stands_behind_its_error_on_the_way_to_every
     """A sample of benchmarks/advance.py: uniform starts at the paper's lam = 0.1, whose
     runs end at both kinds of minimum (on M, (1, 1), and off it, k = +-v*), at every N of
     a grid through the approach: the error within the stated one."""
-    starts = sample_initial_overlaps(PAPER.d, np.random.default_rng(0), 8)
+    starts = sample_initial_overlaps(PAPER, np.random.default_rng(0), 8)
     ns = np.array([3_000, 7_000, 11_000, 15_000])
     ref = pgd(PAPER, starts, 4e-3, int(ns[-1]), record_every=1_000)
     for n in ns:
@@ -168,7 +168,7 @@ def test_fates_on_the_line_agree_with_the_integration(monkeypatch):
 
     p = Params.paper(lam=0.5)
     pts = critical_points(p)
-    starts = sample_initial_overlaps(p.d, np.random.default_rng(4), 24)
+    starts = sample_initial_overlaps(p, np.random.default_rng(4), 24)
     with_line = fate(p, starts, alpha=2.7e-3, points=pts)
     monkeypatch.setattr(longrun.follow, "LINE_OFF", -1.0)  # no run is ever tried on a line
     without = fate(p, starts, alpha=2.7e-3, points=pts)
@@ -190,7 +190,7 @@ def test_advance_with_a_schedule_is_exact_pgd():
 
     p = Params.paper(lam=0.5)
     sched = paper_schedule(0.5)
-    starts = sample_initial_overlaps(p.d, np.random.default_rng(4), 4)
+    starts = sample_initial_overlaps(p, np.random.default_rng(4), 4)
     got = advance(p, starts, 12_000, alpha=2e-3, schedule=sched)
     ref = pgd(p, starts, 2e-3, 12_000, schedule=sched, record_every=12_000).overlaps[-1]
     assert np.max(np.abs(got.overlaps - ref)) < 1e-6
@@ -216,7 +216,7 @@ def paper_points():
 
 @pytest.fixture(scope="module")
 def paper_fates(paper_points):
-    starts = sample_initial_overlaps(PAPER.d, np.random.default_rng(5), 48)
+    starts = sample_initial_overlaps(PAPER, np.random.default_rng(5), 48)
     return starts, fate(PAPER, starts, alpha=4e-3, points=paper_points)
 
 
@@ -260,7 +260,7 @@ def test_fate_at_a_step_near_the_stability_limit_agrees_with_exact_pgd():
     p = Params.paper(lam=0.9)
     pts = critical_points(p)
     alpha = atlas_step(pts)
-    starts = sample_initial_overlaps(p.d, np.random.default_rng(3), 16)
+    starts = sample_initial_overlaps(p, np.random.default_rng(3), 16)
     f = fate(p, starts, alpha=alpha, points=pts)
     assert f.undecided == 0.0 and np.all(f.steps > 5e4)  # beyond a single burst
     _assert_within_their_errors(f, _first_entries(p, starts, alpha, f))
@@ -355,7 +355,7 @@ def test_an_end_point_the_points_do_not_list_is_named_as_such():
     """Given only M's five points at lam = 0.1, the runs that end at the second minimum
     (off M) end at an unlisted point."""
     pts = critical_points(PAPER, "manifold")
-    starts = sample_initial_overlaps(PAPER.d, np.random.default_rng(6), 12)
+    starts = sample_initial_overlaps(PAPER, np.random.default_rng(6), 12)
     f = fate(PAPER, starts, alpha=4e-3, points=pts)
     assert UNLISTED in f.kinds
     j = f.kinds.index(UNLISTED)
@@ -459,7 +459,7 @@ def test_the_field_alone_is_the_field_of_the_full_evaluation(alpha):
     from slr_theory.longrun.field import Field as _Field
 
     field = _Field(PAPER, alpha, None)
-    ov = sample_initial_overlaps(PAPER.d, np.random.default_rng(3), 16).T
+    ov = sample_initial_overlaps(PAPER, np.random.default_rng(3), 16).T
     t = np.zeros(16)
     full, alone = field.evaluate(ov, t)[0], field.velocity(ov, t)
     # the same table and functions, evaluated for the field alone or with everything:
@@ -497,7 +497,7 @@ def test_a_key_free_model_reaches_its_manifold_of_minima_when_exact_pgd_does():
     outside the ball and its first inside."""
     p = Params.paper(lam=0.5).replace(L=1, attention="softmax")
     assert p.model.key_free(p) and p.model.state_overlaps(p).tolist() == [1, 2]
-    starts = sample_initial_overlaps(p.d, np.random.default_rng(0), 5)
+    starts = sample_initial_overlaps(p, np.random.default_rng(0), 5)
     f = fate(p, starts, alpha=1e-3)
     assert f.undecided == 0.0 and f.points.shape[0] == 1
     path = pgd(p, starts, 1e-3, 6000).overlaps  # (steps + 1, n, 5)

@@ -57,7 +57,7 @@ def _parse(html: str) -> _Table:
 
 @pytest.fixture(scope="module")
 def fates():
-    starts = sample_initial_overlaps(P.d, np.random.default_rng(0), 8)
+    starts = sample_initial_overlaps(P, np.random.default_rng(0), 8)
     return fate(P, starts, alpha=4e-3, points=critical_points(P))
 
 

@@ -17,7 +17,7 @@ from slr_theory.sampling import (
 def test_sample_statistics():
     p = Params(d=12, L=5, lam=1.0, gamma=0.6, eps=0.2)
     rng = np.random.default_rng(0)
-    ks, vs = random_targets(p.d, rng)
+    ks, vs = random_targets(p, rng)
     X, y, J0 = sample(p, 100_000, rng, ks, vs)
     rows = np.arange(len(J0))
     info = X[rows, J0]

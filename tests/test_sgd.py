@@ -18,7 +18,7 @@ def _z(a, b):
 def test_overlap_sgd_has_the_law_of_sgd_in_rd(d, s):
     rng = np.random.default_rng(d + s)
     p = Params(d=d, L=3, lam=0.8, gamma=0.7, eps=0.2, s=s)
-    ks, vs = random_targets(d, rng)
+    ks, vs = random_targets(p, rng)
     k0, v0 = (x / np.linalg.norm(x) for x in rng.standard_normal((2, d)))
     R, steps = 3000, 25
     rd = sgd_vectors(
@@ -39,7 +39,7 @@ def test_minibatch_gradient_is_unbiased(s):
     """Also the closed-form gradient with s informative tokens against Monte Carlo."""
     rng = np.random.default_rng(3)
     p = Params(d=8, L=4, lam=0.6, gamma=0.8, eps=0.3, s=s)
-    ks, vs = random_targets(p.d, rng)
+    ks, vs = random_targets(p, rng)
     k, v = (x / np.linalg.norm(x) for x in rng.standard_normal((2, p.d)))
     n = 200_000
     X, Y, _ = sample(p, n, rng, ks, vs)

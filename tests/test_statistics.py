@@ -23,7 +23,7 @@ def test_linear_risk_matches_least_squares_on_samples(s):
     rng = np.random.default_rng(s)
     n = 300_000
     # fit on one sample, evaluate on a fresh one drawn with the same targets
-    ks, vs = random_targets(p.d, rng)
+    ks, vs = random_targets(p, rng)
     X, y, _ = sample(p, n, rng, ks, vs)
     Xt, yt, _ = sample(p, n, rng, ks, vs)
     A = np.concatenate([X.reshape(n, -1), np.ones((n, 1))], axis=1)
@@ -76,7 +76,7 @@ def test_bayes_risk_matches_the_full_posterior(s, L):
 
     p = Params(d=6, L=L, lam=1.0, gamma=0.7, eps=0.2, s=s)
     rng = np.random.default_rng(1)
-    ks, vs = random_targets(p.d, rng)
+    ks, vs = random_targets(p, rng)
     X, y, _ = sample(p, 200_000, rng, ks, vs)
     mu = np.sqrt(p.d / 2)
     logw = (
@@ -132,7 +132,7 @@ def test_the_table_is_at_the_model_asked_and_matches_monte_carlo(model):
     p = Params(d=100, L=10, lam=row["lam_opt"], gamma=0.5**0.5, eps=0.1, **model)
     assert row["attention"] == oracle_risk(p) - 0.1**2
     assert row["attention"] != erf["attention"]
-    ks, vs = random_targets(100, rng)
+    ks, vs = random_targets(p, rng)
     mc = monte_carlo_risk(p, ks, vs, ks, vs, 40_000, rng)
     assert abs(mc.estimate - 0.1**2 - row["attention"]) < 4 * mc.stderr, (mc, row)
     assert float(risk(p, 1.0, 1.0)) == pytest.approx(row["attention"] + 0.1**2, rel=1e-15)
@@ -143,7 +143,7 @@ def _posterior_variance_mc(p: Params, n: int, rng) -> tuple[float, float]:
     only typical samples): its mean and standard error."""
     from slr_theory.statistics import subset_posterior
 
-    ks, vs = random_targets(p.d, rng)
+    ks, vs = random_targets(p, rng)
     X, _y, _ = sample(p, n, rng, ks, vs)
     mu = np.sqrt(p.d / 2)
     logw = (

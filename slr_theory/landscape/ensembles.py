@@ -200,7 +200,7 @@ def basin_fractions(
             "`max_steps` and `trace_every` need dynamics='pgd' without a schedule, got "
             f"dynamics={dynamics!r} and schedule={schedule!r}."
         )
-    ov0 = sample_initial_overlaps(params.d, rng, n)
+    ov0 = sample_initial_overlaps(params, rng, n)
     final_params = params
     trace_step = trace_distance = None
     if dynamics == "pgd":
@@ -476,7 +476,7 @@ def basins(
     records = positive_int(records, "records")
     every = _largest_divisor_at_most(steps, max(1, steps // records))
     gen = random_generator(rng)
-    starts = sample_initial_overlaps(params.d, copy.deepcopy(gen), n)  # what basin_fractions draws
+    starts = sample_initial_overlaps(params, copy.deepcopy(gen), n)  # what basin_fractions draws
     if points is None:
         points = critical_points(params, rng=0)
     b = basin_fractions(

@@ -68,7 +68,7 @@ def fate(
     >>> from slr_theory import Params, critical_points, sample_initial_overlaps
     >>> from slr_theory.longrun import fate
     >>> p = Params.paper(lam=0.3)
-    >>> starts = sample_initial_overlaps(p.d, np.random.default_rng(0), 8)
+    >>> starts = sample_initial_overlaps(p, np.random.default_rng(0), 8)
     >>> f = fate(p, starts, alpha=2e-3, points=critical_points(p))
     >>> print(f.undecided, f.fractions.sum())
     0.0 1.0
