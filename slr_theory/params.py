@@ -29,6 +29,7 @@ __all__ = [
     "Params",
     "check_overlaps",
     "check_params",
+    "dimension_of",
     "gram_matrix",
     "overlap_tolerance",
     "project_feasible",
@@ -129,11 +130,13 @@ class Params:
         ``"relu"``, ``"leaky_relu"`` (slope 0.01 below 0), ``"hardtanh"``
         (``clip(x, -1, 1)``) (kinked: panels and Dirac masses at the kinks),
         ``"identity"`` (linear attention: its moments in closed form), or a user's
-        :class:`slr_theory.Nonlinearity`. Other than ``"erf"``, the risk's Gaussian
+        :class:`slr_theory.Nonlinearity` (or its path, ``"package.module:attr"``:
+        :func:`slr_theory.nonlinearity.nonlinearity_at`). Other than ``"erf"``, the risk's Gaussian
         expectations come from quadrature (:func:`slr_theory.nonlinearity.gaussian_moments`).
     attention : str or Model, default ``"pointwise"``
-        A registered attention (:func:`slr_theory.models.attention_names`) or a model
-        object (:class:`slr_theory.models.Model`). ``"pointwise"``: the paper's
+        A registered attention (:func:`slr_theory.models.attention_names`), a model
+        object (:class:`slr_theory.models.Model`), or its path ``"package.module:attr"``
+        (kept as the path, imported where the model is asked for). ``"pointwise"``: the paper's
         ``T(X) = sum_l sigma(lam X_l.k) X_l.v``. ``"softmax"``:
         ``T(X) = sum_l softmax(lam X k)_l X_l.v``, the weights coupled through their
         normalisation (:mod:`slr_theory.softmax`); it has no `nonlinearity` (leave the
@@ -187,6 +190,8 @@ class Params:
             value = getattr(self, name)
             if not lo <= value <= hi:
                 raise ValueError(f"`{name}` must lie in [{lo:g}, {hi:g}], got {value!r}.")
+        # a path, "package.module:attr", stays a path: the model is imported where asked
+        # for (in a worker too), and a saved result names it by it
         if not isinstance(self.attention, str):  # a model object the registry builds: its
             # names, so that a saved result reads back as this model (not the default sigma)
             names = registry().canonical_names(
@@ -246,7 +251,8 @@ class Params:
 
 def params_record(p: Params) -> dict:
     """``Params`` as a JSON-able dict (``Params(**record)`` rebuilds it, for named
-    nonlinearities and attentions)."""
+    nonlinearities and attentions, and for a user's found by its path: the path is
+    recorded)."""
     return {
         "d": p.d,
         "L": p.L,
@@ -254,7 +260,9 @@ def params_record(p: Params) -> dict:
         "gamma": p.gamma,
         "eps": p.eps,
         "s": p.s,
-        "nonlinearity": p.sigma_name,
+        "nonlinearity": p.nonlinearity
+        if isinstance(p.nonlinearity, str)
+        else p.nonlinearity.__plain__(),
         "attention": p.attention,
     }
 
@@ -279,6 +287,55 @@ def check_params(params) -> Params:
     if not isinstance(params, Params):
         raise ValueError(f"`params` must be a slr_theory.Params, got {type(params).__name__}.")
     return params
+
+
+def dimension_of(params, function: str, name: str = "params") -> int:
+    """The dimension ``d`` of `params`, for a function that takes the model first.
+
+    A :class:`Params` gives its ``d``. An integer is the old signature of those functions
+    (their first argument was ``d``): it still works, with a ``DeprecationWarning`` naming
+    `function`, and is checked by the function itself.
+
+    Parameters
+    ----------
+    params : Params or int
+    function : str
+        The public function's name, for the warning.
+    name : str
+        The argument's name, for the error message.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        If `params` is neither.
+
+    Examples
+    --------
+    >>> from slr_theory.params import Params, dimension_of
+    >>> dimension_of(Params.paper(), "random_targets")
+    400
+    """
+    import numbers
+    import warnings
+
+    if isinstance(params, Params):
+        return params.d
+    if isinstance(params, numbers.Integral) and not isinstance(params, bool):
+        warnings.warn(
+            f"{function}(d, ...) is deprecated: pass the model, {function}(params, ...) "
+            "(a slr_theory.Params; its d is used).",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return int(params)
+    raise ValueError(
+        f"`{name}` must be a slr_theory.Params (or, deprecated, the dimension d), got "
+        f"{type(params).__name__}."
+    )
 
 
 def temperature_range(value, name: str = "lam_range") -> tuple[float, float]:

@@ -22,7 +22,9 @@ __all__ = [
     "current_rounding_tolerance",
     "finite_real",
     "generator",
+    "is_object_path",
     "nonnegative_array",
+    "object_at",
     "orthonormal_pair",
     "positive_int",
     "positive_real",
@@ -300,6 +302,88 @@ def _brief(value: object) -> str:
         return f"array of shape {value.shape}"
     text = repr(value)
     return text if len(text) <= 60 else f"a {type(value).__name__}"
+
+
+def is_object_path(value: object) -> bool:
+    """Whether `value` is written as ``package.module:attr`` (what :func:`object_at` reads)."""
+    return isinstance(value, str) and value.count(":") == 1
+
+
+def object_at(path: str, name: str, kind: type | tuple[type, ...]) -> object:
+    """The object ``attr`` of the module ``package.module`` named by ``"package.module:attr"``.
+
+    What the command line's ``--nonlinearity`` and ``--attention`` take for a user's own
+    object: the module is imported (from ``sys.path``, as ``python -m`` would), ``attr``
+    may be dotted (``module:Class.attribute``), and the object must be a `kind`.
+
+    Parameters
+    ----------
+    path : str
+        ``"package.module:attr"``.
+    name : str
+        The argument's name, for the error message.
+    kind : type or tuple of type
+        What the object must be.
+
+    Returns
+    -------
+    object
+
+    Raises
+    ------
+    ValueError
+        If `path` is not of that form, the module cannot be imported (the message carries
+        the import's own error), it has no such attribute, or the object is not a `kind`.
+
+    Examples
+    --------
+    >>> from slr_theory.validate import object_at
+    >>> object_at("math:pi", "x", float)
+    3.141592653589793
+    >>> object_at("math:pi", "attention", int)
+    Traceback (most recent call last):
+        ...
+    ValueError: `attention` must name an object of type int as package.module:attr; 'math:pi' is a float, got 'math:pi'.
+    >>> object_at("slr_theory:nowhere", "nonlinearity", object)
+    Traceback (most recent call last):
+        ...
+    ValueError: `nonlinearity` must name an object as package.module:attr; module 'slr_theory' has no attribute 'nowhere', got 'slr_theory:nowhere'.
+    """
+    import importlib
+    import types
+
+    module_name, _, attr = path.partition(":") if is_object_path(path) else ("", "", "")
+    if not module_name or not attr:
+        raise ValueError(
+            f"`{name}` must name an object as package.module:attr, got {_brief(path)}."
+        )
+    try:
+        obj: object = importlib.import_module(module_name)
+    except Exception as exc:  # the module's own failure, whatever it is, named
+        raise ValueError(
+            f"`{name}` must name an object as package.module:attr; importing "
+            f"{module_name!r} failed ({type(exc).__name__}: {exc}), got {path!r}."
+        ) from exc
+    for part in attr.split("."):
+        if not hasattr(obj, part):
+            raise ValueError(
+                f"`{name}` must name an object as package.module:attr; "
+                f"{'module' if isinstance(obj, types.ModuleType) else 'object'} "
+                f"{getattr(obj, '__name__', module_name)!r} has no attribute {part!r}, "
+                f"got {path!r}."
+            )
+        obj = getattr(obj, part)
+    if not isinstance(obj, kind):
+        kinds = kind if isinstance(kind, tuple) else (kind,)
+        wanted = " or ".join(
+            k.__qualname__ if k.__module__ == "builtins" else f"{k.__module__}.{k.__qualname__}"
+            for k in kinds
+        )
+        raise ValueError(
+            f"`{name}` must name an object of type {wanted} as package.module:attr; {path!r} is a "
+            f"{type(obj).__name__}, got {path!r}."
+        )
+    return obj
 
 
 def finite_real(value: object, name: str) -> float:

@@ -452,3 +452,56 @@ def test_atlas_from_plot_names_from_and_no_force_it_lacks(capsys, tmp_path):
     err = capsys.readouterr().err
     assert err.startswith("slr-theory atlas: error: argument --from: ") and "--force" not in err
     assert (out / "atlas.png").read_bytes() == b"the user's figure"
+
+
+_USER_MODULE = """
+import numpy as np
+from slr_theory import Nonlinearity
+from slr_theory.models import model_of
+
+two_tanh = Nonlinearity(
+    "two_tanh",
+    lambda u: 2 * np.tanh(u),
+    lambda u: 2 / np.cosh(u) ** 2,
+    lambda u: -4 * np.tanh(u) / np.cosh(u) ** 2,
+)
+coupled = model_of("softmax")
+"""
+
+
+def _isolated(tmp_path, *argv):
+    """The console script's situation: the current directory is not on sys.path (-I)."""
+    code = "import sys; from slr_theory.cli import main; sys.exit(main(sys.argv[1:]))"
+    return subprocess.run(
+        [sys.executable, "-I", "-c", code, *argv],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def test_a_users_nonlinearity_and_model_by_path_from_the_current_directory(tmp_path, monkeypatch):
+    """``--nonlinearity module:attr`` and ``--attention module:attr`` find a module in the
+    current directory (as python -m would), echo the path typed, and give the API's risk;
+    a path that does not resolve is one line and exit 2."""
+    from slr_theory import Params, risk
+
+    (tmp_path / "mysigma.py").write_text(_USER_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    ov = ["--kappa", "0.5", "--nu", "0.4", "--theta", "0.1", "--json"]
+    for flag, path, kw in (
+        ("--nonlinearity", "mysigma:two_tanh", {"nonlinearity": "mysigma:two_tanh"}),
+        ("--attention", "mysigma:coupled", {"attention": "softmax"}),
+    ):
+        done = _isolated(tmp_path, "risk", flag, path, *ov)
+        assert done.returncode == 0, done.stderr
+        data = json.loads(done.stdout)
+        assert data["parameters"][flag[2:]] == path
+        assert data["risk"] == float(risk(Params.paper().replace(**kw), 0.5, 0.4, 0.1))
+    done = _isolated(tmp_path, "risk", "--nonlinearity", "mysigma:nope", *ov)
+    assert done.returncode == 2 and done.stdout == ""
+    assert done.stderr.splitlines() == [
+        "slr-theory risk: error: argument --nonlinearity: must name an object as "
+        "package.module:attr; module 'mysigma' has no attribute 'nope', got 'mysigma:nope'."
+    ]

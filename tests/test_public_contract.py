@@ -114,7 +114,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "risk_grad_at": ((P6, K, V, KS, VS), {"riemannian": True}),
     "sampling.overlaps_of": ((K, V, KS, VS), {}),
     "sampling.vectors_from_overlaps": ((list(OV), 6), {}),
-    "sampling.random_targets": ((6, RNG(0)), {}),
+    "sampling.random_targets": ((P6, RNG(0)), {}),
     "sampling.sample": ((P6, 3, RNG(0)), {}),
     "sampling.predict": ((TOKENS, K, V, 0.5), {}),
     "sampling.monte_carlo_risk": ((P6, K, V, KS, VS, 50, RNG(0)), {"chunk_floats": 1000}),
@@ -130,7 +130,8 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "sgd.sgd": ((P6, list(OV), 1e-3, 10), {"batch": 4, "rng": RNG(0), "record_every": 5}),
     "sgd.sgd_vectors": ((P6, K, V, KS, VS, 1e-3, 10), {"batch": 4, "rng": RNG(0)}),
     "paper_schedule": ((1.0, 1e-4), {}),
-    "sample_initial_overlaps": ((400, RNG(0), 3), {}),
+    "sample_initial_overlaps": ((P, RNG(0), 3), {}),
+    "params.dimension_of": ((P, "random_targets"), {}),
     "critical_points": ((P, "sphere"), {"starts": 4, "grid": 3, "iterations": 20}),
     "critical.canonical": ((list(OV),), {}),
     "critical.plural_kind": (("degenerate minimum",), {}),
@@ -202,6 +203,8 @@ NOT_CALLED: dict[str, str] = {
     "nonlinearity.resolve_nonlinearity": "the validator behind Params(nonlinearity=...); its "
     "errors are tested in test_nonlinearity.py",
     "nonlinearity.nonlinearity_of": "takes a value resolve_nonlinearity returned",
+    "nonlinearity.nonlinearity_at": "imports the module a path names; its refusals are "
+    "tested in test_nonlinearity.py, its pickling by path in test_workers.py",
     "nonlinearity.moments": "the engine's unchecked door; gaussian_moments is its checked one",
     "nonlinearity.moment_sups": "unchecked, for lipschitz_bound (its door); tested there",
     "nonlinearity.derivative_sup": "takes a Nonlinearity the door built; for the engine's "

@@ -350,15 +350,30 @@ def test_a_users_nonlinearity_is_refused_with_the_reason():
 
     mine = Nonlinearity(
         "softsign",
-        lambda x: x / (1 + np.abs(x)),
-        lambda x: 1 / (1 + np.abs(x)) ** 2,
-        lambda x: -2 * np.sign(x) / (1 + np.abs(x)) ** 3,
+        np.tanh,
+        lambda x: 1 / np.cosh(x) ** 2,
+        lambda x: -2 * np.tanh(x) / np.cosh(x) ** 2,
     )
     for kw, base in (({"nonlinearity": [mine]}, BASE), ({}, BASE.replace(nonlinearity=mine))):
         with pytest.raises(
             ValueError, match=r"`nonlinearity` must be names of built-in.*'softsign'"
         ):
             atlas(base, jobs=1, **{**CHEAP, **kw})
+
+
+def test_a_users_nonlinearity_by_its_path_is_an_axis_value_its_workers_import():
+    """A path is what the atlas records and what its worker processes import again."""
+    from slr_theory.nonlinearity import nonlinearity_at
+
+    path = "slr_theory.nonlinearity.examples:softsign"
+    for kw, base in (
+        ({"nonlinearity": [path]}, BASE),
+        ({}, BASE.replace(nonlinearity=nonlinearity_at(path))),
+    ):
+        a = atlas(base, lam=[0.3, 0.5], jobs=2, **{**CHEAP, **kw})  # two cells: two workers
+        assert a.axes["nonlinearity"] == [path]
+        assert [r["nonlinearity"] for r in a.rows] == [path, path]
+        assert all(r["n_critical"] > 0 for r in a.rows)
 
 
 def test_the_search_settings_are_recorded_and_change_the_atlas(tmp_path):

@@ -9,6 +9,7 @@ import sys
 import textwrap
 import time
 
+import numpy as np
 import pytest
 
 from slr_theory.output import quiet_workers
@@ -138,3 +139,47 @@ def test_a_pool_runs_its_initializer_in_each_worker():
     end_pool(pool)
     with pytest.raises(ValueError, match="`initializer` must be callable"):
         process_pool(1, initializer=3)
+
+
+def _risk_of(p):
+    from slr_theory import risk
+
+    return float(risk(p, 0.5, 0.4, 0.1, 0.05, 0.2))
+
+
+def test_a_users_nonlinearity_reaches_a_worker_by_its_path(tmp_path, monkeypatch):
+    """Lambdas do not pickle: a Nonlinearity found by its path is sent as the path, and
+    the worker (which inherits sys.path) imports it again; one built in place is sent
+    field by field, which fails for lambdas as pickle says."""
+    import pickle
+
+    from slr_theory import Nonlinearity, Params
+
+    (tmp_path / "user_sigma_mod.py").write_text(
+        textwrap.dedent(
+            """
+            import numpy as np
+            from slr_theory import Nonlinearity
+
+            two_tanh = Nonlinearity(
+                "two_tanh",
+                lambda u: 2 * np.tanh(u),
+                lambda u: 2 / np.cosh(u) ** 2,
+                lambda u: -4 * np.tanh(u) / np.cosh(u) ** 2,
+            )
+            """
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    p = Params.paper().replace(nonlinearity="user_sigma_mod:two_tanh")
+    assert pickle.loads(pickle.dumps(p)) == p
+    pool = process_pool(1)
+    try:
+        with quiet_workers():
+            there = pool.submit(_risk_of, p).result(120)
+    finally:
+        end_pool(pool)
+    assert there == _risk_of(p)
+    here = Nonlinearity("here", lambda u: 2 * np.tanh(u), p.nonlinearity.df, p.nonlinearity.d2f)
+    with pytest.raises((pickle.PicklingError, AttributeError)):
+        pickle.dumps(here)

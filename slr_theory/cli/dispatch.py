@@ -80,6 +80,17 @@ def _parser_for(attentions: tuple[str, ...]) -> Parser:
     return parser
 
 
+def _current_directory_importable() -> None:
+    """A user's ``--nonlinearity mysigma:attr`` is found in the current directory too, as
+    under ``python -m`` (appended, so that it shadows no installed package); worker
+    processes inherit the path."""
+    import os
+
+    here = os.getcwd()
+    if here not in sys.path and "" not in sys.path:
+        sys.path.append(here)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``slr-theory`` console script; returns the exit status.
 
@@ -106,6 +117,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         quiet_stderr(STARTING_INTERRUPTED)
         return 130
     argv = list(sys.argv[1:] if argv is None else argv)
+    _current_directory_importable()
     debug = "--debug" in argv
     argv = [a for a in argv if a != "--debug"]
     try:

@@ -166,9 +166,10 @@ def attention_option(p) -> None:
     ]
     p.add_argument(
         "--attention",
-        choices=attention_names(),
+        type=attention_value,
         default="pointwise",
-        help="; ".join(each),
+        metavar="ATTENTION",
+        help="; ".join(each) + "; or package.module:attr, a model of one's own by its path",
     )
 
 
@@ -178,8 +179,44 @@ def token_options(p, *, s_help: str, sigma_help: str) -> None:
 
     p.add_argument("--s", type=in_domain("L", int), default=1, help=s_help)
     p.add_argument(
-        "--nonlinearity", choices=tuple(BUILTIN_NONLINEARITIES), default="erf", help=sigma_help
+        "--nonlinearity",
+        type=nonlinearity_value,
+        default="erf",
+        metavar="SIGMA",
+        help=f"{sigma_help}: one of {', '.join(BUILTIN_NONLINEARITIES)}, or "
+        "package.module:attr, a slr_theory.Nonlinearity of one's own by its path (a module on "
+        "PYTHONPATH or in the current directory; imported in workers too)",
     )
+
+
+def nonlinearity_value(text: str) -> str:
+    """An argparse type: a built-in nonlinearity's name, or the path of a user's
+    (``package.module:attr``, imported here to be checked); the text is kept, so that the
+    output echoes what was typed and workers import it again."""
+    from ..nonlinearity import resolve_nonlinearity
+
+    try:
+        resolve_nonlinearity(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(_unquoted(exc)) from None
+    return text
+
+
+def attention_value(text: str) -> str:
+    """An argparse type: a registered attention's name, or the path of a model object."""
+    from ..models import model_of
+
+    try:
+        model_of(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(_unquoted(exc)) from None
+    return text
+
+
+def _unquoted(exc: ValueError) -> str:
+    """A refusal's message without its argument's name (argparse names the flag)."""
+    text = str(exc)
+    return text.split(" ", 1)[1] if text.startswith("`") else text
 
 
 _unit = number_type(float, lambda v: -1 <= v <= 1, "a number in [-1, 1]")
@@ -202,31 +239,21 @@ def overlap_options(p, suffix: str = "") -> None:
         )
 
 
-def _names_among(choices: tuple):
-    """An argparse type: distinct names among `choices`, separated by commas."""
-
-    def parse(text: str):
-        names = text.split(",")
-        if not all(n in choices for n in names) or len(set(names)) < len(names):
-            raise argparse.ArgumentTypeError(
-                f"must be distinct names among {', '.join(choices)}, separated by commas, "
-                f"got {text!r}"
-            )
-        return names
-
-    return parse
-
-
 def nonlinearity_choices(text: str):
-    from ..nonlinearity import BUILTIN_NONLINEARITIES
-
-    return _names_among(tuple(BUILTIN_NONLINEARITIES))(text)
+    """Distinct nonlinearities separated by commas: built-ins' names or paths."""
+    return _distinct(text, nonlinearity_value)
 
 
 def attention_choices(text: str):
-    from ..models import attention_names
+    """Distinct attentions separated by commas: registered names or paths."""
+    return _distinct(text, attention_value)
 
-    return _names_among(attention_names())(text)
+
+def _distinct(text: str, each) -> list:
+    names = text.split(",")
+    if len(set(names)) < len(names):
+        raise argparse.ArgumentTypeError(f"must be distinct, separated by commas, got {text!r}")
+    return [each(n) for n in names]
 
 
 @contextlib.contextmanager

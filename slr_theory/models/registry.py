@@ -6,6 +6,7 @@ from collections.abc import Callable
 from functools import lru_cache
 
 from ..nonlinearity import Nonlinearity, resolve_nonlinearity
+from ..validate import is_object_path, object_at
 from .base import Model
 
 __all__ = [
@@ -138,6 +139,7 @@ def takes_nonlinearity(attention: str | Model) -> bool:
     >>> takes_nonlinearity("pointwise"), takes_nonlinearity("softmax")
     (True, False)
     """
+    attention = _object_at(attention)
     if isinstance(attention, Model):
         return attention.sigma is not None
     return _entry(attention)[1]
@@ -149,8 +151,9 @@ def model_of(attention: str | Model = "pointwise", nonlinearity: object = "erf")
     Parameters
     ----------
     attention : str or Model
-        A name of :func:`attention_names`, or a model object (which carries its own
-        nonlinearity: leave `nonlinearity` at its default).
+        A name of :func:`attention_names`, a model object (which carries its own
+        nonlinearity: leave `nonlinearity` at its default), or the path of one,
+        ``"package.module:attr"`` (imported: what the command line's ``--attention`` takes).
     nonlinearity : str or Nonlinearity, default ``"erf"``
         For an attention that applies one: a built-in's name or a user's
         :class:`slr_theory.Nonlinearity`.
@@ -170,6 +173,7 @@ def model_of(attention: str | Model = "pointwise", nonlinearity: object = "erf")
     ValueError: `nonlinearity` applies to pointwise attention; softmax attention has none (leave the default), got 'tanh'.
     """
     sigma = resolve_nonlinearity(nonlinearity)
+    attention = _object_at(attention)
     if isinstance(attention, Model):
         if sigma != "erf":
             raise ValueError(
@@ -223,12 +227,19 @@ def canonical_names(model: Model) -> tuple[str, str | Nonlinearity] | None:
     return (model.name, sigma) if rebuilt == model else None
 
 
+def _object_at(attention):
+    """A model named by its path, ``"package.module:attr"``, as its object; else as given."""
+    if is_object_path(attention):
+        return object_at(attention, "attention", Model)
+    return attention
+
+
 def _entry(attention) -> tuple:
     if not (isinstance(attention, str) and attention in _FACTORIES):
         choices = ", ".join(map(repr, _FACTORIES))
         raise ValueError(
-            f"`attention` must be one of {choices} or a slr_theory.models.Model, "
-            f"got {attention!r}."
+            f"`attention` must be one of {choices}, a slr_theory.models.Model or the path "
+            f"of one ('package.module:attr'), got {attention!r}."
         )
     return _FACTORIES[attention]
 

@@ -42,7 +42,7 @@ from .expectations import (  # noqa: F401
     moment_interpolant,
     moments,
 )
-from .function import CHECK_POINTS, Nonlinearity
+from .function import CHECK_POINTS, Nonlinearity, nonlinearity_at
 from .rules import MAX_CENTRE, MAX_SCALE, UnboundedSigma, derivative_sup, moment_sups
 
 __all__ = [
@@ -57,6 +57,7 @@ __all__ = [
     "gaussian_moments",
     "moment_sups",
     "moments",
+    "nonlinearity_at",
     "nonlinearity_of",
     "resolve_nonlinearity",
 ]

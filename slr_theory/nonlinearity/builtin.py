@@ -8,7 +8,8 @@ from collections.abc import Callable, Mapping
 import numpy as np
 from scipy.special import erf, erfc, expit
 
-from .function import K2, TWO_OVER_PI, Nonlinearity
+from ..validate import is_object_path
+from .function import K2, TWO_OVER_PI, Nonlinearity, nonlinearity_at
 
 __all__ = ["BUILTIN_NONLINEARITIES", "nonlinearity_of", "resolve_nonlinearity"]
 
@@ -240,6 +241,8 @@ def resolve_nonlinearity(value: object, name: str = "nonlinearity") -> str | Non
     Parameters
     ----------
     value : str or Nonlinearity
+        A built-in's name, a :class:`Nonlinearity`, or ``"package.module:attr"``, the path
+        of one (:func:`nonlinearity_at`: imported, and sent to workers by that path).
     name : str
         The argument's name, for the error message.
 
@@ -253,14 +256,19 @@ def resolve_nonlinearity(value: object, name: str = "nonlinearity") -> str | Non
     >>> from slr_theory.nonlinearity import resolve_nonlinearity
     >>> resolve_nonlinearity("tanh")
     'tanh'
+    >>> resolve_nonlinearity("slr_theory.nonlinearity.examples:softsign").kinks
+    (0.0,)
     """
     if isinstance(value, Nonlinearity):
         return value
     if isinstance(value, str) and value in BUILTIN_NONLINEARITIES:
         return value
+    if is_object_path(value):
+        return nonlinearity_at(value, name)
     choices = ", ".join(repr(k) for k in BUILTIN_NONLINEARITIES)
     raise ValueError(
-        f"`{name}` must be one of {choices} or a slr_theory.Nonlinearity, got {value!r}."
+        f"`{name}` must be one of {choices}, a slr_theory.Nonlinearity or the path of one "
+        f"('package.module:attr'), got {value!r}."
     )
 
 

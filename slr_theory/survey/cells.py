@@ -11,7 +11,7 @@ import numpy as np
 from ..critical import canonical, critical_points, same_point, symmetries
 from ..landscape import basins, stability_map
 from ..longrun import UNLISTED, Fates
-from ..params import Params, check_params
+from ..params import Params, check_params, params_record
 from ..validate import positive_int, positive_real
 from .columns import CENSUS_COLUMNS, MIN_D, OPTIMUM, STEP_SHARE
 
@@ -157,7 +157,7 @@ def atlas_cell(
         "gamma": float(params.gamma),
         "d": int(params.d),
         "s": int(params.s),
-        "nonlinearity": params.sigma_name,
+        "nonlinearity": params_record(params)["nonlinearity"],  # a user's: its path
         "attention": params.attention,
         "eps": float(params.eps),
         "n_critical": len(found),

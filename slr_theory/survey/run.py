@@ -54,16 +54,20 @@ def _axis(name: str, values, base: Params) -> list:
     out = []
     for v in values:
         if name in TEXT_AXES and not isinstance(v, str):
-            label = getattr(v, "name", v)
-            raise ValueError(
-                f"`{name}` must be names of built-in models in an atlas, got {label!r}: the "
-                "atlas records each cell's model by its name and runs cells in other "
-                "processes, where a user's object is not defined"
-            )
+            path = getattr(v, "origin", None)  # a user's nonlinearity found by its path
+            if path is None:
+                label = getattr(v, "name", v)
+                raise ValueError(
+                    f"`{name}` must be names of built-in models, or paths "
+                    f"'package.module:attr', in an atlas, got {label!r}: the atlas records "
+                    "each cell's model by its name and runs cells in other processes, "
+                    "where a user's object is defined only if imported by its path"
+                )
+            v = path
         checked = base.replace(**{name: v})  # each checked where Params checks it
         value = getattr(checked, name)
         out.append(
-            value
+            v  # a built-in's name, or the path each process imports
             if name in TEXT_AXES
             else float(value)
             if name in ("lam", "gamma")
