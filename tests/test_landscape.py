@@ -303,6 +303,32 @@ def test_an_index_change_is_located_to_a_millionth_and_the_eigenvalue_agrees():
     assert in_span_min_eigenvalue(lo - 1e-6) > 0 > in_span_min_eigenvalue(hi + 1e-6)
 
 
+def test_two_eigenvalues_crossing_apart_are_two_events_each_located():
+    """At tanh the branch k = v*, v = k* goes from index 0 to 399 between lam = 0.065 and
+    0.085: two crossings, near 0.0709 (0 -> 398) and 0.0773 (398 -> 399). The bisection
+    stopped at the intermediate index and reported one 0 -> 399 jump located to 1e-2; each
+    is now bisected to LOCATE_TOL, and the index between them, classified directly at the
+    point (which does not move with lam), is 398."""
+    from slr_theory.critical import classify
+    from slr_theory.landscape import LOCATE_TOL
+
+    p = Params.paper().replace(nonlinearity="tanh")
+    c = continuation(p, (0.065, 0.085), steps=2, seeds=1)
+    changes = sorted((e for e in c.events if e["type"] == "index change"), key=lambda e: e["lam"])
+    assert [(e["from"], e["to"]) for e in changes] == [(0, 398), (398, 399)]
+    for e in changes:
+        lo, hi = e["bracket"]
+        assert np.allclose(c.branches[e["branch"]].overlaps[0], [0, 0, 1, 1, 0], atol=1e-12)
+        assert hi - lo <= 1.01 * LOCATE_TOL
+    (a_lo, a_hi), (b_lo, b_hi) = (e["bracket"] for e in changes)
+    k, v = np.array([0.0, 1.0, 0.0, 0.0]), np.array([1.0, 0.0, 0.0, 0.0])
+    index = {lam: classify(p.replace(lam=lam), k, v).index for lam in (a_lo, a_hi, b_lo, b_hi)}
+    assert (index[a_lo], index[a_hi], index[b_lo], index[b_hi]) == (0, 398, 398, 399)
+    meets = sorted(e["lam"] for e in c.events if e["type"] == "meets")
+    for e, m in zip(changes, meets, strict=True):  # each crossing is a pitchfork's
+        assert abs(e["lam"] - m) <= 0.5 * (e["bracket"][1] - e["bracket"][0]) + 1e-10
+
+
 def test_the_portraits_legend_names_only_what_it_shows(tmp_path, monkeypatch):
     """Each cell's flow is followed to its end: at lam = 0.9 (a plateau of 1e53) as at
     lam = 0.1 the legend names both basins and nothing unreached, and the arrival layer

@@ -130,7 +130,7 @@ LOCATE_TOL = 1e-7
 
 def _locate_index_changes(params: Params, branch: Branch, t: int) -> list:
     """The index changes of `branch` between ``lam[t]`` and ``lam[t + 1]``, each bisected
-    to ``LOCATE_TOL``: a list of ``(from, to, (lo, hi))``.
+    to ``LOCATE_TOL`` (:func:`_bisect_index`): a list of ``(from, to, (lo, hi))``.
 
     Between two points of the branch farther apart than an arc-length step, the branch
     is walked in arc length first (:func:`_arc_through`) and every pair of consecutive
@@ -138,8 +138,8 @@ def _locate_index_changes(params: Params, branch: Branch, t: int) -> list:
     the chord onto the branch in the hyperplane normal to the chord (Newton inside the
     branch's symmetry subspace, :func:`_frozen_rows`, so an eigenvalue crossing zero
     outside it does not stall it), and classifies it. It stops early, with the interval
-    it has, where the point cannot be corrected or its index is neither end's (the
-    crossing eigenvalue is within its error of zero there).
+    it has, where the point cannot be corrected; a point whose index is neither end's
+    splits the interval into two events, each bisected on its own.
     """
     lo, hi = float(branch.lam[t]), float(branch.lam[t + 1])
     a = np.concatenate([branch.vectors[t].ravel(), [lo]])
@@ -155,18 +155,19 @@ def _locate_index_changes(params: Params, branch: Branch, t: int) -> list:
     out = []
     for j in range(len(path) - 1):
         if index[j] != index[j + 1]:
-            out.append(
-                (
-                    index[j],
-                    index[j + 1],
-                    _bisect_index(params, path[j], path[j + 1], index[j], index[j + 1]),
-                )
-            )
+            out += _bisect_index(params, path[j], path[j + 1], index[j], index[j + 1])
     return out
 
 
-def _bisect_index(params: Params, a: np.ndarray, b: np.ndarray, i_a: int, i_b: int):
-    """Bisect the chord from ``a`` (index `i_a`) to ``b`` (index `i_b`) of a branch."""
+def _bisect_index(params: Params, a: np.ndarray, b: np.ndarray, i_a: int, i_b: int) -> list:
+    """Bisect the chord from ``a`` (index `i_a`) to ``b`` (index `i_b`) of a branch: a
+    list of ``(from, to, (lo, hi))``, one per index change.
+
+    A midpoint whose index is neither end's splits the chord: each side is bisected on
+    its own (two eigenvalues crossing zero at different temperatures are two events, each
+    located to ``LOCATE_TOL``). Where the midpoint cannot be corrected onto the branch the
+    interval stays as it is, its width the event's precision.
+    """
     while abs(b[8] - a[8]) > LOCATE_TOL:
         mid = 0.5 * (a + b)
         chord = (b - a) / np.linalg.norm(b - a)
@@ -178,9 +179,13 @@ def _bisect_index(params: Params, a: np.ndarray, b: np.ndarray, i_a: int, i_b: i
             a = y
         elif index == i_b:
             b = y
+        elif not min(a[8], b[8]) < y[8] < max(a[8], b[8]):
+            break  # corrected outside the chord: no progress to be had
         else:
-            break
-    return tuple(sorted((float(a[8]), float(b[8]))))
+            return _bisect_index(params, a, y, i_a, index) + _bisect_index(
+                params, y, b, index, i_b
+            )
+    return [(i_a, i_b, tuple(sorted((float(a[8]), float(b[8])))))]
 
 
 #: Initial damping of the continuation's Newton corrector (:func:`slr_theory.critical.polish`):

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ..critical import overlaps_text, plural_kind, same_point, symmetries
+from ..landscape import FOLD_TOL
 from ..longrun import UNLISTED
 from ..survey import AXES, Atlas
 from .record import Study
@@ -381,18 +382,25 @@ def _nearest_event(events: list[Event], lam: float) -> str:
     what = f"changes {e.detail}" if e.type == "index change" else e.detail
     if abs(gap) <= 0.5 * e.width:
         return (
-            f"The report's λ = {lam:g} is at an event, within its width: at λ = {e.lam_text} "
+            f"The report's λ = {lam:g} is at an event, within its width: {e.lam_phrase} "
             f"{_short(e.branch_name)} {what}."
         )
     return (
         f"The report's λ = {lam:g} is {abs(gap):.2g} {where} the nearest of them "
-        f"({abs(gap) / e.lam:.1%} of its λ): at λ = {e.lam_text} {_short(e.branch_name)} {what}."
+        f"({abs(gap) / e.lam:.1%} of its λ): {e.lam_phrase} {_short(e.branch_name)} {what}."
     )
+
+
+#: Widest bracket of an event said to be one with another (a pitchfork's index change and
+#: meeting): the continuation's stated accuracy for located events.
+PAIRED_WIDTH = FOLD_TOL
 
 
 def _event_clauses(events: list[Event]) -> list[str]:
     """The events in words, a pitchfork once: the symmetric branch's index change and the
-    meeting of the branch born (or ending) there, when the two agree within their widths."""
+    meeting of the branch born (or ending) there, when both are located (brackets of at
+    most :data:`PAIRED_WIDTH`) and their brackets overlap. An event the bisection could not
+    narrow is said with its bracket ("between λ = a and b"), and paired with nothing."""
     paired: dict[int, Event] = {}
     for i, e in enumerate(events):
         if e.type != "meets" or e.other is None:
@@ -402,6 +410,7 @@ def _event_clauses(events: list[Event]) -> list[str]:
                 c.type == "index change"
                 and c.branch == e.other
                 and j not in paired
+                and max(c.width, e.width) <= PAIRED_WIDTH
                 and abs(c.lam - e.lam) <= 0.5 * (c.width + e.width) + 1e-12
             ):
                 paired[j] = e
@@ -415,14 +424,14 @@ def _event_clauses(events: list[Event]) -> list[str]:
             m = paired[i]
             what = "is born there" if m.detail.startswith("is born") else "ends there"
             out.append(
-                f"at λ = {e.lam_text} {_short(e.branch_name)} changes {e.detail}, and "
+                f"{e.lam_phrase} {_short(e.branch_name)} changes {e.detail}, and "
                 f"{_short(m.branch_name)} {what} (a pitchfork; the meeting, located "
-                f"independently, at λ = {m.lam_text})"
+                f"independently, {m.lam_phrase})"
             )
         elif e.type == "index change":
-            out.append(f"at λ = {e.lam_text} {_short(e.branch_name)} changes {e.detail}")
+            out.append(f"{e.lam_phrase} {_short(e.branch_name)} changes {e.detail}")
         else:
-            out.append(f"at λ = {e.lam_text} {_short(e.branch_name)} {e.detail}")
+            out.append(f"{e.lam_phrase} {_short(e.branch_name)} {e.detail}")
     return out
 
 

@@ -143,14 +143,41 @@ class Event:
 
     @property
     def lam_text(self) -> str:
-        """``lam`` with the decimals its bracket supports (3 to 10).
+        """``lam`` with the decimals its bracket supports (3 to 10); a bracket wider than
+        ``1e-3`` (an event the bisection could not narrow) as its two ends, ``lo–hi``.
+
+        Returns
+        -------
+        str
+
+        Examples
+        --------
+        >>> from slr_theory.study import Event
+        >>> Event(0.0708876, "index change", 0, "b0", "index 0 → 398", 8.6e-8).lam_text
+        '0.0708876'
+        >>> Event(0.074, "index change", 0, "b0", "index 0 → 399", 0.01).lam_text
+        '0.069–0.079'
+        """
+        w = max(float(self.width), 1e-16)
+        if w > 1e-3:
+            digits = max(3, int(np.ceil(-np.log10(w))) + 1)
+            lo, hi = self.lam - 0.5 * w, self.lam + 0.5 * w
+            return f"{lo:.{digits}f}–{hi:.{digits}f}"
+        return f"{self.lam:.{min(10, max(3, int(np.floor(-np.log10(w)))))}f}"
+
+    @property
+    def lam_phrase(self) -> str:
+        """Where the event is, for a sentence: ``"at λ = 0.0708876"``, or ``"between λ =
+        0.069 and 0.079"`` where its bracket is wider than ``1e-3``.
 
         Returns
         -------
         str
         """
-        w = max(float(self.width), 1e-16)
-        return f"{self.lam:.{min(10, max(3, int(np.floor(-np.log10(w)))))}f}"
+        if float(self.width) > 1e-3:
+            lo, hi = self.lam_text.split("–")
+            return f"between λ = {lo} and {hi}"
+        return f"at λ = {self.lam_text}"
 
 
 @dataclass
