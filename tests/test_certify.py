@@ -23,7 +23,7 @@ from slr_theory.certify import (
     inertia,
     strata_conditions,
 )
-from slr_theory.critical import symmetries
+from slr_theory.critical import same_point, symmetries
 
 PAPER = Params.paper()
 
@@ -65,6 +65,24 @@ def test_every_point_of_the_search_is_proved_with_the_same_index(census):
         assert np.all(np.array(c.overlaps_lo) <= c.overlaps) and np.all(
             c.overlaps <= np.array(c.overlaps_hi)
         )
+
+
+def test_the_census_lists_each_point_once(census):
+    """No two census points are the same point up to the group (within the search's
+    MERGE_TOL), their enclosures are disjoint up to it, and no overlap is a signed zero."""
+    from slr_theory.critical.points import MERGE_TOL
+
+    group = np.asarray(census.group, dtype=float)
+    for i, a in enumerate(census.points):
+        assert not np.signbit([x for x in a.overlaps if x == 0.0]).any()
+        for b in census.points[:i]:
+            assert not same_point(a.overlaps, b.overlaps, tol=MERGE_TOL, group=group)
+            lo_b, hi_b = np.asarray(b.overlaps_lo), np.asarray(b.overlaps_hi)
+            for g in group:  # the image of a's box under g, against b's
+                lo, hi = np.sort(
+                    [g * np.asarray(a.overlaps_lo), g * np.asarray(a.overlaps_hi)], axis=0
+                )
+                assert np.any((hi < lo_b) | (hi_b < lo)), (a.overlaps, b.overlaps)
 
 
 def test_the_interior_part_is_complete_and_holds_only_the_origin(census):

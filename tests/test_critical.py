@@ -797,6 +797,44 @@ def test_a_list_of_critical_points_on_m_names_each_point_once(c, shift):
     assert not np.signbit(ov[ov == 0.0]).any()
 
 
+def _kinked_hardtanh(c: float, shift: float) -> Nonlinearity:
+    """``c clip(u - shift, -1, 1)``: kinked at ``shift -+ 1``, not odd once shifted."""
+    zero = lambda u: np.zeros(np.shape(u))  # noqa: E731
+    return Nonlinearity(
+        f"{c:g}hardtanh(u-{shift:g})",
+        lambda u: c * np.clip(u - shift, -1.0, 1.0),
+        lambda u: c * (np.abs(u - shift) < 1.0),
+        zero,
+        zero,
+        d4f=zero,
+        kinks=(shift - 1.0, shift + 1.0),
+    )
+
+
+@settings(max_examples=6, deadline=None)
+@example(c=2.0, shift=0.0, kinked=False)
+@given(
+    c=st.floats(0.3, 3.0),
+    shift=st.sampled_from([0.0, 0.05, 0.3]),
+    kinked=st.booleans(),
+)
+def test_a_list_of_critical_points_in_full_space_names_each_point_once(c, shift, kinked):
+    """The search's list, over scaled, shifted and kinked sigmas: no two points the same
+    up to the model's symmetry group within MERGE_TOL, no overlap a signed zero."""
+    from slr_theory.critical import same_point, symmetries
+    from slr_theory.critical.points import MERGE_TOL
+
+    sigma = (_kinked_hardtanh if kinked else _scaled_tanh)(c, shift)
+    p = Params(d=8, L=4, lam=0.6, gamma=0.7, nonlinearity=sigma)
+    found = critical_points(p, "sphere", starts=24, rng=0)
+    group = symmetries(p)
+    ov = [np.asarray(q.overlaps) for q in found]
+    for i in range(len(ov)):
+        assert not np.signbit(ov[i][ov[i] == 0.0]).any()
+        for j in range(i):
+            assert not same_point(ov[i], ov[j], tol=MERGE_TOL, group=group), (ov[i], ov[j])
+
+
 def test_a_list_of_critical_points_prints_as_a_short_table():
     """``print(critical_points(p))`` is the table (one line per point, up to symmetry),
     not three hundred lines of records; the CLI says "up to symmetry" too."""

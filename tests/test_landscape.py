@@ -152,6 +152,29 @@ def test_continuation_branches_stay_critical_and_end_where_the_search_finds_poin
             br = c.branches[ev["branch"]]
             i = int(np.searchsorted(br.lam, ev["lam"]))
             assert br.index[i - 1] == ev["from"] and br.index[i] == ev["to"]
+    _assert_no_branch_followed_twice(c)
+
+
+def _assert_no_branch_followed_twice(c):
+    """A list of branches is a set: no two branches are the same point (up to symmetry,
+    within MERGE_TOL) at two temperatures of the grid (once is a meeting, an event), and
+    no overlap is a signed zero."""
+    from slr_theory.critical.points import MERGE_TOL
+
+    for i, a in enumerate(c.branches):
+        assert not np.signbit(a.overlaps[a.overlaps == 0.0]).any()
+        for b in c.branches[:i]:
+            common = np.intersect1d(a.lam, b.lam)
+            same = [
+                lam
+                for lam in common
+                if same_point(
+                    a.overlaps[np.searchsorted(a.lam, lam)],
+                    b.overlaps[np.searchsorted(b.lam, lam)],
+                    tol=MERGE_TOL,
+                )
+            ]
+            assert len(same) <= 1, (a.overlaps[0], b.overlaps[0], same)
 
 
 def test_bad_arguments():
@@ -324,6 +347,7 @@ def test_two_eigenvalues_crossing_apart_are_two_events_each_located():
     k, v = np.array([0.0, 1.0, 0.0, 0.0]), np.array([1.0, 0.0, 0.0, 0.0])
     index = {lam: classify(p.replace(lam=lam), k, v).index for lam in (a_lo, a_hi, b_lo, b_hi)}
     assert (index[a_lo], index[a_hi], index[b_lo], index[b_hi]) == (0, 398, 398, 399)
+    _assert_no_branch_followed_twice(c)
     meets = sorted(e["lam"] for e in c.events if e["type"] == "meets")
     for e, m in zip(changes, meets, strict=True):  # each crossing is a pitchfork's
         assert abs(e["lam"] - m) <= 0.5 * (e["bracket"][1] - e["bracket"][0]) + 1e-10
