@@ -31,6 +31,7 @@ from .validate import positive_int, positive_real
 from .work import WorkEstimate, reproduce_cost
 
 __all__ = [
+    "SETTLED_SPEED",
     "Experiment",
     "ExperimentResult",
     "cost",
@@ -90,6 +91,11 @@ class Experiment:
         return max(1, self.steps // records)
 
 
+#: A run still moving more than this per step (max-norm of the overlaps) over its last
+#: recorded interval has not settled: what the report and the figures say of it.
+SETTLED_SPEED = 1e-9
+
+
 @dataclass(frozen=True)
 class ExperimentResult:
     """All repeats of one experiment: a :class:`slr_theory.PGDResult` plus its configuration.
@@ -106,14 +112,14 @@ class ExperimentResult:
     trajectory: PGDResult
     seed: int
 
-    def still_moving(self, speed: float) -> np.ndarray:
+    def still_moving(self, speed: float = SETTLED_SPEED) -> np.ndarray:
         """Which runs still move at the last record: their overlaps changed by more than
         `speed` per step (max-norm) over the last recorded interval, shape ``(repeats,)``.
 
         Parameters
         ----------
-        speed : float
-            The settling speed, per step (:data:`slr_theory.plotting.SETTLED_SPEED`, the
+        speed : float, default :data:`SETTLED_SPEED`
+            The settling speed, per step (:data:`SETTLED_SPEED`, the report's and the
             figure's).
 
         Returns
@@ -133,6 +139,30 @@ class ExperimentResult:
         gap = float(tr.step[-1] - tr.step[-2])
         delta = np.max(np.abs(tr.overlaps[-1] - tr.overlaps[-2]), axis=-1)
         return delta / gap >= positive_real(speed, "speed")
+
+    def _table(self) -> tuple:
+        header, rows, caption = self.trajectory.table()
+        moving = int(self.still_moving().sum())
+        runs = len(self.still_moving())
+        settled = (
+            f"{moving} of {runs} still moving at the end of the budget"
+            if moving
+            else f"all {runs} settled"
+        )
+        return header, rows, f"{self.experiment.name} (seed {self.seed}): {caption}; {settled}"
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the runs' ends and whether they settled."""
+        from .results import html_table
+
+        return html_table(*self._table())
+
+    def __repr__(self) -> str:
+        """The same table as text."""
+        from .results import text_table
+
+        header, rows, caption = self._table()
+        return text_table(header, rows, "ExperimentResult: " + caption)
 
     def optimum_excess(self) -> np.ndarray:
         """The excess risk of ``(k*, v*)`` (informative, distractors and interactions

@@ -28,6 +28,7 @@ import numpy as np
 
 from . import engine
 from .params import DOMAIN, Params, check_overlaps, check_params
+from .results import html_table, text_table
 from .validate import as_array, finite_real, positive_int, positive_real, progress_option
 
 #: Largest step size a run accepts (``alpha**2`` times a gradient must stay finite).
@@ -253,6 +254,44 @@ class PGDResult:
     overlaps: np.ndarray
     risk: np.ndarray
     lam: np.ndarray
+
+    #: Runs a text or HTML table shows (the first ones; the arrays hold every run).
+    SHOWN = 10
+
+    def table(self) -> tuple:
+        """``(header, rows, caption)``: each run's end, at most :attr:`SHOWN` of them.
+
+        Returns
+        -------
+        tuple
+        """
+        ends = self.overlaps[-1].reshape(-1, 5)
+        risks = np.asarray(self.risk[-1]).reshape(-1)
+        starts = np.asarray(self.risk[0]).reshape(-1)
+        rows = [
+            [i, *(f"{x:.4f}" if abs(x) >= 5e-5 else "0.0000" for x in o), f"{r0:.6g}", f"{r:.6g}"]
+            for i, (o, r0, r) in enumerate(zip(ends, starts, risks, strict=True))
+            if i < self.SHOWN
+        ]
+        runs = ends.shape[0]
+        more = f"; the first {self.SHOWN} shown" if runs > self.SHOWN else ""
+        lam = np.asarray(self.lam)
+        temp = f"λ = {lam[0]:g}" if np.all(lam == lam[0]) else f"λ from {lam[0]:g} to {lam[-1]:g}"
+        caption = (
+            f"{runs} {'run' if runs == 1 else 'runs'}, {int(self.step[-1])} steps "
+            f"({len(self.step)} records), {temp}{more}"
+        )
+        header = ["run", "kappa", "nu", "theta", "eta", "rho", "risk at 0", "risk at end"]
+        return header, rows, caption
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: where each run ends and its risk there."""
+        return html_table(*self.table())
+
+    def __repr__(self) -> str:
+        """The same table as text (the records are one attribute away)."""
+        header, rows, caption = self.table()
+        return text_table(header, rows, "PGDResult: " + caption)
 
 
 def price_records(params: Params, rec, out, lam_rec, shape) -> PGDResult:

@@ -85,6 +85,25 @@ def test_the_census_lists_each_point_once(census):
                 assert np.any((hi < lo_b) | (hi_b < lo)), (a.overlaps, b.overlaps)
 
 
+def test_a_census_prints_as_its_table(census):
+    text = repr(census)
+    head, columns, *rows = text.splitlines()
+    assert head.startswith(f"Census: {len(census.points)} points up to symmetry at ")
+    assert ("complete by proof" in head) == census.complete
+    assert columns.split() == [
+        "kappa",
+        "nu",
+        "theta",
+        "eta",
+        "rho",
+        "risk",
+        "index",
+        "null",
+        "kind",
+    ]
+    assert len(rows) == len(census.points) and "<table" in census._repr_html_()
+
+
 def test_the_interior_part_is_complete_and_holds_only_the_origin(census):
     assert census.part_complete("overlaps")
     assert not census.part_complete("strata")

@@ -175,8 +175,9 @@ def test_figure_groups_say_whether_runs_settled_and_what_was_folded():
     symmetric end points were folded into one group."""
     import numpy as np
 
-    from slr_theory.plotting import SETTLED_SPEED
+    from slr_theory.experiments import SETTLED_SPEED, ExperimentResult, experiments
     from slr_theory.plotting.runs import _group_label
+    from slr_theory.trajectory import PGDResult
 
     steps = np.array([0, 100, 200])
     ov = np.zeros((3, 3, 5))
@@ -184,12 +185,19 @@ def test_figure_groups_say_whether_runs_settled_and_what_was_folded():
     ov[-1, :, :2] = 1.0
     ov[-2, :, :2] = 1.0  # runs 0-2 still at the last interval
     g = np.array([0, 1, 2])
-    assert _group_label(ov, g, steps) == "3 of 3 runs settle at (1.00, 1.00, 0.00, 0.00, 0.00)"
+
+    def label_of(ov):
+        res = ExperimentResult(
+            experiments()["gd_manifold"], PGDResult(steps, ov, np.zeros((3, 3)), steps * 0.0), 0
+        )
+        return _group_label(ov, g, steps, res.still_moving(SETTLED_SPEED))
+
+    assert label_of(ov) == "3 of 3 runs settle at (1.00, 1.00, 0.00, 0.00, 0.00)"
     ov[-2, 1, 0] = 1.0 - 200 * SETTLED_SPEED  # run 1 moved 2e-9 per step
-    assert "1 still moving at step 200" in _group_label(ov, g, steps)
+    assert "1 still moving at step 200" in label_of(ov)
     ov[-2, 1, 0] = 1.0
     ov[-2:, 2, :2] = -1.0  # the image of (1, 1) under (k, v) -> (-k, -v)
-    label = _group_label(ov, g, steps)
+    label = label_of(ov)
     assert "2 symmetric images folded" in label and "settle at" in label
 
 
@@ -204,7 +212,7 @@ def test_a_run_cut_short_is_said_not_converged_as_its_legend_says():
     moving = res.still_moving(SETTLED_SPEED)
     assert moving.all()
     tr = res.trajectory
-    label = _group_label(tr.overlaps, np.arange(3), tr.step)
+    label = _group_label(tr.overlaps, np.arange(3), tr.step, moving)
     assert f"still moving at step {int(tr.step[-1])}" in label
     with pytest.raises(ValueError, match="`speed`"):
         res.still_moving(-1.0)

@@ -78,3 +78,33 @@ def test_a_text_table_aligns_its_columns_and_refuses_what_is_no_table():
         text_table(["a"], [3])
     with pytest.raises(ValueError, match="`header` must be a sequence"):
         text_table("ab", [])
+
+
+def test_every_result_prints_as_a_short_table():
+    """repr of a result is a short table under a caption naming it, never its arrays; the
+    notebook's HTML holds the same rows."""
+    from slr_theory import Params, pgd, sample_initial_overlaps
+    from slr_theory.experiments import run
+    from slr_theory.landscape import basin_fractions, continuation
+
+    p = Params.paper()
+    many = pgd(p, sample_initial_overlaps(p, 0, 12), 4e-3, 300, record_every=100)
+    exp = run(["gd_manifold"], repeats=2, steps_scale=0.001, records=3)["gd_manifold"]
+    small = Params(d=12, L=5, lam=0.6, gamma=0.7)
+    fractions = basin_fractions(small, 8, alpha=0.02, steps=500)
+    cont = continuation(p, (0.1, 0.15), steps=2, seeds=1)
+    for res, head, lines in (
+        (many, "PGDResult: 12 runs, 300 steps (4 records), λ = 0.1; the first 10 shown", 12),
+        (exp, "ExperimentResult: gd_manifold (seed 0): 2 runs", 4),
+        (fractions, "BasinFractions: 8 runs (pgd)", 2 + len(fractions.attractors) + 1),
+        (cont, f"Continuation: {len(cont.branches)} branches over λ in [0.1, 0.15]", None),
+    ):
+        text = repr(res)
+        assert text.splitlines()[0].startswith(head), text
+        assert "array(" not in text and "\n" in text
+        if lines is not None:
+            assert len(text.splitlines()) == lines, text
+        assert "<table" in res._repr_html_()
+    assert "still moving at the end of the budget" in repr(exp).splitlines()[0]
+    ends = many.overlaps[-1]
+    assert f"{ends[0, 0]:.4f}" in repr(many).splitlines()[2]

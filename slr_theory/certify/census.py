@@ -11,6 +11,7 @@ import numpy as np
 
 from ..critical import canonical
 from ..params import Params, params_record
+from ..results import html_table, text_table
 from .boxes import FORMAT, UNRESOLVED, VERDICTS
 
 __all__ = ["Census", "CertifiedPoint"]
@@ -99,6 +100,39 @@ class Census:
             name: {VERDICTS[v]: list(p["verdicts"]).count(v) for v in range(len(VERDICTS))}
             for name, p in self.parts.items()
         }
+
+    def _table(self) -> tuple:
+        boxes = sum(len(p["paths"]) for p in self.parts.values())
+        if self.complete:
+            status = f"complete by proof ({boxes} boxes, every one closed)"
+        else:
+            open_ = sum(list(p["verdicts"]).count(UNRESOLVED) for p in self.parts.values())
+            status = f"NOT proved complete: {open_} of {boxes} boxes open"
+        rows = [
+            [
+                *(f"{x:.4f}" if abs(x) >= 5e-5 else "0.0000" for x in q.overlaps),
+                f"{q.risk:.6g}",
+                "?" if q.index is None else q.index,
+                "?" if q.nullity is None else q.nullity,
+                q.kind,
+            ]
+            for q in self.points
+        ]
+        return (
+            ["kappa", "nu", "theta", "eta", "rho", "risk", "index", "null", "kind"],
+            rows,
+            f"{len(self.points)} points up to symmetry at {self.params!r}, {status}",
+        )
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: the proved points (midpoints of their boxes), and whether
+        the list is complete by proof."""
+        return html_table(*self._table())
+
+    def __repr__(self) -> str:
+        """The same table as text (:meth:`summary` says what is proved, in sentences)."""
+        header, rows, caption = self._table()
+        return text_table(header, rows, "Census: " + caption)
 
     def part_complete(self, name: str) -> bool:
         """Whether every box of part `name` (``"strata"``: ``r <= 3``, ``"overlaps"``:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..critical import CriticalPoints, critical_points, describe
+from ..critical import CriticalPoints, critical_points, describe, overlaps_text
 from ..longrun import Fates, fate
 from ..params import Params, check_overlaps, check_params
 from ..results import html_table, text_table
@@ -89,6 +89,27 @@ class BasinFractions:
     stalled: np.ndarray | None = None
     trace_step: np.ndarray | None = None
     trace_distance: np.ndarray | None = None
+
+    def _table(self) -> tuple:
+        rows = [
+            [overlaps_text(q.overlaps), q.kind, f"{f:.3f} ± {e:.3f}"]
+            for q, f, e in zip(self.attractors, self.fractions, self.stderr, strict=True)
+        ]
+        rows.append(["none", "no minimum reached", f"{self.none_fraction:.3f}"])
+        return (
+            ["minimum (up to symmetry)", "kind", "share ± s.e."],
+            rows,
+            f"{self.n} runs ({self.dynamics})",
+        )
+
+    def _repr_html_(self) -> str:
+        """What a notebook shows: each minimum with the share of runs that reach it."""
+        return html_table(*self._table())
+
+    def __repr__(self) -> str:
+        """The same table as text (the runs' arrays are one attribute away)."""
+        header, rows, caption = self._table()
+        return text_table(header, rows, "BasinFractions: " + caption)
 
 
 def _nearest_attractor(final: np.ndarray, attractors: list, coords=None):

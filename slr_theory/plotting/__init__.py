@@ -15,11 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from ..experiments import SETTLED_SPEED  # the report's and the figures' settling rule
 from .atlas import UNCONVERGED_MARK, atlas_figure
 from .branches import bifurcation_figure
 from .ensembles import arrival_figure, draw_off_manifold
 from .manifold import basins_figure, draw_portrait, draw_stability
-from .runs import SETTLED_SPEED, experiment_figure
+from .runs import experiment_figure
 
 __all__ = [
     "SETTLED_SPEED",

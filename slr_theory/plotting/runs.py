@@ -9,20 +9,21 @@ import numpy as np
 
 from .canvas import end_colours, finish, new_figure, point_text
 
-__all__ = ["SETTLED_SPEED", "experiment_figure"]
-
-
-#: A run still moving more than this per step at its last record has not settled.
-SETTLED_SPEED = 1e-9
+__all__ = ["experiment_figure"]
 
 
 def _group_label(
-    ov: np.ndarray, g: np.ndarray, steps: np.ndarray, group: np.ndarray | None = None
+    ov: np.ndarray,
+    g: np.ndarray,
+    steps: np.ndarray,
+    moving: np.ndarray,
+    group: np.ndarray | None = None,
 ) -> str:
     """A group's label: its size, whether its runs settled, where, and any folding.
 
-    A run has settled when its overlaps moved less than :data:`SETTLED_SPEED` per step
-    over the last recorded interval; runs whose end points differ but are images of one
+    `moving` is the result's own verdict per run
+    (:meth:`slr_theory.experiments.ExperimentResult.still_moving`): the figure says what
+    the report says. Runs whose end points differ but are images of one
     another under the risk's symmetries `group` (default: pointwise attention's,
     :data:`slr_theory.critical.SYMMETRIES`) are drawn as one group, and the label says so.
     """
@@ -31,9 +32,7 @@ def _group_label(
 
         group = SYMMETRIES
     end = ov[-1, g]
-    gap = float(steps[-1] - steps[-2]) if len(steps) > 1 else 1.0
-    speed = np.max(np.abs(ov[-1, g] - ov[-2, g]), axis=-1) / gap if len(steps) > 1 else 0 * g
-    still = int(np.sum(speed >= SETTLED_SPEED))
+    still = int(np.sum(moving[g]))
     images = len({tuple(np.round(o, 2) + 0.0) for o in end})
     # one end point: shown as it is; several images of one point: their representative
     where = point_text(end[0], group) if images > 1 else point_text(end[0])
@@ -53,7 +52,7 @@ def experiment_figure(result, path: str | Path | None = None, *, dpi: int = 110)
 
     Runs that end at the same point (up to the risk's symmetries) form a group, drawn
     with its median and its min-max band and labelled with its size, its end point,
-    whether its runs have settled there (:data:`SETTLED_SPEED`) or are still moving, and
+    whether its runs have settled there (:meth:`~slr_theory.experiments.ExperimentResult.still_moving`) or are still moving, and
     whether symmetric end points were folded together; a band is never drawn across runs
     that ended in different places. Log axes are clipped to the data; every label comes
     from the run (repeats, steps, temperatures).
@@ -80,6 +79,7 @@ def experiment_figure(result, path: str | Path | None = None, *, dpi: int = 110)
 
     group = symmetries(e.params)
     groups = end_groups(ov[-1], group)
+    moving = result.still_moving()  # the report's rule, asked of the result
     fig = new_figure(figsize=(11.5, 8.4), constrained_layout=True)
     (a_risk, a_abs), (a_path, a_dist) = fig.subplots(2, 2)
     excess = tr.risk - e.eps**2
@@ -91,7 +91,7 @@ def experiment_figure(result, path: str | Path | None = None, *, dpi: int = 110)
     colours = end_colours([ov[-1, g[0]] for g in groups])
     for j, g in enumerate(groups):
         colour = colours[j]
-        label = _group_label(ov, g, steps, group)
+        label = _group_label(ov, g, steps, moving, group)
         final = np.median(excess[-1, g])  # ends a few 1e-3 apart read apart in the legend
         for ax, y, text in (
             (a_risk, excess[:, g], f"{label}; risk − ε² at the end {final:.6g}"),

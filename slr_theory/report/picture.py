@@ -110,7 +110,8 @@ def landscape_section(s, dest) -> list[str]:
 
 
 def experiments_section(s, dest) -> list[str]:
-    from ..plotting import SETTLED_SPEED, experiment_figure
+    from ..experiments import SETTLED_SPEED
+    from ..plotting import experiment_figure
     from ..render import write_trajectory_csv
 
     lines = [
