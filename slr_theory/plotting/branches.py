@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .canvas import OKABE_ITO, figure_and_axes, finish
+from .canvas import OKABE_ITO, figure_and_axes, finish, spread_tags, thin_tick_labels
 
 __all__ = [
     "bifurcation_figure",
@@ -31,41 +31,24 @@ def _branch_name(b: int, overlaps: np.ndarray) -> str:
 
 
 def _short_name(name: str) -> str:
-    """A branch name short enough for the margin: its point's first clause, no kind."""
+    """A branch name short enough for the legend: its point's first clause, no kind; a
+    point off M keeps its overlaps (the only thing that tells two such apart)."""
     point = name.rsplit(" (", 1)[0] if name.endswith(")") and " of index " in name else name
     if point.startswith("(k*, v*)"):
         return "optimum (k*, v*)"
     if point.startswith("the corner") or point.startswith("the origin"):
         return point.split(" (k,")[0]
-    if " off M at " in point:  # named by its overlaps: too long for the margin
-        return point.split(" at ")[0]
-    short = point.split(", ")[0]
+    if " off M at " in point:  # "the saddle off M at (...)": the overlaps name it
+        return point.removeprefix("the ")
+    short = point.split(", ")[0] if len(point) > 24 else point
     return short if len(short) <= 24 else short[:23] + "…"
 
 
-def _label_ends(ax, ends, gap: float = 8.0) -> None:
-    """Write each label at its point, moved up just enough that labels do not overlap."""
-    ax.figure.canvas.draw()  # the final limits and scales, for display coordinates
-    to_display, to_data = ax.transData, ax.transData.inverted()
-    placed: list[tuple[float, float]] = []
-    for x, y, text in sorted(ends, key=lambda e: e[1]):
-        px, py = to_display.transform((x, y))
-        for qx, qy in placed:
-            if abs(qx - px) < 40 and py < qy + gap:
-                py = qy + gap
-        placed.append((px, py))
-        tx, ty = to_data.transform((px + 4, py))
-        ax.annotate(
-            text,
-            (x, y),
-            xytext=(tx, ty),
-            textcoords="data",
-            fontsize=6,
-            va="center",
-            color="0.3",
-            annotation_clip=False,
-            arrowprops={"arrowstyle": "-", "color": "0.8", "lw": 0.4},
-        )
+def _legend_names(names: list[str]) -> list[str]:
+    """Each branch's short name, and where two would read the same, the whole name (its
+    kind and index where it was named): no two entries of the legend say the same."""
+    short = [_short_name(n) for n in names]
+    return [n if short.count(s) > 1 else s for s, n in zip(short, names, strict=True)]
 
 
 #: How a branch ends inside the range (:attr:`slr_theory.landscape.Branch.end`): legend
@@ -89,8 +72,9 @@ def bifurcation_figure(
 ):
     """Branches of critical points against ``lambda``, coloured by their Morse index class.
 
-    Each branch is tagged ``b<i>`` at its last ``lambda`` (tags moved apart where they
-    would overlap) and named in the legend.
+    Each branch is tagged ``b<i>`` at its last ``lambda`` (tags moved apart, with a
+    leader line, where they would overlap) and named in the legend, where no two names
+    read the same (a point off M by its overlaps; two that still agree, with their kind).
 
     Parameters
     ----------
@@ -138,6 +122,7 @@ def bifurcation_figure(
         ("maximum", OKABE_ITO[4]),
     )
     seen = set()
+    legend_names = _legend_names(list(names)) if names is not None else None
     values, ends, tags = [], [], []
     for b, br in enumerate(result.branches):
         if quantity == "gap":  # against the optimum's risk at the same temperatures
@@ -182,7 +167,7 @@ def bifurcation_figure(
                 seen.add(how)
         label = _branch_name(b, br.overlaps[-1])
         if names is not None:
-            label = f"b{b} {_short_name(names[b])}"
+            label = f"b{b} {legend_names[b]}"
         ends.append((br.lam[-1], y[-1], f"b{b}"))
         tags.append(f"b{b}: {label.split(' ', 1)[1]}" if " " in label else f"b{b}")
     for ev in result.events:
@@ -205,7 +190,8 @@ def bifurcation_figure(
         ax.set_yscale("log")
     if quantity == "gap":
         nonzero = np.abs(allv[allv != 0.0])
-        ax.set_yscale("symlog", linthresh=float(np.min(nonzero)) if nonzero.size else 1e-3)
+        linthresh = float(np.min(nonzero)) if nonzero.size else 1e-3
+        ax.set_yscale("symlog", linthresh=linthresh, linscale=2.0)  # 0 a decade from ±linthresh
         ax.axhline(0.0, color="0.5", lw=0.6, zorder=-1)
     ax.set_xlabel(r"temperature $\lambda$")
     ax.set_ylabel(
@@ -218,7 +204,6 @@ def bifurcation_figure(
         "tagged at their last $\\lambda$)",
         fontsize=10,
     )
-    _label_ends(ax, ends)
     for tag in tags:  # the branches' names, in the legend: the margin has no room
         ax.plot([], [], " ", label=tag)
     order = [c[0] for c in classes] + [
@@ -236,4 +221,8 @@ def bifurcation_figure(
         fontsize=7 if not given else 6,
         loc="best" if given else "outside right upper",
     )
+    # after the legend: the layout is final, and the tags are kept out of it
+    spread_tags(ax, ends)
+    if quantity == "gap":  # ±linthresh beside 0: a label that would still overprint goes
+        thin_tick_labels(ax, "y", keep=(0.0,))
     return finish(fig, path, dpi)
