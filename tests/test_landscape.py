@@ -268,11 +268,11 @@ def test_phase_portrait_and_off_manifold_figure_have_the_expected_size(tmp_path)
         dpi=100,
         progress=stages.append,
     )
-    assert _png_size(path) == (740, 900)  # the legend below the square, not on the data
+    assert _png_size(path) == (960, 660)  # the legend beside the square, not on the data
     # basins, field, separatrix, the trajectories, critical points, saving
     assert stages == [1] * 6
     path = off_manifold_figure(p, tmp_path / "off.png", n=6, steps=2000, dpi=100)
-    assert _png_size(path) == (780, 460)
+    assert _png_size(path) == (780, 520)  # the legend below the axes
 
 
 @pytest.mark.slow  # 10-25 s each: CI keeps its budget of 15 minutes
@@ -375,13 +375,18 @@ def test_the_portraits_legend_names_only_what_it_shows(tmp_path, monkeypatch):
         data[lam] = portrait_data(
             Params.paper(lam=lam), grid=11, basin_grid=6, refine=1, trajectories=1
         )  # the legend is the subject: no refinement
-        plotting.phase_portrait(data[lam], tmp_path / f"p{lam}.png", dpi=40)
+        plotting.phase_portrait(
+            data[lam],
+            tmp_path / f"p{lam}.png",
+            dpi=40,
+            layers=(*plotting.PORTRAIT_LAYERS, "arrival"),  # not a default layer
+        )
     for lam in (0.1, 0.5, 0.9):
         names = labels[f"p{lam}.png"]
         assert "basin of (1, 1)" in names and "basin of (−1, −1)" in names
         assert not any(t.startswith(("no critical point", "undecided")) for t in names)
     assert any(
-        t.startswith("flow time to the minimum on M (10^x; every") for t in labels["p0.1.png"]
+        t.startswith("flow time to the minimum on M ($10^x$; every") for t in labels["p0.1.png"]
     )
     for lam in (0.5, 0.9):  # the plateau dominates: times within 1e-5 decades
         t = data[lam].basin_time
@@ -735,7 +740,7 @@ def test_the_off_manifold_figure_promises_dashes_only_where_it_draws_them():
     assert len(dashes) == len(off_m) > 0 and "dashed" in ax.get_title()
     if np.any(b.label < 0):
         assert any(f"within the budget of {b.max_steps} steps" in t.get_text()
-                   for t in ax.get_legend().get_texts())  # fmt: skip
+                   for t in fig.legends[0].get_texts())  # fmt: skip
     on_m = dataclasses.replace(b, minima=b.minima * np.array([1, 1, 0, 0, 0]))
     assert "dashed" not in off_manifold_figure(on_m).axes[0].get_title()
 
@@ -764,7 +769,7 @@ def test_arrival_times_that_differ_by_less_than_a_hundredth_of_a_decade_are_one_
         label = ax.get_legend_handles_labels()[1][0]
         plt.close(fig)
         if contours:
-            assert label.startswith("flow time to the minimum on M (10^x; every")
+            assert label.startswith("flow time to the minimum on M ($10^x$; every")
         else:
             assert label == "flow time to the minimum on M: 10^28.96 from every cell", label
 

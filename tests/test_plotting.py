@@ -167,3 +167,41 @@ def test_the_drawing_modules_refuse_what_is_not_their_result_by_name():
     ):
         with pytest.raises(ValueError, match=rf"^`{arg}` must be"):
             draw(p)
+
+
+def test_no_text_of_a_report_figure_overlaps_another(tmp_path, monkeypatch, small_study):
+    """Every figure the report draws, redrawn from its results: no two texts (tags, tick
+    labels, contour labels, titles, legend entries) overlap by more than a pixel."""
+    from slr_theory.plotting import canvas
+    from slr_theory.report import redraw_report
+
+    found = {}
+    real = canvas.save_figure
+
+    def keep(fig, path, dpi):
+        found[pathlib.Path(path).name] = canvas.colliding_texts(fig, pad=1.0)
+        real(fig, path, dpi)
+
+    monkeypatch.setattr(canvas, "save_figure", keep)
+    (tmp_path / "saved").mkdir()
+    small_study.save(tmp_path / "saved" / "results.json")
+    redraw_report(tmp_path / "saved", tmp_path / "redrawn")
+    assert len(found) >= 8
+    assert not any(found.values()), {k: v for k, v in found.items() if v}
+
+
+def test_the_portrait_draws_five_layers_by_default_and_more_on_request():
+    from slr_theory.landscape import portrait_data
+    from slr_theory.plotting import ALL_PORTRAIT_LAYERS, PORTRAIT_LAYERS, phase_portrait
+
+    assert len(PORTRAIT_LAYERS) == 5 and set(PORTRAIT_LAYERS) < set(ALL_PORTRAIT_LAYERS)
+    data = portrait_data(Params.paper(), grid=11, basin_grid=6, refine=1, trajectories=2)
+    few = phase_portrait(data)
+    labels = [t.get_text() for t in few.legends[0].get_texts()]
+    assert not any("trajectories" in t or "flow time" in t for t in labels)
+    assert "separatrix" in labels and "streamlines of the flow on M" in labels
+    every = phase_portrait(data, layers=ALL_PORTRAIT_LAYERS)
+    labels = [t.get_text() for t in every.legends[0].get_texts()]
+    assert any("trajectories" in t for t in labels) and "risk on M (contours)" in labels
+    with pytest.raises(ValueError, match="`layers` must be names among"):
+        phase_portrait(data, layers="basins,contours")

@@ -152,7 +152,7 @@ class PortraitData:
         path : str or Path, optional
             Where to write it; None: the figure is returned (a notebook shows it).
         **options
-            ``dpi``, ``ax`` of :func:`~slr_theory.plotting.phase_portrait`.
+            ``dpi``, ``ax``, ``layers`` of :func:`~slr_theory.plotting.phase_portrait`.
 
         Returns
         -------

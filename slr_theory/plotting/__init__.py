@@ -19,10 +19,19 @@ from ..experiments import SETTLED_SPEED  # the report's and the figures' settlin
 from .atlas import UNCONVERGED_MARK, atlas_figure
 from .branches import bifurcation_figure
 from .ensembles import arrival_figure, draw_off_manifold
-from .manifold import basins_figure, draw_portrait, draw_stability
+from .manifold import (
+    ALL_PORTRAIT_LAYERS,
+    PORTRAIT_LAYERS,
+    basins_figure,
+    draw_portrait,
+    draw_stability,
+    portrait_layers,
+)
 from .runs import experiment_figure
 
 __all__ = [
+    "ALL_PORTRAIT_LAYERS",
+    "PORTRAIT_LAYERS",
     "SETTLED_SPEED",
     "UNCONVERGED_MARK",
     "arrival_figure",
@@ -32,6 +41,7 @@ __all__ = [
     "experiment_figure",
     "off_manifold_figure",
     "phase_portrait",
+    "portrait_layers",
     "stability_figure",
 ]
 
@@ -79,14 +89,15 @@ def phase_portrait(
     dpi: int = 120,
     progress: bool | Callable[[int], object] = False,
     ax=None,
+    layers=PORTRAIT_LAYERS,
 ):
-    """The flow on M over the closed square: everything at a glance.
+    """The flow on M over the closed square, five layers at a glance (more on request).
 
     Streamlines of ``(kappa', nu')``, the nullclines (for ``nu``, ``kappa = kappa_0`` through
     M's interior saddle, where M has one; ``nu = erf(a kappa / s)`` for ``kappa``; and the
     edges), the critical points marked by their kind on M, the separatrix (the saddle's
-    stable manifold), sample
-    trajectories, the basins shaded and risk contours; with `pgd_alpha`, the iterates of
+    stable manifold) and the basins shaded; on request (`layers`) sample
+    trajectories, risk contours, flow-time contours and, with `pgd_alpha`, the iterates of
     PGD at that step from the same starts.
 
     Parameters
@@ -117,6 +128,11 @@ def phase_portrait(
     ax : matplotlib.axes.Axes, optional
         Draw on these axes (of a figure of yours) instead of a new figure; with no `path`
         the axes' figure is returned.
+    layers : iterable of str, default :data:`~slr_theory.plotting.manifold.PORTRAIT_LAYERS`
+        What to draw: ``basins``, ``streamlines``, ``nullclines``, ``separatrix`` and
+        ``points`` by default (five layers); ``risk`` (contours), ``arrival`` (flow-time
+        contours), ``flows`` (sample trajectories) and ``pgd`` (iterates, with
+        `pgd_alpha`) on request (:data:`~slr_theory.plotting.manifold.ALL_PORTRAIT_LAYERS`).
 
     Returns
     -------
@@ -124,10 +140,12 @@ def phase_portrait(
         The file written, or the figure when `path` is None.
     """
     from ..landscape import PortraitData, portrait_data
+
+    layers = portrait_layers(layers)  # refused before anything is computed
     from ..trajectory import Progress
 
     if isinstance(params, PortraitData):
-        return draw_portrait(params, path, dpi=dpi, ax=ax)
+        return draw_portrait(params, path, dpi=dpi, ax=ax, layers=layers)
     with Progress(progress, 6, "portrait", unit="stage") as update:
         tick = update or (lambda _n: None)
         data = portrait_data(
@@ -143,7 +161,7 @@ def phase_portrait(
         )
         if not basin_grid:
             tick(1)
-        out = draw_portrait(data, path, dpi=dpi, ax=ax)
+        out = draw_portrait(data, path, dpi=dpi, ax=ax, layers=layers)
         tick(1)
     return out
 

@@ -8,8 +8,10 @@ from pathlib import Path
 import numpy as np
 
 __all__ = [
+    "CLIP_DECADES_BELOW",
     "OKABE_ITO",
     "colliding_texts",
+    "drop_colliding",
     "end_colours",
     "figure_and_axes",
     "finish",
@@ -20,6 +22,12 @@ __all__ = [
     "thin_tick_labels",
     "visible_texts",
 ]
+
+
+#: A log axis of distances shows at most down to this fraction of its largest value
+#: (12 decades): runs converging to M exponentially reach 1e-66, which would crush the
+#: rest into a corner; the figure says where its axis is cut.
+CLIP_DECADES_BELOW = 1e-12
 
 
 def new_figure(**kw):
@@ -229,3 +237,21 @@ def spread_tags(ax, ends, fontsize: float = 6.0, colour: str = "0.3") -> list:
         placed.append(_text_box(note, renderer))
         out.append(note)
     return out
+
+
+def drop_colliding(fig, labels) -> int:
+    """Remove those of `labels` (contour labels, say) whose text would overlap another
+    text of `fig` or a label kept before them; returns how many were removed. Called once
+    the layout is final (after the legend)."""
+    labels = list(labels)
+    others = [box for t, box in visible_texts(fig) if t not in labels]
+    renderer = fig.canvas.get_renderer()
+    removed = 0
+    for t in labels:
+        box = _text_box(t, renderer)
+        if any(box.overlaps(b) for b in others):
+            t.remove()
+            removed += 1
+        else:
+            others.append(box)
+    return removed

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .canvas import end_colours, figure_and_axes, finish, point_text
+from .canvas import CLIP_DECADES_BELOW, end_colours, figure_and_axes, finish, point_text
 
 __all__ = [
     "arrival_figure",
@@ -40,10 +40,13 @@ def draw_off_manifold(basins, path: str | Path | None = None, *, dpi: int = 120,
         )
     b = basins
     dist = b.trace_distance
-    fig, ax = figure_and_axes(ax, (7.8, 4.6))
+    given = ax is not None
+    fig, ax = figure_and_axes(ax, (7.8, 5.2))
     finite = dist[np.isfinite(dist)]
     positive = finite[finite > 0]
-    floor = max(float(positive.min()) if positive.size else 1e-16, 1e-300)
+    top = float(finite.max()) if finite.size else 1.0
+    lowest = float(positive.min()) if positive.size else 1e-16
+    floor = max(lowest, top * CLIP_DECADES_BELOW, 1e-300)
     dashed = False  # a minimum off M has its distance to M drawn dashed
     colours = end_colours(b.minima)
     for j in range(-1, len(b.names)):
@@ -63,7 +66,7 @@ def draw_off_manifold(basins, path: str | Path | None = None, *, dpi: int = 120,
         for r, i in enumerate(members):
             ax.plot(
                 b.trace_step,
-                np.maximum(dist[:, i], floor),
+                np.where(dist[:, i] > 0, dist[:, i], np.nan),  # below the cut: off the axes
                 color=colour,
                 lw=0.8,
                 alpha=0.7,
@@ -75,16 +78,25 @@ def draw_off_manifold(basins, path: str | Path | None = None, *, dpi: int = 120,
                 ax.axhline(level, color=colour, ls="--", lw=1)
                 dashed = True
     ax.set_yscale("log")
-    top = float(finite.max()) if finite.size else 1.0
     ax.set_ylim(floor / 2, min(2.0, top * 2))
+    first = float(b.trace_step[1]) if len(b.trace_step) > 1 else 1.0
+    # linear to the first record, logarithmic beyond: the runs that leave M do so early
+    ax.set_xscale("symlog", linthresh=max(first, 1.0), linscale=0.3)
     ax.set_xlim(0, float(b.trace_step[-1]))
-    ax.set(xlabel="PGD step", ylabel=r"distance to M, $\sqrt{\theta^2+\eta^2+\rho^2}$")
+    ax.set(
+        xlabel="PGD step (logarithmic beyond the first record)",
+        ylabel=r"distance to M, $\sqrt{\theta^2+\eta^2+\rho^2}$",
+    )
+    cut = f"; axis cut at {floor:.0e} (the runs go on to {lowest:.0e})" if floor > lowest else ""
     ax.set_title(
         f"{b.n} runs from uniform initialisations (α = {b.alpha:g}); each stops when at a "
-        "minimum" + (";\ndashed: the distance to M of each minimum off M" if dashed else ""),
+        "minimum" + (";\ndashed: the distance to M of each minimum off M" if dashed else "") + cut,
         fontsize=9,
     )
-    ax.legend(fontsize=7, loc="lower left")
+    if given:
+        ax.legend(fontsize=7, loc="lower left")
+    else:  # beside the data, never on it
+        fig.legend(fontsize=7, loc="outside lower center")
     return finish(fig, path, dpi)
 
 

@@ -6,12 +6,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .canvas import OKABE_ITO, figure_and_axes, finish, new_figure
+from .canvas import OKABE_ITO, drop_colliding, figure_and_axes, finish, new_figure
 
 __all__ = [
+    "ALL_PORTRAIT_LAYERS",
+    "PORTRAIT_LAYERS",
     "basins_figure",
     "draw_portrait",
     "draw_stability",
+    "portrait_layers",
 ]
 
 
@@ -154,7 +157,7 @@ def _basin_names(data) -> dict[int, tuple[str, str]]:
 _SPACINGS = tuple(m * 10.0**e for e in range(-2, 3) for m in (1, 2, 5))
 
 
-def _arrival_layer(ax, data) -> None:
+def _arrival_layer(ax, data) -> list:
     """The flow time from each cell to its minimum on M, as contours of ``log10 t``.
 
     The levels are the finest of :data:`_SPACINGS` that the fates' errors resolve (ten
@@ -165,10 +168,10 @@ def _arrival_layer(ax, data) -> None:
     """
     t = data.basin_time
     if t is None:
-        return
+        return []
     fin = np.isfinite(t) & (t > 0)
     if not fin.any():
-        return
+        return []
     lt = np.where(fin, np.log10(np.where(fin, t, 1.0)), np.nan)
     lo, hi = float(np.nanmin(lt)), float(np.nanmax(lt))
     err = float(np.nanmax(data.basin_time_error[fin]))
@@ -196,11 +199,12 @@ def _arrival_layer(ax, data) -> None:
             centres = 0.5 * (edges[:-1] + edges[1:])
             K, N = np.meshgrid(centres, centres)
             sets.append(ax.contour(K, N, np.ma.masked_invalid(lt), zorder=1, **style))
+        texts = []
         for cs in sets:
-            ax.clabel(cs, fontsize=6, fmt=lambda v: f"10^{v:.{digits}f}")
+            texts += list(ax.clabel(cs, fontsize=6, fmt=lambda v: f"$10^{{{v:.{digits}f}}}$"))
         ax.plot(
             [], [], "-.", color="k", lw=0.8,
-            label=f"flow time to the minimum on M (10^x; every {spacing:g} decades)",
+            label=f"flow time to the minimum on M ($10^x$; every {spacing:g} decades)",
         )  # fmt: skip
     else:
         where = (
@@ -209,9 +213,113 @@ def _arrival_layer(ax, data) -> None:
             else (f"10^{lo:.{digits}f} to 10^{hi:.{digits}f}")
         )
         ax.plot([], [], " ", label=f"flow time to the minimum on M: {where} from every cell")
+        return []
+    return texts
 
 
-def draw_portrait(data, path: str | Path | None = None, *, dpi: int = 120, ax=None):
+#: The portrait's layers, in drawing order. :data:`PORTRAIT_LAYERS` are drawn by default
+#: (at most five: a figure a paper would print); the others on request.
+ALL_PORTRAIT_LAYERS = (
+    "basins",
+    "risk",
+    "arrival",
+    "streamlines",
+    "nullclines",
+    "separatrix",
+    "flows",
+    "pgd",
+    "points",
+)
+PORTRAIT_LAYERS = ("basins", "streamlines", "nullclines", "separatrix", "points")
+
+
+def portrait_layers(layers) -> tuple:
+    """`layers` checked: names among :data:`ALL_PORTRAIT_LAYERS`, in drawing order.
+
+    Parameters
+    ----------
+    layers : iterable of str or str
+        Names, or one string of names separated by commas.
+
+    Returns
+    -------
+    tuple of str
+
+    Examples
+    --------
+    >>> from slr_theory.plotting.manifold import portrait_layers
+    >>> portrait_layers("points,basins")
+    ('basins', 'points')
+    """
+    names = layers.split(",") if isinstance(layers, str) else list(layers)
+    bad = [n for n in names if n not in ALL_PORTRAIT_LAYERS]
+    if bad or not names:
+        raise ValueError(
+            f"`layers` must be names among {', '.join(ALL_PORTRAIT_LAYERS)}, got {layers!r}."
+        )
+    return tuple(n for n in ALL_PORTRAIT_LAYERS if n in names)
+
+
+def _perimeter(p) -> float:
+    """Position of a point of the square's boundary along it, counter-clockwise from
+    ``(-1, -1)``: the bottom edge is ``[0, 2]``, the right ``[2, 4]``, the top ``[4, 6]``."""
+    x, y = float(np.clip(p[0], -1, 1)), float(np.clip(p[1], -1, 1))
+    side = int(np.argmin([abs(y + 1), abs(x - 1), abs(y - 1), abs(x + 1)]))
+    return (x + 1, 2 + (y + 1), 4 + (1 - x), 6 + (1 - y))[side]
+
+
+_CORNERS = ((0.0, (-1.0, -1.0)), (2.0, (1.0, -1.0)), (4.0, (1.0, 1.0)), (6.0, (-1.0, 1.0)))
+
+
+def _separatrix_regions(data):
+    """The two regions of the square the separatrix splits it into, each with the basin
+    label its cells agree on, or None where the cells do not bear it out.
+
+    The separatrix runs from boundary to boundary; each region is it closed along the
+    boundary one way round. A region takes a label when every cell whose centre it holds
+    and which lies farther than a cell's diagonal from the separatrix ends there: the
+    regions then draw the basins exactly (no staircase of cells), and the cells, each
+    followed to its end, are what vouches for them.
+    """
+    from matplotlib.path import Path as Polygon
+
+    sep = np.asarray(data.separatrix, dtype=float)
+    edges, label = data.basin_edges, data.basin_label
+    if label is None or len(sep) < 2 or np.any(label < 0):
+        return None
+    ends = [sep[0], sep[-1]]
+    if any(np.max(np.abs(e)) < 1.0 - 1e-4 for e in ends):  # not boundary to boundary
+        return None
+    s0, s1 = _perimeter(ends[0]), _perimeter(ends[1])
+    centres = 0.5 * (edges[:-1] + edges[1:])
+    K, N = np.meshgrid(centres, centres)
+    xy = np.column_stack([K.ravel(), N.ravel()])
+    diag = float(np.max(np.diff(edges))) * np.sqrt(2.0)
+    near = np.min(np.hypot(*(xy[:, None, :] - sep[None, ::4, :]).transpose(2, 0, 1)), axis=1)
+    out = []
+    for forward in (True, False):  # from the separatrix's end back to its start, each way
+        a, b = (s1, s0) if forward else (s0, s1)
+        walk = sorted(
+            ((c - a) % 8.0, xy_c) for c, xy_c in _CORNERS if 0 < (c - a) % 8.0 < (b - a) % 8.0
+        )
+        ring = [*sep, *[c for _, c in walk]] if forward else [*sep[::-1], *[c for _, c in walk]]
+        poly = np.asarray(ring, dtype=float)
+        inside = Polygon(poly).contains_points(xy) & (near > diag)
+        labels = np.unique(label.ravel()[inside])
+        if labels.size != 1:
+            return None
+        out.append((poly, int(labels[0])))
+    return out
+
+
+def draw_portrait(
+    data,
+    path: str | Path | None = None,
+    *,
+    dpi: int = 120,
+    ax=None,
+    layers=PORTRAIT_LAYERS,
+):
     """Draw :func:`slr_theory.plotting.phase_portrait` from a
     :class:`slr_theory.landscape.PortraitData` (nothing is computed).
 
@@ -221,6 +329,12 @@ def draw_portrait(data, path: str | Path | None = None, *, dpi: int = 120, ax=No
     path : str or Path, optional
         Output file, PNG, SVG or PDF (from the suffix); None: the figure is returned.
     dpi : int
+    layers : iterable of str, default :data:`PORTRAIT_LAYERS`
+        What to draw, among :data:`ALL_PORTRAIT_LAYERS`: ``basins`` (shaded; bounded by
+        the separatrix where the cells bear it out), ``streamlines``, ``nullclines``,
+        ``separatrix``, ``points`` (the critical points by kind) by default; ``risk``
+        (contours), ``arrival`` (contours of the flow time to the minimum), ``flows``
+        (sample trajectories) and ``pgd`` (iterates) on request.
     ax : matplotlib.axes.Axes, optional
         Draw on these axes (of a figure of yours) instead of a new figure; with no `path`
         the axes' figure is returned.
@@ -236,29 +350,70 @@ def draw_portrait(data, path: str | Path | None = None, *, dpi: int = 120, ax=No
         )
     from matplotlib.colors import ListedColormap
 
-    from ..critical import plural_kind
-
     params = data.params
+    layers = portrait_layers(layers)
     given = ax is not None
-    fig, ax = figure_and_axes(ax, (7.4, 9.0))
-    if data.basin_label is not None:
+    fig, ax = figure_and_axes(ax, (9.6, 6.6))
+    if data.basin_label is not None and "basins" in layers:
         names = _basin_names(data)
         colours = [names[i][0] for i in range(len(names))]
-        ax.pcolormesh(
-            data.basin_edges,
-            data.basin_edges,
-            data.basin_label + 1,
-            cmap=ListedColormap(colours),
-            vmin=-0.5,
-            vmax=len(names) - 0.5,
-            shading="flat",
-            zorder=0,
-        )
+        regions = _separatrix_regions(data)
+        if regions is not None:  # exact boundaries: the separatrix, which the cells bear out
+            for poly, lab in regions:
+                ax.fill(poly[:, 0], poly[:, 1], color=colours[lab + 1], lw=0, zorder=0)
+        else:
+            ax.pcolormesh(
+                data.basin_edges,
+                data.basin_edges,
+                data.basin_label + 1,
+                cmap=ListedColormap(colours),
+                vmin=-0.5,
+                vmax=len(names) - 0.5,
+                shading="flat",
+                zorder=0,
+            )
         for value in sorted(set(np.unique(data.basin_label + 1).tolist()) & set(names)):
             ax.plot([], [], "s", color=names[value][0], label=names[value][1])  # only what shows
-        _arrival_layer(ax, data)
+    labels = []  # contour labels: those that would collide are dropped at the end
+    if data.basin_label is not None and "arrival" in layers:
+        labels += _arrival_layer(ax, data)
     K, N = np.meshgrid(data.grid, data.grid)
     R = data.risk
+    if "risk" in layers:
+        labels += _risk_layer(ax, K, N, R)
+    if "streamlines" in layers:
+        _streamlines(ax, K, N, data.field)
+    _rest_of_portrait(ax, data, layers)
+    ax.set(
+        xlim=(-1, 1),
+        ylim=(-1, 1),
+        aspect="equal",
+        xlabel=r"$\kappa = k\cdot k^*$",
+        ylabel=r"$\nu = v\cdot v^*$",
+    )
+    ax.set_title(
+        f"gradient flow on M (d = {params.d}, L = {params.L}, λ = {params.lam:g}"
+        + (f", s = {params.s}" if params.s > 1 else "")
+        + params.attention_tag
+        + ")"
+        + (
+            ";\nstreamlines drawn at any speed, the fastest on the grid "
+            f"|(κ′, ν′)| = {data.max_speed:.2g}"
+            if "streamlines" in layers
+            else ""
+        ),
+        fontsize=10,
+    )
+    if given:  # the caller's figure: the legend on its axes
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
+    else:  # beside the square, never on it
+        fig.legend(fontsize=8, loc="outside right center")
+    drop_colliding(fig, labels)
+    return finish(fig, path, dpi)
+
+
+def _risk_layer(ax, K, N, R) -> list:
+    """Dotted contours of the risk on M, labelled where the labels do not collide."""
     cs = ax.contour(
         K,
         N,
@@ -269,8 +424,12 @@ def draw_portrait(data, path: str | Path | None = None, *, dpi: int = 120, ax=No
         linestyles=":",
         zorder=1,
     )
-    ax.clabel(cs, fontsize=6, fmt="%.3g")
-    F = data.field
+    texts = ax.clabel(cs, fontsize=6, fmt="%.3g")
+    ax.plot([], [], ":", color="0.55", lw=0.6, label="risk on M (contours)")
+    return list(texts)
+
+
+def _streamlines(ax, K, N, F) -> None:
     ax.streamplot(
         K,
         N,
@@ -283,7 +442,13 @@ def draw_portrait(data, path: str | Path | None = None, *, dpi: int = 120, ax=No
         zorder=2,
     )
     ax.plot([], [], "-", color="0.35", lw=0.5, label="streamlines of the flow on M")
-    if np.any(np.isfinite(data.nullcline[:, 1])):  # none where R_kappa = 0 on all of M
+
+
+def _rest_of_portrait(ax, data, layers) -> None:
+    """The nullclines, critical lines, separatrix, trajectories, iterates and points."""
+    from ..critical import plural_kind
+
+    if "nullclines" in layers and np.any(np.isfinite(data.nullcline[:, 1])):
         ax.plot(
             data.nullcline[:, 0],
             data.nullcline[:, 1],
@@ -303,12 +468,12 @@ def draw_portrait(data, path: str | Path | None = None, *, dpi: int = 120, ax=No
                 label=f"line of {plural_kind(kind)} on M (the risk does not depend on k)",
             )
     inner = np.asarray(data.points, dtype=float).reshape(-1, 2)[data.interior]
-    if len(inner) == 1:  # R_nu depends on kappa only: it vanishes on the saddle's kappa
+    if "nullclines" in layers and len(inner) == 1:  # R_nu vanishes on the saddle's kappa
         ax.axvline(inner[0][0], color=OKABE_ITO[1], lw=1.4, label=r"$\nu$-nullcline", zorder=3)
     sep = data.separatrix
-    if len(sep):  # the stable manifold of M's interior saddle, where M has one
+    if "separatrix" in layers and len(sep):  # the stable manifold of M's interior saddle
         ax.plot(sep[:, 0], sep[:, 1], "k-", lw=2.0, label="separatrix", zorder=4)
-    for i, f in enumerate(data.flows):
+    for i, f in enumerate(data.flows if "flows" in layers else ()):
         ax.plot(
             f[:, 0],
             f[:, 1],
@@ -317,7 +482,7 @@ def draw_portrait(data, path: str | Path | None = None, *, dpi: int = 120, ax=No
             label=f"flow trajectories (t ≤ {data.t_max:g})" if i == 0 else None,
             zorder=5,
         )
-    if data.pgd is not None:
+    if data.pgd is not None and "pgd" in layers:
         for i in range(data.pgd.shape[1]):
             ax.plot(
                 data.pgd[:, i, 0],
@@ -329,7 +494,9 @@ def draw_portrait(data, path: str | Path | None = None, *, dpi: int = 120, ax=No
                 zorder=6,
             )
     seen = set()
-    for (k, n), kind in zip(data.points, data.point_kinds, strict=True):
+    for (k, n), kind in zip(
+        data.points if "points" in layers else (), data.point_kinds, strict=False
+    ):
         marker, colour = _KIND_MARKERS[kind]
         ax.plot(
             k,
@@ -343,23 +510,3 @@ def draw_portrait(data, path: str | Path | None = None, *, dpi: int = 120, ax=No
             zorder=7,
         )
         seen.add(kind)
-    ax.set(
-        xlim=(-1, 1),
-        ylim=(-1, 1),
-        aspect="equal",
-        xlabel=r"$\kappa = k\cdot k^*$",
-        ylabel=r"$\nu = v\cdot v^*$",
-    )
-    ax.set_title(
-        f"gradient flow on M (d = {params.d}, L = {params.L}, λ = {params.lam:g}"
-        + (f", s = {params.s}" if params.s > 1 else "")
-        + params.attention_tag
-        + ");\nstreamlines "
-        f"drawn at any speed, the fastest on the grid |(κ′, ν′)| = {data.max_speed:.2g}",
-        fontsize=10,
-    )
-    if given:  # the caller's figure: the legend on its axes
-        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.02, 1.0))
-    else:
-        fig.legend(fontsize=8, loc="outside lower center", ncols=2)
-    return finish(fig, path, dpi)

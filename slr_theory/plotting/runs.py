@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .canvas import end_colours, finish, new_figure, point_text
+from .canvas import CLIP_DECADES_BELOW, end_colours, finish, new_figure, point_text
 
 __all__ = ["experiment_figure"]
 
@@ -34,8 +34,8 @@ def _group_label(
     end = ov[-1, g]
     still = int(np.sum(moving[g]))
     images = len({tuple(np.round(o, 2) + 0.0) for o in end})
-    # one end point: shown as it is; several images of one point: their representative
-    where = point_text(end[0], group) if images > 1 else point_text(end[0])
+    # always the representative under the group: one point, one label, in every figure
+    where = point_text(end[0], group)
     n, R = len(g), ov.shape[1]
     notes = []
     if still:
@@ -80,7 +80,8 @@ def experiment_figure(result, path: str | Path | None = None, *, dpi: int = 110)
     group = symmetries(e.params)
     groups = end_groups(ov[-1], group)
     moving = result.still_moving()  # the report's rule, asked of the result
-    fig = new_figure(figsize=(11.5, 8.4), constrained_layout=True)
+    fig = new_figure(figsize=(11.5, 10.0), constrained_layout=True)
+    entries = []  # (colour, label): one legend for the four panels
     (a_risk, a_abs), (a_path, a_dist) = fig.subplots(2, 2)
     excess = tr.risk - e.eps**2
     at_target = result.optimum_excess()
@@ -93,28 +94,19 @@ def experiment_figure(result, path: str | Path | None = None, *, dpi: int = 110)
         colour = colours[j]
         label = _group_label(ov, g, steps, moving, group)
         final = np.median(excess[-1, g])  # ends a few 1e-3 apart read apart in the legend
-        for ax, y, text in (
-            (a_risk, excess[:, g], f"{label}; risk − ε² at the end {final:.6g}"),
-            (a_dist, dist[:, g], label),
-        ):
-            label_here = text
+        for ax, y in ((a_risk, excess[:, g]), (a_dist, dist[:, g])):
             if len(g) == 1:
-                ax.plot(steps, y[:, 0], color=colour, lw=1.2, label=label_here)
+                ax.plot(steps, y[:, 0], color=colour, lw=1.2)
             else:
-                ax.plot(steps, np.median(y, axis=1), color=colour, lw=1.4, label=label_here)
+                ax.plot(steps, np.median(y, axis=1), color=colour, lw=1.4)
                 ax.fill_between(
                     steps, y.min(axis=1), y.max(axis=1), color=colour, alpha=0.25, lw=0
                 )
-        for c, (name, ls) in enumerate(((r"$|\kappa|$", "-"), (r"$|\nu|$", "--"))):
+        # one legend entry per group, beside the panels: the same label in all four
+        entries.append((colour, f"{label}; risk − ε² at the end {final:.6g}"))
+        for c, ls in enumerate(("-", "--")):
             y = np.abs(ov[:, g, c])
-            a_abs.plot(
-                steps,
-                np.median(y, axis=1),
-                color=colour,
-                ls=ls,
-                lw=1.3,
-                label=f"{name}, {len(g)} runs, end {point_text(ov[-1, g[0]], group)}",
-            )
+            a_abs.plot(steps, np.median(y, axis=1), color=colour, ls=ls, lw=1.3)
             if len(g) > 1:
                 a_abs.fill_between(
                     steps, y.min(axis=1), y.max(axis=1), color=colour, alpha=0.15, lw=0
@@ -122,18 +114,18 @@ def experiment_figure(result, path: str | Path | None = None, *, dpi: int = 110)
         for i in g:
             a_path.plot(ov[:, i, 0], ov[:, i, 1], color=colour, lw=0.8, alpha=0.8)
             a_path.plot(ov[0, i, 0], ov[0, i, 1], "o", color="k", ms=2)
-    a_risk.plot(steps, at_target, "k--", lw=1, label=r"at $(k^*, v^*)$, this step's $\lambda$")
+    a_risk.plot(steps, at_target, "k--", lw=1)
     if hi > 10.0 * lo:  # a log axis where the data span a decade, else a linear one
         a_risk.set(yscale="log", ylim=(lo / 1.5, hi * 1.5))
     else:  # that fits the data (a log axis over 2-8 hid a 3.8-4.7 range)
         pad = 0.05 * (hi - lo) if hi > lo else 0.05 * abs(hi) or 1.0
         a_risk.set(ylim=(lo - pad, hi + pad))
-    a_risk.set(xlabel="step", title=r"risk $-\ \varepsilon^2$")
-    a_risk.legend(fontsize=7)
+    a_risk.set(xlabel="step", title=r"risk $-\ \varepsilon^2$ (dashed: at $(k^*, v^*)$)")
     a_abs.set(
-        xlabel="step", ylim=(0, 1.02), title=r"$|\kappa|$ and $|\nu|$ by end point (median, range)"
+        xlabel="step",
+        ylim=(0, 1.02),
+        title=r"$|\kappa|$ (solid) and $|\nu|$ (dashed), median and range",
     )
-    a_abs.legend(fontsize=6, ncol=1)
     a_path.set(
         xlim=(-1.05, 1.05),
         ylim=(-1.05, 1.05),
@@ -142,20 +134,18 @@ def experiment_figure(result, path: str | Path | None = None, *, dpi: int = 110)
         aspect="equal",
         title=rf"$(\kappa, \nu)$ paths of all {R} runs",
     )
+    dist_title = r"distance to M, $\sqrt{\theta^2+\eta^2+\rho^2}$"
     if np.all(dist == 0):
-        a_dist.text(
-            0.5,
-            0.5,
-            "exactly 0: M is invariant",
-            ha="center",
-            va="center",
-            transform=a_dist.transAxes,
-        )
+        dist_title += ": exactly 0 (M is invariant)"
+        a_dist.set(ylim=(-1.0, 1.0))
     else:
         pos = dist[dist > 0]
-        a_dist.set(yscale="log", ylim=(float(pos.min()) / 2, float(dist.max()) * 2))
-        a_dist.legend(fontsize=7)
-    a_dist.set(xlabel="step", title=r"distance to M, $\sqrt{\theta^2+\eta^2+\rho^2}$")
+        top = float(dist.max())
+        floor = max(float(pos.min()), top * CLIP_DECADES_BELOW)
+        a_dist.set(yscale="log", ylim=(floor / 2, top * 2))
+        if floor > float(pos.min()):  # what lies below is said, not drawn into a corner
+            dist_title += f"\n(axis cut at {floor:.0e}: the runs go on to {float(pos.min()):.0e})"
+    a_dist.set(xlabel="step", title=dist_title)
     for ax in (a_risk, a_abs, a_dist):
         ax.xaxis.set_major_locator(MaxNLocator(5))
         ax.ticklabel_format(axis="x", style="sci", scilimits=(0, 4))
@@ -168,5 +158,16 @@ def experiment_figure(result, path: str | Path | None = None, *, dpi: int = 110)
         f"{e.name}: {e.description}\nd = {e.d}, L = {e.L}, {lam_txt}, α = {e.alpha:g}, "
         f"{R} runs × {int(steps[-1])} steps",
         fontsize=10,
+    )
+    from matplotlib.lines import Line2D
+
+    fig.legend(
+        [Line2D([], [], color=c, lw=2) for c, _ in entries],
+        [text for _, text in entries],
+        loc="outside lower center",
+        ncols=2 if len(entries) > 1 else 1,
+        fontsize=7,
+        title="runs grouped by where they end (up to the risk's symmetries): median, range",
+        title_fontsize=7,
     )
     return finish(fig, path, dpi)

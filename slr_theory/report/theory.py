@@ -235,7 +235,10 @@ def portrait_section(s, dest) -> list[str]:
             if len(s.portrait.separatrix)
             else no_separatrix(s.portrait)
         )
-        + "flow trajectories and PGD iterates, the basins and the risk contours.",
+        + "and the basins (bounded by the separatrix where every cell followed to its end "
+        "agrees; else drawn cell by cell). Risk contours, flow-time contours, sample "
+        "trajectories and PGD iterates are further layers "
+        "(`slr-theory portrait --layers`, `phase_portrait(..., layers=...)`).",
         "",
         *_portrait_times(s.portrait),
         seconds(s, "portrait"),
