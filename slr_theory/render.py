@@ -18,6 +18,7 @@ __all__ = [
     "critical_records",
     "critical_text",
     "markdown_html",
+    "math_html",
     "risk_text",
     "statistics_text",
     "to_json",
@@ -341,16 +342,70 @@ def trajectory_text(header: str, rows) -> str:
 _INLINE = re.compile(r"(!?)\[([^\]]*)\]\(([^)\s]+)\)|`([^`]+)`|\*\*(.+?)\*\*|(</?sub>)")
 
 
+#: The Greek letters the plain-text formulas spell out (certificates, findings), as the
+#: HTML shows them.
+_GREEK = {
+    "alpha": "α", "gamma": "γ", "eta": "η", "theta": "θ", "kappa": "κ", "lambda": "λ",
+    "mu": "μ", "nu": "ν", "rho": "ρ", "sigma": "σ", "tau": "τ", "zeta": "ζ",
+}  # fmt: skip
+_GREEK["pi"] = "π"
+_GREEK_WORD = re.compile(r"(?:\b|(?<=_))(" + "|".join(_GREEK) + r")\b")
+_SYMBOLS = ((">=", "≥"), ("<=", "≤"), ("+-", "±"), ("sqrt(", "√("))
+_EXPONENT = re.compile(r"\^(?:\{([^{}]*)\}|\(([^()]*)\)|([-−]?[\w.]*\w))")
+_SUBSCRIPT = re.compile(r"_(?:\{([^{}]*)\}|([0-9A-Za-zα-ωℓ])(?!\w))")
+
+
+def math_html(text: str) -> str:
+    """A plain-text formula typeset in HTML: Greek names as letters (``R_kappa`` as
+    ``R`` with a subscript ``κ``), ``x^2``, ``e^{...}`` and ``e^(...)`` as superscripts,
+    ``X_{J0}`` and ``X_ℓ`` as subscripts (identifiers such as ``phase_portrait``
+    untouched), ``>=``, ``+-`` and ``sqrt(`` as ``≥``, ``±`` and ``√(``. `text` is
+    escaped.
+
+    Parameters
+    ----------
+    text : str
+
+    Returns
+    -------
+    str
+
+    Examples
+    --------
+    >>> from slr_theory.render import math_html
+    >>> math_html("E = e^{-c^2 kappa^2}, 10^2.33 < x_1")
+    'E = e<sup>-c<sup>2</sup> κ<sup>2</sup></sup>, 10<sup>2.33</sup> &lt; x<sub>1</sub>'
+    >>> math_html("R_kappa >= 2 gamma^2 / sqrt(pi)")
+    'R<sub>κ</sub> ≥ 2 γ<sup>2</sup> / √(π)'
+    """
+    for ascii_, symbol in _SYMBOLS:
+        text = text.replace(ascii_, symbol)
+    out = _GREEK_WORD.sub(lambda m: _GREEK[m.group(1)], html.escape(text))
+
+    def sup(m) -> str:
+        inner = next(g for g in m.groups() if g is not None)
+        return f"<sup>{math_html_escaped(inner)}</sup>"
+
+    def sub(m) -> str:
+        inner = next(g for g in m.groups() if g is not None)
+        return f"<sub>{inner}</sub>"
+
+    def math_html_escaped(t: str) -> str:
+        return _SUBSCRIPT.sub(sub, _EXPONENT.sub(sup, t))
+
+    return math_html_escaped(out)
+
+
 def _inline(text: str, images) -> str:
     """One line of the report's Markdown as HTML: code, bold, links, images, ``<sub>``;
-    everything else escaped."""
+    formulas typeset (:func:`math_html`), everything else escaped."""
     out, at = [], 0
     for m in _INLINE.finditer(text):
-        out.append(html.escape(text[at : m.start()]))
+        out.append(math_html(text[at : m.start()]))
         at = m.end()
         bang, label, href, code, bold, sub = m.groups()
         if code is not None:
-            out.append(f"<code>{html.escape(code)}</code>")
+            out.append(f"<code>{math_html(code)}</code>")
         elif bold is not None:
             out.append(f"<strong>{_inline(bold, images)}</strong>")
         elif sub is not None:
@@ -359,7 +414,7 @@ def _inline(text: str, images) -> str:
             out.append(f'<img alt="{html.escape(label, quote=True)}" src="{images(href)}">')
         else:
             out.append(f'<a href="{html.escape(href, quote=True)}">{html.escape(label)}</a>')
-    out.append(html.escape(text[at:]))
+    out.append(math_html(text[at:]))
     return "".join(out)
 
 
