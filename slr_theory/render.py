@@ -349,7 +349,9 @@ _GREEK = {
     "mu": "μ", "nu": "ν", "rho": "ρ", "sigma": "σ", "tau": "τ", "zeta": "ζ",
 }  # fmt: skip
 _GREEK["pi"] = "π"
-_GREEK_WORD = re.compile(r"(?:\b|(?<=_))(" + "|".join(_GREEK) + r")\b")
+_GREEK_WORD = re.compile(r"\b(" + "|".join(_GREEK) + r")\b")
+#: ``R_kappa``: a one-letter name with a Greek subscript (not ``gd_sphere_large_lambda``)
+_GREEK_INDEX = re.compile(r"\b([A-Za-z])_(" + "|".join(_GREEK) + r")\b")
 _SYMBOLS = ((">=", "≥"), ("<=", "≤"), ("+-", "±"), ("sqrt(", "√("))
 _EXPONENT = re.compile(r"\^(?:\{([^{}]*)\}|\(([^()]*)\)|([-−]?[\w.]*\w))")
 _SUBSCRIPT = re.compile(r"_(?:\{([^{}]*)\}|([0-9A-Za-zα-ωℓ])(?!\w))")
@@ -375,11 +377,12 @@ def math_html(text: str) -> str:
     >>> from slr_theory.render import math_html
     >>> math_html("E = e^{-c^2 kappa^2}, 10^2.33 < x_1")
     'E = e<sup>-c<sup>2</sup> κ<sup>2</sup></sup>, 10<sup>2.33</sup> &lt; x<sub>1</sub>'
-    >>> math_html("R_kappa >= 2 gamma^2 / sqrt(pi)")
-    'R<sub>κ</sub> ≥ 2 γ<sup>2</sup> / √(π)'
+    >>> math_html("R_kappa >= 2 gamma^2 / sqrt(pi), gd_sphere_large_lambda")
+    'R<sub>κ</sub> ≥ 2 γ<sup>2</sup> / √(π), gd_sphere_large_lambda'
     """
     for ascii_, symbol in _SYMBOLS:
         text = text.replace(ascii_, symbol)
+    text = _GREEK_INDEX.sub(lambda m: f"{m.group(1)}_{_GREEK[m.group(2)]}", text)
     out = _GREEK_WORD.sub(lambda m: _GREEK[m.group(1)], html.escape(text))
 
     def sup(m) -> str:

@@ -155,7 +155,7 @@ def test_continuation_branches_stay_critical_and_end_where_the_search_finds_poin
     _assert_no_branch_followed_twice(c)
 
 
-def _assert_no_branch_followed_twice(c):
+def _assert_no_branch_followed_twice(c, group=None):
     """A list of branches is a set: no two branches are the same point (up to symmetry,
     within MERGE_TOL) at two temperatures of the grid (once is a meeting, an event), and
     no overlap is a signed zero."""
@@ -172,9 +172,23 @@ def _assert_no_branch_followed_twice(c):
                     a.overlaps[np.searchsorted(a.lam, lam)],
                     b.overlaps[np.searchsorted(b.lam, lam)],
                     tol=MERGE_TOL,
+                    group=group,
                 )
             ]
             assert len(same) <= 1, (a.overlaps[0], b.overlaps[0], same)
+
+
+def test_a_branch_that_slides_onto_another_is_cut_where_they_meet():
+    """Softmax over [0.13, 0.2]: a branch followed back from its seed slid onto the corner
+    (-k*, v*)'s branch and was listed beside it over two temperatures; it now ends where
+    it runs into it, a meeting bracketed by the grid."""
+    from slr_theory.critical import symmetries
+
+    p = Params.paper().replace(attention="softmax")
+    c = continuation(p, (0.13, 0.2), steps=3, seeds=2)
+    _assert_no_branch_followed_twice(c, symmetries(p))
+    joined = [e for e in c.events if e["type"] == "meets" and e.get("other") is not None]
+    assert joined and all(e["bracket"][0] < e["lam"] < e["bracket"][1] for e in joined)
 
 
 def test_bad_arguments():

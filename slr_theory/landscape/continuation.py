@@ -83,6 +83,57 @@ def _bisect_index(params: Params, a: np.ndarray, b: np.ndarray, i_a: int, i_b: i
 CORRECTOR_DAMPING = 1e-4
 
 
+def _trim_covered(new: Branch, branches: list, group: np.ndarray):
+    """`new` without the part that is a branch followed before (the same point, up to
+    `group`, within ``MERGE_TOL``, at temperatures of the grid they share), and where it
+    runs into it: ``(branch or None, [(side, bracket, other), ...])``.
+
+    A branch found again at a later seed (one followed before was lost there), or one
+    whose corrector slid onto another branch, would be listed twice over that part. The
+    covered part must be a prefix or a suffix of `new`; its end becomes a ``"meets"``
+    with the other branch, bracketed by the last shared temperature and the next.
+    """
+    from ..critical.points import MERGE_TOL
+
+    joined = []
+    covered = np.zeros(new.lam.size, dtype=bool)
+    other_at = np.full(new.lam.size, -1)
+    for j, old in enumerate(branches):
+        for i, lam in enumerate(new.lam):
+            t = np.flatnonzero(old.lam == lam)
+            if t.size and same_point(old.overlaps[t[0]], new.overlaps[i], MERGE_TOL, group):
+                covered[i], other_at[i] = True, j
+    if not covered.any():
+        return new, joined
+    if covered.all():
+        return None, joined
+    first, last = int(np.argmin(covered)), int(covered.size - np.argmin(covered[::-1]))
+    if covered[:first].all() and not covered[first:].any():  # a covered prefix
+        keep = slice(first, None)
+        joined.append(
+            ("start", (float(new.lam[first - 1]), float(new.lam[first])), int(other_at[first - 1]))
+        )
+    elif covered[last:].all() and not covered[:last].any():  # a covered suffix
+        keep = slice(0, last)
+        joined.append(
+            ("end", (float(new.lam[last - 1]), float(new.lam[last])), int(other_at[last]))
+        )
+    else:  # shared in the middle only: a crossing, not a repetition
+        return new, joined
+    trimmed = Branch(
+        lam=new.lam[keep],
+        overlaps=new.overlaps[keep],
+        risk=new.risk[keep],
+        index=new.index[keep],
+        kind=new.kind[keep],
+        start="meets" if keep.start else new.start,
+        end="meets" if keep.stop is not None else new.end,
+        seed=new.seed,
+        vectors=None if new.vectors is None else new.vectors[keep],
+    )
+    return trimmed, joined
+
+
 def _corrector(params: Params, k, v, prev, lam_try: float, h: float):
     """The point of the branch at `lam_try`, from ``(k, v)`` at ``lam_try - h`` (or None).
 
@@ -610,20 +661,39 @@ def continuation(
             recs = bwd[::-1] + fwd[1:]
             lam_b = np.array(lam_r[::-1] + lam_f[1:])
             b = len(branches)
-            branches.append(
-                Branch(
-                    lam=lam_b,
-                    overlaps=np.array([r.overlaps for r in recs]),
-                    risk=np.array([r.risk for r in recs]),
-                    index=np.array([r.index for r in recs]),
-                    kind=[r.kind for r in recs],
-                    start=start,
-                    end=end,
-                    seed=lam_s,
-                    vectors=np.array([r.vectors for r in recs]),
-                )
+            new = Branch(
+                lam=lam_b,
+                overlaps=np.array([r.overlaps for r in recs]),
+                risk=np.array([r.risk for r in recs]),
+                index=np.array([r.index for r in recs]),
+                kind=[r.kind for r in recs],
+                start=start,
+                end=end,
+                seed=lam_s,
+                vectors=np.array([r.vectors for r in recs]),
             )
-            for side, kind, got in (("start", start, start_bracket), ("end", end, end_bracket)):
+            new, joined = _trim_covered(new, branches, group)
+            if new is None:  # all of it is a branch already followed
+                continue
+            branches.append(new)
+            for side, bracket, other in joined:  # where it runs into a branch followed before
+                events.append(
+                    {
+                        "lam": 0.5 * (bracket[0] + bracket[1]),
+                        "branch": b,
+                        "type": "meets",
+                        "side": side,
+                        "bracket": bracket,
+                        "other": other,
+                    }
+                )
+            cut = {side for side, _bracket, _other in joined}  # those ends are the meetings
+            start_bracket = None if "start" in cut else start_bracket
+            end_bracket = None if "end" in cut else end_bracket
+            for side, kind, got in (
+                ("start", new.start, start_bracket),
+                ("end", new.end, end_bracket),
+            ):
                 if got is None:
                     continue
                 bracket, at = got
