@@ -144,7 +144,7 @@ def test_the_optimum_has_one_colour_in_every_figure(fates):
         ln
         for ln in ax.lines
         if ln.get_label().endswith(
-            f"reach {fates.names[j]} (median 10^{fates.quantiles([0.5], j)[0]:.1f} steps)"
+            f"reach {fates.names[j]} (median $10^{{{fates.quantiles([0.5], j)[0]:.1f}}}$ steps)"
         )
     ]
     assert line.get_color() == OKABE_ITO[0]

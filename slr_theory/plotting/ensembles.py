@@ -130,7 +130,8 @@ def arrival_figure(
     """
     f = fates
     unit = "steps" if f.alpha is not None else "flow time"
-    fig, ax = figure_and_axes(ax, (7.8, 4.4))
+    given = ax is not None
+    fig, ax = figure_and_axes(ax, (7.8, 5.0))
     finite = f.steps[np.isfinite(f.steps) & (f.label >= 0)]
     if finite.size:
         lo = max(float(finite.min()), 1e-300)
@@ -151,7 +152,7 @@ def arrival_figure(
                 where="post",
                 color=colour,
                 label=f"{int(np.sum(f.label == j))} of {f.n} runs reach {name} "
-                f"(median 10^{q:.1f} {unit})",
+                f"(median $10^{{{q:.1f}}}$ {unit})",
             )
         ax.set_xscale("log")
         ax.set_xlim(grid[0], grid[-1])
@@ -177,5 +178,8 @@ def arrival_figure(
     ax.set_xlabel(f"{unit} (log scale)")
     ax.set_ylabel("share of runs arrived")
     ax.set_title(f"{f.n} runs: arrival in the {f.tol:g}-ball of their minimum", fontsize=10)
-    ax.legend(fontsize=7, loc="upper left")
+    if given:
+        ax.legend(fontsize=7, loc="upper left")
+    else:  # beside the data, never on it
+        fig.legend(fontsize=7, loc="outside lower center")
     return finish(fig, path, dpi)
