@@ -1018,7 +1018,9 @@ def test_a_kinked_sigma_is_checked_at_its_kinks_and_refused_where_it_cannot_serv
             d4f=zero,
             kinks=(0,),
         )
-    with pytest.raises(ValueError, match="of nonlinearity 'nokink' is not the derivative"):
+    with pytest.raises(
+        ValueError, match=r"`df` of nonlinearity 'nokink' jumps at u = 0\.0 .*kinks=\(0\.0,\)"
+    ):
         Nonlinearity("nokink", lambda u: np.maximum(u, 0), step, zero, zero, d4f=zero)
     with pytest.raises(ValueError, match="need `d3f` and `d4f`"):
         Nonlinearity("short", lambda u: np.maximum(u, 0), step, zero, kinks=(0,))
