@@ -31,6 +31,8 @@ KERNEL_FOLD = math.log(64.0)
 
 _KERNEL_MAX_PIECES = 1 << 14
 
+_GAUSS = 6  # the Gaussian factor's column among the variables a call multiplies by
+
 
 _KW = 0.5 * np.cos(np.pi * (np.arange(KERNEL_NODES) + 0.5) / KERNEL_NODES)  # nodes in w
 
@@ -112,11 +114,15 @@ class LoopKernel:
         # 0-d arrays: a product with one costs less than with a Python float (NumPy 2)
         self._scale = np.array(0.5 * (coefficients.shape[0] - 1))
         self._minus_x2 = np.array(-x2)
+        # each component's factors among e = (1, kappa, eta, theta, nu, rho, e^{-x^2}):
+        # its monomial's three and the Gaussian factor (or 1), gathered and multiplied in
+        # two calls (the factor is a seventh variable, not a separate product)
         first, rest = np.divmod(monomials, 36)
         second, third = np.divmod(rest, 6)
-        # the factors a call multiplies by: as many as the largest degree needs (none for
-        # monomials that are all 1)
-        self._factors = [np.ascontiguousarray(f) for f in (first, second, third) if np.any(f)]
+        gauss = np.where(np.arange(monomials.size) < gaussian, _GAUSS, 0)
+        used = [f for f in (first, second, third, gauss) if np.any(f)]
+        self._factors = np.ascontiguousarray(np.stack(used)) if used else None  # (k, F)
+        self._work = np.ones((7, 0))
         self._powers = np.ones((0, KERNEL_NODES))
 
     @property
@@ -131,23 +137,30 @@ class LoopKernel:
         loop holds (:mod:`slr_theory.trajectory`), so it fills ``ext`` with one copy.
 
         (``ndarray.take`` serves every gather: a third of the cost of fancy indexing on
-        arrays of a few tens of runs.)
+        arrays of a few tens of runs; every intermediate of a few tens of runs is written
+        into work arrays kept between calls.)
         """
         n = ext.shape[0]
         if self._powers.shape[0] != n:
             self._powers = np.ones((n, KERNEL_NODES))
-        w = self._powers
+            self._work = np.ones((7, n))
+        w, e = self._powers, self._work
         kappa = ext[:, 1]
         u = kappa * self._scale
         r = np.rint(u)
-        w[:, 1:] = (u - r)[:, None]
+        np.subtract(u[:, None], r[:, None], out=w[:, 1:])
         np.multiply.accumulate(w, axis=1, out=w)
         block = self.coefficients.take(r.astype(np.intp), axis=0, mode="wrap")
         c = (block @ w[:, :, None])[:, :, 0]
+        if self._factors is None:
+            return c @ self.rows
+        e[:6] = ext.T  # by variable: the gather and the product below run along runs
         if self.gaussian:
-            c[:, : self.gaussian] *= np.exp(np.square(kappa) * self._minus_x2)[:, None]
-        for factor in self._factors:
-            c *= ext.take(factor, axis=1)
+            g = e[6]
+            np.square(kappa, out=g)
+            g *= self._minus_x2
+            np.exp(g, out=g)
+        c *= np.multiply.reduce(e.take(self._factors, axis=0), axis=0).T
         return c @ self.rows
 
     def permuted(self, rows, scale: float = 1.0) -> LoopKernel:
