@@ -122,6 +122,8 @@ class LoopKernel:
         gauss = np.where(np.arange(monomials.size) < gaussian, _GAUSS, 0)
         used = [f for f in (first, second, third, gauss) if np.any(f)]
         self._factors = np.ascontiguousarray(np.stack(used)) if used else None  # (k, F)
+        # one factor and no Gaussian (the kernel on M: nu): one gather, no product
+        self._single = used[0] if len(used) == 1 and not gaussian else None
         self._work = np.ones((7, 0))
         self._powers = np.ones((0, KERNEL_NODES))
 
@@ -148,11 +150,14 @@ class LoopKernel:
         kappa = ext[:, 1]
         u = kappa * self._scale
         r = np.rint(u)
-        np.subtract(u[:, None], r[:, None], out=w[:, 1:])
+        w[:, 1:] = (u - r)[:, None]
         np.multiply.accumulate(w, axis=1, out=w)
         block = self.coefficients.take(r.astype(np.intp), axis=0, mode="wrap")
         c = (block @ w[:, :, None])[:, :, 0]
         if self._factors is None:
+            return c @ self.rows
+        if self._single is not None:
+            c *= ext.take(self._single, axis=1)
             return c @ self.rows
         e[:6] = ext.T  # by variable: the gather and the product below run along runs
         if self.gaussian:
