@@ -174,9 +174,11 @@ def register(check: Check) -> Check:
     return check
 
 
-def _select(names: Iterable[str] | None) -> list[Check]:
+def _select(names: Iterable[str] | None, extra: Iterable[Check] = ()) -> list[Check]:
+    """The registered checks (and `extra`, built for a model) that `names` asks for."""
+    known = {**REGISTRY, **{c.name: c for c in extra}}
     if names is None:
-        return list(REGISTRY.values())
+        return list(known.values())
     if isinstance(names, str):
         names = [names]
     try:
@@ -187,11 +189,9 @@ def _select(names: Iterable[str] | None) -> list[Check]:
     for pattern in names:
         if not isinstance(pattern, str):
             raise ValueError(f"`names` must be check names or patterns, got {pattern!r}.")
-        hits = [c for n, c in REGISTRY.items() if fnmatch.fnmatchcase(n, pattern)]
+        hits = [c for n, c in known.items() if fnmatch.fnmatchcase(n, pattern)]
         if not hits:
-            raise ValueError(
-                f"`names`: no check matches {pattern!r}; known: {', '.join(REGISTRY)}."
-            )
+            raise ValueError(f"`names`: no check matches {pattern!r}; known: {', '.join(known)}.")
         out.extend(c for c in hits if c not in out)
     return out
 
@@ -278,14 +278,14 @@ def run_checks(
         )
     if samples > MAX_SAMPLES:
         raise ValueError(f"`samples` must be <= {MAX_SAMPLES:g}, got {samples!r}.")
-    checks = _select(names)
     rng = np.random.default_rng(positive_int(seed, "seed", allow_zero=True))
     if at is not None:
         at = check_params(at)
         if random_params:
             raise ValueError("`at` and `random_params` exclude each other.")
-    if at is not None:
-        checks = _checks_of(at, checks, names is None)
+        checks = _checks_of(at, _select(names, _built_for(at)))
+    else:
+        checks = _select(names)
     results = []
     for check in tqdm(checks, desc="verify", disable=not progress, leave=False):
         params = dict(check.draw(rng)) if random_params else dict(check.params)
@@ -299,16 +299,21 @@ def run_checks(
     return results
 
 
-def _checks_of(at, checks: list[Check], every: bool) -> list[Check]:
-    """The checks among `checks` that run at the model of `at`: the identities, and the
-    model checks of that model; with `every` (no names asked for) and a nonlinearity no
-    registered check has, its risk check is added."""
+def _built_for(at) -> list[Check]:
+    """The risk check built for the model of `at` when no registered check is of it (a
+    user's nonlinearity: its reference, the mpmath quadrature of its own functions)."""
     want = _model_names({"attention": at.attention, "nonlinearity": at.nonlinearity})
-    kept = [
+    known = {_model_names(dict(c.model)) for c in REGISTRY.values()}
+    if want in known or not CHECK_FOR_NONLINEARITY:
+        return []
+    built = CHECK_FOR_NONLINEARITY[0](at)
+    return [built] if built is not None else []
+
+
+def _checks_of(at, checks: list[Check]) -> list[Check]:
+    """The checks among `checks` that run at the model of `at`: the identities, and the
+    model checks of that model (a check built for it among them)."""
+    want = _model_names({"attention": at.attention, "nonlinearity": at.nonlinearity})
+    return [
         c for c in checks if not MODEL_KEYS <= set(c.params) or _model_names(dict(c.model)) == want
     ]
-    known = {_model_names(dict(c.model)) for c in REGISTRY.values()}
-    if every and want not in known and CHECK_FOR_NONLINEARITY:
-        built = CHECK_FOR_NONLINEARITY[0](at)
-        kept.extend([built] if built is not None else [])
-    return kept
