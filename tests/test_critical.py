@@ -813,6 +813,7 @@ def _kinked_hardtanh(c: float, shift: float) -> Nonlinearity:
 
 @settings(max_examples=6, deadline=None)
 @example(c=2.0, shift=0.0, kinked=False)
+@example(c=2.25, shift=0.0, kinked=False)  # its minimum's theta, eta were -0.0 (k -> -k)
 @given(
     c=st.floats(0.3, 3.0),
     shift=st.sampled_from([0.0, 0.05, 0.3]),

@@ -122,11 +122,11 @@ def classify_at(
     kind = ("degenerate " if nullity > orbit else "") + base
     if orbit:
         kind += f" (critical manifold of dimension {orbit})"
-    o = ov[0]
+    o = ov[0] + 0.0  # no signed zeros (a sign flip of k or v makes -0.0 of a 0.0)
     copies = []
     for image in orbit_images(o, symmetries(params))[1:]:
         if not any(np.allclose(image, c, atol=1e-12) for c in [o, *copies]):
-            copies.append(image)
+            copies.append(image + 0.0)
     on_m = bool(np.all(np.abs(o[2:]) <= 1e-12))
     m_eigs = None
     if on_m:
@@ -140,7 +140,7 @@ def classify_at(
     risk = float(params.eps**2 + _risk_minus_noise(params, o))
     return CriticalPoint(
         overlaps=o,
-        vectors=np.stack([k, v]),
+        vectors=np.stack([k, v]) + 0.0,
         risk=risk,
         grad_norm=float(np.linalg.norm(G[0])),
         relative_gradient=float(relative_gradient(ov, G, mag)[0]),
