@@ -687,8 +687,27 @@ def _coordinate_source(grp: Group, n: int):
         tabs = engine.table(grp.params, grp.lam[start:stop], 1)
         placed = tabs.placed(STEP_COLUMNS, a)  # the rows placed for the step, times a
         if placed is not None:
-            return lambda j, X: placed.at(j)(X.T.take(_EXT_OVERLAPS, axis=0)).T
-        return lambda j, X: step_gradient(tabs.at(j)(X.T.take(_EXT_OVERLAPS, axis=0))) * a
+            engine_step = lambda j, X: placed.at(j)(X.T.take(_EXT_OVERLAPS, axis=0)).T  # noqa: E731
+        else:
+            engine_step = lambda j, X: (  # noqa: E731
+                step_gradient(tabs.at(j)(X.T.take(_EXT_OVERLAPS, axis=0))) * a
+            )
+        sweep = swept(tabs)
+        if sweep is None:
+            return engine_step
+        return lambda j, X: sweep(start + j, X) if sweep.serves(start + j) else engine_step(j, X)
+
+    built: list = []
+
+    def swept(tabs):
+        """The table's kernels along the whole schedule, built once (its segments span
+        more steps than a chunk), or None."""
+        if not built:
+            sweep = None
+            if n <= KERNEL_RUNS:
+                sweep = tabs.sweep_kernel(lambda lam: engine.table(grp.params, lam, 1), grp.lam)
+            built.append(None if sweep is None else sweep.permuted(STEP_COLUMNS, a))
+        return built[0]
 
     return chunk
 

@@ -39,6 +39,24 @@ def test_overlap_pgd_reproduces_rd_pgd(on_manifold, schedule):
         assert np.max(np.abs(res.overlaps[:, 2:])) < 1e-15
 
 
+def test_a_slow_schedule_on_its_sweep_kernels_reproduces_rd_pgd():
+    """A schedule slow enough for the sweep's segments (most steps on them, not on the
+    engine's features) gives the PGD of the vectors in R^d."""
+    from slr_theory import engine
+    from slr_theory.trajectory import temperatures
+
+    rng = np.random.default_rng(3)
+    p = Params(d=16, L=6, lam=0.3, gamma=0.7, eps=0.1)
+    schedule, steps = paper_schedule(0.3, 4e-5), 5000  # segments of 2 800 steps and more
+    lam = temperatures(schedule, steps)
+    sweep = engine.table(p, lam[:1], 1).sweep_kernel(lambda x: engine.table(p, x, 1), lam)
+    assert sum(sweep.serves(j) for j in range(steps)) > steps // 2
+    k, v, ks, vs = _vectors(rng, p, False)
+    kf, vf = pgd_vectors(p, k, v, ks, vs, 5e-3, steps, schedule)
+    res = pgd(p, overlaps_of(k, v, ks, vs), 5e-3, steps, schedule, record_every=steps)
+    np.testing.assert_allclose(res.overlaps[-1], overlaps_of(kf, vf, ks, vs), atol=1e-12)
+
+
 def test_records_risk_decrease_and_schedule():
     p = Params.paper(lam=0.1)
     ov0 = sample_initial_overlaps(p, np.random.default_rng(1), 8)

@@ -329,6 +329,51 @@ def test_loop_kernel_agrees_with_the_engine_to_its_stated_ulps(lam, s):
         assert np.all(err <= tol * local[:, piece]), np.max(err / local[:, piece]) / EPS
 
 
+@pytest.mark.parametrize(("lam0", "s"), [(0.4, 1), (0.12, 3)])
+def test_sweep_kernel_agrees_with_the_engine_at_every_step_to_its_stated_ulps(lam0, s):
+    """Along a schedule from lam0 (half the paper's rate: every segment long enough to
+    build): at random steps and at each segment's ends (between its nodes in lambda,
+    where it was not built), against the engine's table at that step's temperature,
+    within the fixed kernel's bound on each piece."""
+    from slr_theory.models.erf.features import reduced
+
+    p = Params(d=400, L=10, lam=lam0, gamma=0.5**0.5, s=s)
+    lam = lam0 / (1 + 5e-5 * np.arange(12_000))
+    sweep = erf_kernel.sweep_kernel(lambda x: engine.table(p, x, 1), lam)
+    served = np.array([j for j in range(lam.size) if sweep.serves(j)])
+    assert served.size > lam.size // 2  # not vacuous: most steps have a kernel
+    rng = np.random.default_rng(5)
+    ends = [j for start, stop, *_ in sweep.segments for j in (start, stop - 1)]
+    kappa = np.concatenate([[-1.0, 1.0, 0.0, -0.0, 1e-300], rng.uniform(-1, 1, 2000)])
+    for j in [*ends, *rng.choice(served, 6)]:
+        tab = engine.table(p, lam[j], 1)
+        pieces = sweep.segments[sweep._of_step[j]][5].pieces
+        piece = np.minimum(((kappa + 1) * pieces / 2).astype(int), pieces - 1)
+        x2 = float(reduced(np.array([1.0]), tab.constants)[1][0])
+        tol = (erf_kernel.KERNEL_ULPS + 16 + 2 * x2) * EPS
+        ov = np.empty((5, kappa.size))
+        ov[0] = kappa
+        ov[1:] = rng.uniform(-1, 1, (4, 1))
+        size = _split_sizes(tab, ov)
+        local = np.zeros((5, pieces))
+        np.maximum.at(local.T, piece, size.T)
+        err = np.abs(sweep(j, _ext(ov)).T - tab(ov))
+        assert np.all(err <= tol * local[:, piece]), (j, np.max(err / local[:, piece]) / EPS)
+
+
+def test_a_sweep_segment_that_misses_its_check_is_not_served(monkeypatch):
+    """Segments too wide in lambda for their degree fail the check between the nodes and
+    are left to the engine; too few steps build none."""
+    p = Params.paper(lam=0.9)
+    lam = 0.9 / (1 + 1e-3 * np.arange(4096))  # 0.9 to 0.18: one segment when wide
+    monkeypatch.setattr(erf_kernel, "SWEEP_WIDTH", 10.0)
+    sweep = erf_kernel.sweep_kernel(lambda x: engine.table(p, x, 1), lam)
+    assert sweep is None
+    monkeypatch.setattr(erf_kernel, "SWEEP_WIDTH", 0.1)
+    monkeypatch.setattr(erf_kernel, "SWEEP_MIN_STEPS", 10_000)
+    assert erf_kernel.sweep_kernel(lambda x: engine.table(p, x, 1), lam) is None
+
+
 def test_loop_kernel_on_m_is_the_kernel_at_theta_eta_rho_zero():
     tab = engine.table(Params.paper(lam=0.5), 0.5, 1)
     kern = erf_kernel.loop_kernel(tab)

@@ -113,6 +113,11 @@ class RiskTable(Protocol):
         """The loop kernel of an order-1 table of one temperature, or None (the default)."""
         return None
 
+    def sweep_kernel(self, tables_at, lam: np.ndarray):  # -> a SweepKernel or None
+        """Loop kernels along the temperatures `lam` of a schedule's steps
+        (``tables_at(lam)`` builds tables of this kind), or None (the default)."""
+        return None
+
     def placed(self, rows, scale: float = 1.0) -> RiskTable | None:
         """The table with its rows placed as `rows` says and times `scale`, or None
         (the default)."""

@@ -303,3 +303,265 @@ def loop_kernel(tab: RiskTable) -> LoopKernel:
         monomials,
         rows,
     )
+
+
+# --- kernels over a temperature schedule -------------------------------------------------
+
+#: Chebyshev nodes in ``lambda`` of a :class:`SweepKernel` segment (its coefficients are
+#: polynomials of degree ``SWEEP_NODES - 1`` in ``lambda`` on the segment).
+SWEEP_NODES = 12
+
+#: A segment spans at most this relative width of temperatures, ``(hi - lo) / hi`` (at the
+#: paper's parameters, 0.2 fails the check at ``lambda = 0.3`` and 0.1 passes from 0.1 to 0.9).
+SWEEP_WIDTH = 0.1
+
+#: Fewest steps a segment is built for: building and checking one costs 30-130 ms, what
+#: the engine's features cost in 1 000-4 000 steps of a few tens of runs.
+SWEEP_MIN_STEPS = 2048
+
+
+# Most pieces a segment tries (each doubling evaluates the features at 2 SWEEP_NODES + 1
+# temperatures times 25 points a piece): the fixed kernel needs 64 at the paper's lam = 1.
+_SWEEP_MAX_PIECES = 256
+
+
+def _chebyshev_in_lam(t: np.ndarray) -> np.ndarray:
+    """``T_k(t)``, ``k < SWEEP_NODES``, at ``t`` in ``[-1, 1]``: shape ``(len(t), SWEEP_NODES)``."""
+    out = np.empty((t.size, SWEEP_NODES))
+    out[:, 0] = 1.0
+    out[:, 1] = t
+    for k in range(2, SWEEP_NODES):
+        out[:, k] = 2.0 * t * out[:, k - 1] - out[:, k - 2]
+    return out
+
+
+def _sweep_segment(tables_at, lo: float, hi: float, pieces: int = 2):
+    """The coefficients of one segment ``[lo, hi]`` of temperatures, or None where the
+    interpolant in ``lambda`` misses the features by more than :data:`KERNEL_ULPS`.
+
+    Returns ``(coefficients (terms, pieces + 1, F, KERNEL_NODES), gaussian, monomials,
+    rows, pieces)``: the coefficient of ``T_k`` in ``lambda``, ``k < terms <=
+    SWEEP_NODES``, of each coefficient of :class:`LoopKernel`.
+    """
+    M = SWEEP_NODES
+    t_nodes = np.cos(np.pi * (np.arange(M) + 0.5) / M)  # decreasing
+    t_probes = np.concatenate([[1.0], 0.5 * (t_nodes[:-1] + t_nodes[1:]), [-1.0]])
+    mid, half = 0.5 * (hi + lo), 0.5 * (hi - lo)
+    tab_n = tables_at(mid + half * t_nodes)
+    tab_p = tables_at(mid + half * t_probes)
+    pairs = tab_n.pairs
+    cols = columns(1, pairs)
+    K = len(cols)
+    x2_hi = float(reduced(np.array([1.0]), tab_p.constants[0])[1][0])  # t = 1: lam = hi
+    fold = x2_hi <= KERNEL_FOLD
+    gauss = gaussian_columns(1, pairs) & (not fold)
+    exps = part_exponents(cols)
+    C_all = np.concatenate([tab_n.C, tab_p.C])  # (M + M + 1, rows, K)
+    keys: dict = {}
+    for part in (0, 1):
+        for c, (m, _p, b) in enumerate(cols):
+            for r in range(C_all.shape[1]):
+                if np.any(C_all[:, r, c] != 0.0) and (part == 0 or b in NU_BASES or m[4]):
+                    keys.setdefault((not gauss[c], tuple(exps[part, c]), r, part, c), None)
+    order = sorted({k[:3] for k in keys})
+    index = {k: i for i, k in enumerate(order)}
+    F = len(order)
+    W = np.zeros((C_all.shape[0], F, 2 * K))  # per temperature: the features -> components
+    for g, mono, r, part, c in keys:
+        W[:, index[(g, mono, r)], part * K + c] += C_all[:, r, c]
+    # f's and g's weights, and the sizes' (|f| and |g| share one size)
+    Wf, Wg = np.ascontiguousarray(W[:, :, :K]), np.ascontiguousarray(W[:, :, K:])
+    absW = np.abs(W[:, :, :K]) + np.abs(W[:, :, K:])
+    constants = np.concatenate([tab_n.constants, tab_p.constants])  # (T, N_CONSTANTS)
+    to_powers, dct = _kernel_conversion()
+    lam_dct = (2.0 / M) * np.cos(np.pi * np.outer(np.arange(M), np.arange(M) + 0.5) / M)
+    lam_dct[0] *= 0.5
+    powers = _KP[:, None] ** np.arange(KERNEL_NODES)
+    node_powers = _KW[:, None] ** np.arange(KERNEL_NODES)
+    cheb_all = np.concatenate([_chebyshev_in_lam(t_nodes), _chebyshev_in_lam(t_probes)])
+
+    def components(temps: slice, kappa: np.ndarray):
+        """The components and their sizes ``(T, F, points)`` at the temperatures `temps`."""
+        rows = constants[temps]
+        f, g, size = _kernel_parts_at(
+            np.repeat(rows, kappa.size, axis=0).T, np.tile(kappa, rows.shape[0]), pairs, not fold
+        )
+        shape = (K, rows.shape[0], kappa.size)
+        f, g, size = (x.reshape(shape).transpose(1, 0, 2) for x in (f, g, size))
+        return Wf[temps] @ f + Wg[temps] @ g, absW[temps] @ size
+
+    while True:
+        j = np.arange(pieces + 1)
+        centre = (2.0 / pieces) * np.where(j <= pieces // 2, j, j - pieces - 1)
+        nodes = (centre[:, None] + (2.0 / pieces) * _KW).ravel()
+        probes = (centre[:, None] + (2.0 / pieces) * _KP).ravel()
+        kappa = np.concatenate([nodes, probes])
+        nn = nodes.size
+        # first the nodes in lambda: the fit, and whether the pieces in kappa suffice
+        comp, comp_size = components(slice(0, M), kappa)
+        at_nodes = comp[:, :, :nn].reshape(M, F, pieces + 1, KERNEL_NODES)
+        # Chebyshev in lambda (nodes t_nodes), then in kappa to powers of w per piece
+        lam_coef = np.tensordot(lam_dct, at_nodes, axes=(1, 0))  # (M, F, P + 1, N)
+        coef = (lam_coef @ dct.T) @ to_powers.T  # coefficients of w^i
+        check = _check_data(comp, comp_size, nn, pieces, cheb_all[:M], node_powers, powers)
+        if _misses(coef, M, *check).any():  # the pieces in kappa are too wide
+            if pieces >= _SWEEP_MAX_PIECES:
+                return None
+            pieces *= 2
+            continue
+        # then between the nodes in lambda, at every kappa node and probe
+        more, more_size = components(slice(M, None), kappa)
+        comp = np.concatenate([comp, more])
+        comp_size = np.concatenate([comp_size, more_size])
+        check = _check_data(comp, comp_size, nn, pieces, cheb_all, node_powers, powers)
+        if _misses(coef, M, *check).any():
+            return None  # the segment is too wide in lambda
+        break
+    # the fewest terms in lambda that pass the same check (a narrow segment needs fewer:
+    # each term is a product a step pays)
+    terms = M
+    while terms > 2 and not _misses(coef, terms - 1, *check).any():
+        terms -= 1
+    coef = coef[:terms]
+    var = dict(enumerate((4, 3, 2, 5)))
+    monomials = np.array(
+        [
+            kernel_monomial([var[v] for v, e in enumerate(mono) for _ in range(e)])
+            for _g, mono, _r in order
+        ],
+        dtype=np.intp,
+    )
+    rows = np.zeros((F, C_all.shape[1]))
+    for f, (_g, _mono, r) in enumerate(order):
+        rows[f, r] = 1.0
+    gaussian = sum(1 for g, _m, _r in order if not g)
+    return np.ascontiguousarray(np.moveaxis(coef, 1, 2)), gaussian, monomials, rows, pieces
+
+
+def _check_data(comp, comp_size, nn, pieces, cheb, node_powers, powers) -> tuple:
+    """What :func:`_misses` compares: the components at the kappa nodes (the first `nn`
+    points) and probes, and the tolerance of each piece (from its probes' sizes)."""
+    T, F = comp.shape[:2]
+    exact_nodes = comp[:, :, :nn].reshape(T, F, pieces + 1, KERNEL_NODES)
+    exact_probes = comp[:, :, nn:].reshape(T, F, pieces + 1, -1)
+    local = comp_size[:, :, nn:].reshape(exact_probes.shape).max(axis=3, keepdims=True)
+    return cheb, node_powers, powers, exact_nodes, exact_probes, KERNEL_ULPS * 2.0**-52 * local
+
+
+def _misses(coef, terms, cheb, node_powers, powers, exact_nodes, exact_probes, tol):
+    """Which temperatures (rows of `cheb`) a segment's first `terms` Chebyshev terms in
+    lambda miss, at the kappa nodes or probes, by more than `tol`."""
+    at_t = np.tensordot(cheb[:, :terms], coef[:terms], axes=(1, 0))
+    return np.maximum(
+        (np.abs(at_t @ node_powers.T - exact_nodes) > tol).any(axis=(1, 2, 3)),
+        (np.abs(at_t @ powers.T - exact_probes) > tol).any(axis=(1, 2, 3)),
+    )
+
+
+def _kernel_parts_at(constants: np.ndarray, kappa: np.ndarray, pairs: bool, scaled: bool):
+    """:func:`_kernel_parts` with one column of `constants` ``(N_CONSTANTS, n)`` per point:
+    ``f``, ``g`` and their size, each ``(K, n)``."""
+    n = kappa.size
+    ov = np.ones((5, n))
+    ov[0] = kappa
+    one = features(ov, constants, 1, scaled=scaled)
+    ov[1] = 2.0
+    g = features(ov, constants, 1, scaled=scaled)
+    e_nu = np.array([m[0] for m, _p, _b in columns(1, pairs)], dtype=np.float64)
+    g /= (2.0**e_nu)[:, None]
+    g -= one
+    size = np.abs(one)
+    size += np.abs(g)  # bounds |f| and |g| to rounding
+    one -= g  # f
+    return one, g, size
+
+
+class SweepKernel:
+    """Loop kernels along a schedule of temperatures: a run's gradient at every step.
+
+    The steps are cut into segments of temperatures at most :data:`SWEEP_WIDTH` wide
+    (relative) and at least :data:`SWEEP_MIN_STEPS` long; on each, every coefficient of
+    the :class:`LoopKernel` is a polynomial of degree ``SWEEP_NODES - 1`` in ``lambda``
+    (Chebyshev interpolation at :data:`SWEEP_NODES` temperatures), checked as it is built
+    against the engine's features at the temperatures between the nodes and at the
+    segment's ends, between the kernel's nodes in ``kappa`` and at them, to
+    :data:`KERNEL_ULPS` ulp of the size of the terms (the bound of the kernel at one
+    temperature). A step of a segment combines its coefficients for its temperature (one
+    product of ``SWEEP_NODES`` values with the segment's coefficients) and calls the
+    kernel; a step outside every segment (the schedule moves too fast there, or no
+    interpolant passed its check) is not served: :meth:`serves` says which.
+
+    Build one with :func:`sweep_kernel`.
+    """
+
+    def __init__(self, segments: list, steps: int):
+        self.segments = (
+            segments  # (start, stop, coefficients (M, size), T (steps, M), -x2, kernel)
+        )
+        self.steps = steps
+        self._of_step = np.full(steps, -1, dtype=np.intp)
+        for i, (start, stop, *_rest) in enumerate(segments):
+            self._of_step[start:stop] = i
+
+    def serves(self, j: int) -> bool:
+        """Whether step `j` (of the steps the kernel was built for) has a kernel."""
+        return self._of_step[j] >= 0
+
+    def __call__(self, j: int, ext: np.ndarray) -> np.ndarray:
+        """The rows ``(n, R)`` of step `j` at ``ext`` (as :meth:`LoopKernel.__call__`)."""
+        start, _stop, coef, cheb, minus_x2, kernel = self.segments[self._of_step[j]]
+        np.dot(cheb[j - start], coef, out=kernel.coefficients.reshape(-1))
+        kernel._minus_x2[...] = minus_x2[j - start]
+        return kernel(ext)
+
+    def permuted(self, rows, scale: float = 1.0) -> SweepKernel:
+        """As :meth:`LoopKernel.permuted`, for every segment (each a coefficient buffer of its own)."""
+        segs = []
+        for start, stop, coef, cheb, minus_x2, kernel in self.segments:
+            moved = kernel.permuted(rows, scale)
+            moved.coefficients = np.empty_like(kernel.coefficients)
+            segs.append((start, stop, coef, cheb, minus_x2, moved))
+        return SweepKernel(segs, self.steps)
+
+
+def sweep_kernel(tables_at, lam: np.ndarray) -> SweepKernel | None:
+    """The :class:`SweepKernel` of the temperatures `lam` of a run's steps, or None where
+    no segment is built (the schedule moves too fast for any).
+
+    Parameters
+    ----------
+    tables_at : callable
+        ``lam -> EngineTable`` of order 1 at those temperatures (one per entry).
+    lam : ndarray, shape ``(steps,)``
+        Each step's temperature, monotone.
+
+    Returns
+    -------
+    SweepKernel or None
+    """
+    lam = np.asarray(lam, dtype=np.float64)
+    segments = []
+    start, pieces = 0, 32  # the first from 16: about what a kernel near lam = 0.1 needs
+    while start < lam.size:
+        # the longest run of steps from `start` within the relative width (lam monotone)
+        span = np.abs(lam[start:] - lam[start]) / np.maximum(np.abs(lam[start:]), lam[start])
+        wide = np.flatnonzero(span > SWEEP_WIDTH)
+        stop = start + (int(wide[0]) if wide.size else lam.size - start)
+        seg_lam = lam[start:stop]
+        lo, hi = float(seg_lam.min()), float(seg_lam.max())
+        built = None
+        if stop - start >= SWEEP_MIN_STEPS and hi > lo:
+            # from half the last segment's pieces: a schedule's next segment needs about as many
+            built = _sweep_segment(tables_at, lo, hi, max(2, pieces // 2))
+        if built is not None:
+            coef, gaussian, monomials, rows, pieces = built
+            t = np.clip((2.0 * seg_lam - (lo + hi)) / (hi - lo), -1.0, 1.0)
+            cheb = np.ascontiguousarray(_chebyshev_in_lam(t)[:, : coef.shape[0]])
+            minus_x2 = np.zeros(seg_lam.size)
+            if gaussian:
+                minus_x2 = -reduced(np.ones(seg_lam.size), tables_at(seg_lam).constants.T)[1]
+            kernel = LoopKernel(np.empty(coef.shape[1:]), gaussian, 0.0, monomials, rows)
+            flat = np.ascontiguousarray(coef.reshape(coef.shape[0], -1))
+            segments.append((start, stop, flat, cheb, minus_x2, kernel))
+        start = stop
+    return SweepKernel(segments, lam.size) if segments else None

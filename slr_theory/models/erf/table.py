@@ -10,7 +10,7 @@ import numpy as np
 from ...engine.contract import Enclosure, RiskTable
 from ...engine.terms import PAIRS, gaussian_columns, orders_of, plan_of
 from .features import closed_enclosure, features, manifold_gradient
-from .kernel import LoopKernel, loop_kernel
+from .kernel import LoopKernel, SweepKernel, loop_kernel, sweep_kernel
 
 __all__ = ["EngineTable"]
 
@@ -89,6 +89,11 @@ class EngineTable(RiskTable):
     def loop_kernel(self) -> LoopKernel:
         """:func:`loop_kernel` of this table (order 1, one temperature)."""
         return loop_kernel(self)
+
+    def sweep_kernel(self, tables_at, lam: np.ndarray) -> SweepKernel | None:
+        """:func:`sweep_kernel` of the temperatures `lam` (order 1; ``tables_at(lam)``
+        builds this kind of table), or None where no segment of them has one."""
+        return sweep_kernel(tables_at, lam) if self.order == 1 else None
 
     def placed(self, rows, scale: float = 1.0) -> EngineTable:
         """The table whose row ``i`` is ``scale`` times row ``rows[i]`` (zero where
