@@ -160,18 +160,55 @@ def _experiment_plan(full: bool) -> list[tuple[list[str] | str, dict]]:
     ]
 
 
-def _beside(params: Params, seed: int, full: bool):
-    """The model's checks and the paper's experiments: they need nothing else, so they run beside."""
+#: The report's continuation in lambda: its range and grid.
+LAM_RANGE, CONTINUATION_STEPS, CONTINUATION_SEEDS = (0.02, 2.0), 30, 3
+
+
+def _continue(params: Params, seconds: dict):
+    from ..landscape import continuation
+
+    return _timed(
+        seconds,
+        "continuation",
+        continuation,
+        params,
+        LAM_RANGE,
+        steps=CONTINUATION_STEPS,
+        seeds=CONTINUATION_SEEDS,
+    )
+
+
+def _continuation_beside(params: Params) -> bool:
+    """Whether the continuation runs beside the other parts: where the model costs more
+    than twice erf per evaluation (measured now, :func:`slr_theory.work.model_cost_factor`),
+    the main process's parts would otherwise take twice the checks and experiments
+    beside them (softmax: 73 s against 15 s); at erf the two halves are even (22 s, 20 s)."""
+    from ..work import model_cost_factor
+
+    return model_cost_factor(params, points=1) > 2.0
+
+
+def _experiments(seed: int, full: bool, seconds: dict) -> list:
+    """The paper's experiments the report shows (:func:`_experiment_plan`)."""
     from ..experiments import run
 
-    seconds: dict[str, float] = {}
-    checks = _timed(seconds, "verification", _verify, _CHECKS_BESIDE, params, seed)
     t0 = time.perf_counter()
     res = {}
     for names, options in _experiment_plan(full):
         res.update(run(names, seed=seed, records=250, **options))
     seconds["experiments"] = time.perf_counter() - t0
-    return checks, list(res.values()), seconds
+    return list(res.values())
+
+
+def _beside(params: Params, seed: int, full: bool, follow: bool = False):
+    """What needs nothing else, so runs beside the other parts: the model's checks, and
+    the paper's experiments, or, when `follow`, the continuation in their place (the
+    experiments then run in the main process: the two halves stay about even)."""
+    seconds: dict[str, float] = {}
+    cont = _continue(params, seconds) if follow else None
+    checks = _timed(seconds, "verification", _verify, _CHECKS_BESIDE, params, seed)
+    exps = None if follow else _experiments(seed, full, seconds)
+    return checks, exps, seconds, cont
 
 
 def study(
@@ -219,7 +256,7 @@ def study(
     Study
     """
     from .. import __version__
-    from ..landscape import continuation, portrait_data, saddle_escape, stability_map
+    from ..landscape import portrait_data, saddle_escape, stability_map
     from ..risk import risk_components
     from ..statistics import optimal_lambda, statistics_table
 
@@ -233,11 +270,13 @@ def study(
     tell = progress or (lambda _label: None)
     jobs = (2 if (os.cpu_count() or 1) >= 2 else 1) if jobs is None else jobs
     pool = None
+    follow = False  # where the continuation runs: beside (with the checks) or here
     if jobs > 1:
         pool = process_pool(1)  # spawned, quiet on Ctrl-C, gone with this process
+        follow = _continuation_beside(params)
     try:
         with quiet_workers():  # a Ctrl-C reaches this process, which ends the worker
-            beside = pool.submit(_beside, params, seed, full) if pool else None
+            beside = pool.submit(_beside, params, seed, full, follow) if pool else None
         seconds: dict[str, float] = {}
         risk_rows = []
         for name, ov in (
@@ -318,11 +357,7 @@ def study(
                 e.predicted,
                 np.asarray(inner[0].overlaps, dtype=float),
             )
-        lam_range = (0.02, 2.0)
-        cont = _timed(seconds, "continuation", continuation, params, lam_range, steps=30, seeds=3)
-        tell("continuation")
-        names = _branch_names(cont, params, found)
-        events = _events(cont, names)
+        lam_range = LAM_RANGE
         stats = _timed(
             seconds,
             "statistics",
@@ -338,10 +373,19 @@ def study(
             attention=params.attention,
         )
         here = _timed(seconds, "identities", _verify, _CHECKS_HERE, params, seed)
-        if beside is not None:
-            checks, exps, more = beside.result()
+        if follow:  # the experiments here while the continuation runs beside
+            mine = _experiments(seed, full, seconds)
         else:
-            checks, exps, more = _beside(params, seed, full)
+            cont = _continue(params, seconds)
+        if beside is not None:
+            checks, exps, more, followed = beside.result()
+        else:
+            checks, exps, more, followed = _beside(params, seed, full)
+        if follow:
+            cont, exps = followed, mine
+        tell("continuation")
+        names = _branch_names(cont, params, found)
+        events = _events(cont, names)
         checks = here + checks  # the registry's order: the identities, then the model
         seconds.update(more)
         tell("experiments")
