@@ -46,18 +46,8 @@ class Erf(Pointwise):
     sigma: Nonlinearity = field(init=False, repr=False, compare=False)
     feature_bounds_proved = True  # the closed forms' bounds (features.closed_feature_bounds)
 
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self)
-
-    def __hash__(self) -> int:
-        return hash(type(self))
-
     def __repr__(self) -> str:
         return "Erf()"
-
-    @property
-    def label(self) -> str:
-        return "erf"
 
     def table(self, params: Params, lam: np.ndarray, order):
         return closed_table(params, lam, order)
