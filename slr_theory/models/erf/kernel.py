@@ -42,15 +42,23 @@ _KP = np.concatenate([[-0.5], 0.5 * (_KW[:-1] + _KW[1:]), [0.5]])
 
 
 @cache
+def _chebyshev_transform(n: int) -> np.ndarray:
+    """``(n, n)``: values at the ``n`` Chebyshev nodes ``cos(pi (m + 1/2) / n)`` ->
+    coefficients of ``T_k`` (a cosine transform, well conditioned)."""
+    dct = (2.0 / n) * np.cos(np.pi * np.outer(np.arange(n), np.arange(n) + 0.5) / n)
+    dct[0] *= 0.5
+    return dct
+
+
+@cache
 def _kernel_conversion() -> tuple[np.ndarray, np.ndarray]:
     """``(KERNEL_NODES, KERNEL_NODES)``: values at the nodes ``_KW`` -> coefficients of ``w^j``.
 
-    Values to Chebyshev coefficients in ``t = 2w`` (a cosine transform, well conditioned),
-    then ``T_k(2w)`` to powers of ``w`` (integers times powers of two, exact).
+    Values to Chebyshev coefficients in ``t = 2w`` (:func:`_chebyshev_transform`), then
+    ``T_k(2w)`` to powers of ``w`` (integers times powers of two, exact).
     """
     n = KERNEL_NODES
-    dct = (2.0 / n) * np.cos(np.pi * np.outer(np.arange(n), np.arange(n) + 0.5) / n)
-    dct[0] *= 0.5
+    dct = _chebyshev_transform(n)
     to_powers = np.zeros((n, n))
     for k in range(n):
         unit = np.zeros(n)
@@ -193,8 +201,9 @@ class LoopKernel:
         )
 
 
-def _kernel_parts(tab: RiskTable, kappa: np.ndarray, scaled: bool):
-    """The parts ``(2, K, n)`` of the features (`scaled`: see :func:`features`) and their sizes.
+def _kernel_parts(constants: np.ndarray, kappa: np.ndarray, pairs: bool, scaled: bool):
+    """The parts ``f``, ``g`` of the features (`scaled`: see :func:`features`) and their
+    size, each ``(K, n)``, with `constants` a table's row or one column per point.
 
     ``Phi_c(nu) = nu^e (f_c + nu g_c)`` (monomials at ``theta = eta = rho = 1``): from
     ``nu = 1`` and ``nu = 2``, ``g = Phi(2) / 2^e - Phi(1)`` and ``f = Phi(1) - g``; a basis
@@ -203,14 +212,64 @@ def _kernel_parts(tab: RiskTable, kappa: np.ndarray, scaled: bool):
     n = kappa.size
     ov = np.ones((5, n))
     ov[0] = kappa
-    one = features(ov, tab.constants, 1, scaled=scaled)
+    one = features(ov, constants, 1, scaled=scaled)
     ov[1] = 2.0
-    two = features(ov, tab.constants, 1, scaled=scaled)
-    e_nu = np.array([m[0] for m, _p, _b in columns(1, tab.pairs)], dtype=np.float64)
-    g = two / (2.0**e_nu)[:, None] - one
-    f = one - g
-    size = np.abs(one) + np.abs(g)  # bounds |f| and |g| to rounding
-    return np.stack([f, g]), np.stack([size, size])
+    g = features(ov, constants, 1, scaled=scaled)
+    e_nu = np.array([m[0] for m, _p, _b in columns(1, pairs)], dtype=np.float64)
+    g /= (2.0**e_nu)[:, None]
+    g -= one
+    size = np.abs(one)
+    size += np.abs(g)  # bounds |f| and |g| to rounding
+    one -= g  # f
+    return one, g, size
+
+
+def _piece_points(pieces: int) -> tuple[np.ndarray, np.ndarray]:
+    """The kappa nodes and probes of `pieces` pieces, piece by piece: piece ``j`` (centre
+    ``2j / pieces``) at row ``j mod (pieces + 1)``."""
+    j = np.arange(pieces + 1)
+    centre = (2.0 / pieces) * np.where(j <= pieces // 2, j, j - pieces - 1)
+    nodes = (centre[:, None] + (2.0 / pieces) * _KW).ravel()
+    probes = (centre[:, None] + (2.0 / pieces) * _KP).ravel()
+    return nodes, probes
+
+
+def _layout(C: np.ndarray, pairs: bool, gauss: np.ndarray) -> tuple[list, np.ndarray]:
+    """The components of tables ``C`` ``(T, rows, K)`` (one or several temperatures):
+    ``(carries no e^{-x^2}, monomial, row)`` sorted (Gaussian ones first), and the weights
+    ``(T, F, 2K)`` that make them of the features' parts ``f``, ``g``."""
+    cols = columns(1, pairs)
+    exps = part_exponents(cols)  # (2, K, 4)
+    K = len(cols)
+    entries: dict = {}
+    for part in (0, 1):
+        for c, (m, _p, b) in enumerate(cols):
+            for r in range(C.shape[1]):
+                if np.any(C[:, r, c] != 0.0) and (part == 0 or b in NU_BASES or m[4]):
+                    entries[(not gauss[c], tuple(exps[part, c]), r), part, c] = None
+    order = sorted({key for key, _part, _c in entries})
+    index = {k: i for i, k in enumerate(order)}
+    W = np.zeros((C.shape[0], len(order), 2 * K))
+    for key, part, c in entries:
+        W[:, index[key], part * K + c] += C[:, key[2], c]
+    return order, W
+
+
+def _kernel_of(order: list, rows: int) -> tuple[int, np.ndarray, np.ndarray]:
+    """What :class:`LoopKernel` reads of a layout: the number of Gaussian components, each
+    component's monomial code and its output row ``(F, rows)``."""
+    var = dict(enumerate((4, 3, 2, 5)))  # nu, theta, eta, rho among e
+    monomials = np.array(
+        [
+            kernel_monomial([var[v] for v, e in enumerate(mono) for _ in range(e)])
+            for _g, mono, _r in order
+        ],
+        dtype=np.intp,
+    )
+    out = np.zeros((len(order), rows))
+    for f, (_g, _mono, r) in enumerate(order):
+        out[f, r] = 1.0
+    return sum(1 for g, _m, _r in order if not g), monomials, out
 
 
 def kernel_monomial(factors) -> int:
@@ -237,37 +296,20 @@ def loop_kernel(tab: RiskTable) -> LoopKernel:
     """
     if tab.order != 1 or tab.C.ndim != 2:
         raise ValueError("`tab` must be an order-1 table of one temperature.")
-    cols = columns(1, tab.pairs)
     x2 = float(reduced(np.array([1.0]), tab.constants)[1][0])
     fold = x2 <= KERNEL_FOLD
     gauss = gaussian_columns(1, tab.pairs) & (not fold)
-    exps = part_exponents(cols)  # (2, K, 4)
-    # components: (carries e^{-x^2}, monomial, row), Gaussian ones first
-    keys: dict = {}
-    entries = []
-    for part in (0, 1):
-        for c, (m, _p, b) in enumerate(cols):
-            for r in range(tab.C.shape[0]):
-                if tab.C[r, c] != 0.0 and (part == 0 or b in NU_BASES or m[4]):
-                    key = (not gauss[c], tuple(exps[part, c]), r)
-                    entries.append((key, part, c, tab.C[r, c]))
-                    keys.setdefault(key, None)
-    order = sorted(keys)
-    index = {k: i for i, k in enumerate(order)}
-    K = len(cols)
-    W = np.zeros((len(order), 2 * K))
-    for key, part, c, coef in entries:
-        W[index[key], part * K + c] += coef
+    order, W = _layout(tab.C[None], tab.pairs, gauss)
+    W = W[0]
     absW = np.abs(W)
 
-    def sample(pieces: int):  # piece j (centre 2j / pieces) at row j mod (pieces + 1)
-        j = np.arange(pieces + 1)
-        mid = (2.0 / pieces) * np.where(j <= pieces // 2, j, j - pieces - 1)
-        nodes = (mid[:, None] + (2.0 / pieces) * _KW).ravel()
-        probes = (mid[:, None] + (2.0 / pieces) * _KP).ravel()
-        vals, size = _kernel_parts(tab, np.concatenate([nodes, probes]), scaled=not fold)
-        vals = W @ vals.reshape(2 * K, -1)
-        size = absW @ size.reshape(2 * K, -1)
+    def sample(pieces: int):
+        nodes, probes = _piece_points(pieces)
+        f, g, size = _kernel_parts(
+            tab.constants, np.concatenate([nodes, probes]), tab.pairs, scaled=not fold
+        )
+        vals = W @ np.concatenate([f, g])
+        size = absW @ np.concatenate([size, size])
         k = nodes.size
         return vals[:, :k], vals[:, k:], size[:, k:]
 
@@ -289,20 +331,8 @@ def loop_kernel(tab: RiskTable) -> LoopKernel:
         if pieces >= _KERNEL_MAX_PIECES:
             raise ArithmeticError(f"no kernel of {pieces} pieces is within {KERNEL_ULPS} ulp")
         pieces *= 2
-    var = dict(enumerate((4, 3, 2, 5)))  # nu, theta, eta, rho among e
-    monomials = np.zeros(F, dtype=np.intp)
-    for f, (_g, mono, _r) in enumerate(order):
-        monomials[f] = kernel_monomial([var[v] for v, e in enumerate(mono) for _ in range(e)])
-    rows = np.zeros((F, tab.C.shape[0]))
-    for f, (_g, _mono, r) in enumerate(order):
-        rows[f, r] = 1.0
-    return LoopKernel(
-        np.ascontiguousarray(np.moveaxis(coef, 0, 1)),
-        sum(1 for g, _m, _r in order if not g),
-        x2,
-        monomials,
-        rows,
-    )
+    gaussian, monomials, rows = _kernel_of(order, tab.C.shape[0])
+    return LoopKernel(np.ascontiguousarray(np.moveaxis(coef, 0, 1)), gaussian, x2, monomials, rows)
 
 
 # --- kernels over a temperature schedule -------------------------------------------------
@@ -327,12 +357,7 @@ _SWEEP_MAX_PIECES = 256
 
 def _chebyshev_in_lam(t: np.ndarray) -> np.ndarray:
     """``T_k(t)``, ``k < SWEEP_NODES``, at ``t`` in ``[-1, 1]``: shape ``(len(t), SWEEP_NODES)``."""
-    out = np.empty((t.size, SWEEP_NODES))
-    out[:, 0] = 1.0
-    out[:, 1] = t
-    for k in range(2, SWEEP_NODES):
-        out[:, k] = 2.0 * t * out[:, k - 1] - out[:, k - 2]
-    return out
+    return np.polynomial.chebyshev.chebvander(t, SWEEP_NODES - 1)
 
 
 def _sweep_segment(tables_at, lo: float, hi: float, pieces: int = 2):
@@ -350,32 +375,19 @@ def _sweep_segment(tables_at, lo: float, hi: float, pieces: int = 2):
     tab_n = tables_at(mid + half * t_nodes)
     tab_p = tables_at(mid + half * t_probes)
     pairs = tab_n.pairs
-    cols = columns(1, pairs)
-    K = len(cols)
+    K = len(columns(1, pairs))
     x2_hi = float(reduced(np.array([1.0]), tab_p.constants[0])[1][0])  # t = 1: lam = hi
     fold = x2_hi <= KERNEL_FOLD
     gauss = gaussian_columns(1, pairs) & (not fold)
-    exps = part_exponents(cols)
     C_all = np.concatenate([tab_n.C, tab_p.C])  # (M + M + 1, rows, K)
-    keys: dict = {}
-    for part in (0, 1):
-        for c, (m, _p, b) in enumerate(cols):
-            for r in range(C_all.shape[1]):
-                if np.any(C_all[:, r, c] != 0.0) and (part == 0 or b in NU_BASES or m[4]):
-                    keys.setdefault((not gauss[c], tuple(exps[part, c]), r, part, c), None)
-    order = sorted({k[:3] for k in keys})
-    index = {k: i for i, k in enumerate(order)}
+    order, W = _layout(C_all, pairs, gauss)  # per temperature: the features -> components
     F = len(order)
-    W = np.zeros((C_all.shape[0], F, 2 * K))  # per temperature: the features -> components
-    for g, mono, r, part, c in keys:
-        W[:, index[(g, mono, r)], part * K + c] += C_all[:, r, c]
     # f's and g's weights, and the sizes' (|f| and |g| share one size)
     Wf, Wg = np.ascontiguousarray(W[:, :, :K]), np.ascontiguousarray(W[:, :, K:])
     absW = np.abs(W[:, :, :K]) + np.abs(W[:, :, K:])
     constants = np.concatenate([tab_n.constants, tab_p.constants])  # (T, N_CONSTANTS)
     to_powers, dct = _kernel_conversion()
-    lam_dct = (2.0 / M) * np.cos(np.pi * np.outer(np.arange(M), np.arange(M) + 0.5) / M)
-    lam_dct[0] *= 0.5
+    lam_dct = _chebyshev_transform(M)
     powers = _KP[:, None] ** np.arange(KERNEL_NODES)
     node_powers = _KW[:, None] ** np.arange(KERNEL_NODES)
     cheb_all = np.concatenate([_chebyshev_in_lam(t_nodes), _chebyshev_in_lam(t_probes)])
@@ -383,7 +395,7 @@ def _sweep_segment(tables_at, lo: float, hi: float, pieces: int = 2):
     def components(temps: slice, kappa: np.ndarray):
         """The components and their sizes ``(T, F, points)`` at the temperatures `temps`."""
         rows = constants[temps]
-        f, g, size = _kernel_parts_at(
+        f, g, size = _kernel_parts(
             np.repeat(rows, kappa.size, axis=0).T, np.tile(kappa, rows.shape[0]), pairs, not fold
         )
         shape = (K, rows.shape[0], kappa.size)
@@ -391,10 +403,7 @@ def _sweep_segment(tables_at, lo: float, hi: float, pieces: int = 2):
         return Wf[temps] @ f + Wg[temps] @ g, absW[temps] @ size
 
     while True:
-        j = np.arange(pieces + 1)
-        centre = (2.0 / pieces) * np.where(j <= pieces // 2, j, j - pieces - 1)
-        nodes = (centre[:, None] + (2.0 / pieces) * _KW).ravel()
-        probes = (centre[:, None] + (2.0 / pieces) * _KP).ravel()
+        nodes, probes = _piece_points(pieces)
         kappa = np.concatenate([nodes, probes])
         nn = nodes.size
         # first the nodes in lambda: the fit, and whether the pieces in kappa suffice
@@ -423,18 +432,7 @@ def _sweep_segment(tables_at, lo: float, hi: float, pieces: int = 2):
     while terms > 2 and not _misses(coef, terms - 1, *check).any():
         terms -= 1
     coef = coef[:terms]
-    var = dict(enumerate((4, 3, 2, 5)))
-    monomials = np.array(
-        [
-            kernel_monomial([var[v] for v, e in enumerate(mono) for _ in range(e)])
-            for _g, mono, _r in order
-        ],
-        dtype=np.intp,
-    )
-    rows = np.zeros((F, C_all.shape[1]))
-    for f, (_g, _mono, r) in enumerate(order):
-        rows[f, r] = 1.0
-    gaussian = sum(1 for g, _m, _r in order if not g)
+    gaussian, monomials, rows = _kernel_of(order, C_all.shape[1])
     return np.ascontiguousarray(np.moveaxis(coef, 1, 2)), gaussian, monomials, rows, pieces
 
 
@@ -458,24 +456,6 @@ def _misses(coef, terms, cheb, node_powers, powers, exact_nodes, exact_probes, t
     )
 
 
-def _kernel_parts_at(constants: np.ndarray, kappa: np.ndarray, pairs: bool, scaled: bool):
-    """:func:`_kernel_parts` with one column of `constants` ``(N_CONSTANTS, n)`` per point:
-    ``f``, ``g`` and their size, each ``(K, n)``."""
-    n = kappa.size
-    ov = np.ones((5, n))
-    ov[0] = kappa
-    one = features(ov, constants, 1, scaled=scaled)
-    ov[1] = 2.0
-    g = features(ov, constants, 1, scaled=scaled)
-    e_nu = np.array([m[0] for m, _p, _b in columns(1, pairs)], dtype=np.float64)
-    g /= (2.0**e_nu)[:, None]
-    g -= one
-    size = np.abs(one)
-    size += np.abs(g)  # bounds |f| and |g| to rounding
-    one -= g  # f
-    return one, g, size
-
-
 class SweepKernel:
     """Loop kernels along a schedule of temperatures: a run's gradient at every step.
 
@@ -489,7 +469,8 @@ class SweepKernel:
     temperature). A step of a segment combines its coefficients for its temperature (one
     product of ``SWEEP_NODES`` values with the segment's coefficients) and calls the
     kernel; a step outside every segment (the schedule moves too fast there, or no
-    interpolant passed its check) is not served: :meth:`serves` says which.
+    interpolant passed its check) is not served: the call gives None, and
+    :meth:`serves` says which steps are.
 
     Build one with :func:`sweep_kernel`.
     """
@@ -503,13 +484,17 @@ class SweepKernel:
         for i, (start, stop, *_rest) in enumerate(segments):
             self._of_step[start:stop] = i
 
-    def serves(self, j: int) -> bool:
-        """Whether step `j` (of the steps the kernel was built for) has a kernel."""
-        return self._of_step[j] >= 0
+    def serves(self, start: int, stop: int | None = None) -> bool:
+        """Whether step `start` (every step of ``start:stop``) has a kernel."""
+        return bool(np.all(self._of_step[start : start + 1 if stop is None else stop] >= 0))
 
-    def __call__(self, j: int, ext: np.ndarray) -> np.ndarray:
-        """The rows ``(n, R)`` of step `j` at ``ext`` (as :meth:`LoopKernel.__call__`)."""
-        start, _stop, coef, cheb, minus_x2, kernel = self.segments[self._of_step[j]]
+    def __call__(self, j: int, ext: np.ndarray) -> np.ndarray | None:
+        """The rows ``(n, R)`` of step `j` at ``ext`` (as :meth:`LoopKernel.__call__`), or
+        None where the step has no kernel."""
+        i = self._of_step[j]
+        if i < 0:
+            return None
+        start, _stop, coef, cheb, minus_x2, kernel = self.segments[i]
         np.dot(cheb[j - start], coef, out=kernel.coefficients.reshape(-1))
         kernel._minus_x2[...] = minus_x2[j - start]
         return kernel(ext)
