@@ -662,8 +662,9 @@ def _coordinate_source(grp: Group, n: int):
     ``X = (1, kappa, eta, theta, nu, rho)`` ``(n, 6)``, in the layout of :func:`step_gradient`.
 
     At one temperature, the table's loop kernel where it has one (:meth:`RiskTable.loop_kernel`);
-    otherwise the table (its interpolant for a model by quadrature), one per chunk under a
-    schedule, with its rows placed for the step where the table places them
+    under a schedule, its sweep kernels (:meth:`RiskTable.sweep_kernel`) at the steps
+    they serve; otherwise the table (its interpolant for a model by quadrature), one per
+    chunk under a schedule, with its rows placed for the step where the table places them
     (:meth:`RiskTable.placed`).
     """
     a = grp.alpha
@@ -683,31 +684,34 @@ def _coordinate_source(grp: Group, n: int):
 
         return lambda start, stop: prepared
 
-    def chunk(start, stop):
+    def engine_chunk(start, stop):
         tabs = engine.table(grp.params, grp.lam[start:stop], 1)
         placed = tabs.placed(STEP_COLUMNS, a)  # the rows placed for the step, times a
         if placed is not None:
-            engine_step = lambda j, X: placed.at(j)(X.T.take(_EXT_OVERLAPS, axis=0)).T  # noqa: E731
-        else:
-            engine_step = lambda j, X: (  # noqa: E731
-                step_gradient(tabs.at(j)(X.T.take(_EXT_OVERLAPS, axis=0))) * a
-            )
-        sweep = swept(tabs)
-        if sweep is None:
-            return engine_step
-        return lambda j, X: sweep(start + j, X) if sweep.serves(start + j) else engine_step(j, X)
+            return lambda j, X: placed.at(j)(X.T.take(_EXT_OVERLAPS, axis=0)).T
+        return lambda j, X: step_gradient(tabs.at(j)(X.T.take(_EXT_OVERLAPS, axis=0))) * a
 
-    built: list = []
+    # the table's kernels along the whole schedule (segments span more steps than a
+    # chunk), built once; the engine's tables only for a chunk with steps they miss
+    sweep = None
+    if n <= KERNEL_RUNS:
+        sweep = engine.table(grp.params, grp.lam[:1], 1).sweep_kernel(
+            lambda lam: engine.table(grp.params, lam, 1), grp.lam
+        )
+    if sweep is None:
+        return engine_chunk
+    sweep = sweep.permuted(STEP_COLUMNS, a)
 
-    def swept(tabs):
-        """The table's kernels along the whole schedule, built once (its segments span
-        more steps than a chunk), or None."""
-        if not built:
-            sweep = None
-            if n <= KERNEL_RUNS:
-                sweep = tabs.sweep_kernel(lambda lam: engine.table(grp.params, lam, 1), grp.lam)
-            built.append(None if sweep is None else sweep.permuted(STEP_COLUMNS, a))
-        return built[0]
+    def chunk(start, stop):
+        if sweep.serves(start, stop):
+            return lambda j, X: sweep(start + j, X)
+        fallback = engine_chunk(start, stop)
+
+        def step(j, X):
+            rows = sweep(start + j, X)
+            return fallback(j, X) if rows is None else rows
+
+        return step
 
     return chunk
 

@@ -342,6 +342,8 @@ def test_sweep_kernel_agrees_with_the_engine_at_every_step_to_its_stated_ulps(la
     sweep = erf_kernel.sweep_kernel(lambda x: engine.table(p, x, 1), lam)
     served = np.array([j for j in range(lam.size) if sweep.serves(j)])
     assert served.size > lam.size // 2  # not vacuous: most steps have a kernel
+    unserved = np.setdiff1d(np.arange(lam.size), served)
+    assert unserved.size == 0 or sweep(int(unserved[0]), _ext(np.zeros((5, 1)))) is None
     rng = np.random.default_rng(5)
     ends = [j for start, stop, *_ in sweep.segments for j in (start, stop - 1)]
     kappa = np.concatenate([[-1.0, 1.0, 0.0, -0.0, 1e-300], rng.uniform(-1, 1, 2000)])
