@@ -123,3 +123,35 @@ def test_from_arb_encloses_the_ball_and_rounds_outward():
             assert mp.mpf(float(both.lo[0])) < mp.sqrt(2) < mp.mpf(float(both.hi[0]))
     finally:
         ctx.prec = old
+
+
+def test_long_arrays_round_outward_to_the_very_neighbours_nextafter_gives():
+    """Long arrays step to their neighbouring floats by integer arithmetic on the bits: the
+    same floats as ``np.nextafter`` for every pattern, the zeros of both signs, the
+    infinities, the subnormals and the largest floats among them."""
+    rng = np.random.default_rng(7)
+    bits = rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, 20_000, dtype=np.int64)
+    x = bits.view(np.float64).copy()
+    special = [
+        0.0,
+        -0.0,
+        np.inf,
+        -np.inf,
+        5e-324,
+        -5e-324,
+        2.2250738585072014e-308,
+        -2.2250738585072014e-308,
+        np.finfo(float).max,
+        -np.finfo(float).max,
+        1.0,
+        -1.0,
+    ]
+    x[: len(special)] = special
+    x = x[~np.isnan(x)]
+    for n in (len(x), 600, 511, 3):
+        y = x[:n]
+        with np.errstate(over="ignore"):
+            down, up = np.nextafter(y, -np.inf), np.nextafter(y, np.inf)
+            s = Interval(y) + 0.0
+        assert np.array_equal(s.lo.view(np.int64), down.view(np.int64))
+        assert np.array_equal(s.hi.view(np.int64), up.view(np.int64))
