@@ -24,9 +24,11 @@ Examples
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
-__all__ = ["Interval", "from_arb"]
+__all__ = ["Interval", "arb_bounds", "from_arb"]
 
 
 #: Arrays at least this long step to their neighbouring floats by integer arithmetic on
@@ -202,6 +204,33 @@ class Interval:
         """``sqrt(max(x, 0))`` (bounds rounded outward)."""
         lo, hi = np.maximum(self.lo, 0.0), np.maximum(self.hi, 0.0)
         return self._new(np.maximum(_down(np.sqrt(lo)), 0.0), _up(np.sqrt(hi)))
+
+
+def arb_bounds(ball) -> tuple[float, float]:
+    """The floats that enclose one ``arb`` ball ``[m - r, m + r]``, rounded outward (the
+    bounds :func:`from_arb` gives it, without arrays: one ball at a time is the common case
+    of a cache of evaluations).
+
+    Parameters
+    ----------
+    ball : flint.arb
+
+    Returns
+    -------
+    tuple of float
+        ``(lo, hi)``.
+
+    Examples
+    --------
+    >>> from flint import arb
+    >>> lo, hi = arb_bounds(arb(2).sqrt())
+    >>> lo < 2 ** 0.5 < hi or lo <= 2 ** 0.5 <= hi
+    True
+    """
+    return (
+        math.nextafter(float(ball.lower()), -math.inf),
+        math.nextafter(float(ball.upper()), math.inf),
+    )
 
 
 def from_arb(x) -> Interval:

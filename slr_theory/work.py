@@ -31,6 +31,7 @@ __all__ = [
     "statistics_cost",
     "usable_cores",
     "verify_cost",
+    "worker_count",
 ]
 
 #: The ceiling on one command's estimated wall time, in minutes, unless raised.
@@ -84,6 +85,42 @@ def usable_cores() -> int:
     if hasattr(os, "sched_getaffinity"):
         return max(1, len(os.sched_getaffinity(0)))
     return max(1, os.cpu_count() or 1)
+
+
+def worker_count(jobs: int | None) -> int:
+    """The worker processes a command starts for `jobs`: every usable core for None, else
+    `jobs` itself, at most the usable cores (:func:`usable_cores`).
+
+    Parameters
+    ----------
+    jobs : int or None
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        If `jobs` is not a positive integer, or more than the usable cores (more workers
+        than cores only slow each other down).
+
+    Examples
+    --------
+    >>> from slr_theory.work import usable_cores, worker_count
+    >>> worker_count(None) == usable_cores(), worker_count(1)
+    (True, 1)
+    """
+    cores = usable_cores()
+    if jobs is None:
+        return cores
+    jobs = positive_int(jobs, "jobs", upper=4096)
+    if jobs > cores:
+        raise ValueError(
+            f"`jobs` must be at most the {cores} cores this process may run on (more "
+            f"workers than cores only slow each other down), got {jobs}."
+        )
+    return jobs
 
 
 def model_cost_factor(params, *, points: int = 2048) -> float:

@@ -33,7 +33,7 @@ def census():
     # the r = 4 part completes in 8919 boxes at the paper's parameters; the strata are
     # left open by this budget (the census says so)
     # (the edge tubes have their own tests)
-    return certify_critical_points(PAPER, max_boxes=10_000, starts=16, edge_tubes=False)
+    return certify_critical_points(PAPER, max_boxes=10_000, starts=16, edge_tubes=False, jobs=1)
 
 
 @pytest.fixture(scope="module")
@@ -124,7 +124,7 @@ def test_the_certificate_round_trips_and_checks(census, saved):
     for z, c in zip(again.parts["strata"]["zeros"], covers, strict=True):
         if c is not None:
             assert np.array_equal(z["cover"]["lo"], c["lo"]) and z["cover"]["paths"] == c["paths"]
-    result = check_certificate(saved)
+    result = check_certificate(saved, jobs=1)
     assert result.ok and not result.complete and not result.failures
     assert result.boxes == sum(len(p["paths"]) for p in census.parts.values())
 
@@ -220,16 +220,47 @@ def _first(data, part, verdict):
     ],
 )
 def test_the_checker_fails_on_a_tampered_certificate(saved, change):
-    result = check_certificate(_tampered(saved, change))
+    result = check_certificate(_tampered(saved, change), jobs=1)
     assert not result.ok and result.failures
 
 
-def test_tubes_deleted_cut_or_emptied_are_re_proved_without_them_or_refused(tmp_path):
+D6 = Params(d=6, L=4, lam=0.3, gamma=0.7, eps=0.1)
+
+
+@pytest.fixture(scope="module")
+def d6_census():
+    """At d = 6, where the census with its tubes closes in 7 s, on one core (the largest
+    generation's size beside it)."""
+    sizes = []
+    return certify_critical_points(D6, starts=16, jobs=1, progress=sizes.append), max(sizes)
+
+
+def test_the_census_and_its_check_are_the_same_whatever_the_workers(d6_census, tmp_path):
+    """Each generation is judged in parts of a fixed size, here or in two worker
+    processes, and the edge tubes grow between chunks, here, in order: the census is the
+    same bit for bit (all but its time), and so is its check."""
+    from slr_theory.certify.parts import PART
+    from slr_theory.work import usable_cores
+
+    if usable_cores() < 2:
+        pytest.skip("one usable core: no second worker to compare with")
+    one, largest = d6_census
+    assert largest > PART  # two workers judged the parts of a chunk side by side
+    two = certify_critical_points(D6, starts=16, jobs=2)
+    a, b = (json.loads(json.dumps(c.to_dict())) for c in (one, two))
+    a.pop("seconds"), b.pop("seconds")
+    assert a == b
+    path = one.save(tmp_path / "c.json.gz")
+    checks = [check_certificate(path, jobs=j) for j in (1, 2)]
+    assert checks[0] == checks[1] and checks[0].ok and checks[0].complete
+
+
+def test_tubes_deleted_cut_or_emptied_are_re_proved_without_them_or_refused(d6_census, tmp_path):
     """Deleting all tubes was 'internal error: IndexError'. Cut or deleted, every box is
     classified again without what was removed (so the check stands on its own); emptied
-    tube lists are refused. (At d = 6, where the census with its tubes closes in 7 s;
-    at the paper's parameters, 30 s and each check 8 s, the same code runs.)"""
-    full = certify_critical_points(Params(d=6, L=4, lam=0.3, gamma=0.7, eps=0.1), starts=16)
+    tube lists are refused. (At d = 6; at the paper's parameters, 30 s and each check 8 s,
+    the same code runs.)"""
+    full, _largest = d6_census
     assert full.complete and full.parts["strata"]["tubes"]
     path = tmp_path / "c.json.gz"
     full.save(path)
@@ -239,7 +270,7 @@ def test_tubes_deleted_cut_or_emptied_are_re_proved_without_them_or_refused(tmp_
             for k in ("lo", "hi", "width"):
                 tube[k] = []
 
-    result = check_certificate(_tampered(path, empty))
+    result = check_certificate(_tampered(path, empty), jobs=1)
     assert not result.ok and any("are empty" in f for f in result.failures)
     for change in (
         lambda d: d["parts"]["strata"].pop("tubes"),
@@ -249,7 +280,7 @@ def test_tubes_deleted_cut_or_emptied_are_re_proved_without_them_or_refused(tmp_
             for k in ("lo", "hi", "width")
         ],
     ):
-        result = check_certificate(_tampered(path, change))
+        result = check_certificate(_tampered(path, change), jobs=1)
         assert result.ok == result.complete and not result.failures
 
 
@@ -264,6 +295,11 @@ def test_a_model_without_rigorous_enclosures_and_bad_budgets_are_refused():
         certify_critical_points(PAPER, neighbourhood_budget=-1)
     with pytest.raises(ValueError, match="`edge_tubes`"):
         certify_critical_points(PAPER, edge_tubes="yes")
+    for jobs in (0, 1.5, 10**6):
+        with pytest.raises(ValueError, match="`jobs`"):
+            certify_critical_points(PAPER, jobs=jobs)
+        with pytest.raises(ValueError, match="`jobs`"):
+            check_certificate("no-such-census.json.gz", jobs=jobs)
     with pytest.raises(ValueError, match="not a census"):
         Census.from_dict({"format": "something else"})
 
@@ -389,7 +425,7 @@ def test_the_command_checks_a_saved_certificate_and_fails_on_a_tampered_one(
     bad = _tampered(saved, lambda d: d["points"][0].__setitem__("index", 5))
     path = tmp_path / "bad.json.gz"
     bad.save(path)
-    assert cli.main(["certify", "--check", str(path)]) == 1
+    assert cli.main(["certify", "--check", str(path), "--jobs", "1"]) == 1
     assert "FAILED" in capsys.readouterr().out
     assert cli.main(["certify", "--check", str(tmp_path / "none.json.gz")]) == 2
     assert capsys.readouterr().err.strip().count("\n") == 0
@@ -424,9 +460,9 @@ def test_the_mean_value_form_excludes_only_boxes_where_a_condition_keeps_its_sig
 def test_the_census_at_the_paper_parameters_is_complete_and_checks(tmp_path):
     """lam = 0.1: every box closes (5.4e5 in the strata, a minute), the list is
     the search's 12 points, and the checker re-verifies it all (30 s)."""
-    census = certify_critical_points(PAPER)
+    census = certify_critical_points(PAPER, jobs=1)
     assert census.complete and len(census.points) == 12
-    result = check_certificate(census.save(tmp_path / "census.json.gz"))
+    result = check_certificate(census.save(tmp_path / "census.json.gz"), jobs=1)
     assert result.ok and result.complete
 
 
@@ -436,7 +472,7 @@ def test_a_strata_zero_claimed_infeasible_fails_the_check(saved):
     bad = _tampered(
         saved, lambda d: d["parts"]["strata"]["zeros"][0].__setitem__("feasible", False)
     )
-    result = check_certificate(bad)
+    result = check_certificate(bad, jobs=1)
     assert not result.ok and any("infeasible" in f for f in result.failures)
 
 
@@ -560,7 +596,7 @@ def _with_face_zero(data, change=None):
     ids=["as-proved", "other-face", "no-symmetry"],
 )
 def test_a_zero_proved_on_a_face_checks_and_a_changed_face_fails(saved, change, ok):
-    result = check_certificate(_tampered(saved, lambda d: _with_face_zero(d, change)))
+    result = check_certificate(_tampered(saved, lambda d: _with_face_zero(d, change)), jobs=1)
     assert result.ok is ok, result.failures
 
 

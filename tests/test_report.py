@@ -517,7 +517,7 @@ def _small_census(params):
     computed once per worker for the tests that give it and the one that asks for it."""
     from slr_theory.certify import certify_critical_points
 
-    return certify_critical_points(params, starts=64)
+    return certify_critical_points(params, starts=64, jobs=1)
 
 
 @pytest.fixture(scope="module")
@@ -538,7 +538,7 @@ def _study_with_proof(small_study):
         certificate = k["certificate"]
         if k.get("certify"):
             certificate = _small_census(s.params).save(k["certify"])
-        s.proof = check_proof(s.params, certificate, s.points)
+        s.proof = check_proof(s.params, certificate, s.points, jobs=1)
         s.findings = findings(s)
         return s
 

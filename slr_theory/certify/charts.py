@@ -7,6 +7,7 @@ import numpy as np
 from ..interval import Interval
 from .boxes import EXCLUDED, INFEASIBLE, ivs, widen, widest
 from .jets import Jet2
+from .parts import Space
 
 __all__ = []
 
@@ -148,7 +149,7 @@ def chart_system(table, x: list[Interval], first, second, coords, need_jacobian:
     return g, J
 
 
-class Overlaps:
+class Overlaps(Space):
     """``r = 4``: the overlaps as a chart, the zeros of the five partials of ``R``."""
 
     name = "overlaps"

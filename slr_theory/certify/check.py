@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 
 from ..critical import symmetries
+from ..work import worker_count
 from .boxes import (
     EXCLUDED,
     INFEASIBLE,
@@ -23,6 +24,7 @@ from .boxes import (
 from .census import Census
 from .faces import Face, faces, tube_test
 from .neighbourhoods import check_neighbourhood
+from .parts import Judges
 from .search import canonical_box, kind_of, model_table, point_of, risk_at
 from .strata import check_tubes, proof_spaces
 
@@ -90,7 +92,7 @@ class CertificateCheck:
     boxes: int
 
 
-def check_certificate(census: Census | str | Path) -> CertificateCheck:
+def check_certificate(census: Census | str | Path, *, jobs: int | None = None) -> CertificateCheck:
     """Re-verify a census from its boxes alone, with fresh enclosures.
 
     The checker rebuilds every leaf from its bisection path, checks that the leaves of
@@ -107,13 +109,22 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
     ----------
     census : Census or path
         A census, or a file written by :meth:`Census.save`.
+    jobs : int, optional
+        Worker processes that classify the leaves again (default: every core this process
+        may run on; 1: all here). The check is the same whatever `jobs`.
 
     Returns
     -------
     CertificateCheck
     """
+    jobs = worker_count(jobs)
     if not isinstance(census, Census):
         census = Census.load(census)
+    with Judges(jobs) as judges:
+        return _check(census, judges)
+
+
+def _check(census: Census, judges: Judges) -> CertificateCheck:
     params = census.params
     table = model_table(params)
     group = np.asarray(symmetries(params), dtype=float)
@@ -180,7 +191,11 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
             else:
                 kv, klo, khi = krawczyk(zspace, z["zlo"][None], z["zhi"][None])
             if z.get("cover") is not None:
-                why = check_neighbourhood(zspace, z) if name == "strata" else "not in a chart"
+                why = (
+                    check_neighbourhood(zspace, z, judges)
+                    if name == "strata"
+                    else "not in a chart"
+                )
                 if why is not None:
                     failures.append(f"{name}: zero {j}: {why}")
             if kv[0] != UNIQUE:
@@ -195,7 +210,7 @@ def check_certificate(census: Census | str | Path) -> CertificateCheck:
         if not len(paths):
             continue
         lo, hi = boxes_of_paths(space.root_lo, space.root_hi, paths)
-        fresh, _dims = space.classify(lo, hi)
+        fresh = judges(space, lo, hi, known=False, newton=False)["verdict"]
         for code in (INFEASIBLE, EXCLUDED):
             bad = np.flatnonzero((verdicts == code) & (fresh != code))
             if bad.size:

@@ -8,7 +8,6 @@ from .boxes import (
     CHUNK,
     EXCLUDED,
     NEWTON_EXCLUDED,
-    NEWTON_WIDTH,
     UNIQUE,
     UNRESOLVED,
     boxes_of_paths,
@@ -21,48 +20,54 @@ from .boxes import (
 )
 from .charts import Charts
 from .faces import Face, tube_test
+from .parts import Judges, Space, joined
 
 __all__ = []
 
 
-def bnb(space, min_width: float, max_boxes: int, progress=None, known: list | None = None):
+def bnb(
+    space,
+    min_width: float,
+    max_boxes: int,
+    progress=None,
+    known: list | None = None,
+    judges: Judges | None = None,
+):
     """Branch and bound over the space's root: every leaf's path, verdict and zero.
 
     With `known` (the strata), a leaf whose preimage lies in a proved point's Krawczyk
-    box (:meth:`Strata.covered`) closes as unique with that point."""
+    box (:meth:`Strata.covered`) closes as unique with that point. Each generation is
+    judged in chunks (:data:`CHUNK`) by `judges` (:class:`Judges`; default: here), the
+    space grown (:meth:`Space.grow`) after each chunk from what its boxes asked."""
+    judges = Judges(1) if judges is None else judges
     lo, hi = space.root_lo[None].copy(), space.root_hi[None].copy()
     paths = [""]
     leaves: dict = {"paths": [], "verdicts": [], "point": []}
     zeros: list[dict] = [dict(z) for z in (known or [])]
     seen = 0
     while len(lo):
-        got = [
-            space.classify(lo[i : i + CHUNK], hi[i : i + CHUNK]) for i in range(0, len(lo), CHUNK)
-        ]
-        verdict = np.concatenate([v for v, _d in got])
-        prefer = np.concatenate([d for _v, d in got])  # the side each open box asks to split
+        got, starts = [], list(range(0, len(lo), CHUNK))
+        for i in starts:
+            clo, chi = lo[i : i + CHUNK], hi[i : i + CHUNK]
+            r = judges(space, clo, chi, bool(known))
+            ask = np.flatnonzero(r["grow"])
+            if ask.size:
+                space.grow(clo[ask], chi[ask])
+            got.append(r)
+        r = joined(got, starts)
+        verdict, prefer = r["verdict"], r["prefer"]  # prefer: the side an open box asks to split
         width = np.max(hi - lo, axis=1)
-        inside = {}
-        if known:  # the strata: an open box whose preimage a proved point's box holds
-            ask = np.flatnonzero(verdict < 0)
-            cov = np.full(len(lo), -1)
-            for i in range(0, ask.size, CHUNK):
-                part = ask[i : i + CHUNK]
-                cov[part] = space.covered(lo[part], hi[part])
-            for i in np.flatnonzero((verdict < 0) & (cov >= 0)):
-                verdict[i] = UNIQUE
-                inside[i] = int(cov[i])
-        near = np.flatnonzero((verdict < 0) & (width <= NEWTON_WIDTH) & space.newton)
-        found = {}
-        if near.size:
-            zlo, zhi = space.newton_box(lo[near], hi[near])
-            kv, klo, khi = krawczyk(space, zlo, zhi)
-            for j, i in enumerate(near):
-                if kv[j] == UNIQUE:
-                    verdict[i] = UNIQUE
-                    found[i] = {"zlo": zlo[j], "zhi": zhi[j], "klo": klo[j], "khi": khi[j]}
-                elif kv[j] == NEWTON_EXCLUDED:
-                    verdict[i] = NEWTON_EXCLUDED
+        inside = {int(i): int(r["cov"][i]) for i in np.flatnonzero(r["cov"] >= 0)}
+        f = r["found"]
+        found = {
+            int(i): {
+                "zlo": f["zlo"][j],
+                "zhi": f["zhi"][j],
+                "klo": f["klo"][j],
+                "khi": f["khi"][j],
+            }
+            for j, i in enumerate(f["at"])
+        }
         seen += len(lo)
         if progress is not None:
             progress(len(lo))
@@ -100,7 +105,7 @@ ISOLATE_RADII = (1e-4, 1e-3, 1e-2)
 ISOLATE_BUDGET = 100_000
 
 
-class _Neighbourhood:
+class _Neighbourhood(Space):
     """A box ``W`` about a proved zero in its chart, in which every critical point lies in
     the zero's Krawczyk box ``Z``: a branch and bound over ``W`` (:func:`isolate`).
 
@@ -161,7 +166,11 @@ class _Neighbourhood:
 
 
 def isolate(
-    chart: Charts, zero: dict, radii=ISOLATE_RADII, budget: int = ISOLATE_BUDGET
+    chart: Charts,
+    zero: dict,
+    radii=ISOLATE_RADII,
+    budget: int = ISOLATE_BUDGET,
+    judges: Judges | None = None,
 ) -> dict | None:
     """The widest proved isolating neighbourhood of a zero: ``W = centre(Z) +- r`` for the
     largest ``r`` in `radii` wider than ``Z`` (tried from the widest down) with every leaf
@@ -172,7 +181,7 @@ def isolate(
 
     def attempt(r: float) -> dict | None:
         space = _Neighbourhood(chart, zero, centre - r, centre + r)
-        leaves, _zeros = bnb(space, 1e-12, budget)
+        leaves, _zeros = bnb(space, 1e-12, budget, judges=judges)
         if UNRESOLVED in leaves["verdicts"]:
             return None
         return {
@@ -191,7 +200,7 @@ def isolate(
     return None
 
 
-def check_neighbourhood(chart: Charts, zero: dict) -> str | None:
+def check_neighbourhood(chart: Charts, zero: dict, judges: Judges | None = None) -> str | None:
     """Re-verify a zero's saved neighbourhood from its leaves: None, or what fails."""
     cover = zero["cover"]
     lo, hi = np.asarray(cover["lo"]), np.asarray(cover["hi"])
@@ -204,9 +213,10 @@ def check_neighbourhood(chart: Charts, zero: dict) -> str | None:
         return "the leaves of its neighbourhood do not partition it"
     space = _Neighbourhood(chart, zero, lo, hi)
     blo, bhi = boxes_of_paths(lo, hi, list(paths))
+    judges = Judges(1) if judges is None else judges
     fresh = np.concatenate(
         [
-            space.classify(blo[i : i + CHUNK], bhi[i : i + CHUNK])[0]
+            judges(space, blo[i : i + CHUNK], bhi[i : i + CHUNK], newton=False)["verdict"]
             for i in range(0, len(blo), CHUNK)
         ]
     )

@@ -9,11 +9,13 @@ import numpy as np
 from ..critical import canonical, symmetries
 from ..interval import Interval
 from ..params import Params, check_params
+from ..work import worker_count
 from .boxes import HARVEST, ROUNDS, UNIQUE, UNRESOLVED, boxes_of_paths, krawczyk
 from .census import Census
 from .charts import vector_overlaps
 from .faces import faces
 from .neighbourhoods import ISOLATE_BUDGET, bnb, isolate
+from .parts import Judges
 from .search import (
     merge,
     model_table,
@@ -42,6 +44,7 @@ def certify_critical_points(
     points=None,
     neighbourhood_budget: int = ISOLATE_BUDGET,
     edge_tubes: bool = True,
+    jobs: int | None = None,
 ) -> Census:
     """Prove the list of critical points of the risk complete, or say how far the proof got.
 
@@ -98,7 +101,37 @@ def certify_critical_points(
         raise ValueError(
             f"`neighbourhood_budget` must be a non-negative integer, got {neighbourhood_budget!r}."
         )
+    jobs = worker_count(jobs)
     t0 = time.perf_counter()
+    with Judges(jobs) as judges:
+        return _certify(
+            params,
+            min_width,
+            max_boxes,
+            starts,
+            seed,
+            progress,
+            points,
+            neighbourhood_budget,
+            edge_tubes,
+            judges,
+            t0,
+        )
+
+
+def _certify(
+    params,
+    min_width,
+    max_boxes,
+    starts,
+    seed,
+    progress,
+    points,
+    neighbourhood_budget,
+    edge_tubes,
+    judges,
+    t0,
+) -> Census:
     table = model_table(params)
     group = np.asarray(symmetries(params), dtype=float)
     spaces = proof_spaces(table, group)
@@ -147,7 +180,7 @@ def certify_critical_points(
                 settled.add(i)
                 if not strata_covered(strata, known, z, chart, group):
                     zero = {**z, "chart": chart.name}
-                    cover = isolate(chart, zero, budget=neighbourhood_budget)
+                    cover = isolate(chart, zero, budget=neighbourhood_budget, judges=judges)
                     if cover is not None:
                         zero["cover"] = cover
                     known.append(zero)
@@ -165,7 +198,7 @@ def certify_critical_points(
     add(search_vectors(searched))
     for _round in range(ROUNDS):
         strata.known = known
-        leaves, zeros = bnb(strata, min_width, max_boxes, progress, known)
+        leaves, zeros = bnb(strata, min_width, max_boxes, progress, known, judges)
         open_ = [
             p for p, v in zip(leaves["paths"], leaves["verdicts"], strict=True) if v == UNRESOLVED
         ]
@@ -188,7 +221,7 @@ def certify_critical_points(
             "tubes": strata.built_tubes,
         }
     }
-    ileaves, izeros = bnb(interior, min_width, max_boxes, progress)
+    ileaves, izeros = bnb(interior, min_width, max_boxes, progress, judges=judges)
     parts["overlaps"] = {"root": (interior.root_lo, interior.root_hi), **ileaves, "zeros": izeros}
     points: list = []
     for zi, z in enumerate(zeros):

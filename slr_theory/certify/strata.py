@@ -30,12 +30,13 @@ from .charts import (
 )
 from .faces import group_signs
 from .jets import Dual
+from .parts import Space
 from .symmetry import overlap_flips, pivot_columns, vector_generators
 
 __all__ = []
 
 
-class Strata:
+class Strata(Space):
     """``r <= 3`` in the overlaps: the boundary ``det Gram = 0`` of the feasible set, where a
     critical point satisfies :func:`strata_conditions`; uniqueness from the charts.
 
@@ -74,9 +75,25 @@ class Strata:
         (-1: the widest): where the conditions' mean-value form ran, the side whose width
         times the enclosure of the conditions' slope along it is largest (the smear); but
         ``kappa`` for a box by an edge that no one chart's tubes span
-        (:meth:`_beyond_tubes`)."""
+        (:meth:`_beyond_tubes`). The tubes then grow (:meth:`grow`) along the boxes that
+        ask for them (:meth:`verdicts`)."""
+        verdict, dims, ask = self.verdicts(lo, hi)
+        if ask.any():
+            self.grow(lo[ask], hi[ask])
+        return verdict, dims
+
+    def grow(self, lo: np.ndarray, hi: np.ndarray) -> None:
+        """Build the tubes along the edge by each box (:meth:`extend_tubes`)."""
+        self.extend_tubes(lo, hi)
+
+    def verdicts(self, lo: np.ndarray, hi: np.ndarray):
+        """:meth:`classify`'s verdicts and sides, the space unchanged, and which boxes ask
+        for the tubes along their edge: with ``lazy_tubes`` and the symmetry
+        :data:`NORMAL_FLIP`, an open box by an edge, at most :data:`TUBE_AFTER` wide
+        across it (it may stay long along ``kappa``)."""
         verdict = np.full(len(lo), -1)
         dims = np.full(len(lo), -1)
+        grow = np.zeros(len(lo), dtype=bool)
         x = ivs(lo, hi)
         pk, pv, _c, det = Overlaps.gram_parts(x)
         infeasible = (pk.hi < 0.0) | (pv.hi < 0.0) | (det.hi < 0.0)
@@ -107,10 +124,10 @@ class Strata:
                     if self.lazy_tubes and self.even:
                         # the second-widest side: such a box may stay long along kappa
                         w = np.sort(hi[open_] - lo[open_], axis=1)[:, -2]
-                        ask = open_[self._near_edge(lo[open_], hi[open_]) & (w <= TUBE_AFTER)]
-                        if ask.size:
-                            self.extend_tubes(lo[ask], hi[ask])
-        return verdict, dims
+                        grow[open_[self._near_edge(lo[open_], hi[open_]) & (w <= TUBE_AFTER)]] = (
+                            True
+                        )
+        return verdict, dims, grow
 
     def chart_excludes(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         """Which boxes hold no critical point by the overlap chart (:class:`OverlapChart`).

@@ -9,6 +9,8 @@ from .options import (
     UsageError,
     between,
     emit,
+    jobs_option,
+    jobs_used,
     model_options,
     nonnegative_int,
     out_flag,
@@ -60,6 +62,7 @@ def certify_parser(sub) -> None:
         help="random starts of the search",
     )
     c.add_argument("--seed", type=nonnegative_int, default=0, help="random seed")
+    jobs_option(c, "they judge the boxes; the census is the same whatever their number")
     c.add_argument("--json", action="store_true", help="print the census summary as JSON")
     c.set_defaults(run="cmd_certify")
 
@@ -81,7 +84,7 @@ def cmd_certify(args) -> int:
             raise UsageError(
                 f"slr-theory certify: error: argument --check: {path} is not a census ({exc})"
             ) from None
-        result = check_certificate(census)
+        result = check_certificate(census, jobs=jobs_used(args))
         # the certificate carries its own model: none of the command line's is used
         args.not_applied = (
             *params_record(census.params),
@@ -146,6 +149,7 @@ def cmd_certify(args) -> int:
                     starts=args.starts,
                     seed=args.seed,
                     progress=bar.update,
+                    jobs=jobs_used(args),
                 )
         except ValueError as exc:
             if "rigorous enclosures" not in str(exc):

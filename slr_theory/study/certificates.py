@@ -81,7 +81,9 @@ def check_certifying(params: Params, certificate, certify) -> None:
         read_certificate(params, certificate)
 
 
-def check_proof(params: Params, certificate, points, source: str | None = None) -> Proof:
+def check_proof(
+    params: Params, certificate, points, source: str | None = None, jobs: int | None = None
+) -> Proof:
     """Re-verify a census certificate for `params` and compare it with the search's `points`.
 
     Parameters
@@ -94,6 +96,8 @@ def check_proof(params: Params, certificate, points, source: str | None = None) 
         The search's points (``overlaps``, ``index``, ``nullity``).
     source : str, optional
         The name the proof gives its certificate (default: the file's name).
+    jobs : int, optional
+        Worker processes of the check (:func:`slr_theory.certify.check_certificate`).
 
     Returns
     -------
@@ -108,7 +112,7 @@ def check_proof(params: Params, certificate, points, source: str | None = None) 
 
     certificate, name = read_certificate(params, certificate)
     t0 = time.perf_counter()
-    result = check_certificate(certificate)
+    result = check_certificate(certificate, jobs=jobs)
     seconds = time.perf_counter() - t0
     agree = certificate.agreement(points)
     return Proof(

@@ -23,6 +23,7 @@ from ..output import quiet_workers
 from ..params import Params, check_params
 from ..survey import Atlas, read_atlas
 from ..validate import positive_int
+from ..work import usable_cores
 from ..workers import end_pool, process_pool
 from .certificates import check_certifying, check_proof, read_certificate
 from .findings import findings
@@ -119,7 +120,7 @@ def cost(params: Params | None = None, *, full: bool = False, jobs: int | None =
     True
     """
     from ..experiments import cost as experiments_cost
-    from ..work import COSTS, WorkEstimate, model_cost_factor, usable_cores
+    from ..work import COSTS, WorkEstimate, model_cost_factor
 
     params = check_params(params if params is not None else Params.paper())
     if not isinstance(full, bool):
@@ -274,6 +275,8 @@ def study(
     if jobs > 1:
         pool = process_pool(1)  # spawned, quiet on Ctrl-C, gone with this process
         follow = _continuation_beside(params)
+    # the census and its check judge boxes on the cores the worker beside leaves free
+    proof_jobs = max(1, min(jobs, usable_cores()) - (pool is not None))
     try:
         with quiet_workers():  # a Ctrl-C reaches this process, which ends the worker
             beside = pool.submit(_beside, params, seed, full, follow) if pool else None
@@ -304,7 +307,9 @@ def study(
         if certify is not False and certify is not None:
             from ..certify import certify_critical_points
 
-            certificate = _timed(seconds, "census", certify_critical_points, params, points=found)
+            certificate = _timed(
+                seconds, "census", certify_critical_points, params, points=found, jobs=proof_jobs
+            )
             source = "computed here"
             if certify is not True:
                 source = certificate.save(certify).name
@@ -431,7 +436,9 @@ def study(
     )
     out.atlas = atlas
     if certificate is not None:
-        out.proof = _timed(seconds, "certificate", check_proof, params, certificate, found, source)
+        out.proof = _timed(
+            seconds, "certificate", check_proof, params, certificate, found, source, proof_jobs
+        )
         tell("certificate")
     out.findings = findings(out)
     return out

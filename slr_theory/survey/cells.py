@@ -144,7 +144,7 @@ def atlas_cell(
     if certify and params.model.rigorous_table(params) is not None:
         from ..certify import certify_critical_points
 
-        proof = certify_critical_points(params, max_boxes=certify, points=found)
+        proof = certify_critical_points(params, max_boxes=certify, points=found, jobs=1)
         agree = proof.agreement(found)
         census = {
             "census_complete": int(proof.complete),

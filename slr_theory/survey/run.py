@@ -91,7 +91,7 @@ def _axis(name: str, values, base: Params) -> list:
 
 def _workers(jobs, client) -> int | None:
     """The local workers the atlas starts: at most the cores it may run on."""
-    from ..work import usable_cores
+    from ..work import worker_count
 
     if client is not None:
         if jobs is not None:
@@ -100,16 +100,7 @@ def _workers(jobs, client) -> int | None:
                 f"on that cluster's workers, got jobs={jobs!r}."
             )
         return None
-    cores = usable_cores()
-    if jobs is None:
-        return cores
-    jobs = positive_int(jobs, "jobs", upper=4096)
-    if jobs > cores:
-        raise ValueError(
-            f"`jobs` must be at most the {cores} cores this process may run on (more "
-            f"workers than cores only slow each other down), got {jobs}."
-        )
-    return jobs
+    return worker_count(jobs)
 
 
 def _out_directory(out) -> Path | None:

@@ -33,10 +33,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ... import engine
-from ...interval import Interval, from_arb
+from ...interval import Interval, arb_bounds, from_arb
 from ...params import Params
 
-__all__ = ["RigorousTable"]
+__all__ = ["RigorousTable", "table_of"]
 
 #: Working precision of the balls (bits).
 PRECISION = 128
@@ -63,13 +63,15 @@ class _Balls:
     def __call__(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         flat = np.ravel(x)
         values, inverse = np.unique(flat, return_inverse=True)
-        lo, hi = np.empty(values.shape), np.empty(values.shape)
-        for i, v in enumerate(values.tolist()):
-            if v not in self.cache:
-                b = from_arb(self.function(v))
-                self.cache[v] = (float(b.lo), float(b.hi))
-            lo[i], hi[i] = self.cache[v]
-        return lo[inverse].reshape(np.shape(x)), hi[inverse].reshape(np.shape(x))
+        cache, function = self.cache, self.function
+        bounds = []
+        for v in values.tolist():
+            got = cache.get(v)
+            if got is None:
+                got = cache[v] = arb_bounds(function(v))
+            bounds.append(got)
+        lohi = np.array(bounds, dtype=np.float64).reshape(-1, 2)[inverse]
+        return lohi[:, 0].reshape(np.shape(x)), lohi[:, 1].reshape(np.shape(x))
 
 
 @dataclass
@@ -100,6 +102,11 @@ class RigorousTable:
     params: Params
     rows: dict = field(init=False, repr=False)
     constants: dict = field(init=False, repr=False)
+
+    def __reduce__(self):
+        # python-flint's balls do not pickle: a copy is the table of the same parameters,
+        # built once per process (:func:`table_of`), its cache of balls kept between copies
+        return table_of, (self.params,)
 
     def __post_init__(self) -> None:
         arb, acb, ctx = flint_context()
@@ -313,3 +320,32 @@ class RigorousTable:
         """
         (first, second), zero = self._rows((1, 2), ov)
         return self._partials_of(first, zero), self._hessian_of(second, zero)
+
+
+def table_of(params: Params) -> RigorousTable:
+    """The table of `params` in this process: built at the first call, the same object after
+    (a worker's copies of one table share its balls, evaluated once).
+
+    Parameters
+    ----------
+    params : Params
+
+    Returns
+    -------
+    RigorousTable
+
+    Examples
+    --------
+    >>> import pickle
+    >>> from slr_theory import Params
+    >>> t = table_of(Params.paper())
+    >>> pickle.loads(pickle.dumps(t)) is t
+    True
+    """
+    table = _TABLES.get(params)
+    if table is None:
+        table = _TABLES[params] = RigorousTable(params)
+    return table
+
+
+_TABLES: dict = {}
