@@ -64,6 +64,26 @@ def _step(x, down: bool) -> np.ndarray:
     return out
 
 
+def _step_own(x, down: bool):
+    """:func:`_step` on a result an operation just made (nobody else holds it): stepped in
+    place, bit for bit the same floats."""
+    toward = -np.inf if down else np.inf
+    if not isinstance(x, np.ndarray) or x.ndim == 0 or x.size < BITWISE_STEP:
+        return np.nextafter(x, toward)
+    b = x.view(np.int64)
+    t = b >> 63
+    t |= _ONE
+    if down:
+        b -= t
+    else:
+        b += t
+    odd = np.isnan(x)
+    if odd.any():  # step those again from their own value
+        back = b[odd] + t[odd] if down else b[odd] - t[odd]
+        x[odd] = np.nextafter(back.view(np.float64), toward)
+    return x
+
+
 def _down(x: np.ndarray) -> np.ndarray:
     return _step(x, True)
 
@@ -133,15 +153,19 @@ class Interval:
 
     def __add__(self, other) -> Interval:
         if isinstance(other, Interval):
-            return self._new(_down(self.lo + other.lo), _up(self.hi + other.hi))
-        return self._new(_down(self.lo + other), _up(self.hi + other))
+            lo, hi = self.lo + other.lo, self.hi + other.hi
+        else:
+            lo, hi = self.lo + other, self.hi + other
+        return self._new(_step_own(lo, True), _step_own(hi, False))
 
     __radd__ = __add__
 
     def __sub__(self, other) -> Interval:
         if isinstance(other, Interval):
-            return self._new(_down(self.lo - other.hi), _up(self.hi - other.lo))
-        return self._new(_down(self.lo - other), _up(self.hi - other))
+            lo, hi = self.lo - other.hi, self.hi - other.lo
+        else:
+            lo, hi = self.lo - other, self.hi - other
+        return self._new(_step_own(lo, True), _step_own(hi, False))
 
     def __rsub__(self, other) -> Interval:
         return self._of(other) - self
@@ -150,11 +174,17 @@ class Interval:
         if isinstance(other, Interval):
             a, b = self.lo * other.lo, self.lo * other.hi
             c, d = self.hi * other.lo, self.hi * other.hi
-            lo = np.minimum(np.minimum(a, b), np.minimum(c, d))
-            hi = np.maximum(np.maximum(a, b), np.maximum(c, d))
-            return self._new(_down(lo), _up(hi))
+            if isinstance(a, np.ndarray) and a.ndim and a.shape == d.shape:
+                lo = np.minimum(a, b)  # the same extremes, in the products' own arrays
+                hi = np.maximum(a, b, out=a)
+                np.minimum(lo, np.minimum(c, d, out=b), out=lo)
+                np.maximum(hi, np.maximum(c, d, out=c), out=hi)
+            else:
+                lo = np.minimum(np.minimum(a, b), np.minimum(c, d))
+                hi = np.maximum(np.maximum(a, b), np.maximum(c, d))
+            return self._new(_step_own(lo, True), _step_own(hi, False))
         a, b = self.lo * other, self.hi * other  # an exact number
-        return self._new(_down(np.minimum(a, b)), _up(np.maximum(a, b)))
+        return self._new(_step_own(np.minimum(a, b), True), _step_own(np.maximum(a, b), False))
 
     __rmul__ = __mul__
 

@@ -152,6 +152,7 @@ def test_long_arrays_round_outward_to_the_very_neighbours_nextafter_gives():
         y = x[:n]
         with np.errstate(over="ignore"):
             down, up = np.nextafter(y, -np.inf), np.nextafter(y, np.inf)
-            s = Interval(y) + 0.0
-        assert np.array_equal(s.lo.view(np.int64), down.view(np.int64))
-        assert np.array_equal(s.hi.view(np.int64), up.view(np.int64))
+            done = (Interval(y) + 0.0, Interval(y) - 0.0, Interval(y) * Interval(np.ones(n)))
+        for s in done:
+            assert np.array_equal(s.lo.view(np.int64), down.view(np.int64))
+            assert np.array_equal(s.hi.view(np.int64), up.view(np.int64))

@@ -41,7 +41,8 @@ def bnb(
     space grown (:meth:`Space.grow`) after each chunk from what its boxes asked."""
     judges = Judges(1) if judges is None else judges
     lo, hi = space.root_lo[None].copy(), space.root_hi[None].copy()
-    paths = [""]
+    codes = np.zeros((1, 0), dtype=np.uint8)  # the generation's paths, a character a column
+    closed_codes: list[np.ndarray] = []  # the leaves' paths, generation by generation
     leaves: dict = {"paths": [], "verdicts": [], "point": []}
     zeros: list[dict] = [dict(z) for z in (known or [])]
     seen = 0
@@ -57,42 +58,37 @@ def bnb(
         r = joined(got, starts)
         verdict, prefer = r["verdict"], r["prefer"]  # prefer: the side an open box asks to split
         width = np.max(hi - lo, axis=1)
-        inside = {int(i): int(r["cov"][i]) for i in np.flatnonzero(r["cov"] >= 0)}
-        f = r["found"]
-        found = {
-            int(i): {
-                "zlo": f["zlo"][j],
-                "zhi": f["zhi"][j],
-                "klo": f["klo"][j],
-                "khi": f["khi"][j],
-            }
-            for j, i in enumerate(f["at"])
-        }
         seen += len(lo)
         if progress is not None:
             progress(len(lo))
         stop = seen >= max_boxes
         verdict[(verdict < 0) & ((width <= min_width) | stop)] = UNRESOLVED
-        for i in np.flatnonzero(verdict >= 0):
-            leaves["paths"].append(paths[i])
-            leaves["verdicts"].append(int(verdict[i]))
-            if i in found:
-                found[i]["leaf"] = len(leaves["point"])
-                leaves["point"].append(len(zeros))
-                zeros.append(found[i])
-            elif i in inside:
-                leaves["point"].append(inside[i])
-            else:
-                leaves["point"].append(-1)
+        closed = np.flatnonzero(verdict >= 0)
+        if closed.size:
+            closed_codes.append(codes[closed])
+            point = r["cov"][closed]  # a known point's box holds it, or -1
+            f = r["found"]
+            at = np.searchsorted(closed, f["at"])  # the Krawczyk proofs, leaf by leaf
+            for j, k in enumerate(at.tolist()):
+                zero = {key: f[key][j] for key in ("zlo", "zhi", "klo", "khi")}
+                zero["leaf"] = len(leaves["point"]) + k
+                point[k] = len(zeros)
+                zeros.append(zero)
+            leaves["verdicts"] += verdict[closed].tolist()
+            leaves["point"] += point.tolist()
         split = np.flatnonzero(verdict < 0)
         if not split.size:
             break
         dims = np.where(prefer[split] >= 0, prefer[split], space.split_dims(lo[split], hi[split]))
         (l0, h0), (l1, h1) = children(lo[split], hi[split], dims)
-        paths = [paths[i] + str(2 * d) for i, d in zip(split, dims, strict=True)] + [
-            paths[i] + str(2 * d + 1) for i, d in zip(split, dims, strict=True)
-        ]
+        side = (ord("0") + 2 * dims).astype(np.uint8)[:, None]  # str(2 dim + half)
+        codes = np.concatenate(
+            [np.hstack([codes[split], side]), np.hstack([codes[split], side + 1])]
+        )
         lo, hi = np.concatenate([l0, l1]), np.concatenate([h0, h1])
+    for c in closed_codes:
+        n = c.shape[1]
+        leaves["paths"] += c.view(f"S{n}").ravel().astype(f"U{n}").tolist() if n else [""] * len(c)
     return leaves, zeros
 
 
