@@ -134,6 +134,35 @@ class Judges:
             pool, self.pool = self.pool, None
             end_pool(pool)
 
+    def map(self, fn, calls: list[tuple]) -> list:
+        """``fn(*args)`` for each `args` of `calls`, in order: on the workers where there
+        are several calls and workers (`fn` importable by name, each call computing alone:
+        the same results wherever it runs)."""
+        if self.jobs == 1 or len(calls) < 2:
+            return [fn(*args) for args in calls]
+        futures = self._submit([(fn, *args) for args in calls])
+        return self._results(futures)
+
+    def _submit(self, tasks: list[tuple]) -> list:
+        from ..output import quiet_workers
+        from ..workers import process_pool
+
+        try:
+            with quiet_workers():  # a Ctrl-C reaches this process, which ends the workers
+                if self.pool is None:
+                    self.pool = process_pool(self.jobs)
+                return [self.pool.submit(*task) for task in tasks]
+        except BaseException:
+            self.close()
+            raise
+
+    def _results(self, futures: list) -> list:
+        try:
+            return [f.result() for f in futures]
+        except BaseException:  # Ctrl-C, SIGTERM or an error: leave no worker behind
+            self.close()
+            raise
+
     def __call__(
         self, space, lo: np.ndarray, hi: np.ndarray, known: bool = False, newton: bool = True
     ) -> dict:
@@ -144,23 +173,11 @@ class Judges:
                 judge(space, lo[s : s + PART], hi[s : s + PART], known, newton) for s in starts
             ]
             return joined(results, starts)
-        from ..output import quiet_workers
-        from ..workers import process_pool
-
         blob = pickle.dumps(space, protocol=pickle.HIGHEST_PROTOCOL)
         digest = hashlib.blake2b(blob, digest_size=16).hexdigest()
-        try:
-            with quiet_workers():  # a Ctrl-C reaches this process, which ends the workers
-                if self.pool is None:
-                    self.pool = process_pool(self.jobs)
-                futures = [
-                    self.pool.submit(
-                        judge_part, digest, blob, lo[s : s + PART], hi[s : s + PART], known
-                    )
-                    for s in starts
-                ]
-            results = [f.result() for f in futures]
-        except BaseException:  # Ctrl-C, SIGTERM or an error: leave no worker behind
-            self.close()
-            raise
+        tasks = [
+            (judge_part, digest, blob, lo[s : s + PART], hi[s : s + PART], known, newton)
+            for s in starts
+        ]
+        results = self._results(self._submit(tasks))
         return joined(results, starts)

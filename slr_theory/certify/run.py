@@ -14,7 +14,7 @@ from .boxes import HARVEST, ROUNDS, UNIQUE, UNRESOLVED, boxes_of_paths, krawczyk
 from .census import Census
 from .charts import vector_overlaps
 from .faces import faces
-from .neighbourhoods import ISOLATE_BUDGET, bnb, isolate
+from .neighbourhoods import ISOLATE_BUDGET, ISOLATE_RADII, bnb, isolate
 from .parts import Judges
 from .search import (
     merge,
@@ -57,8 +57,9 @@ def certify_critical_points(
     max_boxes : int
         Budget of boxes per part (beyond it the open boxes are left unresolved). The
         defaults close every box at the paper's parameters with ``lam = 0.1`` (3.4e5
-        leaves in the strata, half a minute on one core) and ``lam = 0.9`` (7.6e6
-        leaves, 1.5e7 boxes visited, ten minutes).
+        leaves in the strata, 20 s on one core) and ``lam = 0.9`` (7.6e6 leaves, 1.5e7
+        boxes visited, ten minutes on one core, six on two: ``python
+        benchmarks/certify.py``).
     starts, seed : int
         The search (:func:`slr_theory.critical_points`) whose points seed the Krawczyk
         boxes of the vectors' parts: a point it finds is proved where its box verifies.
@@ -171,16 +172,25 @@ def _certify(
                 fresh.append((i, w0, w, ok))
             proved = np.array([w for _i, _w0, w, ok in fresh if ok]).reshape(-1, chart.dim)
             proofs = iter(verify_many(chart, proved))
+            zs = []
             for i, w0, _w, ok in fresh:
                 z = next(proofs) if ok else None
                 if z is None:  # Newton in the chart diverges where a curvature is 1e-54
                     z = verify_face(chart, w0, face_list)
-                if z is None:
-                    continue
-                settled.add(i)
-                if not strata_covered(strata, known, z, chart, group):
-                    zero = {**z, "chart": chart.name}
-                    cover = isolate(chart, zero, budget=neighbourhood_budget, judges=judges)
+                if z is not None:
+                    settled.add(i)
+                    zs.append({**z, "chart": chart.name})
+            # the neighbourhoods of the zeros no earlier point covers, each on its own (on
+            # the workers); a zero that one of these covers is then dropped, in order
+            before = list(known)
+            todo = [z for z in zs if not strata_covered(strata, before, z, chart, group)]
+            covers = judges.map(
+                isolate, [(chart, z, ISOLATE_RADII, neighbourhood_budget) for z in todo]
+            )
+            cover_of = {id(z): c for z, c in zip(todo, covers, strict=True)}
+            for zero in zs:
+                if not strata_covered(strata, known, zero, chart, group):
+                    cover = cover_of[id(zero)]
                     if cover is not None:
                         zero["cover"] = cover
                     known.append(zero)

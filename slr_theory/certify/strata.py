@@ -70,6 +70,16 @@ class Strata(Space):
     def split_dims(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
         return widest(lo, hi)
 
+    def __getstate__(self) -> dict:
+        # a copy for a worker (:mod:`slr_theory.certify.parts`): of a known point's
+        # neighbourhood it needs the box (:func:`isolated_box`), not the leaves that prove it
+        state = dict(self.__dict__)
+        state["known"] = [
+            {**z, "cover": {"lo": z["cover"]["lo"], "hi": z["cover"]["hi"]}} if "cover" in z else z
+            for z in self.known
+        ]
+        return state
+
     def classify(self, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The verdict of each box (-1: open) and the side to split an open one along
         (-1: the widest): where the conditions' mean-value form ran, the side whose width

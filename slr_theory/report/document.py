@@ -80,8 +80,8 @@ def write_report(
         with the search, "found by search" otherwise.
     certify : bool
         Compute the census here (:func:`slr_theory.certify_critical_points`, seeded by
-        the report's own search; half a minute at the paper's parameters, ten minutes at
-        ``lam = 0.9``), write it beside the report as ``census.json.gz`` and use it as
+        the report's own search, on the cores the report leaves free; 20 s at the paper's
+        parameters, ten minutes at ``lam = 0.9`` on one core), write it beside the report as ``census.json.gz`` and use it as
         `certificate` (needs a model with rigorous enclosures and ``pip install
         'slr-theory[certify]'``).
 
