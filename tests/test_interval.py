@@ -10,7 +10,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from slr_theory.interval import Interval, from_arb
+from slr_theory.interval import Interval, arb_bounds, from_arb
 
 flint = pytest.importorskip("flint")
 
@@ -156,3 +156,15 @@ def test_long_arrays_round_outward_to_the_very_neighbours_nextafter_gives():
         for s in done:
             assert np.array_equal(s.lo.view(np.int64), down.view(np.int64))
             assert np.array_equal(s.hi.view(np.int64), up.view(np.int64))
+
+
+def test_a_balls_bounds_are_from_arbs_without_arrays():
+    """One ball's bounds, as a cache of evaluations takes them, are the very floats of
+    :func:`from_arb`, and enclose the 50-digit value."""
+    for x in (0.3, 1e-300, 7.5, -2.0):
+        ball = flint.arb(x).erf()
+        lo, hi = arb_bounds(ball)
+        ref = from_arb(ball)
+        assert (lo, hi) == (float(ref.lo), float(ref.hi))
+        with mp.workdps(50):
+            assert mp.mpf(lo) <= mp.erf(mp.mpf(x)) <= mp.mpf(hi)

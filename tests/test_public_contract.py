@@ -97,6 +97,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
         {"basin_runs": 100, "max_steps": 1000, "starts": 16, "workers": 2, "model_factor": 1.5},
     ),
     "work.model_cost_factor": ((P,), {"points": 16}),
+    "work.worker_count": ((1,), {}),
     "check_overlaps": (OV, {"d": 400}),
     "overlap_tolerance": ((1e-6,), {}),
     **{
@@ -195,6 +196,7 @@ NOT_CALLED: dict[str, str] = {
     "certify.check_certificate": "takes a census; tested (and fed tampered ones) in "
     "tests/test_certify.py",
     "interval.from_arb": "takes python-flint balls; tested in tests/test_interval.py",
+    "interval.arb_bounds": "takes a python-flint ball; tested in tests/test_interval.py",
     "cli.main": "the commands are fuzzed flag by flag in tests/test_cli_contract.py",
     "models.register_model": "changes the registry for the whole process; its refusals and "
     "a model it adds are tested in tests/test_models.py",

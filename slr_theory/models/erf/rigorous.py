@@ -36,7 +36,7 @@ from ... import engine
 from ...interval import Interval, arb_bounds, from_arb
 from ...params import Params
 
-__all__ = ["RigorousTable", "table_of"]
+__all__ = ["RigorousTable"]
 
 #: Working precision of the balls (bits).
 PRECISION = 128
@@ -105,8 +105,8 @@ class RigorousTable:
 
     def __reduce__(self):
         # python-flint's balls do not pickle: a copy is the table of the same parameters,
-        # built once per process (:func:`table_of`), its cache of balls kept between copies
-        return table_of, (self.params,)
+        # built once per process (:func:`_table_of`), its cache of balls kept between copies
+        return _table_of, (self.params,)
 
     def __post_init__(self) -> None:
         arb, acb, ctx = flint_context()
@@ -322,26 +322,10 @@ class RigorousTable:
         return self._partials_of(first, zero), self._hessian_of(second, zero)
 
 
-def table_of(params: Params) -> RigorousTable:
+def _table_of(params: Params) -> RigorousTable:
     """The table of `params` in this process: built at the first call, the same object after
-    (a worker's copies of one table share its balls, evaluated once).
-
-    Parameters
-    ----------
-    params : Params
-
-    Returns
-    -------
-    RigorousTable
-
-    Examples
-    --------
-    >>> import pickle
-    >>> from slr_theory import Params
-    >>> t = table_of(Params.paper())
-    >>> pickle.loads(pickle.dumps(t)) is t
-    True
-    """
+    (a worker's copies of one table share its balls, evaluated once). What a pickled
+    table is rebuilt by (:meth:`RigorousTable.__reduce__`)."""
     table = _TABLES.get(params)
     if table is None:
         table = _TABLES[params] = RigorousTable(params)
