@@ -26,7 +26,7 @@ from . import engine
 from .dynamics import pgd, sample_initial_overlaps
 from .output import Destination
 from .params import Params
-from .trajectory import PGDResult, paper_schedule
+from .trajectory import SETTLED_SPEED, PGDResult, paper_schedule
 from .validate import positive_int, positive_real
 from .work import WorkEstimate, reproduce_cost
 
@@ -89,11 +89,6 @@ class Experiment:
     def record_every(self, records: int = 1000) -> int:
         """Logging interval giving about `records` records."""
         return max(1, self.steps // records)
-
-
-#: A run still moving more than this per step (max-norm of the overlaps) over its last
-#: recorded interval has not settled: what the report and the figures say of it.
-SETTLED_SPEED = 1e-9
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,10 @@ from .params import DOMAIN, Params, check_overlaps, check_params
 from .results import html_table, text_table
 from .validate import as_array, finite_real, positive_int, positive_real, progress_option
 
+#: A run still moving more than this per step (max-norm of the overlaps) over its last
+#: recorded interval has not settled: what the report and the figures say of it.
+SETTLED_SPEED = 1e-9
+
 #: Largest step size a run accepts (``alpha**2`` times a gradient must stay finite).
 MAX_ALPHA = 1e100
 #: Most steps a run accepts, and most records it keeps.
@@ -42,6 +46,7 @@ MAX_RECORDS = 10**8
 # run_pgd, price_records, the steps, temperatures, validate_run) serve the dynamics
 # modules above and are documented in docs/api.md as internal.
 __all__ = [
+    "SETTLED_SPEED",
     "PGDResult",
     "PaperSchedule",
     "paper_schedule",

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from ..experiments import SETTLED_SPEED  # the report's and the figures' settling rule
+from ..trajectory import SETTLED_SPEED  # the report's and the figures' settling rule
 from .atlas import UNCONVERGED_MARK, atlas_figure
 from .branches import bifurcation_figure
 from .ensembles import arrival_figure, draw_off_manifold
