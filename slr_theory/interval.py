@@ -38,37 +38,22 @@ BITWISE_STEP = 512
 _ONE = np.int64(1)
 
 
-def _step(x, down: bool) -> np.ndarray:
-    """``np.nextafter(x, -inf)`` (`down`) or ``np.nextafter(x, inf)``, bit for bit.
+def _step(x, down: bool):
+    """``np.nextafter(x, -inf)`` (`down`) or ``np.nextafter(x, inf)``, bit for bit, on a
+    result an operation just made (nobody else holds it: a long array is stepped in place).
 
     A finite nonzero float's neighbours are its bit pattern read as an integer plus or minus
     one (the sign bit picks which): ``b - (b >> 63 | 1)`` steps toward ``-inf``,
     ``b + (b >> 63 | 1)`` toward ``+inf``. The patterns that step wrong (the zero of the
-    wrong sign, the infinity stepped outward, NaN) all land on NaN and are stepped again by
-    ``np.nextafter``."""
-    x = np.asarray(x, dtype=np.float64)
+    wrong sign, the infinity stepped outward, NaN) all land on NaN and are stepped again,
+    from their own value, by ``np.nextafter``."""
     toward = -np.inf if down else np.inf
-    if x.size < BITWISE_STEP:
-        return np.nextafter(x, toward)
-    b = x.view(np.int64)
-    t = b >> 63
-    t |= _ONE
-    if down:
-        np.subtract(b, t, out=t)
-    else:
-        np.add(b, t, out=t)
-    out = t.view(np.float64)
-    odd = np.isnan(out)
-    if odd.any():
-        out[odd] = np.nextafter(x[odd], toward)
-    return out
-
-
-def _step_own(x, down: bool):
-    """:func:`_step` on a result an operation just made (nobody else holds it): stepped in
-    place, bit for bit the same floats."""
-    toward = -np.inf if down else np.inf
-    if not isinstance(x, np.ndarray) or x.ndim == 0 or x.size < BITWISE_STEP:
+    if (
+        not isinstance(x, np.ndarray)
+        or x.dtype != np.float64
+        or x.ndim == 0
+        or x.size < BITWISE_STEP
+    ):
         return np.nextafter(x, toward)
     b = x.view(np.int64)
     t = b >> 63
@@ -78,17 +63,17 @@ def _step_own(x, down: bool):
     else:
         b += t
     odd = np.isnan(x)
-    if odd.any():  # step those again from their own value
+    if odd.any():
         back = b[odd] + t[odd] if down else b[odd] - t[odd]
         x[odd] = np.nextafter(back.view(np.float64), toward)
     return x
 
 
-def _down(x: np.ndarray) -> np.ndarray:
+def _down(x):
     return _step(x, True)
 
 
-def _up(x: np.ndarray) -> np.ndarray:
+def _up(x):
     return _step(x, False)
 
 
@@ -156,7 +141,7 @@ class Interval:
             lo, hi = self.lo + other.lo, self.hi + other.hi
         else:
             lo, hi = self.lo + other, self.hi + other
-        return self._new(_step_own(lo, True), _step_own(hi, False))
+        return self._new(_down(lo), _up(hi))
 
     __radd__ = __add__
 
@@ -165,7 +150,7 @@ class Interval:
             lo, hi = self.lo - other.hi, self.hi - other.lo
         else:
             lo, hi = self.lo - other, self.hi - other
-        return self._new(_step_own(lo, True), _step_own(hi, False))
+        return self._new(_down(lo), _up(hi))
 
     def __rsub__(self, other) -> Interval:
         return self._of(other) - self
@@ -182,9 +167,9 @@ class Interval:
             else:
                 lo = np.minimum(np.minimum(a, b), np.minimum(c, d))
                 hi = np.maximum(np.maximum(a, b), np.maximum(c, d))
-            return self._new(_step_own(lo, True), _step_own(hi, False))
+            return self._new(_down(lo), _up(hi))
         a, b = self.lo * other, self.hi * other  # an exact number
-        return self._new(_step_own(np.minimum(a, b), True), _step_own(np.maximum(a, b), False))
+        return self._new(_down(np.minimum(a, b)), _up(np.maximum(a, b)))
 
     __rmul__ = __mul__
 

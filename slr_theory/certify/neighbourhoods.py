@@ -210,12 +210,7 @@ def check_neighbourhood(chart: Charts, zero: dict, judges: Judges | None = None)
     space = _Neighbourhood(chart, zero, lo, hi)
     blo, bhi = boxes_of_paths(lo, hi, list(paths))
     judges = Judges(1) if judges is None else judges
-    fresh = np.concatenate(
-        [
-            judges(space, blo[i : i + CHUNK], bhi[i : i + CHUNK], newton=False)["verdict"]
-            for i in range(0, len(blo), CHUNK)
-        ]
-    )
+    fresh = judges(space, blo, bhi, newton=False)["verdict"]  # part by part
     if np.any(fresh < 0) or np.any(fresh != verdicts):
         return f"{int(np.count_nonzero(fresh != verdicts))} leaves of its neighbourhood do not re-verify"
     return None

@@ -8,9 +8,8 @@ box's own is the state the space grows as it goes (the strata's edge tubes,
 :meth:`Strata.grow`): the branch and bound grows it between chunks of
 :data:`~slr_theory.certify.boxes.CHUNK` boxes, here, in order, from what the chunk's parts
 asked for, and the next chunk's parts are judged against the grown space. A worker gets
-the space as it stands (pickled once per state, kept by the worker while it stands) and
-its model's table from the model's parameters (:func:`model_table`), rebuilt once per
-worker.
+the space as it stands (pickled once per state, kept by the worker while it stands); the
+model's table inside it pickles as its parameters and is rebuilt once per worker.
 """
 
 from __future__ import annotations
@@ -68,7 +67,8 @@ def judge(space, lo: np.ndarray, hi: np.ndarray, known: bool, newton: bool = Tru
             cov[ask] = space.covered(lo[ask], hi[ask])
         verdict[cov >= 0] = UNIQUE
     near = np.flatnonzero((verdict < 0) & (width <= NEWTON_WIDTH) & (space.newton and newton))
-    found = {"at": np.zeros(0, dtype=int)}
+    none = np.zeros((0, lo.shape[1]))
+    found = {"at": near[:0], "zlo": none, "zhi": none, "klo": none, "khi": none}
     if near.size:
         zlo, zhi = space.newton_box(lo[near], hi[near])
         kv, klo, khi = krawczyk(space, zlo, zhi)
@@ -100,13 +100,8 @@ def joined(results: list[dict], starts: list[int]) -> dict:
         k: np.concatenate([r[k] for r in results]) for k in ("verdict", "prefer", "grow", "cov")
     }
     found = [r["found"] for r in results]
-    out["found"] = {
-        "at": np.concatenate([f["at"] + s for f, s in zip(found, starts, strict=True)])
-    }
-    for k in ("zlo", "zhi", "klo", "khi"):
-        got = [f[k] for f in found if k in f]
-        if got:
-            out["found"][k] = np.concatenate(got)
+    out["found"] = {k: np.concatenate([f[k] for f in found]) for k in ("zlo", "zhi", "klo", "khi")}
+    out["found"]["at"] = np.concatenate([f["at"] + s for f, s in zip(found, starts, strict=True)])
     return out
 
 

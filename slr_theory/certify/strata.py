@@ -134,9 +134,8 @@ class Strata(Space):
                     if self.lazy_tubes and self.even:
                         # the second-widest side: such a box may stay long along kappa
                         w = np.sort(hi[open_] - lo[open_], axis=1)[:, -2]
-                        grow[open_[self._near_edge(lo[open_], hi[open_]) & (w <= TUBE_AFTER)]] = (
-                            True
-                        )
+                        near = self._near_edge(lo[open_], hi[open_])
+                        grow[open_[near & (w <= TUBE_AFTER)]] = True
         return verdict, dims, grow
 
     def chart_excludes(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
