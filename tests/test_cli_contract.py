@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from slr_theory import OVERLAP_NAMES, cli
@@ -220,6 +220,8 @@ def test_every_command_has_a_base_invocation():
     max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(value=FLAG_VALUES)
+@example(value="\r0")  # a line break inside the value: the error escapes it, still one line
+@example(value="a\u2028b")
 def test_any_value_of_any_flag_is_ok_or_one_line_naming_it(command, flag, value, stubs, capsys):
     _empty(stubs)  # each example starts from an empty directory
     _check(_with(BASE[command], flag, value), flag, capsys)

@@ -128,7 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()  # a full disk or a closed pipe shows here, not at exit
             return code
     except UsageError as exc:
-        print(str(exc), file=sys.stderr)
+        quiet_stderr(str(exc))
         return 2
     except Stop as exc:
         quiet_stderr(exc.line)

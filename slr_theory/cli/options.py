@@ -361,7 +361,13 @@ def emit(args, data, text) -> None:
     print(f"parameters: {echo}\n" + (text() if callable(text) else text))
 
 
+# what str.splitlines breaks at: a value a user typed (a path with a carriage return) is shown
+# escaped, so that the error stays the one line the command promises
+_LINE_BREAKS = {c: repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
+_ESCAPED = str.maketrans(_LINE_BREAKS)
+
+
 def quiet_stderr(line: str) -> None:
-    """Print one line on stderr; a closed stderr is not worth a traceback."""
+    """Print one line on stderr (line breaks inside it escaped); a closed stderr is not worth a traceback."""
     with contextlib.suppress(OSError, ValueError):
-        print(line, file=sys.stderr)
+        print(line.strip().translate(_ESCAPED), file=sys.stderr)
