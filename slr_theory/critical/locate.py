@@ -28,6 +28,10 @@ __all__ = ["FOLD", "MAX_ITERATIONS", "MAX_STARTS", "critical_points", "polish"]
 MAX_ITERATIONS = 10**5
 
 
+#: The largest damping of the Newton iterations (relative to the largest Hessian eigenvalue).
+MAX_DAMPING = 1e8
+
+
 #: Upper bound of the random starts of one full-space search.
 MAX_STARTS = 10**6
 
@@ -184,7 +188,7 @@ def polish(
     K, V = _direction(k, "k"), _direction(v, "v")
     tol = positive_real(tol, "tol")
     iterations = positive_int(iterations, "iterations", upper=MAX_ITERATIONS)
-    damping = positive_real(damping, "damping", upper=1e8)
+    damping = positive_real(damping, "damping", upper=MAX_DAMPING)
     tables = gradient_tables(params, loop=False)
     K, V, ov, _gn, rel, step = _newton(tables, K, V, iterations, mu0=damping)
     ok = (rel[0] <= tol) & (step[0] < 1e-7) & (span_dimension(K, V)[0] <= params.d)
@@ -204,7 +208,9 @@ def _newton(tables, K: np.ndarray, V: np.ndarray, iterations: int, update=None, 
     reports the iterations it saved, so the count always ends at `iterations`. A row whose
     pure Newton step is below 1e-14 and whose relative gradient is below `SETTLED` has
     converged and is not stepped again (both: at a degenerate point the Newton step ignores
-    the flat directions, where the gradient may not be small yet)."""
+    the flat directions, where the gradient may not be small yet). When every row still
+    stepped is refused at the largest damping, the iterations stop too: the state, damping
+    included, is what it was, so every later iteration would repeat that one."""
     K, V = K.copy(), V.copy()
     n = K.shape[0]
     mu = np.full(n, mu0)
@@ -216,6 +222,7 @@ def _newton(tables, K: np.ndarray, V: np.ndarray, iterations: int, update=None, 
     with np.errstate(divide="ignore", invalid="ignore"):
         for done in range(1, iterations + 1):
             i = np.flatnonzero(active)
+            stuck = False
             w, U = np.linalg.eigh(Hr[i])
             c = (G[i, None, :] @ U)[:, 0]
             wmax = np.abs(w).max(axis=1, keepdims=True)
@@ -249,9 +256,13 @@ def _newton(tables, K: np.ndarray, V: np.ndarray, iterations: int, update=None, 
                     gn2[better],
                 )
                 rel[j] = relative_gradient(ov2[better], G2[better], mag2[better])
-                m = np.where(better, mu[i] / 10, np.clip(mu[i] * 10, 1e-8, 1e8))
+                # every row refused at the largest damping: each is where it was, with the same
+                # damping, so every later iteration would repeat this one (rows stepped in
+                # another batch could round otherwise: only the whole batch stops)
+                stuck = not better.any() and bool(np.all(mu[i] == MAX_DAMPING))
+                m = np.where(better, mu[i] / 10, np.clip(mu[i] * 10, 1e-8, MAX_DAMPING))
                 mu[i] = np.where(m < 1e-9, 0.0, m)
-            converged = not active.any()
+            converged = stuck or not active.any()
             if update is not None:
                 update(iterations - done + 1 if converged else 1)
             if converged:

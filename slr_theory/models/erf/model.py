@@ -56,10 +56,11 @@ class Erf(Pointwise):
         return closed_feature_bounds(params, order)
 
     def rigorous_table(self, params: Params):
-        """The closed forms in interval arithmetic, bases enclosed by python-flint."""
-        from .rigorous import RigorousTable
+        """The closed forms in interval arithmetic, bases enclosed by python-flint (one table
+        per parameters in a process, its balls shared by every census and check there)."""
+        from .rigorous import table_of
 
-        return RigorousTable(params)
+        return table_of(params)
 
     def nullcline(self, params: Params, kappa: np.ndarray) -> np.ndarray:
         """``erf(a kappa / s)``, ``s = sqrt((1 + 2 g^2)(1 + 4 g^2))``."""

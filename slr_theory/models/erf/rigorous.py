@@ -105,8 +105,8 @@ class RigorousTable:
 
     def __reduce__(self):
         # python-flint's balls do not pickle: a copy is the table of the same parameters,
-        # built once per process (:func:`_table_of`), its cache of balls kept between copies
-        return _table_of, (self.params,)
+        # built once per process (:func:`table_of`), its cache of balls kept between copies
+        return table_of, (self.params,)
 
     def __post_init__(self) -> None:
         arb, acb, ctx = flint_context()
@@ -322,14 +322,22 @@ class RigorousTable:
         return self._partials_of(first, zero), self._hessian_of(second, zero)
 
 
-def _table_of(params: Params) -> RigorousTable:
+def table_of(params: Params) -> RigorousTable:
     """The table of `params` in this process: built at the first call, the same object after
-    (a worker's copies of one table share its balls, evaluated once). What a pickled
-    table is rebuilt by (:meth:`RigorousTable.__reduce__`)."""
-    table = _TABLES.get(params)
+    (a census, its check and a worker's copies of one table share its balls, each evaluated
+    once). What the model gives (:meth:`slr_theory.models.Erf.rigorous_table`) and what a
+    pickled table is rebuilt by (:meth:`RigorousTable.__reduce__`). The last `KEPT_TABLES`
+    are kept: a survey over many temperatures does not hold the balls of them all."""
+    table = _TABLES.pop(params, None)
     if table is None:
-        table = _TABLES[params] = RigorousTable(params)
+        table = RigorousTable(params)
+    _TABLES[params] = table  # the most recent last
+    while len(_TABLES) > KEPT_TABLES:
+        del _TABLES[next(iter(_TABLES))]
     return table
 
+
+#: Tables (with their caches of balls) kept per process, the most recently used.
+KEPT_TABLES = 2
 
 _TABLES: dict = {}
