@@ -408,6 +408,17 @@ def _nodes(scale: float) -> tuple[np.ndarray, float, int]:
     return np.arange(math.floor(lo / h), math.ceil(hi / h) + 1) * h, h, q
 
 
+@lru_cache(maxsize=64)
+def _weighted_nodes(scale: float, imax: int) -> tuple[np.ndarray, float, int, np.ndarray]:
+    """:func:`_nodes` and the quadrature's weights times ``x^i``, ``i <= imax`` ``(N_x, I)``:
+    the same at every call of one temperature."""
+    x, h, q = _nodes(scale)
+    wts = h * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
+    W = np.stack([wts * x**i for i in range(imax + 1)], axis=-1)
+    x.flags.writeable = W.flags.writeable = False
+    return x, h, q, W
+
+
 def _kernels(w: np.ndarray) -> np.ndarray:
     """``(1 - g_0, g_0, g_1, g_2)`` at `w`: shape ``(4, *w.shape)``."""
     np.minimum(w, 700.0, out=w)
@@ -429,9 +440,7 @@ def _moments(sig: np.ndarray, shift: np.ndarray, scale: float, imax: int) -> np.
     When the nodes share one grid in ``w`` (:func:`_nodes`), the kernels are evaluated once
     per point on that grid and every ``sigma`` reads a window of it.
     """
-    x, h, q = _nodes(scale)
-    wts = h * np.exp(-0.5 * x * x) / math.sqrt(2.0 * math.pi)
-    W = np.stack([wts * x**i for i in range(imax + 1)], axis=-1)  # (N_x, I)
+    x, h, q, W = _weighted_nodes(float(scale), imax)
     n, N, nx = shift.size, sig.size, x.size
     out = np.empty((4, imax + 1, n, N))
     if q:
@@ -524,8 +533,13 @@ def term_integrals(
     ak = a * kappa
     imax_i = max([i for t in terms for _j, i in t[1]] + [1])
     imax_d = max([i for t in terms for _j, i in t[2]] + [1])
-    if n == 0:
-        return np.empty((len(terms), 0))
+    for term in terms:
+        if s - len(term[1]) < 0 or (L - s) - len(term[2]) < 0:
+            raise ValueError(f"term {term!r} needs more tokens than L={L}, s={s}.")
+        if _sink_power(term) and not sink:
+            raise ValueError(f"term {term!r} weighs a sink, and `sink` is False.")
+    if n == 0 or not terms:
+        return np.empty((len(terms), n))
     lo, hi = _window(lam, g, ak, L)
     glo, ghi = _window(lam, g, np.array([-a, a]), L)
     sig = np.arange(lo, hi) * _H
@@ -544,33 +558,66 @@ def term_integrals(
     lpi, lpd = log_phi(mi), log_phi(md)
     # the sink's factors g_j(sigma) (its logit is 0), or none
     sink_g = _kernels(sig.copy())[1:] if sink else None
-    cache: dict = {}
+    # every term at once, in blocks of points, as _term_plan orders them
+    order, keys, which, sink_powers, factors, scale = _term_plan(tuple(terms), s, L)
+    exps = []
+    for ni, nd in keys:
+        e = np.zeros((n, sig.size))
+        if ni:
+            e += ni * lpi
+        if nd:
+            e += nd * lpd
+        exps.append(np.exp(e))
+    exps = np.stack(exps)  # (keys, n, N)
     out = np.empty((len(terms), n))
-    for r, term in enumerate(terms):
-        p, info, distr = term[:3]
-        ni, nd = s - len(info), (L - s) - len(distr)
-        if ni < 0 or nd < 0:
-            raise ValueError(f"term {term!r} needs more tokens than L={L}, s={s}.")
-        j0 = _sink_power(term)
-        if j0 and not sink:
-            raise ValueError(f"term {term!r} weighs a sink, and `sink` is False.")
-        key = (ni, nd)
-        if key not in cache:
-            e = np.zeros((n, sig.size))
-            if ni:
-                e += ni * lpi
-            if nd:
-                e += nd * lpd
-            cache[key] = np.exp(e)
-        f = cache[key].copy()
+    block = max(1, _BLOCK // (len(terms) * sig.size))
+    for a in range(0, n, block):
+        b = min(a + block, n)
+        f = exps[which, a:b]  # (terms, points, N)
         if sink:
-            f *= sink_g[j0]
-        for j, i in info:
-            f *= powers_i[i] * mi[j + 1, i]
-        for j, i in distr:
-            f *= md[j + 1, i]
-        out[r] = _H * f.sum(axis=1) / math.gamma(p)
+            f *= sink_g[sink_powers][:, None, :]
+        for informative, lo, hi, js, powers in factors:
+            if informative:
+                f[lo:hi] *= powers_i[powers][:, None, None] * mi[js, powers, a:b]
+            else:
+                f[lo:hi] *= md[js, powers][:, None, :]
+        out[order, a:b] = _H * f.sum(axis=2) / scale[:, None]
     return out
+
+
+@lru_cache(maxsize=64)
+def _term_plan(terms: tuple, s: int, L: int) -> tuple:
+    """How :func:`term_integrals` multiplies every term's integrand at once.
+
+    Each term's integrand is its ``(ni, nd)`` exponential, times the sink's factor, its
+    informative factors, then its distractors', in that order, as one term at a time
+    would multiply them (the same numbers). The terms are taken in an order (most
+    informative factors first, then most distractors) where the terms with an ``m``-th
+    factor of a kind are a few runs of consecutive rows, each multiplied in place.
+
+    Returns
+    -------
+    tuple
+        ``(order, keys, which, sink_powers, factors, scale)``: the terms' order (the
+        rows of the result), the ``(ni, nd)`` of the exponentials, each term's, its sink
+        power, the runs ``(informative, lo, hi, j + 1, i)`` and ``Gamma(p)``.
+    """
+    order = sorted(range(len(terms)), key=lambda r: (-len(terms[r][1]), -len(terms[r][2]), r))
+    ts = [terms[r] for r in order]
+    keys = sorted({(s - len(t[1]), (L - s) - len(t[2])) for t in ts})
+    which = np.array([keys.index((s - len(t[1]), (L - s) - len(t[2]))) for t in ts])
+    sink_powers = np.array([_sink_power(t) for t in ts])
+    factors = []
+    for slot in (1, 2):
+        for m in range(max(len(t[slot]) for t in ts)):
+            rows = np.flatnonzero([len(t[slot]) > m for t in ts])
+            js = np.array([ts[r][slot][m][0] + 1 for r in rows])
+            powers = np.array([ts[r][slot][m][1] for r in rows])
+            cuts = np.flatnonzero(np.diff(rows) != 1) + 1
+            for run, j, i in zip(*(np.split(x, cuts) for x in (rows, js, powers)), strict=True):
+                factors.append((slot == 1, int(run[0]), int(run[-1]) + 1, j, i))
+    scale = np.array([math.gamma(t[0]) for t in ts])
+    return np.array(order), keys, which, sink_powers, tuple(factors), scale
 
 
 def _abs_moment(i: int, sd: float) -> float:
@@ -611,6 +658,9 @@ def term_bound(term: Term | None, gamma: float) -> float:
         out *= _abs_moment(i, 1.0)
     return out
 
+
+#: Values of the integrands held at once by :func:`term_integrals` (terms x points x nodes).
+_BLOCK = 1000000
 
 #: The interpolant's check: ``1e-14`` of each term's bound (:func:`term_bound`).
 _INTERP_TOL = 1e-14

@@ -152,6 +152,27 @@ def _direct_terms(params: Params, kappa: np.ndarray, lam: float, sink: bool):
     return where, values
 
 
+@lru_cache(maxsize=64)
+def _softmax_products(
+    d: int, L: int, gamma: float, S: int, orders: tuple, sink: bool = False
+) -> tuple[np.ndarray, tuple]:
+    """How each column of a softmax table is its term times its monomial: the term's row of
+    each column (``len(terms)``: the column of ones, a monomial alone), and per variable of
+    the monomials, in order, ``(variable, exponent, columns)`` for each exponent used. A
+    column's product is its term times the powers of its variables in their order, as one
+    column at a time would form it: the same numbers, a few whole-array operations."""
+    cols = _softmax_plan(d, L, gamma, S, orders, sink)[0]
+    terms, where = _softmax_bases(d, L, gamma, S, orders, sink)
+    rows = np.array([len(terms) if t is None else where[t] for _m, t in cols], dtype=np.intp)
+    steps = []
+    exps = np.array([m for m, _t in cols], dtype=np.intp).reshape(len(cols), -1)
+    for var in range(exps.shape[1]):
+        for e in np.unique(exps[:, var]):
+            if e:
+                steps.append((var, int(e), np.flatnonzero(exps[:, var] == e)))
+    return rows, tuple(steps)
+
+
 @dataclass(frozen=True)
 class SoftmaxTable(engine.RiskTable):
     """The table of softmax attention: the same rows, features ``monomial x term``.
@@ -283,17 +304,13 @@ class SoftmaxTable(engine.RiskTable):
         k = self.constants if constants is None else constants
         n = ov5.shape[1]
         lam = np.broadcast_to(np.asarray(k, dtype=np.float64)[0], (n,))
-        where = _softmax_bases(*self._plan_args())[1]
+        rows, steps = _softmax_products(*self._plan_args())
         T = self._terms(ov5[0], lam)
         # the monomials' variables: nu, theta, eta, rho, and 1 - nu, eta - rho, exact
         x = np.concatenate([ov5[1:], [1.0 - ov5[1], ov5[3] - ov5[4]]])
-        out = np.empty((len(self.columns), n))
-        for c, (mono, term) in enumerate(self.columns):
-            v = T[where[term]].copy() if term is not None else np.ones(n)
-            for var, e in enumerate(mono):
-                if e:
-                    v *= x[var] ** e
-            out[c] = v
+        out = np.concatenate([T, np.ones((1, n))])[rows]
+        for var, e, cols in steps:
+            out[cols] *= x[var] ** e
         return out
 
     def enclosure(self, lo: np.ndarray, hi: np.ndarray) -> engine.Enclosure:
