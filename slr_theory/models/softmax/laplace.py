@@ -558,7 +558,7 @@ def term_integrals(
     lpi, lpd = log_phi(mi), log_phi(md)
     # the sink's factors g_j(sigma) (its logit is 0), or none
     sink_g = _kernels(sig.copy())[1:] if sink else None
-    # every term at once, in blocks of points, as _term_plan orders them
+    # the terms in the order of _term_plan, each integrand the same products either way
     order, keys, which, sink_powers, factors, scale = _term_plan(tuple(terms), s, L)
     exps = []
     for ni, nd in keys:
@@ -570,18 +570,27 @@ def term_integrals(
         exps.append(np.exp(e))
     exps = np.stack(exps)  # (keys, n, N)
     out = np.empty((len(terms), n))
-    block = max(1, _BLOCK // (len(terms) * sig.size))
-    for a in range(0, n, block):
-        b = min(a + block, n)
-        f = exps[which, a:b]  # (terms, points, N)
+    if n <= _AT_ONCE:  # a few points (a Newton step's): every term at once
+        f = exps[which]  # (terms, n, N)
         if sink:
             f *= sink_g[sink_powers][:, None, :]
         for informative, lo, hi, js, powers in factors:
             if informative:
-                f[lo:hi] *= powers_i[powers][:, None, None] * mi[js, powers, a:b]
+                f[lo:hi] *= powers_i[powers][:, None, None] * mi[js, powers]
             else:
                 f[lo:hi] *= md[js, powers][:, None, :]
-        out[order, a:b] = _H * f.sum(axis=2) / scale[:, None]
+        out[order] = _H * f.sum(axis=2) / scale[:, None]
+        return out
+    for row, r in enumerate(order):  # many: term by term, each factor a view (no gather)
+        p, info, distr = terms[r][:3]
+        f = exps[which[row]].copy()
+        if sink:
+            f *= sink_g[sink_powers[row]]
+        for j, i in info:
+            f *= powers_i[i] * mi[j + 1, i]
+        for j, i in distr:
+            f *= md[j + 1, i]
+        out[r] = _H * f.sum(axis=1) / scale[row]
     return out
 
 
@@ -593,7 +602,8 @@ def _term_plan(terms: tuple, s: int, L: int) -> tuple:
     informative factors, then its distractors', in that order, as one term at a time
     would multiply them (the same numbers). The terms are taken in an order (most
     informative factors first, then most distractors) where the terms with an ``m``-th
-    factor of a kind are a few runs of consecutive rows, each multiplied in place.
+    factor of a kind are a few runs of consecutive rows, each multiplied in place when a
+    few points take every term at once.
 
     Returns
     -------
@@ -659,8 +669,10 @@ def term_bound(term: Term | None, gamma: float) -> float:
     return out
 
 
-#: Values of the integrands held at once by :func:`term_integrals` (terms x points x nodes).
-_BLOCK = 1000000
+#: Up to this many points, :func:`term_integrals` multiplies every term's integrand at
+#: once (a Newton step's point: the cost is the calls); beyond, term by term (the cost is
+#: the arithmetic, and gathering every term's factors would add a pass).
+_AT_ONCE = 4
 
 #: The interpolant's check: ``1e-14`` of each term's bound (:func:`term_bound`).
 _INTERP_TOL = 1e-14
