@@ -78,8 +78,9 @@ class Pieces:
             cheb = np.empty((CHEB_N, ts.size))  # T_k(x), shared by every component
             cheb[0] = 1.0
             cheb[1] = x
+            twice = 2.0 * x  # exact
             for k in range(2, CHEB_N):
-                np.multiply(2.0 * x, cheb[k - 1], out=cheb[k])
+                np.multiply(twice, cheb[k - 1], out=cheb[k])
                 cheb[k] -= cheb[k - 2]
             ends = np.flatnonzero(np.diff(piece)) + 1
             starts = np.concatenate([[0], ends])
@@ -92,14 +93,10 @@ class Pieces:
             where = np.arange(ts.size) + np.repeat(first - starts, sizes)
             A = np.zeros((int(tiles.sum()) * _TILE, CHEB_N))
             A[where] = cheb.T
-            rows = np.empty((A.shape[0], F))
-            for p, lo_p, n_p in zip(piece[starts], first, tiles * _TILE, strict=True):
-                span = slice(lo_p, lo_p + n_p)
-                np.matmul(
-                    A[span].reshape(-1, _TILE, CHEB_N),
-                    self.coefficients[p].T,
-                    out=rows[span].reshape(-1, _TILE, F),
-                )
+            # one batched product: tile by tile, each with its piece's coefficients (the
+            # same product of one shape per tile as a loop over the pieces would make)
+            coef = self.coefficients[np.repeat(piece[starts], tiles)]  # (tiles, F, CHEB_N)
+            rows = np.matmul(A.reshape(-1, _TILE, CHEB_N), np.swapaxes(coef, 1, 2)).reshape(-1, F)
             back = np.empty_like(order)  # the callers' order: a gather, not a scatter
             back[order] = np.arange(order.size)
             out[:, lo : lo + ts.size] = rows[where[back]].T
