@@ -61,7 +61,8 @@ class Pieces:
         Points are grouped by piece (a stable radix sort of the piece indices), and each
         piece's points are multiplied with its coefficients ``(F, CHEB_N)`` in tiles of
         one shape (one batched matrix product, each tile with its piece's coefficients),
-        rather than gathering ``F x CHEB_N`` coefficients per point; the rows come back in the callers' order by one gather.
+        rather than gathering ``F x CHEB_N`` coefficients per point; the rows come back in
+        the callers' order by one gather.
         A point's value does not depend on the other points (the tiles are all alike).
         `out`, if given, receives the result.
         """

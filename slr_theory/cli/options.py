@@ -363,8 +363,7 @@ def emit(args, data, text) -> None:
 
 # what str.splitlines breaks at: a value a user typed (a path with a carriage return) is shown
 # escaped, so that the error stays the one line the command promises
-_LINE_BREAKS = {c: repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"}
-_ESCAPED = str.maketrans(_LINE_BREAKS)
+_ESCAPED = str.maketrans({c: repr(c)[1:-1] for c in "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"})
 
 
 def quiet_stderr(line: str) -> None:

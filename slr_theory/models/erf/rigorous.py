@@ -29,6 +29,7 @@ python-flint is the optional extra ``slr-theory[certify]``.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 import numpy as np
 
@@ -322,22 +323,15 @@ class RigorousTable:
         return self._partials_of(first, zero), self._hessian_of(second, zero)
 
 
+#: Tables (with their caches of balls) kept per process, the most recently used.
+KEPT_TABLES = 2
+
+
+@lru_cache(maxsize=KEPT_TABLES)
 def table_of(params: Params) -> RigorousTable:
     """The table of `params` in this process: built at the first call, the same object after
     (a census, its check and a worker's copies of one table share its balls, each evaluated
     once). What the model gives (:meth:`slr_theory.models.Erf.rigorous_table`) and what a
     pickled table is rebuilt by (:meth:`RigorousTable.__reduce__`). The last `KEPT_TABLES`
     are kept: a survey over many temperatures does not hold the balls of them all."""
-    table = _TABLES.pop(params, None)
-    if table is None:
-        table = RigorousTable(params)
-    _TABLES[params] = table  # the most recent last
-    while len(_TABLES) > KEPT_TABLES:
-        del _TABLES[next(iter(_TABLES))]
-    return table
-
-
-#: Tables (with their caches of balls) kept per process, the most recently used.
-KEPT_TABLES = 2
-
-_TABLES: dict = {}
+    return RigorousTable(params)

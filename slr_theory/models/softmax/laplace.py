@@ -582,7 +582,7 @@ def term_integrals(
         out[order] = _H * f.sum(axis=2) / scale[:, None]
         return out
     for row, r in enumerate(order):  # many: term by term, each factor a view (no gather)
-        p, info, distr = terms[r][:3]
+        _p, info, distr = terms[r][:3]
         f = exps[which[row]].copy()
         if sink:
             f *= sink_g[sink_powers[row]]
@@ -596,7 +596,7 @@ def term_integrals(
 
 @lru_cache(maxsize=64)
 def _term_plan(terms: tuple, s: int, L: int) -> tuple:
-    """How :func:`term_integrals` multiplies every term's integrand at once.
+    """The order and factors in which :func:`term_integrals` multiplies the terms' integrands.
 
     Each term's integrand is its ``(ni, nd)`` exponential, times the sink's factor, its
     informative factors, then its distractors', in that order, as one term at a time
