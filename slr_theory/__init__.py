@@ -5,12 +5,13 @@ never of a higher one (``tests/test_house.py`` checks it, with its few documente
 exceptions). A name may be a package, one module per concept inside; ``docs/architecture.md``
 maps them, with the front door of each layer and where a new piece goes.
 
-0. ``validate``, ``doubledouble``, ``results``, ``chebyshev``, ``interval``, ``interrupts``, ``identities``, ``symbolic``, ``catalogue``:
+0. ``validate``, ``doubledouble``, ``results``, ``chebyshev``, ``interval``, ``interrupts``, ``identities``, ``symbolic``, ``catalogue``, ``startup``:
    input checks; double-double exponents; typed results as
    JSON and back; checked piecewise Chebyshev interpolants; rigorous interval arithmetic
    on arrays; Ctrl-C held while the command imports; a nonlinearity's properties by
    integral identities, or from a SymPy expression; where ``Params`` finds the registry
-   of models (installed by this package's face, so that ``params`` imports no model).
+   of models (installed by this package's face, so that ``params`` imports no model); SciPy's
+   first import without the NumPy modules it reads but never runs.
 1. ``gaussian``, ``nonlinearity``, ``params``, ``work``, ``output``, ``workers``:
    Gaussian expectations of ``erf`` (closed forms) and of any nonlinearity (quadrature);
    ``Params`` and overlap feasibility; cost estimates; the output discipline; local
@@ -44,7 +45,7 @@ import importlib
 import sys
 import types
 
-from . import catalogue
+from . import catalogue, startup
 
 __version__ = "0.10.0"  # what changed: CHANGELOG.md
 
@@ -165,6 +166,7 @@ def _models_registry():
 
 
 catalogue.install(_models_registry)
+startup.install()  # SciPy's first import without numpy.f2py and numpy.testing
 
 
 def __getattr__(name: str):

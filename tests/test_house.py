@@ -137,6 +137,7 @@ LAYERS = [
         "identities",
         "symbolic",
         "catalogue",
+        "startup",
     },
     {"gaussian", "nonlinearity", "params", "work", "output", "workers"},
     {"engine"},

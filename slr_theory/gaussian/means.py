@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.typing import ArrayLike
 from scipy.special import erf, roots_laguerre, roots_legendre
@@ -26,13 +28,19 @@ BOUND = 1e100
 TWO_OVER_SQRT_PI = 2.0 / np.sqrt(np.pi)
 
 
-# 30-point Gauss-Laguerre for the tail integral of zeta_c (converges to < 1 ulp
-# for every (t, s): the integrand is an entire function of exponential type < 1).
-LAG_X, LAG_W = roots_laguerre(30)
+@functools.cache
+def laguerre_rule() -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and weights of the 30-point Gauss-Laguerre rule for the tail integral of
+    ``zeta_c`` (converges to < 1 ulp for every ``(t, s)``: the integrand is an entire
+    function of exponential type < 1); computed on first use."""
+    return roots_laguerre(30)
 
 
-# 40-point Gauss-Legendre for Plackett's angle integral in erf_pair.
-GL40_X, GL40_W = roots_legendre(40)
+@functools.cache
+def legendre40_rule() -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and weights of the 40-point Gauss-Legendre rule for Plackett's angle
+    integral in ``erf_pair``; computed on first use."""
+    return roots_legendre(40)
 
 
 def ret(x: np.ndarray) -> np.ndarray:

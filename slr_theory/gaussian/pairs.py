@@ -8,7 +8,7 @@ from scipy.special import erf
 
 from .. import doubledouble as _dd
 from ..validate import as_array, broadcast, nonnegative_array
-from .means import BOUND, GL40_W, GL40_X, TWO_OVER_SQRT_PI, mean_erf, prep, ret
+from .means import BOUND, TWO_OVER_SQRT_PI, legendre40_rule, mean_erf, prep, ret
 from .zeta import zeta, zeta_prep
 
 __all__ = ["MAX_DERIVATIVE_ORDER", "erf_pair", "mean_erf_derivative", "zeta_derivative"]
@@ -89,7 +89,8 @@ def erf_pair(
         sq1, sq2 = np.sqrt(q1[nonzero]), np.sqrt(q2[nonzero])
         h = (np.sqrt(2.0) * m1[nonzero] / sq1)[..., None]
         k = (np.sqrt(2.0) * m2[nonzero] / sq2)[..., None]
-        theta = 0.5 * a[..., None] * (GL40_X + 1.0)
+        gl_x, gl_w = legendre40_rule()
+        theta = 0.5 * a[..., None] * (gl_x + 1.0)
         sin, cos2 = np.sin(theta), np.cos(theta) ** 2
         pos = theta >= 0
         expo = np.where(
@@ -97,7 +98,7 @@ def erf_pair(
             -((h - k) ** 2) / (2.0 * cos2) - h * k / (1.0 + sin),
             -((h + k) ** 2) / (2.0 * cos2) + h * k / (1.0 - sin),
         )
-        integral = 0.5 * a * np.sum(GL40_W * np.exp(np.minimum(expo, 0.0)), axis=-1)
+        integral = 0.5 * a * np.sum(gl_w * np.exp(np.minimum(expo, 0.0)), axis=-1)
         indep = erf(m1[nonzero] / sq1) * erf(m2[nonzero] / sq2)
         out[nonzero] = indep + (2.0 / np.pi) * integral
     return ret(out)

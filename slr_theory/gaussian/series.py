@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.special import erfc, erfcx, owens_t, roots_laguerre, roots_legendre
+from scipy.special import erfc, erfcx, owens_t, roots_laguerre
 
 from .. import doubledouble as _dd
 from ..validate import as_array
@@ -15,6 +17,7 @@ __all__ = [
     "ZETA_SERIES_BELOW",
     "ZETA_SERIES_TERMS",
     "erfc_sq_reduced",
+    "legendre20_rule",
     "plackett_rule",
     "zeta_reduced",
     "zeta_series_coefficients",
@@ -50,7 +53,28 @@ _SERIES = _series_matrix()
 ZETA_SERIES_BELOW = 0.5
 
 
-_GLP_X, _GLP_W = roots_legendre(PLACKETT_NODES)
+# The 20-point Gauss-Legendre rule of Plackett's angle integral, its positive half (the
+# rule is symmetric): the doubles scipy.special.roots_legendre(20) returns, written out so
+# that no import computes them (roots_legendre imports scipy.linalg for an eigenproblem);
+# tests/test_gaussian.py checks them against it and against mpmath's rule.
+_GL20_NODES = (
+    0.0765265211334973, 0.22778585114164504, 0.37370608871541955, 0.510867001950827,
+    0.6360536807265149, 0.7463319064601508, 0.8391169718222189, 0.912234428251326,
+    0.9639719272779137, 0.9931285991850949,
+)  # fmt: skip
+_GL20_WEIGHTS = (
+    0.1527533871307256, 0.1491729864726036, 0.14209610931838176, 0.13168863844917644,
+    0.11819453196151841, 0.10193011981724026, 0.08327674157670427, 0.06267204833410933,
+    0.04060142980038748, 0.017614007139152687,
+)  # fmt: skip
+_GLP_X = np.concatenate([-np.array(_GL20_NODES[::-1]), _GL20_NODES])
+_GLP_W = np.concatenate([_GL20_WEIGHTS[::-1], _GL20_WEIGHTS])
+
+
+def legendre20_rule() -> tuple[np.ndarray, np.ndarray]:
+    """Nodes and weights of the ``PLACKETT_NODES``-point Gauss-Legendre rule on ``[-1, 1]``
+    that Plackett's angle integral uses (copies: the caller may write to them)."""
+    return _GLP_X.copy(), _GLP_W.copy()
 
 
 def _ratio(r) -> np.ndarray:
@@ -227,7 +251,10 @@ def plackett_rule(r: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
 # Gauss-Laguerre tiers for the tail of E erfc^2 (x >= 3): the integrand's branch point
 # at -beta x^2 recedes as x grows, so fewer nodes reach the same precision
 # (<= 7 ulp against 150 nodes, measured over 1 <= r <= 1e8).
-_LAG_TIERS = tuple((lo, *roots_laguerre(n)) for lo, n in ((3.0, 16), (4.0, 12), (6.0, 8)))
+@functools.cache
+def _laguerre_tiers() -> tuple[tuple[float, np.ndarray, np.ndarray], ...]:
+    """``(lower end, nodes, weights)`` of each tier, on first use."""
+    return tuple((lo, *roots_laguerre(n)) for lo, n in ((3.0, 16), (4.0, 12), (6.0, 8)))
 
 
 _PLACKETT_BELOW = 3.0
@@ -329,8 +356,9 @@ def erfc_sq_reduced(x, eh, el, rh, rl, nodes, weights, ec=None):
             weights if shared else weights[near],
             None if ec is None else np.broadcast_to(ec, x.shape)[near],
         )
-    for i, (lo, lag_x, lag_w) in enumerate(_LAG_TIERS):
-        hi = _LAG_TIERS[i + 1][0] if i + 1 < len(_LAG_TIERS) else np.inf
+    tiers = _laguerre_tiers()
+    for i, (lo, lag_x, lag_w) in enumerate(tiers):
+        hi = tiers[i + 1][0] if i + 1 < len(tiers) else np.inf
         tier = (x >= lo) & (x < hi)
         if not tier.any():
             continue

@@ -7,7 +7,7 @@ from numpy.typing import ArrayLike
 from scipy.special import erf, erfc
 
 from .. import doubledouble as _dd
-from .means import LAG_W, LAG_X, TWO_OVER_SQRT_PI, prep, ret
+from .means import TWO_OVER_SQRT_PI, laguerre_rule, prep, ret
 from .series import erfc_sq_reduced, plackett_rule, zeta_reduced, zeta_series_coefficients
 
 __all__ = ["mean_erfc_sq", "zeta", "zeta_c", "zeta_t", "zeta_tt", "zeta_ttt"]
@@ -21,8 +21,9 @@ def zeta_prep(t: ArrayLike, s: ArrayLike):
 
 def _zeta_c_core(t, qh, rh, eh, el):
     # 1 - zeta = (2/sqrt(pi)) e^{-x^2} int_0^inf e^{-v} erf(sqrt((x^2+v)/r)) / sqrt(x^2+v) dv
-    p = np.sqrt(eh[..., None] + LAG_X)
-    integral = np.sum(LAG_W * (erf(p / np.sqrt(rh)[..., None]) / p), axis=-1)
+    lag_x, lag_w = laguerre_rule()
+    p = np.sqrt(eh[..., None] + lag_x)
+    integral = np.sum(lag_w * (erf(p / np.sqrt(rh)[..., None]) / p), axis=-1)
     return _dd.mul_exp_neg(TWO_OVER_SQRT_PI * integral, eh, el)
 
 
