@@ -251,6 +251,11 @@ NOT_CALLED: dict[str, str] = {
     "workers.without_main_script": "a context manager of no argument; tested in test_workers.py",
     "workers.in_worker_bootstrap": "takes no argument; tested in test_workers.py",
     "interrupts.interrupts_held": "a context manager of no argument; tested in test_interrupts.py",
+    "startup.install": "takes no argument; changes the process's import hooks; tested in "
+    "fresh processes in test_startup.py",
+    "startup.defer": "changes the process's modules; tested in fresh processes in test_startup.py",
+    "gaussian.series.legendre20_rule": "takes no argument; checked against SciPy and mpmath in "
+    "test_gaussian.py",
     "identities.establish": "takes the functions Nonlinearity validated (callables, their "
     "labels, checked kinks); every refusal is tested in test_identities.py",
     "identities.panel_breaks": "takes the kinks Nonlinearity validated; tested in "
