@@ -42,6 +42,60 @@ def pytest_configure(config):
         doubledouble.EXTENDED = False
 
 
+# --- door_free: a test that never reads the door of the exponents -----------------------------
+# .ci/run runs the precision-sensitive tests a second time with the double-double door; a
+# test that never reads slr_theory.doubledouble.EXTENDED would only repeat itself there. The
+# mark says so, every run without the flag verifies it (the door is watched while the test
+# runs in this process), and the run with the flag deselects what carries it.
+
+
+class _WatchedDoor:
+    """Stands for ``doubledouble.EXTENDED`` while a ``door_free`` test runs: its truth is
+    the door's, and every reading of it is counted."""
+
+    def __init__(self, value: bool) -> None:
+        self.value, self.reads = bool(value), 0
+
+    def __bool__(self) -> bool:
+        self.reads += 1
+        return self.value
+
+
+@pytest.fixture(autouse=True)
+def _door_free_verified(request):
+    if request.node.get_closest_marker("door_free") is None:
+        yield
+        return
+    from slr_theory import doubledouble
+
+    real = doubledouble.EXTENDED
+    door = doubledouble.EXTENDED = _WatchedDoor(real)
+    try:
+        yield
+    finally:
+        replaced = doubledouble.EXTENDED is not door
+        doubledouble.EXTENDED = real
+    if door.reads or replaced:
+        pytest.fail(
+            "marked door_free, but it "
+            + ("sets" if replaced else f"read the door {door.reads} time(s)")
+            + " (slr_theory.doubledouble.EXTENDED): remove the mark, the run with "
+            "--double-double-door must see it",
+            pytrace=False,
+        )
+
+
+@pytest.hookimpl(trylast=True)  # after -m: a slow test is counted as slow
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--double-double-door"):
+        return
+    free = [item for item in items if item.get_closest_marker("door_free")]
+    if free:
+        items[:] = [item for item in items if not item.get_closest_marker("door_free")]
+        config.hook.pytest_deselected(items=free)
+        _door_free.append(len(free))
+
+
 def pytest_report_header(config):
     """Which code paths this run exercises: the door of the exponents and NumPy's targets."""
     from numpy._core._multiarray_umath import __cpu_dispatch__, __cpu_features__
@@ -116,6 +170,7 @@ def small_study():
 # tests marked slow (pyproject's `-m 'not slow'`) and sends the count back; the summary
 # then names it.
 _deselected: list[int] = []
+_door_free: list[int] = []  # deselected by --double-double-door
 
 
 def pytest_deselected(items):
@@ -126,13 +181,15 @@ def pytest_sessionfinish(session):
     workeroutput = getattr(session.config, "workeroutput", None)
     if workeroutput is not None:  # a worker: report to the controller
         workeroutput["deselected"] = sum(_deselected)
+        workeroutput["door_free"] = sum(_door_free)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_testnodedown(node, error):
-    count = getattr(node, "workeroutput", {}).get("deselected")
-    if count is not None:  # every worker collects the whole suite: one count
-        _deselected[:] = [count]
+    out = getattr(node, "workeroutput", {})
+    if out.get("deselected") is not None:  # every worker collects the whole suite: one count
+        _deselected[:] = [out["deselected"]]
+        _door_free[:] = [out.get("door_free", 0)]
 
 
 def pytest_terminal_summary(terminalreporter, config):
@@ -141,4 +198,10 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_line(
             f"{n} tests marked slow (the long sweeps) were deselected by -m "
             f"'{config.option.markexpr}'; `python -m pytest -m slow` runs them."
+        )
+    m = sum(_door_free)
+    if m:
+        terminalreporter.write_line(
+            f"{m} tests marked door_free (verified in every run without --double-double-door "
+            "never to read the door) were deselected: the door cannot change them."
         )
