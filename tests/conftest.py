@@ -43,10 +43,12 @@ def pytest_configure(config):
 
 
 # --- door_free: a test that never reads the door of the exponents -----------------------------
-# .ci/run runs the precision-sensitive tests a second time with the double-double door; a
-# test that never reads slr_theory.doubledouble.EXTENDED would only repeat itself there. The
-# mark says so, every run without the flag verifies it (the door is watched while the test
-# runs in this process), and the run with the flag deselects what carries it.
+# .ci/run runs the precision-sensitive tests again on NumPy's baseline loops: those that read
+# the door through the double-double door (--double-double-door), the door_free ones as they
+# are (through that door they would only repeat themselves). The mark says so, every run
+# without the flag verifies it (the door is watched while the test runs in this process),
+# and the run with the flag deselects what carries it, counted for the summary.
+_door_free: list[int] = []
 
 
 class _WatchedDoor:
@@ -170,7 +172,6 @@ def small_study():
 # tests marked slow (pyproject's `-m 'not slow'`) and sends the count back; the summary
 # then names it.
 _deselected: list[int] = []
-_door_free: list[int] = []  # deselected by --double-double-door
 
 
 def pytest_deselected(items):
