@@ -3,6 +3,7 @@ and Monte Carlo risks (docs/theory.md §1); ``slr_theory.model`` is its former n
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,6 +34,7 @@ __all__ = [
     "predict",
     "random_targets",
     "sample",
+    "squared_errors",
     "vectors_from_overlaps",
 ]
 
@@ -111,6 +113,12 @@ def sample(
     >>> X.shape, y.shape, J0.shape
     ((4, 3, 8), (4,), (4,))
     """
+    X, signal, noise, J = _draw(params, n, rng, k_star, v_star)
+    return X, signal + noise, J
+
+
+def _draw(params, n, rng, k_star, v_star):
+    """:func:`sample`'s draw with the labels in two parts: ``(X, signal, noise, J)``."""
     d, L = params.d, params.L
     n = positive_int(n, "n", upper=MAX_FLOATS // (L * d) or 1)
     rng = generator(rng)
@@ -120,15 +128,66 @@ def sample(
     X = rng.standard_normal((n, L, d))
     rows = np.arange(n)
     if params.s == 1:
-        J0 = rng.integers(0, L, size=n)
-        X[rows, J0] = np.sqrt(d / 2.0) * k_star + params.gamma * X[rows, J0]
-        y = X[rows, J0] @ v_star + params.eps * rng.standard_normal(n)
-        return X, y, J0
-    J = np.sort(np.argsort(rng.random((n, L)), axis=1)[:, : params.s], axis=1)
-    r = rows[:, None]
-    X[r, J] = np.sqrt(d / 2.0) * k_star + params.gamma * X[r, J]
-    y = (X[r, J] @ v_star).sum(axis=1) + params.eps * rng.standard_normal(n)
-    return X, y, J
+        J = rng.integers(0, L, size=n)
+        X[rows, J] = np.sqrt(d / 2.0) * k_star + params.gamma * X[rows, J]
+        signal = X[rows, J] @ v_star
+    else:
+        J = np.sort(np.argsort(rng.random((n, L)), axis=1)[:, : params.s], axis=1)
+        r = rows[:, None]
+        X[r, J] = np.sqrt(d / 2.0) * k_star + params.gamma * X[r, J]
+        signal = (X[r, J] @ v_star).sum(axis=1)
+    return X, signal, params.eps * rng.standard_normal(n), J
+
+
+def squared_errors(
+    params: Params,
+    k: np.ndarray,
+    v: np.ndarray,
+    k_star: np.ndarray,
+    v_star: np.ndarray,
+    n: int,
+    rng: np.random.Generator | int | None,
+) -> np.ndarray:
+    """The squared errors ``(Y - T(X))^2`` of `n` fresh samples of the model.
+
+    The samples are :func:`sample`'s (the same draws from `rng`); each residual is formed
+    as ``(signal - T(X)) + xi``, the noise added last, so a noise far below the labels'
+    rounding (``eps = 1e-77``) still counts ``xi^2`` where ``signal + xi`` would lose it.
+
+    Parameters
+    ----------
+    params : Params
+        Model parameters.
+    k, v : ndarray, shape ``(d,)``
+        The predictor's unit vectors.
+    k_star, v_star : ndarray, shape ``(d,)``
+        Orthonormal targets.
+    n : int
+        Samples; ``n * L * d <= MAX_FLOATS``.
+    rng : numpy.random.Generator, int or None
+        A generator, or a seed for a new one.
+
+    Returns
+    -------
+    ndarray, shape ``(n,)``
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory import Params
+    >>> from slr_theory.sampling import squared_errors
+    >>> e1, e2 = np.eye(4)[:2]
+    >>> p = Params(d=4, L=1, lam=0.5, gamma=0.1, eps=1e-77, attention="softmax")
+    >>> err = squared_errors(p, e1, e2, e1, e2, 20_000, 0)  # T(X): the signal itself
+    >>> print(f"{err.mean() / p.eps**2:.2f}")  # E xi^2 / eps^2, lost in signal + xi
+    1.00
+    """
+    k = unit_vectors(k, "k", params.d)
+    v = unit_vectors(v, "v", params.d)
+    X, signal, noise, _ = _draw(params, n, rng, k_star, v_star)
+    signal -= predict(X, k, v, params.lam, params.nonlinearity, params.attention)
+    signal += noise
+    return np.square(signal, out=signal)
 
 
 def predict(
@@ -304,20 +363,35 @@ def monte_carlo_risk(
     k = unit_vectors(k, "k", d)
     v = unit_vectors(v, "v", d)
     per = max(1, chunk_floats // (params.L * d))
-    total = total_sq = 0.0
+    total = spread = 0.0  # the sum of the errors; the root of their squared deviations' sum
     done = 0
     with tqdm(total=n, desc="Monte Carlo risk", disable=not progress, leave=False) as bar:
         while done < n:
             m = min(per, n - done)
-            X, y, _ = sample(params, m, rng, k_star, v_star)
-            err = (y - predict(X, k, v, params.lam, params.nonlinearity, params.attention)) ** 2
+            err = squared_errors(params, k, v, k_star, v_star, m, rng)
+            chunk_mean, chunk_spread = _mean_and_spread(err)
+            if done:  # Chan et al.'s pairwise update, on roots: no square under- or overflows
+                gap = abs(chunk_mean - total / done) * math.sqrt(done * m / (done + m))
+                spread = math.hypot(spread, chunk_spread, gap)
+            else:
+                spread = chunk_spread
             total += float(err.sum())
-            total_sq += float((err * err).sum())
             done += m
             bar.update(m)
-    mean = total / n
-    var = max(total_sq / n - mean * mean, 0.0) * n / max(n - 1, 1)
-    return MonteCarloRisk(estimate=mean, stderr=float(np.sqrt(var / n)), n=n)
+    stderr = spread / math.sqrt(n) / math.sqrt(n - 1)
+    return MonteCarloRisk(estimate=total / n, stderr=stderr, n=n)
+
+
+def _mean_and_spread(err: np.ndarray) -> tuple[float, float]:
+    """The mean of `err` and ``sqrt(sum (err - mean)^2)``, in units of a power of two
+    near its largest entry so that no square under- or overflows (errors of 1e-300 have
+    a standard error; the deviations are summed, not the squares' moments, which cancel)."""
+    top = float(np.max(np.abs(err)))
+    exponent = math.frexp(top)[1] if top > 0 else 0
+    scaled = np.ldexp(err, -exponent)
+    mean = float(scaled.mean())
+    scaled -= mean
+    return math.ldexp(mean, exponent), math.ldexp(float(np.linalg.norm(scaled)), exponent)
 
 
 def vectors_from_overlaps(overlaps, d: int) -> tuple[np.ndarray, ...]:

@@ -10,6 +10,7 @@ from slr_theory.sampling import (
     predict,
     random_targets,
     sample,
+    squared_errors,
     vectors_from_overlaps,
 )
 
@@ -59,6 +60,44 @@ def test_monte_carlo_risk_matches_closed_form_and_is_chunked():
     mc = monte_carlo_risk(p, k, v, ks, vs, 300_000, rng, chunk_floats=100_000)
     z = (mc.estimate - risk(p, *ov)) / mc.stderr
     assert abs(z) < 5 and mc.n == 300_000
+    # the same draws, chunk by chunk, and NumPy's two-pass mean and deviation of them all
+    rng = np.random.default_rng(3)
+    per = 100_000 // (p.L * p.d)
+    err = np.concatenate(
+        [
+            squared_errors(p, k, v, ks, vs, min(per, 300_000 - a), rng)
+            for a in range(0, 300_000, per)
+        ]
+    )
+    assert mc.estimate == pytest.approx(err.mean(), rel=1e-13, abs=0)
+    assert mc.stderr == pytest.approx(err.std(ddof=1) / np.sqrt(err.size), rel=1e-12, abs=0)
+
+
+def test_squared_errors_are_the_samples_residuals_with_the_noise_added_last():
+    p = Params(d=10, L=4, lam=0.6, gamma=0.7, eps=0.3, s=2)
+    ov = np.array([0.5, 0.3, 0.2, -0.1, 0.25])
+    k, v, ks, vs = vectors_from_overlaps(ov, p.d)
+    err = squared_errors(p, k, v, ks, vs, 1000, 4)
+    X, y, _ = sample(p, 1000, 4, ks, vs)  # the same draws
+    residual = y - predict(X, k, v, p.lam, p.nonlinearity, p.attention)
+    # two roundings of a residual of size |signal| + |xi| <= 30 apart: 2^-52 * 60 each
+    np.testing.assert_allclose(np.sqrt(err), np.abs(residual), rtol=0, atol=60 * 2.0**-52)
+
+
+@pytest.mark.parametrize("eps", [1e-77, 1e-150])
+def test_a_noise_far_below_the_labels_rounding_is_not_lost(eps):
+    """With one token and softmax, T(X) is the signal exactly: every squared error is
+    xi^2, so their mean / eps^2 is a chi-square mean (1 +- 5 * sqrt(2 / n))."""
+    p = Params(d=4, L=1, lam=0.3, gamma=0.5, eps=eps, attention="softmax")
+    e1, e2 = np.eye(4)[:2]
+    n = 20_000
+    err = squared_errors(p, e1, e2, e1, e2, n, 5)
+    assert abs(err.mean() / eps**2 - 1) < 5 * np.sqrt(2 / n)
+    mc = monte_carlo_risk(p, e1, e2, e1, e2, n, 5)  # its standard error does not underflow
+    unit = err / eps**2  # NumPy's deviation in units where its squares do not underflow
+    assert mc.estimate == pytest.approx(err.mean(), rel=1e-13, abs=0)
+    assert mc.stderr == pytest.approx(unit.std(ddof=1) * eps**2 / np.sqrt(n), rel=1e-12, abs=0)
+    assert abs(mc.estimate - float(risk(p, 0, 1, 0, 0, 0))) < 5 * mc.stderr
 
 
 def test_bad_vectors_are_rejected():
@@ -71,3 +110,5 @@ def test_bad_vectors_are_rejected():
         monte_carlo_risk(p, e1, np.ones(3), e1, e2, 10, rng)
     with pytest.raises(ValueError, match="must be orthogonal"):
         sample(p, 10, rng, e1, e1)
+    with pytest.raises(ValueError, match="`k` must have unit norm"):
+        squared_errors(p, 2 * e1, e2, e1, e2, 10, rng)

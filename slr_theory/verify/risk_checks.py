@@ -14,7 +14,7 @@ import numpy as np
 
 from ..params import OVERLAP_NAMES, Params
 from ..risk import risk_components
-from ..sampling import predict, sample, vectors_from_overlaps
+from ..sampling import sample, squared_errors, vectors_from_overlaps
 from .reference import MP_NONLINEARITIES, mp_expect
 from .registry import CHECK_FOR_NONLINEARITY, Check, register
 
@@ -319,9 +319,7 @@ def _mc(rng, n, model: dict | None = None, **p):
     per = max(1, 2_000_000 // (params.L * params.d))
     for start in range(0, n, per):
         m = min(per, n - start)
-        X, y, _ = sample(params, m, rng, ks, vs)
-        T = predict(X, k, v, params.lam, params.nonlinearity, params.attention)
-        out[start : start + m] = (y - T) ** 2
+        out[start : start + m] = squared_errors(params, k, v, ks, vs, m, rng)
     return out
 
 
