@@ -7,6 +7,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, settings
 
+from .references import remember_in
+
 # "ci": what .ci/run uses (bounded time); "dev": the default locally; "thorough": -m slow sweeps.
 settings.register_profile(
     "ci",
@@ -40,6 +42,9 @@ def pytest_configure(config):
         from slr_theory import doubledouble
 
         doubledouble.EXTENDED = False
+    # the slow mpmath references, kept for the reruns of the precise tests (tests/references.py)
+    cache = getattr(config, "cache", None)
+    remember_in(cache.mkdir("mp-references") if cache is not None else None)
 
 
 # --- door_free: a test that never reads the door of the exponents -----------------------------

@@ -82,7 +82,9 @@ def assert_components_match(p, ov, sigma=None) -> None:
     from slr_theory import risk_components
     from slr_theory.verify.risk_checks import mp_risk_components
 
-    ref = mp_risk_components(p, ov, sigma=sigma)
+    from .references import remembered
+
+    ref = remembered(mp_risk_components, p, ov, sigma=sigma)
     got = risk_components(p, *ov)
     for name in ("informative", "distractors", "interactions", "total"):
         r, v = ref[name], getattr(got, name)

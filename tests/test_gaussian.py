@@ -16,6 +16,7 @@ from slr_theory.verify.reference import (
     mp_gaussian_function,
 )
 
+from .references import remembered
 from .strategies import means, sigmas
 
 # The Gaussian closed forms never take the door of the exponents (only the erf model's
@@ -68,12 +69,12 @@ def assert_matches_reference(name, mu, sigma, rtol=None):
     if _far_below_underflow(name, mu, sigma):
         assert value == 0.0
         return
-    ref = mp_gaussian_function(name, mu, sigma, CHECK_DPS)
+    ref = remembered(mp_gaussian_function, name, mu, sigma, CHECK_DPS)
     if abs(ref) < TINY:  # below the smallest normal: underflow (or a subnormal) is correct
         assert abs(value - float(ref)) <= 2 * TINY
         return
     # sign-changing functions: relative to the terms that cancel near their zeros
-    scale = max(abs(ref), mp_cancellation_scale(name, mu, sigma))
+    scale = max(abs(ref), remembered(mp_cancellation_scale, name, mu, sigma))
     err = abs(mp.mpf(value) - ref) / scale
     assert err <= rtol, f"{name}({mu!r}, {sigma!r}) = {value!r}, ref {ref}, rel err {err}"
 
@@ -310,7 +311,7 @@ def _pair_params():
 @example(p=(2.0, -2.0, 1.0, -1.0, 1.0))
 def test_erf_pair_matches_mpmath(p):
     value = g.erf_pair(*p)
-    ref = mp_erf_pair(*p, dps=CHECK_DPS)
+    ref = remembered(mp_erf_pair, *p, dps=CHECK_DPS)
     scale = max(abs(ref), abs(g.mean_erf(p[0], np.sqrt(p[2])) * g.mean_erf(p[1], np.sqrt(p[4]))))
     assert abs(mp.mpf(value) - ref) <= 1e-14 * max(scale, 1e-3)
 

@@ -18,6 +18,7 @@ from slr_theory import (
 )
 from slr_theory.verify.risk_checks import mp_risk_components
 
+from .references import remembered
 from .strategies import assert_components_match, assert_derivatives_match_differences
 
 
@@ -183,9 +184,9 @@ def test_plateau_points_keep_relative_precision(sigma, lam, L, s, ov):
     p = Params.paper(lam=lam).replace(L=L, s=s, nonlinearity=sigma)
     comps = risk_components(p, *ov)
     grad = risk_grad(p, *ov)
-    ref = mp_risk_components(p, ov, 30)
+    ref = remembered(mp_risk_components, p, ov, 30)
     assert abs(comps.informative - ref["informative"]) <= 1e-12 * ref["informative"]
-    want = mp_risk_gradient(p, ov, 30)
+    want = remembered(mp_risk_gradient, p, ov, 30)
     for got, exact in zip(grad, want, strict=True):
         assert abs(got - exact) <= 1e-12 * abs(exact), (got, exact)
     # the engine's batched door is the same numbers
@@ -212,8 +213,8 @@ def test_softmax_plateau_points_keep_relative_precision(lam, ov):
 
     p = Params.paper(lam=lam).replace(L=2, attention="softmax")
     value = risk(p, *ov)
-    assert abs(value - mp_softmax_risk_two_tokens(p, ov, 30)) <= 1e-11 * value
-    want = mp_risk_gradient(p, ov, 30, reference=mp_softmax_risk_two_tokens)
+    assert abs(value - remembered(mp_softmax_risk_two_tokens, p, ov, 30)) <= 1e-11 * value
+    want = remembered(mp_risk_gradient, p, ov, 30, reference=mp_softmax_risk_two_tokens)
     for got, exact in zip(risk_grad(p, *ov), want, strict=True):
         assert abs(got - exact) <= 1e-11 * abs(exact), (got, exact)
 
