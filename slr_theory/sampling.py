@@ -29,6 +29,7 @@ __all__ = [
     "MAX_FLOATS",
     "MAX_SAMPLES",
     "MonteCarloRisk",
+    "mean_and_stderr",
     "monte_carlo_risk",
     "overlaps_of",
     "predict",
@@ -369,7 +370,9 @@ def monte_carlo_risk(
         while done < n:
             m = min(per, n - done)
             err = squared_errors(params, k, v, k_star, v_star, m, rng)
-            chunk_mean, chunk_spread = _mean_and_spread(err)
+            exponent, chunk_mean, squares = _scaled_sums(err)
+            chunk_mean = math.ldexp(chunk_mean, exponent)
+            chunk_spread = math.ldexp(math.sqrt(squares), exponent)
             if done:  # Chan et al.'s pairwise update, on roots: no square under- or overflows
                 gap = abs(chunk_mean - total / done) * math.sqrt(done * m / (done + m))
                 spread = math.hypot(spread, chunk_spread, gap)
@@ -382,16 +385,54 @@ def monte_carlo_risk(
     return MonteCarloRisk(estimate=total / n, stderr=stderr, n=n)
 
 
-def _mean_and_spread(err: np.ndarray) -> tuple[float, float]:
-    """The mean of `err` and ``sqrt(sum (err - mean)^2)``, in units of a power of two
-    near its largest entry so that no square under- or overflows (errors of 1e-300 have
-    a standard error; the deviations are summed, not the squares' moments, which cancel)."""
-    top = float(np.max(np.abs(err)))
-    exponent = math.frexp(top)[1] if top > 0 else 0
-    scaled = np.ldexp(err, -exponent)
-    mean = float(scaled.mean())
+def _scaled_sums(values: np.ndarray) -> tuple[int, float, float]:
+    """``(e, m, S)``: `values` in units of ``2**e`` near their largest magnitude, their mean
+    ``m`` and the sum ``S`` of their squared deviations in those units, by NumPy's own
+    operations (those of ``mean`` and ``var``), so that no square under- or overflows."""
+    top = float(np.max(np.abs(values)))
+    exponent = math.frexp(top)[1] if 0 < top < math.inf else 0
+    scaled = np.ldexp(values, -exponent)
+    mean = np.add.reduce(scaled) / scaled.size
     scaled -= mean
-    return math.ldexp(mean, exponent), math.ldexp(float(np.linalg.norm(scaled)), exponent)
+    np.multiply(scaled, scaled, out=scaled)
+    return exponent, float(mean), float(np.add.reduce(scaled))
+
+
+def mean_and_stderr(values) -> tuple[float, float]:
+    """The mean of i.i.d. samples and its standard error ``std(ddof=1) / sqrt(n)``.
+
+    Computed in units of a power of two near the largest ``|value|`` (exact), by NumPy's
+    own operations: the same numbers as ``values.mean()`` and
+    ``values.std(ddof=1) / np.sqrt(n)`` wherever NumPy's squares of the deviations are
+    normal floats, and right where they would underflow (samples of ``1e-300``) or
+    overflow (``1e200``).
+
+    Parameters
+    ----------
+    values : array_like
+        At least two finite samples.
+
+    Returns
+    -------
+    mean, stderr : float
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from slr_theory.sampling import mean_and_stderr
+    >>> mean, se = mean_and_stderr([1.0, 2.0, 3.0, 4.0])
+    >>> print(mean, round(se, 6))
+    2.5 0.645497
+    >>> tiny = np.array([1.0, 2.0, 3.0, 4.0]) * 1e-300
+    >>> print(f"{tiny.std(ddof=1):.1e} {mean_and_stderr(tiny)[1]:.6e}")  # NumPy's squares underflow
+    0.0e+00 6.454972e-301
+    """
+    values = as_array(values, "values", allow_nan=False).ravel()
+    if values.size < 2:
+        raise ValueError(f"`values` must hold at least two samples, got {values.size}.")
+    exponent, mean, squares = _scaled_sums(values)
+    stderr = np.sqrt(np.float64(squares) / (values.size - 1)) / np.sqrt(values.size)
+    return math.ldexp(mean, exponent), math.ldexp(float(stderr), exponent)
 
 
 def vectors_from_overlaps(overlaps, d: int) -> tuple[np.ndarray, ...]:

@@ -120,6 +120,7 @@ CALLS: dict[str, tuple[tuple, dict]] = {
     "sampling.predict": ((TOKENS, K, V, 0.5), {}),
     "sampling.monte_carlo_risk": ((P6, K, V, KS, VS, 50, RNG(0)), {"chunk_floats": 1000}),
     "sampling.squared_errors": ((P6, K, V, KS, VS, 50, RNG(0)), {}),
+    "sampling.mean_and_stderr": (([0.5, 1.5, 2.0],), {}),
     "manifold_flow": ((P, 0.3, 0.2, 1.0), {"rtol": 1e-8, "atol": 1e-10}),
     "overlap_flow": ((P, list(OV), 1.0), {"rtol": 1e-8, "atol": 1e-10}),
     "pgd": ((P, list(OV), 1e-3, 10), {"record_every": 5}),

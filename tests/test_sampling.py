@@ -5,6 +5,7 @@ import pytest
 
 from slr_theory import Params, risk
 from slr_theory.sampling import (
+    mean_and_stderr,
     monte_carlo_risk,
     overlaps_of,
     predict,
@@ -98,6 +99,31 @@ def test_a_noise_far_below_the_labels_rounding_is_not_lost(eps):
     assert mc.estimate == pytest.approx(err.mean(), rel=1e-13, abs=0)
     assert mc.stderr == pytest.approx(unit.std(ddof=1) * eps**2 / np.sqrt(n), rel=1e-12, abs=0)
     assert abs(mc.estimate - float(risk(p, 0, 1, 0, 0, 0))) < 5 * mc.stderr
+
+
+@pytest.mark.parametrize("scale", [1.0, 1e-30, 3e5, 1e100, 1e-100])
+@pytest.mark.parametrize("n", [2, 3, 17, 1000, 100_001])
+def test_mean_and_stderr_are_numpys_wherever_its_squares_are_normal(scale, n):
+    """Scaling by a power of two is exact, and the same NumPy operations follow: bit for
+    bit NumPy's mean and std(ddof=1) / sqrt(n)."""
+    rng = np.random.default_rng(n)
+    for values in (rng.standard_normal(n) * scale, rng.exponential(size=n) * scale + 7 * scale):
+        mean, se = mean_and_stderr(values)
+        assert mean == values.mean() and se == values.std(ddof=1) / np.sqrt(n)
+
+
+@pytest.mark.parametrize("scale", [1e-300, 1e-320, 1e200, 1e300])
+def test_mean_and_stderr_where_numpys_squares_under_or_overflow(scale):
+    """Samples 1..4 times `scale`: the standard error is sqrt(5/12) times `scale`
+    (NumPy's is 0 or inf here), to the rounding of the scaled sums (subnormal samples
+    carry their own)."""
+    values = np.array([1.0, 2.0, 3.0, 4.0]) * scale
+    mean, se = mean_and_stderr(values)
+    rel = 1e-15 if scale > 1e-300 else 1e-3  # 1e-320 is subnormal: ~8 bits of 1..4 kept
+    assert mean == pytest.approx(2.5 * scale, rel=rel, abs=0)
+    assert se == pytest.approx(np.sqrt(5 / 12) * scale, rel=rel, abs=0)
+    with pytest.raises(ValueError, match="`values` must hold at least two samples, got 1"):
+        mean_and_stderr([1.0])
 
 
 def test_bad_vectors_are_rejected():

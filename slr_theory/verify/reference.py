@@ -19,6 +19,8 @@ from collections.abc import Callable
 import mpmath as mp
 import numpy as np
 
+from ..sampling import mean_and_stderr
+
 __all__ = [
     "CHECK_DPS",
     "MP_DERIVATIVES",
@@ -308,9 +310,7 @@ def mc_expect(
     >>> print(mean, round(se, 6))
     2.5 0.645497
     """
-    values = np.asarray(values, dtype=np.float64)
-    n = values.size
-    return float(values.mean()), float(values.std(ddof=1) / np.sqrt(n))
+    return mean_and_stderr(values)
 
 
 def mp_cancellation_scale(name: str, mu: float, sigma: float) -> mp.mpf:

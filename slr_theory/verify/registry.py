@@ -11,6 +11,7 @@ import numpy as np
 
 from ..params import Params as ModelParams
 from ..params import check_params
+from ..sampling import mean_and_stderr
 from ..validate import positive_int
 
 __all__ = [
@@ -206,8 +207,8 @@ def evaluate(check: Check, params: Params, samples: int, rng: np.random.Generato
     err = abs(mp.mpf(value) - ref)
     rel = float(err / scale) if scale > 0 else float(err)
     draws = np.asarray(check.monte_carlo(rng, samples, **params), dtype=np.float64)
-    mean = float(draws.mean())
-    se = float(draws.std(ddof=1) / np.sqrt(draws.size))
+    # a check's draw that is not finite fails the check (its z is not finite), not the run
+    mean, se = mean_and_stderr(draws) if np.all(np.isfinite(draws)) else (np.nan, np.nan)
     diff = mean - float(ref)
     z = diff / se if se > 0 else (0.0 if diff == 0 else float(np.copysign(np.inf, diff)))
     return CheckResult(
