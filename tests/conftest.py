@@ -44,7 +44,10 @@ def pytest_configure(config):
         doubledouble.EXTENDED = False
     # the slow mpmath references, kept for the reruns of the precise tests (tests/references.py)
     cache = getattr(config, "cache", None)
-    remember_in(cache.mkdir("mp-references") if cache is not None else None)
+    try:
+        remember_in(cache.mkdir("mp-references") if cache is not None else None)
+    except OSError:  # a checkout that cannot be written: every reference computed
+        remember_in(None)
 
 
 # --- door_free: a test that never reads the door of the exponents -----------------------------

@@ -74,3 +74,11 @@ def test_without_pytests_cache_every_reference_is_computed(cache_dir):
     remembered(slow_reference, 3.0)
     remembered(slow_reference, 3.0)
     assert calls == [3.0, 3.0] and not list(cache_dir.iterdir())
+
+
+def test_a_directory_that_cannot_be_written_only_costs_the_computation(cache_dir):
+    blocked = cache_dir / "file"
+    blocked.write_text("")
+    references.remember_in(blocked / "below")  # below a file: no directory can be made
+    assert remembered(slow_reference, 5.0) == remembered(slow_reference, 5.0)
+    assert calls == [5.0, 5.0]
