@@ -7,7 +7,8 @@ pytest's cache directory (``.pytest_cache/d/mp-references``); later runs read it
 reference is kept under a digest of everything it may depend on: the function's name, the
 exact reprs of its arguments, mpmath's working precision and version, and the bytes of the
 sources it may read (the modules of the function and of any function among its arguments,
-and every module of ``slr_theory.verify``), so an edited reference is computed afresh.
+and every module of ``slr_theory.verify`` and ``derivations``: :data:`READS`), so an edited
+reference is computed afresh; a reference must read nothing else of the project.
 Arguments without an exact, stable repr (a user's sigma, a lambda) are never remembered:
 the reference is then computed, as it is everywhere without pytest's cache
 (``-p no:cacheprovider``).
@@ -69,12 +70,15 @@ def _file_digest(path: str) -> bytes:
     return hashlib.sha256(Path(path).read_bytes()).digest()
 
 
-@cache
-def _verify_digest() -> bytes:
-    import slr_theory.verify as verify
+#: Where the references live, beside the function's own module (the project's root).
+READS = ("slr_theory/verify", "derivations")
 
-    here = Path(verify.__file__).parent
-    return b"".join(_file_digest(str(p)) for p in sorted(here.glob("*.py")))
+
+@cache
+def _tree_digest() -> bytes:
+    root = Path(__file__).resolve().parents[1]
+    files = sorted(f for d in READS for f in (root / d).glob("*.py"))
+    return b"".join(_file_digest(str(f)) for f in files)
 
 
 def _key(fn, args, kwargs) -> str | None:
@@ -85,7 +89,7 @@ def _key(fn, args, kwargs) -> str | None:
         return None
     h = hashlib.sha256(text.encode())
     h.update(f"{mp.__version__} prec={mp.mp.prec} {sys.version_info[:2]}".encode())
-    h.update(_verify_digest())
+    h.update(_tree_digest())
     for path in sorted(set(sources)):
         h.update(_file_digest(path))
     return h.hexdigest()

@@ -56,27 +56,29 @@ def _derived_gradient():
 
 
 def mp_gradient(p: Params, ov, dps: int = 60) -> tuple[list, list]:
-    """The five partials at 60 digits, and the sum of the magnitudes of their terms."""
-    mp.mp.dps = dps
-    k, n, t, e, r = (mp.mpf(float(x)) for x in ov)
-    lam, gam = mp.mpf(p.lam), mp.mpf(p.gamma)
-    B = mp.sqrt(mp.mpf(p.d) / 2)
-    a, g = lam * B, lam * gam
-    mu = float(a * k)
-    names_e = ("mean_erf", "mean_erf_prime", "mean_erf_second", "mean_erf_third")
-    names_z = ("zeta", "zeta_t", "zeta_tt", "zeta_ttt")
-    Ej = [mp_gaussian_function(nm, mu, float(g), dps) for nm in names_e]
-    Zj = [mp_gaussian_function(nm, mu, float(g), dps) for nm in names_z]
-    P = lam * 2 / mp.sqrt(mp.pi * (1 + 2 * lam**2))
-    S0 = 2 / mp.pi * mp.asin(2 * lam**2 / (1 + 2 * lam**2))
-    S2 = lam**2 * 8 / mp.pi / ((1 + 2 * lam**2) * mp.sqrt(1 + 4 * lam**2))
-    args = (n, t, e, r, gam, lam, B, mp.mpf(p.L), *Ej, *Zj, P, S0, S2, a)
-    values, scales = [], []
-    for terms in _derived_gradient():
-        vals = [f(*args) for f in terms]
-        values.append(mp.fsum(vals))
-        scales.append(mp.fsum(abs(v) for v in vals))
-    return values, scales
+    """The five partials at 60 digits, and the sum of the magnitudes of their terms (at
+    `dps` digits inside, the caller's precision left as it was: a remembered reference
+    leaves the same state)."""
+    with mp.workdps(dps):
+        k, n, t, e, r = (mp.mpf(float(x)) for x in ov)
+        lam, gam = mp.mpf(p.lam), mp.mpf(p.gamma)
+        B = mp.sqrt(mp.mpf(p.d) / 2)
+        a, g = lam * B, lam * gam
+        mu = float(a * k)
+        names_e = ("mean_erf", "mean_erf_prime", "mean_erf_second", "mean_erf_third")
+        names_z = ("zeta", "zeta_t", "zeta_tt", "zeta_ttt")
+        Ej = [mp_gaussian_function(nm, mu, float(g), dps) for nm in names_e]
+        Zj = [mp_gaussian_function(nm, mu, float(g), dps) for nm in names_z]
+        P = lam * 2 / mp.sqrt(mp.pi * (1 + 2 * lam**2))
+        S0 = 2 / mp.pi * mp.asin(2 * lam**2 / (1 + 2 * lam**2))
+        S2 = lam**2 * 8 / mp.pi / ((1 + 2 * lam**2) * mp.sqrt(1 + 4 * lam**2))
+        args = (n, t, e, r, gam, lam, B, mp.mpf(p.L), *Ej, *Zj, P, S0, S2, a)
+        values, scales = [], []
+        for terms in _derived_gradient():
+            vals = [f(*args) for f in terms]
+            values.append(mp.fsum(vals))
+            scales.append(mp.fsum(abs(v) for v in vals))
+        return values, scales
 
 
 _DOMAIN = {

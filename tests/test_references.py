@@ -82,3 +82,23 @@ def test_a_directory_that_cannot_be_written_only_costs_the_computation(cache_dir
     references.remember_in(blocked / "below")  # below a file: no directory can be made
     assert remembered(slow_reference, 5.0) == remembered(slow_reference, 5.0)
     assert calls == [5.0, 5.0]
+
+
+def test_the_key_reads_the_sources_a_reference_may_read(tmp_path):
+    """Every directory of READS is there with its modules, and editing the function's own
+    module changes its key."""
+    import importlib.util
+    from pathlib import Path
+
+    root = Path(references.__file__).resolve().parents[1]
+    assert all(list((root / d).glob("*.py")) for d in references.READS)
+    source = tmp_path / "a_reference.py"
+    keys = []
+    for body in ("return x", "return 2 * x"):
+        source.write_text(f"def ref(x):\n    {body}\n")
+        spec = importlib.util.spec_from_file_location("a_reference", source)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        references._file_digest.cache_clear()
+        keys.append(references._key(module.ref, (1.0,), {}))
+    assert None not in keys and keys[0] != keys[1]
