@@ -402,10 +402,10 @@ def mean_and_stderr(values) -> tuple[float, float]:
     """The mean of i.i.d. samples and its standard error ``std(ddof=1) / sqrt(n)``.
 
     Computed in units of a power of two near the largest ``|value|`` (exact), by NumPy's
-    own operations: the same numbers as ``values.mean()`` and
+    own operations: for a contiguous 1-D array, the same numbers as ``values.mean()`` and
     ``values.std(ddof=1) / np.sqrt(n)`` wherever NumPy's squares of the deviations are
     normal floats, and right where they would underflow (samples of ``1e-300``) or
-    overflow (``1e200``).
+    overflow (``1e200``). Other arrays are read flattened, in C order.
 
     Parameters
     ----------
