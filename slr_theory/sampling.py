@@ -183,8 +183,19 @@ def squared_errors(
     >>> print(f"{err.mean() / p.eps**2:.2f}")  # E xi^2 / eps^2, lost in signal + xi
     1.00
     """
-    k = unit_vectors(k, "k", params.d)
-    v = unit_vectors(v, "v", params.d)
+    return _squared_errors(
+        params,
+        unit_vectors(k, "k", params.d),
+        unit_vectors(v, "v", params.d),
+        k_star,
+        v_star,
+        n,
+        rng,
+    )
+
+
+def _squared_errors(params, k, v, k_star, v_star, n, rng):
+    """:func:`squared_errors` with `k`, `v` already validated (a loop's door)."""
     X, signal, noise, _ = _draw(params, n, rng, k_star, v_star)
     signal -= predict(X, k, v, params.lam, params.nonlinearity, params.attention)
     signal += noise
@@ -369,16 +380,16 @@ def monte_carlo_risk(
     with tqdm(total=n, desc="Monte Carlo risk", disable=not progress, leave=False) as bar:
         while done < n:
             m = min(per, n - done)
-            err = squared_errors(params, k, v, k_star, v_star, m, rng)
-            exponent, chunk_mean, squares = _scaled_sums(err)
-            chunk_mean = math.ldexp(chunk_mean, exponent)
+            err = _squared_errors(params, k, v, k_star, v_star, m, rng)
+            exponent, chunk_sum, squares = _scaled_sums(err)
+            chunk_mean = math.ldexp(chunk_sum / m, exponent)
             chunk_spread = math.ldexp(math.sqrt(squares), exponent)
             if done:  # Chan et al.'s pairwise update, on roots: no square under- or overflows
                 gap = abs(chunk_mean - total / done) * math.sqrt(done * m / (done + m))
                 spread = math.hypot(spread, chunk_spread, gap)
             else:
                 spread = chunk_spread
-            total += float(err.sum())
+            total += math.ldexp(chunk_sum, exponent)  # err.sum(), bit for bit unless subnormal
             done += m
             bar.update(m)
     stderr = spread / math.sqrt(n) / math.sqrt(n - 1)
@@ -386,16 +397,17 @@ def monte_carlo_risk(
 
 
 def _scaled_sums(values: np.ndarray) -> tuple[int, float, float]:
-    """``(e, m, S)``: `values` in units of ``2**e`` near their largest magnitude, their mean
-    ``m`` and the sum ``S`` of their squared deviations in those units, by NumPy's own
-    operations (those of ``mean`` and ``var``), so that no square under- or overflows."""
+    """``(e, T, S)``: `values` in units of ``2**e`` near their largest magnitude, their sum
+    ``T`` and the sum ``S`` of their squared deviations from ``T / n`` in those units, by
+    NumPy's own operations (those of ``sum``, ``mean`` and ``var``), so that no square
+    under- or overflows."""
     top = float(np.max(np.abs(values)))
     exponent = math.frexp(top)[1] if 0 < top < math.inf else 0
     scaled = np.ldexp(values, -exponent)
-    mean = np.add.reduce(scaled) / scaled.size
-    scaled -= mean
+    total = np.add.reduce(scaled)
+    scaled -= total / scaled.size
     np.multiply(scaled, scaled, out=scaled)
-    return exponent, float(mean), float(np.add.reduce(scaled))
+    return exponent, float(total), float(np.add.reduce(scaled))
 
 
 def mean_and_stderr(values) -> tuple[float, float]:
@@ -430,9 +442,9 @@ def mean_and_stderr(values) -> tuple[float, float]:
     values = as_array(values, "values", allow_nan=False).ravel()
     if values.size < 2:
         raise ValueError(f"`values` must hold at least two samples, got {values.size}.")
-    exponent, mean, squares = _scaled_sums(values)
+    exponent, total, squares = _scaled_sums(values)
     stderr = np.sqrt(np.float64(squares) / (values.size - 1)) / np.sqrt(values.size)
-    return math.ldexp(mean, exponent), math.ldexp(float(stderr), exponent)
+    return math.ldexp(total / values.size, exponent), math.ldexp(float(stderr), exponent)
 
 
 def vectors_from_overlaps(overlaps, d: int) -> tuple[np.ndarray, ...]:

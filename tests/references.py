@@ -107,17 +107,16 @@ def remembered(fn, *args, **kwargs):
     except (OSError, EOFError, pickle.UnpicklingError):
         pass
     value = fn(*args, **kwargs)
+    tmp = None
     try:
         _where[0].mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=_where[0], suffix=".part")
-    except OSError:  # a directory that cannot be written: computed again next time
-        return value
-    try:
         with os.fdopen(fd, "wb") as f:
             pickle.dump(value, f)
         os.replace(tmp, path)  # whole or absent: a worker beside never reads half of one
-    except BaseException as exc:
-        Path(tmp).unlink(missing_ok=True)
-        if not isinstance(exc, OSError):  # a full disk only costs the computation
-            raise
+    except OSError:  # a directory that cannot be written, a full disk: computed next time
+        pass
+    finally:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)  # nothing left once renamed
     return value
