@@ -255,6 +255,50 @@ def test_the_census_and_its_check_are_the_same_whatever_the_workers(d6_census, t
     assert checks[0] == checks[1] and checks[0].ok and checks[0].complete
 
 
+def test_a_box_s_verdict_does_not_depend_on_the_boxes_judged_with_it(census):
+    """What lets a generation be cut into parts of any size (``part_starts``), on any
+    number of workers: leaves of both parts and their parents (open boxes, some near the
+    proved points), judged all at once, in uneven parts and one by one, get the same
+    verdicts, sides, coverings and Krawczyk proofs, bit for bit."""
+    from slr_theory.certify.boxes import boxes_of_paths
+    from slr_theory.certify.parts import joined, judge, part_starts
+
+    spaces = C.strata.proof_spaces(
+        PAPER.model.rigorous_table(PAPER), np.asarray(census.group, dtype=float)
+    )
+    rng = np.random.default_rng(1)
+    for name, known in (("strata", True), ("overlaps", False)):
+        space, part = spaces[name], census.parts[name]
+        if known:
+            space.known = part["zeros"]
+        paths = part["paths"]
+        pick = rng.choice(len(paths), min(len(paths), 400), replace=False)
+        chosen = [paths[i] for i in pick] + sorted({paths[i][:-1] for i in pick[:150]})
+        lo, hi = boxes_of_paths(space.root_lo, space.root_hi, chosen)
+        whole = judge(space, lo, hi, known)
+        assert np.any(whole["verdict"] < 0) and np.any(whole["verdict"] >= 0)
+        cuts = sorted({0, *rng.choice(np.arange(1, len(lo)), 6, replace=False).tolist()})
+        ones = list(range(60))  # the first 59 boxes alone, then the rest
+        for starts in (cuts, ones):
+            ends = [*starts[1:], len(lo)]
+            parts = [
+                judge(space, lo[a:b], hi[a:b], known) for a, b in zip(starts, ends, strict=True)
+            ]
+            got = joined(parts, starts)
+            for key in ("verdict", "prefer", "grow", "cov"):
+                assert np.array_equal(got[key], whole[key]), (name, key)
+            for key in ("at", "zlo", "zhi", "klo", "khi"):
+                assert np.array_equal(got["found"][key], whole["found"][key]), (name, key)
+    # the parts cover every box once, none shorter than PART but the last, at most PARTS
+    from slr_theory.certify.parts import PART, PARTS
+
+    for n in (0, 1, PART - 1, PART, PART + 1, 5 * PART + 3, 100_000, 10**6 + 7):
+        starts = part_starts(n)
+        sizes = np.diff([*starts, n])
+        assert starts[0] == 0 and len(starts) <= PARTS and sizes.sum() == n
+        assert np.all(sizes[:-1] >= PART) and np.all(sizes >= 0)
+
+
 def test_tubes_deleted_cut_or_emptied_are_re_proved_without_them_or_refused(d6_census, tmp_path):
     """Deleting all tubes was 'internal error: IndexError'. Cut or deleted, every box is
     classified again without what was removed (so the check stands on its own); emptied

@@ -1,9 +1,10 @@
-"""One generation of the branch and bound judged in parts of a fixed size, here or in worker
-processes: the same verdicts, bit for bit, whatever the number of workers.
+"""One generation of the branch and bound judged in parts, here or in worker processes: the
+same verdicts, bit for bit, whatever the number of workers.
 
 A space's verdict on a box depends on the box and on the space's state alone (the
-enclosures are evaluated box by box), so a generation cut into parts of :data:`PART` boxes
-gets the same verdicts in any order and on any process. The one thing that is not a
+enclosures are evaluated box by box), so a generation cut into parts
+(:func:`part_starts`: a function of its size alone) gets the same verdicts in any order
+and on any process. The one thing that is not a
 box's own is the state the space grows as it goes (the strata's edge tubes,
 :meth:`Strata.grow`): the branch and bound grows it between chunks of
 :data:`~slr_theory.certify.boxes.CHUNK` boxes, here, in order, from what the chunk's parts
@@ -23,9 +24,32 @@ from .boxes import NEWTON_EXCLUDED, NEWTON_WIDTH, UNIQUE, krawczyk
 
 __all__ = []
 
-#: Boxes judged in one part: the unit of work of a worker (a fixed size, so the parts, and
-#: the arrays each enclosure is evaluated on, are the same whatever the number of workers).
+#: Fewest boxes of a part (but a chunk's last), the unit of work of a worker.
 PART = 4096
+
+#: Most parts a chunk of boxes is cut into: enough for the workers of a few cores to share
+#: a chunk (each a few parts, taken as it is free), few enough that a part's arrays are
+#: long (every enclosure is a chain of NumPy calls on the part's boxes, and each call
+#: pays its Python overhead once per part).
+PARTS = 8
+
+
+def part_starts(n: int) -> list[int]:
+    """Where the parts of `n` boxes start: ``min(PARTS, max(1, n // PART))`` parts of equal
+    size (the last shorter), a function of `n` alone, so the parts, and the arrays each
+    enclosure is evaluated on, are the same whatever the number of workers.
+
+    Examples
+    --------
+    >>> part_starts(100_000)
+    [0, 12500, 25000, 37500, 50000, 62500, 75000, 87500]
+    >>> part_starts(9000), part_starts(0)
+    ([0, 4500], [0])
+    """
+    count = min(PARTS, max(1, n // PART))
+    size = max(1, -(-n // count))
+    return list(range(0, n, size)) or [0]
+
 
 #: Spaces a worker keeps (by the digest of their pickle) for the parts that follow.
 KEPT_SPACES = 4
@@ -162,17 +186,19 @@ class Judges:
         self, space, lo: np.ndarray, hi: np.ndarray, known: bool = False, newton: bool = True
     ) -> dict:
         """:func:`judge` on every box of `lo`, `hi`, part by part, joined in order."""
-        starts = list(range(0, len(lo), PART)) or [0]
+        starts = part_starts(len(lo))
+        ends = [*starts[1:], len(lo)]
         if self.jobs == 1 or len(starts) == 1:
             results = [
-                judge(space, lo[s : s + PART], hi[s : s + PART], known, newton) for s in starts
+                judge(space, lo[s:e], hi[s:e], known, newton)
+                for s, e in zip(starts, ends, strict=True)
             ]
             return joined(results, starts)
         blob = pickle.dumps(space, protocol=pickle.HIGHEST_PROTOCOL)
         digest = hashlib.blake2b(blob, digest_size=16).hexdigest()
         tasks = [
-            (judge_part, digest, blob, lo[s : s + PART], hi[s : s + PART], known, newton)
-            for s in starts
+            (judge_part, digest, blob, lo[s:e], hi[s:e], known, newton)
+            for s, e in zip(starts, ends, strict=True)
         ]
         results = self._results(self._submit(tasks))
         return joined(results, starts)

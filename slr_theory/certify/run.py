@@ -58,8 +58,8 @@ def certify_critical_points(
         Budget of boxes per part (beyond it the open boxes are left unresolved). The
         defaults close every box at the paper's parameters with ``lam = 0.1`` (3.4e5
         leaves in the strata, 20 s on one core) and ``lam = 0.9`` (7.6e6 leaves, 1.5e7
-        boxes visited, ten minutes on one core, six on two: ``python
-        benchmarks/certify.py``).
+        boxes visited, ten minutes on one core: ``python benchmarks/certify.py``
+        measures it).
     starts, seed : int
         The search (:func:`slr_theory.critical_points`) whose points seed the Krawczyk
         boxes of the vectors' parts: a point it finds is proved where its box verifies.
