@@ -289,14 +289,16 @@ def test_a_box_s_verdict_does_not_depend_on_the_boxes_judged_with_it(census):
                 assert np.array_equal(got[key], whole[key]), (name, key)
             for key in ("at", "zlo", "zhi", "klo", "khi"):
                 assert np.array_equal(got["found"][key], whole["found"][key]), (name, key)
-    # the parts cover every box once, none shorter than PART but the last, at most PARTS
-    from slr_theory.certify.parts import PART, PARTS
+    # the parts cover every box once, none shorter than PART but the last, none longer
+    # than LARGEST_PART, at most PARTS where that allows
+    from slr_theory.certify.parts import LARGEST_PART, PART, PARTS
 
     for n in (0, 1, PART - 1, PART, PART + 1, 5 * PART + 3, 100_000, 10**6 + 7):
         starts = part_starts(n)
         sizes = np.diff([*starts, n])
-        assert starts[0] == 0 and len(starts) <= PARTS and sizes.sum() == n
-        assert np.all(sizes[:-1] >= PART) and np.all(sizes >= 0)
+        assert starts[0] == 0 and sizes.sum() == n and np.all(sizes >= 0)
+        assert np.all(sizes[:-1] >= PART) and np.all(sizes <= LARGEST_PART)
+        assert len(starts) <= max(PARTS, -(-n // LARGEST_PART))
 
 
 def test_tubes_deleted_cut_or_emptied_are_re_proved_without_them_or_refused(d6_census, tmp_path):

@@ -33,20 +33,25 @@ PART = 4096
 #: pays its Python overhead once per part).
 PARTS = 8
 
+#: Most boxes of a part (a certificate's check judges millions of leaves at once: its
+#: parts stay this size, and so does a worker's memory).
+LARGEST_PART = 4 * PART
+
 
 def part_starts(n: int) -> list[int]:
-    """Where the parts of `n` boxes start: ``min(PARTS, max(1, n // PART))`` parts of equal
-    size (the last shorter), a function of `n` alone, so the parts, and the arrays each
-    enclosure is evaluated on, are the same whatever the number of workers.
+    """Where the parts of `n` boxes start: ``min(PARTS, n // PART)`` parts of equal size (the
+    last shorter), or more where those would hold over :data:`LARGEST_PART` boxes, at least
+    one; a function of `n` alone, so the parts, and the arrays each enclosure is evaluated
+    on, are the same whatever the number of workers.
 
     Examples
     --------
     >>> part_starts(100_000)
     [0, 12500, 25000, 37500, 50000, 62500, 75000, 87500]
-    >>> part_starts(9000), part_starts(0)
-    ([0, 4500], [0])
+    >>> part_starts(9000), part_starts(0), len(part_starts(10**6))
+    ([0, 4500], [0], 62)
     """
-    count = min(PARTS, max(1, n // PART))
+    count = max(1, min(PARTS, n // PART), -(-n // LARGEST_PART))
     size = max(1, -(-n // count))
     return list(range(0, n, size)) or [0]
 
