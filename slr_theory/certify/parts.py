@@ -24,8 +24,9 @@ from .boxes import NEWTON_EXCLUDED, NEWTON_WIDTH, UNIQUE, krawczyk
 
 __all__ = []
 
-#: Fewest boxes of a part (but a chunk's last), the unit of work of a worker.
-PART = 4096
+#: Fewest boxes of a part (but the last, or the one part of fewer boxes): the unit of work
+#: of a worker.
+PART = 2048
 
 #: Most parts a chunk of boxes is cut into: enough for the workers of a few cores to share
 #: a chunk (each a few parts, taken as it is free), few enough that a part's arrays are
@@ -35,7 +36,7 @@ PARTS = 8
 
 #: Most boxes of a part (a certificate's check judges millions of leaves at once: its
 #: parts stay this size, and so does a worker's memory).
-LARGEST_PART = 4 * PART
+LARGEST_PART = 16_384
 
 
 def part_starts(n: int) -> list[int]:
@@ -48,8 +49,8 @@ def part_starts(n: int) -> list[int]:
     --------
     >>> part_starts(100_000)
     [0, 12500, 25000, 37500, 50000, 62500, 75000, 87500]
-    >>> part_starts(9000), part_starts(0), len(part_starts(10**6))
-    ([0, 4500], [0], 62)
+    >>> part_starts(5000), part_starts(0), len(part_starts(10**6))
+    ([0, 2500], [0], 62)
     """
     count = max(1, min(PARTS, n // PART), -(-n // LARGEST_PART))
     size = max(1, -(-n // count))
