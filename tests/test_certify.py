@@ -257,9 +257,9 @@ def test_the_census_and_its_check_are_the_same_whatever_the_workers(d6_census, t
 
 def test_a_box_s_verdict_does_not_depend_on_the_boxes_judged_with_it(census):
     """What lets a generation be cut into parts of any size (``part_starts``), on any
-    number of workers: leaves of both parts and their parents (open boxes, some near the
-    proved points), judged all at once, in uneven parts and one by one, get the same
-    verdicts, sides, coverings and Krawczyk proofs, bit for bit."""
+    number of workers: leaves of both parts and their parents (open boxes), judged all at
+    once, in uneven parts and one by one, get the same verdicts, sides, coverings and
+    Krawczyk proofs, bit for bit."""
     from slr_theory.certify.boxes import boxes_of_paths
     from slr_theory.certify.parts import joined, judge, part_starts
 
