@@ -193,18 +193,12 @@ class Judges:
     ) -> dict:
         """:func:`judge` on every box of `lo`, `hi`, part by part, joined in order."""
         starts = part_starts(len(lo))
-        ends = [*starts[1:], len(lo)]
-        if self.jobs == 1 or len(starts) == 1:
-            results = [
-                judge(space, lo[s:e], hi[s:e], known, newton)
-                for s, e in zip(starts, ends, strict=True)
-            ]
-            return joined(results, starts)
-        blob = pickle.dumps(space, protocol=pickle.HIGHEST_PROTOCOL)
-        digest = hashlib.blake2b(blob, digest_size=16).hexdigest()
-        tasks = [
-            (judge_part, digest, blob, lo[s:e], hi[s:e], known, newton)
-            for s, e in zip(starts, ends, strict=True)
-        ]
-        results = self._results(self._submit(tasks))
+        parts = [slice(s, e) for s, e in zip(starts, [*starts[1:], len(lo)], strict=True)]
+        if self.jobs == 1 or len(parts) == 1:
+            results = [judge(space, lo[p], hi[p], known, newton) for p in parts]
+        else:
+            blob = pickle.dumps(space, protocol=pickle.HIGHEST_PROTOCOL)
+            digest = hashlib.blake2b(blob, digest_size=16).hexdigest()
+            tasks = [(judge_part, digest, blob, lo[p], hi[p], known, newton) for p in parts]
+            results = self._results(self._submit(tasks))
         return joined(results, starts)
