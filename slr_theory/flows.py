@@ -39,7 +39,6 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.integrate import solve_ivp
 
 from . import engine
 from .geometry import overlap_velocity, velocity_partials
@@ -197,8 +196,12 @@ def _manifold_tables(params: Params):
 def _solve(fun, jac, y0, t_max, method, rtol, atol, event, t_eval, dense_output):
     """``solve_ivp`` from 0 to `t_max`; `event` (if any) is terminal on a downward crossing.
 
-    The analytic Jacobian goes to the methods that use one.
+    The analytic Jacobian goes to the methods that use one. (SciPy's integrators are
+    imported here, where they run: a quarter of a second that importing this module, for
+    its bounds, does not pay.)
     """
+    from scipy.integrate import solve_ivp
+
     events = None
     if event is not None:
         event.terminal = True

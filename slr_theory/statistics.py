@@ -29,7 +29,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.optimize import minimize_scalar
 from scipy.special import logsumexp
 
 from .nonlinearity import Nonlinearity
@@ -112,6 +111,8 @@ def optimal_lambda(params: Params, lam_range: tuple[float, float] = (1e-6, 1e3))
     >>> bool(oracle_risk(p.replace(lam=lam)) <= oracle_risk(p.replace(lam=2 * lam)))
     True
     """
+    from scipy.optimize import minimize_scalar  # here: SciPy's optimisers cost 0.2 s to import
+
     lo, hi = temperature_range(lam_range)
     hi = min(hi, params.lam_max)
     ends = (float(min(lo, hi)), float(hi))

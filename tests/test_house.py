@@ -78,6 +78,23 @@ def test_the_package_imports_a_public_name_only_when_it_is_used():
         slr_theory.nothing  # noqa: B018
 
 
+def test_a_command_imports_only_what_it_runs():
+    """Building the parser of every command reads the bounds its messages quote
+    (``--starts``, ``--samples``, ``--t-max``) without importing the modules that apply
+    them: ``slr-theory risk`` loads neither SciPy's optimisers and integrators nor mpmath
+    nor matplotlib (half a second of its start, once)."""
+    code = (
+        "import contextlib, io, sys\n"
+        "from slr_theory.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    code = main(['risk', '--kappa', '0.5', '--nu', '0.5'])\n"
+        "heavy = ('scipy.optimize', 'scipy.integrate', 'mpmath', 'matplotlib', 'slr_theory.verify')\n"
+        "print(code, [n for n in heavy if n in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "0 []", out.stdout + out.stderr
+
+
 def test_every_public_name_resolves_to_the_object_of_its_module():
     for name in slr_theory.__all__:
         if name != "__version__":

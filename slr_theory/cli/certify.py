@@ -21,7 +21,7 @@ __all__ = []
 
 
 def certify_parser(sub) -> None:
-    from ..critical import MAX_STARTS
+    from ..validate import MAX_STARTS
 
     c = sub.add_parser(
         "certify",

@@ -17,8 +17,8 @@ __all__ = []
 
 
 def critical_parser(sub) -> None:
-    from ..critical import MAX_STARTS
     from ..trajectory import MAX_ALPHA
+    from ..validate import MAX_STARTS
 
     c = sub.add_parser(
         "critical",

@@ -20,7 +20,8 @@ __all__ = []
 
 
 def verify_parser(sub) -> None:
-    from ..verify import MAX_SAMPLES, MIN_SAMPLES
+    from ..validate import MAX_CHECK_SAMPLES as MAX_SAMPLES
+    from ..validate import MIN_CHECK_SAMPLES as MIN_SAMPLES
 
     v = sub.add_parser(
         "verify",

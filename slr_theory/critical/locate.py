@@ -9,7 +9,14 @@ from ..geometry import span_dimension, vector_derivatives
 from ..manifold import ORIGIN_AND_CORNERS, manifold_critical_overlaps
 from ..params import Params, check_params
 from ..trajectory import Progress, to_overlaps, to_vectors
-from ..validate import as_array, positive_int, positive_real, progress_option, random_generator
+from ..validate import (  # MAX_STARTS: the bound of the starts, with those the CLI quotes
+    MAX_STARTS,
+    as_array,
+    positive_int,
+    positive_real,
+    progress_option,
+    random_generator,
+)
 from .classify import (
     classify_at,
     gaussian_part_vanishes,
@@ -30,10 +37,6 @@ MAX_ITERATIONS = 10**5
 
 #: The largest damping of the Newton iterations (relative to the largest Hessian eigenvalue).
 MAX_DAMPING = 1e8
-
-
-#: Upper bound of the random starts of one full-space search.
-MAX_STARTS = 10**6
 
 
 #: A tangent term ``R_i T_i`` of the gradient whose direction ``T_i`` (``v - rho k``,

@@ -12,7 +12,7 @@ import numpy as np
 from ..params import Params as ModelParams
 from ..params import check_params
 from ..sampling import mean_and_stderr
-from ..validate import positive_int
+from ..validate import MAX_CHECK_SAMPLES, MIN_CHECK_SAMPLES, positive_int
 
 __all__ = [
     "MAX_SAMPLES",
@@ -131,12 +131,12 @@ class CheckResult:
 
 #: Fewest Monte Carlo draws a check accepts. With 2 or 3 draws correct closed forms scored
 #: |z| up to 52; with 1000, over five seeds of every registered check, |z| <= 2.7.
-MIN_SAMPLES = 1000
+MIN_SAMPLES = MIN_CHECK_SAMPLES
 
 #: The parameters of the model: a check with all of them runs at ``run_checks(at=...)``.
 MODEL_KEYS = frozenset({"d", "L", "lam", "gamma", "eps"})
 #: Most Monte Carlo draws per check (each check holds its draws in memory: 0.8 GB).
-MAX_SAMPLES = 10**8
+MAX_SAMPLES = MAX_CHECK_SAMPLES
 
 #: All registered checks by name, in registration order.
 REGISTRY: dict[str, Check] = {}
