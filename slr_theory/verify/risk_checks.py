@@ -219,24 +219,30 @@ def mp_softmax_risk_two_tokens(params: Params, overlaps, dps: int = 30) -> mp.mp
         tot = var[0] + var[1]
         c = var[0] * var[1] / tot  # Var(D_i | Delta) = Cov(D_1, D_2 | Delta)
 
+        # what does not depend on Delta, formed once: D_i's weight in E[D_i | Delta], the
+        # coefficients of eta D_i and of the value p_i a_i, and of 1, p_i and p_i^2 in
+        # Var(W_i - p_i V_i | U) (informative) or p_m^2 Var(V_m | U)
+        shift = mean[0] - mean[1]
+        weight = [var[0] / tot, -var[1] / tot]
+        own = [eta if inf[i] else 0 for i in range(2)]
+        value_of = [B * theta if inf[i] else 0 for i in range(2)]
+        var_1 = sum(G * (1 - eta**2) for i in range(2) if inf[i])
+        var_p = [-2 * G * (nu - rho * eta) if inf[i] else 0 for i in range(2)]
+        var_pp = [G * (1 - rho**2) if inf[i] else 1 - rho**2 for i in range(2)]
+
         def given(delta):  # E[(Y - T)^2 | Delta]
-            z = delta - (mean[0] - mean[1])
-            m = [var[0] * z / tot, -var[1] * z / tot]  # E[D_i | Delta]
-            p = [1 / (1 + mp.exp(-lam * delta)), 1 / (1 + mp.exp(lam * delta))]
+            z = delta - shift
+            e = mp.exp(-lam * delta)
+            p = [1 / (1 + e)]
+            p.append(e * p[0])  # 1 / (1 + e^{lam delta})
             # E[(Y - T) | U] = sum_i in J eta D_i - sum_l p_l (a_l + rho D_l), linear in D
-            lin = [
-                (eta if inf[i] else 0) - p[i] * rho for i in range(2)
-            ]  # coefficients of D_1, D_2
-            const = -sum(p[i] * (B * theta if inf[i] else 0) for i in range(2))
-            e_lin = const + lin[0] * m[0] + lin[1] * m[1]
-            var_lin = c * (lin[0] ** 2 + lin[1] ** 2 + 2 * lin[0] * lin[1])
-            cond_var = 0
-            for i in range(2):  # Var(W_i - p_i V_i | U) or p_m^2 Var(V_m | U)
-                if inf[i]:
-                    cond_var += G * ((1 - eta**2) - 2 * p[i] * (nu - rho * eta))
-                    cond_var += G * p[i] ** 2 * (1 - rho**2)
-                else:
-                    cond_var += p[i] ** 2 * (1 - rho**2)
+            lin = [own[i] - p[i] * rho for i in range(2)]  # coefficients of D_1, D_2
+            e_lin = lin[0] * weight[0] * z + lin[1] * weight[1] * z
+            e_lin -= p[0] * value_of[0] + p[1] * value_of[1]
+            var_lin = c * (lin[0] + lin[1]) ** 2
+            cond_var = var_1
+            for i in range(2):
+                cond_var += p[i] * (var_p[i] + p[i] * var_pp[i])
             return cond_var + e_lin**2 + var_lin
 
         sd = mp.sqrt(tot)
