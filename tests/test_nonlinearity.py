@@ -2,6 +2,7 @@
 the conditioned mpmath reference and Monte Carlo, erf through quadrature against the
 closed forms, and every capability on a model with ``nonlinearity != "erf"``."""
 
+import functools
 import itertools
 
 import mpmath as mp
@@ -897,15 +898,27 @@ def test_sigmoid_attention_with_a_bias_matches_monte_carlo_and_its_differences()
 # --- kinked sigma: ReLU, leaky ReLU, hard tanh --------------------------------------------
 
 
+_TRUNCATED_ORDERS = 8  # the highest order asked for: h He_j of degree 2 + 4
+
+
 def _mp_truncated(k, za, zb):
     """``E[Z^k 1{za < Z < zb}]`` exactly: ``M_k = (k - 1) M_{k-2} + za^{k-1} phi(za) - zb^{k-1}
     phi(zb)``."""
+    assert k <= _TRUNCATED_ORDERS
+    return _mp_truncated_moments(za, zb, mp.mp.prec)[k]
+
+
+@functools.lru_cache(maxsize=4096)
+def _mp_truncated_moments(za, zb, prec):
+    """``M_0..M_8`` of :func:`_mp_truncated` at `prec` bits (the working precision), once
+    per interval: each order is the recursion's same prefix whatever the last one."""
     phi = lambda z: mp.npdf(z) if mp.isfinite(z) else mp.mpf(0)  # noqa: E731
     power = lambda z, p: z**p if mp.isfinite(z) else mp.mpf(0)  # noqa: E731
-    m = [mp.ncdf(zb) - mp.ncdf(za), phi(za) - phi(zb)]
-    for j in range(2, k + 1):
-        m.append((j - 1) * m[j - 2] + power(za, j - 1) * phi(za) - power(zb, j - 1) * phi(zb))
-    return m[k]
+    pa, pb = phi(za), phi(zb)
+    m = [mp.ncdf(zb) - mp.ncdf(za), pa - pb]
+    for j in range(2, _TRUNCATED_ORDERS + 1):
+        m.append((j - 1) * m[j - 2] + power(za, j - 1) * pa - power(zb, j - 1) * pb)
+    return tuple(m)
 
 
 def _mp_abs_truncated(k, za, zb):
