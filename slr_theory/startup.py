@@ -4,8 +4,9 @@ SciPy (1.15 and later) builds its array-API namespace for NumPy, at the import o
 its submodules, by reading every public name of ``numpy`` (``hasattr`` on each name of
 ``dir(numpy)``). NumPy imports some of those names on first access, so that reading
 imports ``numpy.f2py``, the Fortran wrapper generator (its module-level regular
-expressions: 20 to 160 ms), and ``numpy.testing`` (30 to 50 ms), which neither SciPy's
-special functions nor this package run. On a 2-core machine that is a quarter of what a
+expressions: 20 to 160 ms), ``numpy.testing`` (30 to 50 ms) and ``numpy.ma``, the masked
+arrays (13 to 18 ms; matplotlib's contours use them, no computation of this package or
+of SciPy's special functions does). On a 2-core machine that is a quarter of what a
 short PGD run costs, import included (``benchmarks/gd.py``).
 
 :func:`install`, called by the package's face, adds an import hook that acts once, just
@@ -28,7 +29,7 @@ import sys
 __all__ = ["DEFERRED", "defer", "install"]
 
 #: The NumPy modules made lazy before SciPy's first import.
-DEFERRED = ("numpy.f2py", "numpy.testing")
+DEFERRED = ("numpy.f2py", "numpy.testing", "numpy.ma")
 
 
 def defer(names: tuple[str, ...] = DEFERRED) -> list[str]:
