@@ -205,3 +205,41 @@ def test_the_portrait_draws_five_layers_by_default_and_more_on_request():
     assert any("trajectories" in t for t in labels) and "risk on M (contours)" in labels
     with pytest.raises(ValueError, match="`layers` must be names among"):
         phase_portrait(data, layers="basins,contours")
+
+
+def _pixels(fig) -> np.ndarray:
+    fig.canvas.draw()
+    return np.asarray(fig.canvas.buffer_rgba()).copy()
+
+
+def test_a_portrait_computes_only_what_its_layers_draw(monkeypatch):
+    """`slr-theory portrait --layers points` followed the flow from every cell of the basin
+    map (10 s) to draw none of it. What no layer drawn reads is not computed, and the
+    figure is the same pixel for pixel as the one drawn from everything computed."""
+    import slr_theory.landscape.portrait as portrait
+    from slr_theory.plotting import phase_portrait
+
+    p = Params.paper()
+    options = {"grid": 9, "basin_grid": 4, "refine": 1, "trajectories": 2, "pgd_steps": 40}
+    full = portrait_data(p, pgd_alpha=1e-2, **options)
+    calls = []
+    monkeypatch.setattr(portrait, "fate", lambda *a, **k: calls.append(1) or fate(*a, **k))
+    for layers, parts in [
+        (("points",), (None, [], None)),
+        (("streamlines", "flows"), (None, 2, None)),
+        (("arrival", "pgd"), (4, 2, 2)),
+    ]:
+        calls.clear()
+        fig = phase_portrait(p, pgd_alpha=1e-2, layers=layers, **options)
+        want = phase_portrait(full, layers=layers)
+        assert np.array_equal(_pixels(fig), _pixels(want)), layers
+        assert bool(calls) == (parts[0] is not None), layers
+    with pytest.raises(ValueError, match="`basin_grid`"):  # checked, though not computed
+        phase_portrait(p, basin_grid=-1, layers=("points",))
+    with pytest.raises(ValueError, match="`pgd_alpha`"):
+        portrait_data(p, grid=5, basin_grid=0, trajectories=0, pgd_alpha=-1.0)
+    with pytest.raises(ValueError, match="`skip` must be names among"):
+        portrait_data(p, grid=5, skip=["basin"])
+    bare = portrait_data(p, grid=5, basin_grid=3, pgd_alpha=1e-2, skip=("basins", "trajectories"))
+    assert bare.basin_grid is None and bare.flows == [] and bare.pgd is None
+    assert bare.pgd_alpha is None

@@ -16,7 +16,7 @@ from ..validate import positive_int, positive_real
 from .ensembles import MAX_PORTRAIT_STEPS
 from .onm import separatrix
 
-__all__ = ["PortraitData", "ended_at", "portrait_data"]
+__all__ = ["PORTRAIT_PARTS", "PortraitData", "ended_at", "portrait_data"]
 
 
 @dataclass
@@ -163,6 +163,31 @@ class PortraitData:
         return draw_portrait(self, path, **options)
 
 
+#: The parts of a portrait :func:`portrait_data` can leave out (its `skip`).
+PORTRAIT_PARTS = ("basins", "trajectories", "pgd")
+
+
+def _portrait_parts(skip) -> frozenset:
+    """`skip` checked: names among :data:`PORTRAIT_PARTS`.
+
+    Parameters
+    ----------
+    skip : iterable of str
+
+    Returns
+    -------
+    frozenset of str
+    """
+    names = [skip] if isinstance(skip, str) else skip
+    try:
+        names = frozenset(names)
+    except TypeError:
+        names = None
+    if names is None or not names <= set(PORTRAIT_PARTS):
+        raise ValueError(f"`skip` must be names among {', '.join(PORTRAIT_PARTS)}, got {skip!r}.")
+    return names
+
+
 def ended_at(fates: Fates, targets: np.ndarray, coords=(0, 1)) -> np.ndarray:
     """Which of `targets` ``(m, 2)`` on M each run of `fates` ended at: the image of M's
     point it stopped at (its orbit is ``fates.label``), ``-1`` where it is at none within
@@ -201,6 +226,7 @@ def portrait_data(
     pgd_steps: int = 20_000,
     t_max: float = 600.0,
     progress=None,
+    skip=(),
 ) -> PortraitData:
     """Compute what :func:`slr_theory.plotting.phase_portrait` draws.
 
@@ -228,6 +254,11 @@ def portrait_data(
         Flow time of the trajectories.
     progress : callable, optional
         Called with 1 after each stage (basins, field, separatrix, trajectories, points).
+    skip : iterable of str
+        Parts among :data:`PORTRAIT_PARTS` not to compute, for a figure that does not draw
+        them (``"basins"``: the basin map, as ``basin_grid = 0``; ``"trajectories"``: the
+        flows and, from their starts, the PGD iterates; ``"pgd"``: the iterates alone).
+        Every argument is checked all the same.
 
     Returns
     -------
@@ -254,6 +285,15 @@ def portrait_data(
     trajectories = positive_int(trajectories, "trajectories", upper=1000, allow_zero=True)
     pgd_steps = positive_int(pgd_steps, "pgd_steps", upper=MAX_PORTRAIT_STEPS)
     t_max = positive_real(t_max, "t_max")
+    if pgd_alpha is not None:
+        pgd_alpha = positive_real(pgd_alpha, "pgd_alpha")
+    skip = _portrait_parts(skip)
+    if "basins" in skip:
+        basin_grid = 0
+    if "trajectories" in skip:
+        trajectories = 0
+    if "pgd" in skip:
+        pgd_alpha = None
     tick = progress or (lambda _n: None)
     edges = label = targets = fates = cells = where_from = None
     if basin_grid:
@@ -316,7 +356,6 @@ def portrait_data(
         flows.append(np.stack([res.kappa, res.nu], axis=1))
     iterates = None
     if pgd_alpha is not None and trajectories:
-        pgd_alpha = positive_real(pgd_alpha, "pgd_alpha")
         ov0 = np.zeros((trajectories, 5))
         ov0[:, :2] = starts
         tr = pgd(params, ov0, pgd_alpha, pgd_steps, record_every=max(1, pgd_steps // 40))
@@ -341,7 +380,7 @@ def portrait_data(
         nullcline=np.stack([kk, engine.manifold_nullcline(params, kk)], axis=1),
         separatrix=sep,
         flows=flows,
-        pgd_alpha=pgd_alpha,
+        pgd_alpha=pgd_alpha if iterates is not None else None,  # the step of iterates drawn
         pgd=iterates,
         points=np.array(where),
         point_kinds=kinds,

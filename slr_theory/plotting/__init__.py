@@ -133,6 +133,9 @@ def phase_portrait(
         ``points`` by default (five layers); ``risk`` (contours), ``arrival`` (flow-time
         contours), ``flows`` (sample trajectories) and ``pgd`` (iterates, with
         `pgd_alpha`) on request (:data:`~slr_theory.plotting.manifold.ALL_PORTRAIT_LAYERS`).
+        From a ``Params``, what no layer drawn reads is not computed (the basin map
+        without ``basins`` or ``arrival``, the trajectories without ``flows`` or ``pgd``):
+        the same figure.
 
     Returns
     -------
@@ -146,6 +149,10 @@ def phase_portrait(
 
     if isinstance(params, PortraitData):
         return draw_portrait(params, path, dpi=dpi, ax=ax, layers=layers)
+    # what no layer drawn reads is not computed (the same figure): the basin map is read
+    # by basins and arrival, the trajectories' starts by flows and pgd, the iterates by pgd
+    readers = {"basins": {"basins", "arrival"}, "trajectories": {"flows", "pgd"}, "pgd": {"pgd"}}
+    skip = [part for part, by in readers.items() if not by & set(layers)]
     with Progress(progress, 6, "portrait", unit="stage") as update:
         tick = update or (lambda _n: None)
         data = portrait_data(
@@ -158,8 +165,9 @@ def phase_portrait(
             pgd_steps=pgd_steps,
             t_max=t_max,
             progress=tick,
+            skip=skip,
         )
-        if not basin_grid:
+        if data.basin_grid is None:  # no basin stage was counted
             tick(1)
         out = draw_portrait(data, path, dpi=dpi, ax=ax, layers=layers)
         tick(1)
