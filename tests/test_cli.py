@@ -261,10 +261,12 @@ def test_trajectories_json(capsys, argv):
 
 
 def test_portrait_writes_once_and_refuses_to_overwrite(tmp_path, capsys):
+    """The output discipline, on the cheapest portrait (its points; the default layers are
+    the command-line contract's test)."""
     out = tmp_path / "p.png"
-    assert main(["portrait", "--out", str(out)]) == 0
+    assert main(["portrait", "--out", str(out), "--layers", "points"]) == 0
     assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
-    assert main(["portrait", "--out", str(out)]) == 2
+    assert main(["portrait", "--out", str(out), "--layers", "points"]) == 2
     assert "--force" in capsys.readouterr().err
     # beside the figure only the marker that says slr-theory wrote it: no temporaries
     assert sorted(p.name for p in tmp_path.iterdir()) == [".slr-theory.json", "p.png"]
