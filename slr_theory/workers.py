@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ProcessPoolExecutor
 
 __all__ = [
+    "MANAGER_WAIT",
     "PARENT_POLL",
     "end_pool",
     "exit_with_parent",
@@ -40,6 +41,9 @@ __all__ = [
 
 #: Seconds between a worker's checks that its parent is alive.
 PARENT_POLL = 0.25
+
+#: Seconds :func:`end_pool` waits at most for the pool's manager thread to finish.
+MANAGER_WAIT = 10.0
 
 
 @contextlib.contextmanager
@@ -201,7 +205,15 @@ def end_pool(pool: ProcessPoolExecutor) -> None:
     -------
     None
     """
+    # The pool's manager thread, seeing its workers gone, closes its wake-up pipe; if the
+    # interpreter exits meanwhile, CPython 3.11's exit hook writes to that pipe as it
+    # closes and prints an ignored ``OSError: [Errno 9]`` traceback (once in ~60 Ctrl-Cs).
+    # Waiting for the thread here (it ends soon after the terminate) closes that window;
+    # ``shutdown`` forgets the thread, so it is taken first.
+    manager = getattr(pool, "_executor_manager_thread", None)
     for proc in list((getattr(pool, "_processes", None) or {}).values()):
         with contextlib.suppress(OSError, ValueError):
             proc.terminate()
     pool.shutdown(wait=False, cancel_futures=True)
+    if manager is not None and manager is not threading.current_thread():
+        manager.join(MANAGER_WAIT)

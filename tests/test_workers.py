@@ -33,6 +33,22 @@ def test_a_pool_runs_importable_work_and_ends():
         process_pool(0)
 
 
+def test_a_pool_ended_mid_work_has_closed_its_pipes_when_end_pool_returns():
+    # CPython 3.11's exit hook writes to the pool's wake-up pipe; if the manager thread
+    # were still closing it, the exit printed an ignored OSError traceback (a Ctrl-C's
+    # one line became 17). end_pool returns only once that thread has finished.
+    pool = process_pool(2)
+    with quiet_workers():
+        futures = [pool.submit(time.sleep, 30) for _ in range(4)]
+    while not any(f.running() for f in futures):
+        time.sleep(0.01)
+    manager = pool._executor_manager_thread
+    wakeup = pool._executor_manager_thread_wakeup
+    end_pool(pool)
+    assert not manager.is_alive() and wakeup._closed
+    assert all(f.done() for f in futures)
+
+
 def test_without_main_script_hides_the_script_and_puts_it_back():
     main = sys.modules["__main__"]
     with without_main_script():
