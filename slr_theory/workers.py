@@ -197,6 +197,9 @@ def _start(parent: int, initializer, initargs: tuple) -> None:
 def end_pool(pool: ProcessPoolExecutor) -> None:
     """End `pool` now: terminate its workers and cancel what they have not started.
 
+    Returns once the pool's manager thread has finished (at most :data:`MANAGER_WAIT`
+    seconds): a process that exits right after sees no error from the pool's pipes.
+
     Parameters
     ----------
     pool : concurrent.futures.ProcessPoolExecutor
