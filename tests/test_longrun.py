@@ -55,11 +55,15 @@ def test_advance_toward_a_minimum_off_m_stands_behind_its_error():
     ns = np.arange(5_500, 20_001, 750)
     ref = pgd(PAPER, TOWARD_THE_EDGE, 4e-3, int(ns[-1]), record_every=250)
     at = {int(s): o for s, o in zip(ref.step, ref.overlaps, strict=True)}
-    for n in ns:
-        got = advance(PAPER, TOWARD_THE_EDGE, int(n), alpha=4e-3)
-        diff = float(np.max(np.abs(got.overlaps - at[int(n)])))
-        assert diff < 1e-6 and diff <= got.error + 4 * EPS, (int(n), diff, float(got.error))
-    assert got.flow_steps > 0  # the stretch is integrated, not stepped exactly
+    sweep = advance(PAPER, TOWARD_THE_EDGE, ns, alpha=4e-3)  # one run per N, one batch
+    np.testing.assert_array_equal(sweep.steps, ns)
+    for n, ov, err in zip(ns, sweep.overlaps, sweep.error, strict=True):
+        diff = float(np.max(np.abs(ov - at[int(n)])))
+        assert diff < 1e-6 and diff <= err + 4 * EPS, (int(n), diff, float(err))
+    assert sweep.flow_steps[-1] > 0  # the stretch is integrated, not stepped exactly
+    got = advance(PAPER, TOWARD_THE_EDGE, int(ns[-1]), alpha=4e-3)  # alone, as a user asks
+    assert abs(got.overlaps - at[int(ns[-1])]).max() <= got.error + 4 * EPS
+    assert got.flow_steps > 0
     got = advance(PAPER, TOWARD_THE_EDGE, 12_250, alpha=4e-3)  # the N
     assert abs(got.overlaps[2] - at[12_250][2]) <= got.error + 4 * EPS
 
@@ -71,11 +75,12 @@ def test_advance_from_uniform_starts_stands_behind_its_error_on_the_way_to_every
     starts = sample_initial_overlaps(PAPER, np.random.default_rng(0), 8)
     ns = np.array([3_000, 7_000, 11_000, 15_000])
     ref = pgd(PAPER, starts, 4e-3, int(ns[-1]), record_every=1_000)
-    for n in ns:
-        got = advance(PAPER, starts, int(n), alpha=4e-3)
+    got = advance(PAPER, starts, ns[:, None], alpha=4e-3)  # (N, start): one batch
+    assert got.overlaps.shape == (ns.size, len(starts), 5) and got.steps.shape == (ns.size, 8)
+    for n, ov, err in zip(ns, got.overlaps, got.error, strict=True):
         exact = ref.overlaps[list(ref.step).index(n)]
-        diff = np.max(np.abs(got.overlaps - exact), axis=-1)
-        assert np.all(diff <= got.error + 4 * EPS), (int(n), diff, got.error)
+        diff = np.max(np.abs(ov - exact), axis=-1)
+        assert np.all(diff <= err + 4 * EPS), (int(n), diff, err)
     kinds = {bool(abs(o[0]) > 0.5) for o in exact}  # kappa ~ 1 on M, ~ 0 at k = +-v*
     assert kinds == {True, False}, exact
 
@@ -102,11 +107,18 @@ PLATEAUS = [
 @pytest.mark.parametrize("sigma, lam, alpha, kappas", PLATEAUS)
 def test_advance_on_the_plateaus_matches_an_independent_computation(sigma, lam, alpha, kappas):
     p = Params.paper(lam=lam).replace(nonlinearity=sigma)
-    for steps, kappa in zip((2e5, 2e6, 2e7, 2e8), kappas, strict=True):
-        got = advance(p, [0.05, 1.0, 0.0, 0.0, 0.0], steps, alpha=alpha)
+    every = advance(p, [0.05, 1.0, 0.0, 0.0, 0.0], [2e5, 2e6, 2e7, 2e8], alpha=alpha)
+    alone = advance(p, [0.05, 1.0, 0.0, 0.0, 0.0], 2e8, alpha=alpha)  # as a user asks
+    for steps, kappa, got, err in zip(
+        (2e5, 2e6, 2e7, 2e8, 2e8),
+        (*kappas, kappas[-1]),
+        (*every.overlaps[:, 0], alone.overlaps[0]),
+        (*every.error, alone.error),
+        strict=True,
+    ):
         digits = len(str(kappa).split(".")[1])
-        assert abs(got.overlaps[0] - kappa) <= 0.6 * 10.0**-digits, (steps, got.overlaps[0])
-        assert got.error < 1e-7
+        assert abs(got - kappa) <= 0.6 * 10.0**-digits, (steps, got)
+        assert err < 1e-7
 
 
 def _edge_increment(p: Params, alpha: float, kappa: float) -> float:
@@ -201,6 +213,18 @@ def test_advance_refuses_bad_input_by_name():
         advance(PAPER, [0.1, 0.1, 0, 0, 0], 1.5, alpha=1e-3)
     with pytest.raises(ValueError, match="steps"):
         advance(PAPER, [0.1, 0.1, 0, 0, 0], 1e301, alpha=1e-3)
+    for bad, what in (
+        ([10, 1.5], "whole numbers"),
+        ([10, -1], "whole numbers"),
+        ([10, np.nan], "whole numbers"),
+        ([10, 1e301], "<= 1e\\+300"),
+        (np.array([True, False]), "real numbers"),
+        (["10"], "real numbers"),
+    ):
+        with pytest.raises(ValueError, match=f"`steps` must .*{what}"):
+            advance(PAPER, [0.1, 0.1, 0, 0, 0], bad, alpha=1e-3)
+    with pytest.raises(ValueError, match=r"`steps` must broadcast .* \(3,\) and \(2,\)"):
+        advance(PAPER, [[0.1, 0.1, 0, 0, 0]] * 2, [1, 2, 3], alpha=1e-3)
     with pytest.raises(ValueError, match="alpha"):
         advance(PAPER, [0.1, 0.1, 0, 0, 0], 10, alpha=-1.0)
     with pytest.raises(ValueError, match="schedule"):

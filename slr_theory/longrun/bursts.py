@@ -36,8 +36,9 @@ class Advanced:
 
     Attributes
     ----------
-    steps : float
-        The steps taken by every run.
+    steps : float or ndarray
+        The steps taken by every run: one number, or one per run (shape ``(...)``) when
+        :func:`advance` was given one per run.
     overlaps : ndarray, shape ``(..., 5)``
         Where each run is.
     error : ndarray, shape ``(...)``
@@ -54,7 +55,7 @@ class Advanced:
         Order of the modified equation (:data:`FLOW_ORDER`).
     """
 
-    steps: float
+    steps: float | np.ndarray
     overlaps: np.ndarray
     error: np.ndarray
     exact_steps: np.ndarray
@@ -70,6 +71,19 @@ def whole_steps(steps, name: str = "steps", upper: float = MAX_ADVANCE_STEPS) ->
     if not (math.isfinite(value) and 0 <= value <= upper and value == math.floor(value)):
         raise ValueError(f"`{name}` must be a whole number in [0, {upper:g}], got {steps!r}.")
     return value
+
+
+def run_steps(steps, name: str = "steps", upper: float = MAX_ADVANCE_STEPS) -> float | np.ndarray:
+    """:func:`whole_steps`, or an array of them (one per run) as float64."""
+    if not isinstance(steps, (list, tuple, np.ndarray)):
+        return whole_steps(steps, name, upper)
+    arr = as_array(steps, name, bound=upper)
+    bad = ~((arr >= 0) & (arr == np.floor(arr)))  # NaN is bad too
+    if np.any(bad):
+        raise ValueError(
+            f"`{name}` must be whole numbers in [0, {upper:g}], got {arr[bad].flat[0]!r}."
+        )
+    return arr
 
 
 def burst_starts(params: Params, overlaps, name: str) -> np.ndarray:
@@ -195,8 +209,10 @@ def advance(
         Model parameters (``params.lam`` unless `schedule` is given).
     overlaps : array_like, shape ``(..., 5)``
         Feasible starting overlaps; a batch of runs.
-    steps : int or float
-        A whole number of steps, ``0 <= steps <= 1e300``.
+    steps : int, float or array_like
+        A whole number of steps, ``0 <= steps <= 1e300``; or one per run, an array that
+        broadcasts against the runs ``overlaps.shape[:-1]`` (one start and a list of
+        numbers of steps: the run at each, as one batch).
     alpha : float
         Step size, ``0 < alpha <= 1e100``.
     schedule : callable ``step -> lam``, optional
@@ -218,14 +234,30 @@ def advance(
     kappa = 0.5179
     >>> bool(far.exact_steps < 10_000 and far.error < 1e-6)
     True
+
+    One start and several numbers of steps: the runs as one batch.
+
+    >>> sweep = advance(p, start, [2e6, 2e7, 2e8], alpha=4e-3)
+    >>> print(" ".join(f"{k:.6f}" for k in sweep.overlaps[:, 0]))
+    0.447365 0.483945 0.517883
     """
     params = check_params(params)
     ov = burst_starts(params, overlaps, "overlaps")
-    target = whole_steps(steps)
+    target = run_steps(steps)
     alpha = positive_real(alpha, "alpha", upper=MAX_ALPHA)
     shape = ov.shape[:-1]
+    if isinstance(target, np.ndarray):
+        try:
+            shape = np.broadcast_shapes(shape, target.shape)
+        except ValueError:
+            raise ValueError(
+                f"`steps` must broadcast against the runs of `overlaps`, got shapes "
+                f"{target.shape} and {ov.shape[:-1]}."
+            ) from None
+        ov = np.broadcast_to(ov, (*shape, 5))
+        target = np.broadcast_to(target, shape).copy()
     runs = Runs(params, alpha, schedule, ov.reshape(-1, 5).T.copy())
-    stop = np.full(runs.t.shape, target)
+    stop = np.broadcast_to(target, shape).reshape(-1).copy()
     while True:
         active = runs.t < stop
         if not np.any(active):
