@@ -140,6 +140,7 @@ def sgd_vectors(
     out = np.empty((len(rec), 5, R))
     out[0] = overlaps_of(k, v, ks, vs).T
     nxt = 1
+    model = params.model
     for t in range(steps):
         lt = params.lam if lam is None else float(lam[t])
         X, Y, _ = sample(params, R * batch, rng, ks, vs)
@@ -147,7 +148,7 @@ def sgd_vectors(
         Y = Y.reshape(R, batch)
         U = np.einsum("rbld,rd->rbl", X, k)
         V = np.einsum("rbld,rd->rbl", X, v)
-        c, beta = _coefficients(U, V, Y, lt, batch, params.model)
+        c, beta = _coefficients(U, V, Y, lt, batch, model)
         gk = np.einsum("rbl,rbld->rd", c, X)
         gv = np.einsum("rbl,rbld->rd", beta, X)
         k = k - alpha * (gk - np.sum(gk * k, axis=-1, keepdims=True) * k)
@@ -186,7 +187,9 @@ def _sgd_step(ov5, x, Y, w, wish, lam, alpha, batch: int, model: Model):
     U = UV[..., 0].reshape((*Y.shape, -1))
     V = UV[..., 1].reshape(U.shape)
     c, beta = _coefficients(U, V, Y, lam, batch, model)
-    CB = np.stack([c.reshape(R, -1), beta.reshape(R, -1)], axis=1)  # (R, 2, bL)
+    CB = np.empty((R, 2, c[0].size))  # (R, 2, bL)
+    CB[:, 0] = c.reshape(R, -1)
+    CB[:, 1] = beta.reshape(R, -1)
     G = CB @ x  # (R, 2, 4): the in-span parts of grad_k, grad_v
     Sig = (CB * w) @ CB.transpose(0, 2, 1)  # covariance factor of (xi_k, xi_v) in S-perp
     l11 = np.sqrt(Sig[:, 0, 0])
@@ -196,12 +199,14 @@ def _sgd_step(ov5, x, Y, w, wish, lam, alpha, batch: int, model: Model):
     m11 = l11 * a11
     m21 = l21 * a11 + l22 * a21
     m22 = l22 * a22
-    Sn = S - alpha * (G - np.sum(G * S, axis=-1, keepdims=True) * S)
+    # (np.add.reduce is np.sum's own reduction, without its per-call dispatch: a step is
+    # small arrays, and their calls' overhead is its cost)
+    Sn = S - alpha * (G - np.add.reduce(G * S, axis=-1, keepdims=True) * S)
     al2 = alpha * alpha
-    sq = np.sum(Sn * Sn, axis=-1)
+    sq = np.add.reduce(Sn * Sn, axis=-1)
     nk = np.sqrt(sq[:, 0] + al2 * m11 * m11)
     nv = np.sqrt(sq[:, 1] + al2 * (m21 * m21 + m22 * m22))
-    kv = np.sum(Sn[:, 0] * Sn[:, 1], axis=-1) + al2 * m11 * m21
+    kv = np.add.reduce(Sn[:, 0] * Sn[:, 1], axis=-1) + al2 * m11 * m21
     out = np.empty_like(ov5)
     out[0] = Sn[:, 0, 0] / nk
     out[1] = Sn[:, 1, 1] / nv
@@ -275,6 +280,7 @@ def sgd(
     w[:, :S] = params.gamma**2
     w = w.reshape(-1)
     chunk = max(1, _CHUNK_FLOATS // (R * batch * L * 4))
+    model = params.model  # resolved once, not at every step
     with Progress(progress, steps, "sgd") as update:
         for start in range(0, steps, chunk):
             stop = min(start + chunk, steps)
@@ -291,7 +297,7 @@ def sgd(
             for i, t in enumerate(range(start, stop)):
                 lt = params.lam if lam is None else float(lam[t])
                 ws = (wish[0][i], wish[1][i], wish[2][i])
-                state = _sgd_step(state, X[i], Y[i], w, ws, lt, alpha, batch, params.model)
+                state = _sgd_step(state, X[i], Y[i], w, ws, lt, alpha, batch, model)
                 if t + 1 == rec[nxt]:
                     out[nxt] = state
                     nxt += 1
