@@ -423,12 +423,11 @@ def to_vectors(ov5: np.ndarray) -> np.ndarray:
     ndarray, shape ``(8, n)``
     """
     k, n, t, e, r = ov5
-    out = np.empty((8, *np.shape(k)))
-    k3 = out[2]
-    np.sqrt(np.maximum(1.0 - k * k - e * e, 0.0), out=k3)
-    out[6] = np.where(k3 > 0, (r - k * t - e * n) / np.where(k3 > 0, k3, 1.0), 0.0)
-    np.sqrt(np.maximum(1.0 - t * t - n * n - out[6] * out[6], 0.0), out=out[7])
-    out[0], out[1], out[3], out[4], out[5] = k, e, 0.0, t, n
+    out = np.empty((8, *np.shape(k)))  # written row by row: no stack of eight arrays
+    k3 = np.sqrt(np.maximum(1.0 - k * k - e * e, 0.0))
+    v3 = np.where(k3 > 0, (r - k * t - e * n) / np.where(k3 > 0, k3, 1.0), 0.0)
+    v4 = np.sqrt(np.maximum(1.0 - t * t - n * n - v3 * v3, 0.0))
+    out[0], out[1], out[2], out[3], out[4], out[5], out[6], out[7] = k, e, k3, 0.0, t, n, v3, v4
     return out
 
 

@@ -59,3 +59,14 @@ def test_manifold_step_is_the_overlap_step_on_m():
     step = trajectory.overlap_step(full, gfull, 0.03)
     np.testing.assert_allclose(trajectory.manifold_step(kn, g, 0.03), step[:2], atol=1e-15)
     assert np.all(step[2:] == 0)
+
+
+def test_to_vectors_takes_any_batch_shape_and_one_point():
+    """One point ``(5,)`` gives ``(8,)``; a batch ``(5, a, b)`` gives ``(8, a, b)``; each
+    the same numbers as the flat batch, column by column, with ``k``'s fourth coordinate 0."""
+    ov = random_overlaps(np.random.default_rng(4), 12).T.copy()  # (5, 12)
+    flat = trajectory.to_vectors(ov)
+    np.testing.assert_array_equal(trajectory.to_vectors(ov[:, 5]), flat[:, 5])
+    np.testing.assert_array_equal(trajectory.to_vectors(ov.reshape(5, 3, 4)), flat.reshape(8, 3, 4))
+    assert np.all(flat[3] == 0.0) and not np.signbit(flat[3]).any()
+    np.testing.assert_allclose(trajectory.to_overlaps(flat), ov, atol=1e-15)
