@@ -67,6 +67,8 @@ def test_to_vectors_takes_any_batch_shape_and_one_point():
     ov = random_overlaps(np.random.default_rng(4), 12).T.copy()  # (5, 12)
     flat = trajectory.to_vectors(ov)
     np.testing.assert_array_equal(trajectory.to_vectors(ov[:, 5]), flat[:, 5])
-    np.testing.assert_array_equal(trajectory.to_vectors(ov.reshape(5, 3, 4)), flat.reshape(8, 3, 4))
+    np.testing.assert_array_equal(
+        trajectory.to_vectors(ov.reshape(5, 3, 4)), flat.reshape(8, 3, 4)
+    )
     assert np.all(flat[3] == 0.0) and not np.signbit(flat[3]).any()
     np.testing.assert_allclose(trajectory.to_overlaps(flat), ov, atol=1e-15)
