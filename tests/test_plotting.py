@@ -217,23 +217,31 @@ def test_a_portrait_computes_only_what_its_layers_draw(monkeypatch):
     map (10 s) to draw none of it. What no layer drawn reads is not computed, and the
     figure is the same pixel for pixel as the one drawn from everything computed."""
     import slr_theory.landscape.portrait as portrait
-    from slr_theory.plotting import phase_portrait
+    from slr_theory.plotting import ALL_PORTRAIT_LAYERS, phase_portrait
 
     p = Params.paper()
     options = {"grid": 9, "basin_grid": 4, "refine": 1, "trajectories": 2, "pgd_steps": 40}
     full = portrait_data(p, pgd_alpha=1e-2, **options)
     calls = []
     monkeypatch.setattr(portrait, "fate", lambda *a, **k: calls.append(1) or fate(*a, **k))
-    for layers, parts in [
-        (("points",), (None, [], None)),
-        (("streamlines", "flows"), (None, 2, None)),
-        (("arrival", "pgd"), (4, 2, 2)),
+    traced = []
+    real_separatrix = portrait.separatrix
+    monkeypatch.setattr(
+        portrait, "separatrix", lambda *a, **k: traced.append(1) or real_separatrix(*a, **k)
+    )
+    for layers, parts, sep in [
+        (("points",), (None, [], None), False),
+        (("streamlines", "flows"), (None, 2, None), False),
+        (("arrival", "pgd"), (4, 2, 2), False),
+        (("basins", "points"), (4, [], None), True),  # the basins' exact boundary
+        (("separatrix",), (None, [], None), True),
     ]:
-        calls.clear()
+        calls.clear(), traced.clear()
         fig = phase_portrait(p, pgd_alpha=1e-2, layers=layers, **options)
         want = phase_portrait(full, layers=layers)
         assert np.array_equal(_pixels(fig), _pixels(want)), layers
         assert bool(calls) == (parts[0] is not None), layers
+        assert bool(traced) == sep, layers
     with pytest.raises(ValueError, match="`basin_grid`"):  # checked, though not computed
         phase_portrait(p, basin_grid=-1, layers=("points",))
     with pytest.raises(ValueError, match="`pgd_alpha`"):
@@ -242,4 +250,10 @@ def test_a_portrait_computes_only_what_its_layers_draw(monkeypatch):
         portrait_data(p, grid=5, skip=["basin"])
     bare = portrait_data(p, grid=5, basin_grid=3, pgd_alpha=1e-2, skip=("basins", "trajectories"))
     assert bare.basin_grid is None and bare.flows == [] and bare.pgd is None
-    assert bare.pgd_alpha is None
+    assert bare.pgd_alpha is None and len(bare.separatrix) > 0
+    no_sep = portrait_data(p, grid=5, basin_grid=3, refine=1, skip=("separatrix",))
+    assert no_sep.separatrix is None and no_sep.basin_grid == 3
+    # drawn with every layer, what was left out is simply absent: the basins from their cells
+    drawn = phase_portrait(no_sep, layers=ALL_PORTRAIT_LAYERS)
+    labels = [t.get_text() for t in drawn.legends[0].get_texts()]
+    assert "separatrix" not in labels and "streamlines of the flow on M" in labels

@@ -44,9 +44,10 @@ class PortraitData:
         Flow time of the trajectories.
     nullcline : ndarray, shape ``(m, 2)``
         The ``kappa``-nullcline on M (``nu = erf(a kappa / s)`` for ``erf``).
-    separatrix : ndarray, shape ``(m, 2)``
+    separatrix : ndarray, shape ``(m, 2)``, or None
         The stable manifold of M's interior saddle (:func:`separatrix`); empty
-        (``m = 0``) where M has none (softmax attention).
+        (``m = 0``) where M has none (softmax attention); None where it was left out
+        (:func:`portrait_data`'s `skip`).
     flows : list of ndarray
         Each flow trajectory's ``(kappa, nu)``, shape ``(m_i, 2)``.
     pgd_alpha : float or None
@@ -88,7 +89,7 @@ class PortraitData:
     basin_label: np.ndarray | None
     t_max: float
     nullcline: np.ndarray
-    separatrix: np.ndarray
+    separatrix: np.ndarray | None
     flows: list[np.ndarray]
     pgd_alpha: float | None
     pgd: np.ndarray | None
@@ -164,7 +165,7 @@ class PortraitData:
 
 
 #: The parts of a portrait :func:`portrait_data` can leave out (its `skip`).
-PORTRAIT_PARTS = ("basins", "trajectories", "pgd")
+PORTRAIT_PARTS = ("basins", "trajectories", "pgd", "separatrix")
 
 
 def _portrait_parts(skip) -> frozenset:
@@ -257,8 +258,9 @@ def portrait_data(
     skip : iterable of str
         Parts among :data:`PORTRAIT_PARTS` not to compute, for a figure that does not draw
         them (``"basins"``: the basin map, as ``basin_grid = 0``; ``"trajectories"``: the
-        flows and, from their starts, the PGD iterates; ``"pgd"``: the iterates alone).
-        Every argument is checked all the same.
+        flows and, from their starts, the PGD iterates; ``"pgd"``: the iterates alone;
+        ``"separatrix"``: the saddle's stable manifold, None in the result). Every
+        argument is checked all the same.
 
     Returns
     -------
@@ -344,9 +346,11 @@ def portrait_data(
     F = manifold_field(params, K, N)
     tick(1)
     kk = np.linspace(-1, 1, 400)
-    # one interior saddle on M, or no separatrix (softmax attention: R_nu < 0 on M)
-    inner = int(in_open_square(manifold_critical_overlaps(params)).sum())
-    sep = separatrix(params) if inner == 1 else np.empty((0, 2))
+    sep = None
+    if "separatrix" not in skip:
+        # one interior saddle on M, or no separatrix (softmax attention: R_nu < 0 on M)
+        inner = int(in_open_square(manifold_critical_overlaps(params)).sum())
+        sep = separatrix(params) if inner == 1 else np.empty((0, 2))
     tick(1)
     ang = np.linspace(0, 2 * np.pi, trajectories, endpoint=False) + 0.4
     starts = 0.6 * np.stack([np.cos(ang), np.sin(ang)], axis=1)

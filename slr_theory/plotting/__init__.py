@@ -134,8 +134,8 @@ def phase_portrait(
         contours), ``flows`` (sample trajectories) and ``pgd`` (iterates, with
         `pgd_alpha`) on request (:data:`~slr_theory.plotting.manifold.ALL_PORTRAIT_LAYERS`).
         From a ``Params``, what no layer drawn reads is not computed (the basin map
-        without ``basins`` or ``arrival``, the trajectories without ``flows`` or ``pgd``):
-        the same figure.
+        without ``basins`` or ``arrival``, the trajectories without ``flows`` or ``pgd``,
+        the separatrix without ``separatrix`` or ``basins``): the same figure.
 
     Returns
     -------
@@ -150,8 +150,14 @@ def phase_portrait(
     if isinstance(params, PortraitData):
         return draw_portrait(params, path, dpi=dpi, ax=ax, layers=layers)
     # what no layer drawn reads is not computed (the same figure): the basin map is read
-    # by basins and arrival, the trajectories' starts by flows and pgd, the iterates by pgd
-    readers = {"basins": {"basins", "arrival"}, "trajectories": {"flows", "pgd"}, "pgd": {"pgd"}}
+    # by basins and arrival, the trajectories' starts by flows and pgd, the iterates by pgd,
+    # the separatrix by its layer and by the basins (their exact boundary)
+    readers = {
+        "basins": {"basins", "arrival"},
+        "trajectories": {"flows", "pgd"},
+        "pgd": {"pgd"},
+        "separatrix": {"separatrix", "basins"},
+    }
     skip = [part for part, by in readers.items() if not by & set(layers)]
     with Progress(progress, 6, "portrait", unit="stage") as update:
         tick = update or (lambda _n: None)

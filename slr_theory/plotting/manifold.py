@@ -283,6 +283,8 @@ def _separatrix_regions(data):
     """
     from matplotlib.path import Path as Polygon
 
+    if data.separatrix is None:  # left out of the data: the cells alone draw the basins
+        return None
     sep = np.asarray(data.separatrix, dtype=float)
     edges, label = data.basin_edges, data.basin_label
     if label is None or len(sep) < 2 or np.any(label < 0):
@@ -471,7 +473,7 @@ def _rest_of_portrait(ax, data, layers) -> None:
     if "nullclines" in layers and len(inner) == 1:  # R_nu vanishes on the saddle's kappa
         ax.axvline(inner[0][0], color=OKABE_ITO[1], lw=1.4, label=r"$\nu$-nullcline", zorder=3)
     sep = data.separatrix
-    if "separatrix" in layers and len(sep):  # the stable manifold of M's interior saddle
+    if "separatrix" in layers and sep is not None and len(sep):  # M's saddle's stable manifold
         ax.plot(sep[:, 0], sep[:, 1], "k-", lw=2.0, label="separatrix", zorder=4)
     for i, f in enumerate(data.flows if "flows" in layers else ()):
         ax.plot(
