@@ -1,6 +1,7 @@
 """The paper's four GD configurations as a user runs them: whole processes, µs a step, calls a step.
 
     python benchmarks/gd.py [--repeat 5] [--python PY] [--against PY] [--write FILE --label L]
+                            [--configs NAME ...]
 
 For each configuration of ``slr_theory.experiments`` solved by PGD (30 runs each), in
 fresh processes of ``PY`` (default: this Python):
@@ -16,6 +17,9 @@ fresh processes of ``PY`` (default: this Python):
   NumPy call;
 
 and the import, ``import slr_theory.experiments`` less an empty interpreter.
+``--configs`` chooses among every experiment: ``sgd_sphere_schedule`` (the paper's online
+SGD, about a minute a process) is measured only when named; the stored release has no
+figure for it, so its table gives none to compare with.
 
 The figures of the last release are stored beside this script (``gd_release.json``,
 written by ``--write`` from a Python that has that release installed). Each table
@@ -44,6 +48,7 @@ from pathlib import Path
 from engine import machine  # benchmarks/engine.py, beside this script
 
 CONFIGS = ("gd_manifold", "gd_sphere_small_lambda", "gd_sphere_large_lambda", "gd_sphere_schedule")
+EVERY = (*CONFIGS, "sgd_sphere_schedule")
 STORED = Path(__file__).with_name("gd_release.json")
 SLOWER = 1.10  # a figure this much above the release's (after the probe's scaling) is flagged
 
@@ -112,7 +117,7 @@ def _out(python: str, code: str) -> str:
     return done.stdout
 
 
-def measure(pythons: list[str], repeat: int) -> list[dict]:
+def measure(pythons: list[str], repeat: int, configs=CONFIGS) -> list[dict]:
     """The figures of each Python, its processes alternating with the others'."""
     figs = [{"configs": {}} for _ in pythons]
     for fig, py in zip(figs, pythons, strict=True):
@@ -126,7 +131,7 @@ def measure(pythons: list[str], repeat: int) -> list[dict]:
             imported[py].append(_wall(py, "import slr_theory.experiments"))
     for fig, py in zip(figs, pythons, strict=True):
         fig["import_s"] = statistics.median(imported[py]) - statistics.median(empty[py])
-    for name in CONFIGS:
+    for name in configs:
         walls = {py: [] for py in pythons}
         for _ in range(repeat):
             for py in pythons:
@@ -174,6 +179,14 @@ def main() -> None:
     ap.add_argument("--against", help="a second installation, measured side by side")
     ap.add_argument("--write", type=Path, help="save the figures (as the release's)")
     ap.add_argument("--label", help="with --write: what the figures are of, e.g. 0.10.0")
+    ap.add_argument(
+        "--configs",
+        nargs="+",
+        default=list(CONFIGS),
+        choices=list(EVERY),
+        metavar="NAME",
+        help=f"experiments to measure, among {', '.join(EVERY)} (default: the four GD ones)",
+    )
     args = ap.parse_args()
     if args.repeat < 1:
         ap.error(f"--repeat: must be at least 1, got {args.repeat}")
@@ -181,7 +194,7 @@ def main() -> None:
         ap.error("--write needs --label (the release the figures are of)")
     print(f"machine: {machine()}")
     pythons = [args.python] + ([args.against] if args.against else [])
-    figs = measure(pythons, args.repeat)
+    figs = measure(pythons, args.repeat, args.configs)
     if args.against:
         table(figs[1], None, 1.0, "")
         print()
