@@ -255,9 +255,9 @@ def advance(
                 f"{target.shape} and {ov.shape[:-1]}."
             ) from None
         ov = np.broadcast_to(ov, (*shape, 5))
-        target = np.broadcast_to(target, shape).copy()
+        target = np.broadcast_to(target, shape).copy()  # Advanced.steps: one per run
     runs = Runs(params, alpha, schedule, ov.reshape(-1, 5).T.copy())
-    stop = np.broadcast_to(target, shape).reshape(-1).copy()
+    stop = np.broadcast_to(target, shape).reshape(-1)  # each run's (read, never written)
     while True:
         active = runs.t < stop
         if not np.any(active):
