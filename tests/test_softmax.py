@@ -550,11 +550,62 @@ def test_the_gradient_and_hessian_tables_share_one_direct_evaluation(monkeypatch
     p = Params.paper(lam=0.7).replace(attention="softmax", s=2)
     ov = np.array([[0.3, -0.5], [0.4, 0.2], [0.1, 0.3], [0.05, -0.1], [0.02, 0.2]])
     shared = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
-    assert softmax._LAST_DIRECT[0] is not None  # the union was evaluated and kept
+    kept = [k for k in softmax._DIRECT if k[4] == (1, 2)]
+    assert kept  # the union was evaluated and kept
     monkeypatch.setattr(engine.contract, "SHARED_POINTS", 0)
     own = [engine.table(p, p.lam, order)(ov) for order in (1, 2)]
     for a, b in zip(shared, own, strict=True):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14 * np.max(np.abs(b)))
+
+
+@pytest.mark.parametrize("attention", ["softmax", "softmax1"])
+def test_a_batch_with_repeated_kappas_is_its_terms_bit_for_bit_and_kept(monkeypatch, attention):
+    """A grid of M repeats each ``kappa`` along ``nu``: its terms are computed once per
+    distinct ``kappa`` and spread back, the same numbers, bit for bit, as the quadrature on
+    the whole batch; the next call at the same points reads them back without computing,
+    and what is kept stays within its bound in bytes."""
+    from slr_theory import engine
+    from slr_theory.models.softmax import model as softmax
+    from slr_theory.softmax import term_integrals
+
+    p = Params.paper(lam=0.7).replace(attention=attention)
+    k = np.linspace(-1.0, 1.0, 11)  # 77 points: beyond a Newton step's shared evaluation
+    kk, nn = np.meshgrid(k, np.linspace(-1.0, 1.0, 7))
+    ov = np.zeros((5, kk.size))
+    ov[0], ov[1] = kk.ravel(), nn.ravel()
+    ov[:, :3] = [
+        [0.3, -0.3, 0.3],
+        [0.2, 0.1, -0.4],
+        [0.1, 0.05, 0.0],
+        [0.05, 0.0, 0.1],
+        [0.02, 0.0, 0.0],
+    ]
+    ov[0, 3] = -0.0  # another bit pattern of 0: its own point
+    tab = engine.table(p, p.lam, 1)
+    terms, _where = softmax._softmax_bases(p.d, p.L, p.gamma, p.s, (1,), tab.sink)
+    reference = term_integrals(
+        list(terms), ov[0], lam=p.lam, gamma=p.gamma, d=p.d, L=p.L, s=p.s, sink=tab.sink
+    )
+    calls = []
+    real = softmax.term_integrals
+    monkeypatch.setattr(
+        softmax,
+        "term_integrals",
+        lambda terms, kappa, **kw: calls.append(kappa) or real(terms, kappa, **kw),
+    )
+    assert ov.shape[1] > engine.contract.SHARED_POINTS
+    got = tab._terms(ov[0], np.full(ov.shape[1], p.lam))
+    assert got.view(np.int64).tolist() == reference.view(np.int64).tolist()
+    assert (
+        len(calls) == 1 and calls[0].size == len(set(ov[0].view(np.int64).tolist())) < ov.shape[1]
+    )
+    again = tab._terms(ov[0], np.full(ov.shape[1], p.lam))
+    assert len(calls) == 1 and again.view(np.int64).tolist() == got.view(np.int64).tolist()
+    monkeypatch.setattr(softmax, "DIRECT_KEPT_BYTES", 3 * reference.nbytes)
+    for shift in range(8):  # more batches than the bound keeps: the oldest go first
+        tab._terms(ov[0] * (1.0 - 1e-3 * (shift + 1)), np.full(ov.shape[1], p.lam))
+        assert softmax._DIRECT_BYTES[0] <= softmax.DIRECT_KEPT_BYTES
+    assert sum(kept[2] for kept in softmax._DIRECT.values()) == softmax._DIRECT_BYTES[0]
 
 
 @pytest.mark.parametrize(

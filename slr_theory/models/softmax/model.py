@@ -10,6 +10,8 @@ term, each term by :func:`slr_theory.softmax.term_integrals`.
 from __future__ import annotations
 
 import math
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import ClassVar
@@ -130,25 +132,50 @@ def _softmax_bases(
     return tuple(terms), {t: r for r, t in enumerate(terms)}
 
 
-#: The last direct evaluation of the terms of the gradient and Hessian tables together,
-#: ``(key, terms' rows, values)``: a Newton step asks both at the same point, and the
-#: Gaussian moments, most of the cost, serve every term at once.
-_LAST_DIRECT: list = [None]
+#: Bytes of term values :func:`_direct_terms` keeps (the least recently asked go first):
+#: the scans of M ask one ``kappa`` grid at three ``nu`` (:mod:`slr_theory.manifold`), and a
+#: Newton step asks the gradient's and the Hessian's terms at one point.
+DIRECT_KEPT_BYTES = 32 * 2**20
+
+_DIRECT: OrderedDict = OrderedDict()  # key -> (row of each term, values, bytes)
+_DIRECT_BYTES = [0]
+_DIRECT_LOCK = threading.Lock()
 
 
-def _direct_terms(params: Params, kappa: np.ndarray, lam: float, sink: bool):
-    """``(row of each term, values)`` of every term of orders 1 and 2 at ``kappa``, ``lam``."""
+def _direct_terms(params: Params, kappa: np.ndarray, lam: float, sink: bool, orders: tuple):
+    """``(row of each term, values)`` of the terms of the tables of `orders` at ``kappa``
+    and ``lam``, by :func:`slr_theory.softmax.term_integrals` once per distinct ``kappa``
+    (a grid of M repeats each ``kappa`` along ``nu``); the values read-only, and kept
+    (:data:`DIRECT_KEPT_BYTES`) for the next call at the same points.
+
+    Each point's terms do not depend on the other points of the batch (but through the
+    quadrature's window in ``sigma``, which the batch's extremes fix, and those are kept),
+    so the distinct points give the same numbers, bit for bit."""
     p = params
-    key = (p.d, p.L, p.gamma, p.s, lam, sink, kappa.tobytes())
-    last = _LAST_DIRECT[0]
-    if last is not None and last[0] == key:
-        return last[1], last[2]
-    terms, where = _softmax_bases(p.d, p.L, p.gamma, p.s, (1, 2), sink)
-    values = term_integrals(
-        list(terms), kappa, lam=lam, gamma=p.gamma, d=p.d, L=p.L, s=p.s, sink=sink
-    )
+    key = (p.d, p.L, p.gamma, p.s, orders, sink, lam, kappa.tobytes())
+    with _DIRECT_LOCK:
+        kept = _DIRECT.get(key)
+        if kept is not None:
+            _DIRECT.move_to_end(key)
+            return kept[0], kept[1]
+    terms, where = _softmax_bases(p.d, p.L, p.gamma, p.s, orders, sink)
+    _bits, first, inverse = np.unique(kappa.view(np.int64), return_index=True, return_inverse=True)
+    kw = {"lam": lam, "gamma": p.gamma, "d": p.d, "L": p.L, "s": p.s, "sink": sink}
+    if first.size == kappa.size:
+        values = term_integrals(list(terms), kappa, **kw)
+    else:  # the distinct points in the order they first appear, then spread back
+        order = np.argsort(first)
+        rank = np.empty_like(order)
+        rank[order] = np.arange(order.size)
+        values = term_integrals(list(terms), kappa[first[order]], **kw)[:, rank[inverse.ravel()]]
     values.flags.writeable = False
-    _LAST_DIRECT[0] = (key, where, values)
+    size = values.nbytes + len(key[-1]) + 512
+    with _DIRECT_LOCK:
+        if key not in _DIRECT and size <= DIRECT_KEPT_BYTES:
+            _DIRECT[key] = (where, values, size)
+            _DIRECT_BYTES[0] += size
+            while _DIRECT_BYTES[0] > DIRECT_KEPT_BYTES:
+                _DIRECT_BYTES[0] -= _DIRECT.popitem(last=False)[1][2]
     return where, values
 
 
@@ -287,13 +314,12 @@ class SoftmaxTable(engine.RiskTable):
                 1,
                 2,
             }:
-                # a Newton step's
-                where, values = _direct_terms(p, kap, float(value), self.sink)
+                # a Newton step's: the terms of the gradient and the Hessian at once
+                where, values = _direct_terms(p, kap, float(value), self.sink, (1, 2))
                 T[:, at] = values[[where[t] for t in terms]]
                 continue
-            T[:, at] = term_integrals(
-                terms, kap, lam=float(value), gamma=p.gamma, d=p.d, L=p.L, s=p.s, sink=self.sink
-            )
+            orders = engine.orders_of(self.order)
+            T[:, at] = _direct_terms(p, kap, float(value), self.sink, orders)[1]
         return T
 
     def features(self, ov5: np.ndarray, constants: np.ndarray | None = None) -> np.ndarray:
