@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import math
 import time
 
@@ -176,6 +177,34 @@ def test_usable_cores_and_the_model_factor_are_measured():
     assert 1.0 <= tanh < 1e4 and math.isfinite(tanh)
     with pytest.raises(ValueError, match="`points`"):
         model_cost_factor(Params.paper(), points=0)
+
+
+def test_the_model_factor_times_new_points_at_every_call(monkeypatch):
+    """The factor times the risk and gradient on M at new points at every call, in one
+    measurement and the next (softmax keeps its last direct evaluations: a second
+    measurement at the same points would price a lookup, and the report would place its
+    continuation by it); erf is the unit and is not timed against itself."""
+    from slr_theory.work import model_cost_factor
+
+    risk = importlib.import_module("slr_theory.risk")  # the module, not the package's function
+    asked = []
+    real = risk.risk_and_grad
+
+    def spy(params, kappa, nu):
+        asked.append((params.attention, np.array(kappa), np.array(nu)))
+        return real(params, kappa, nu)
+
+    monkeypatch.setattr(risk, "risk_and_grad", spy)
+    assert model_cost_factor(Params.paper(), points=4) == 1.0
+    assert not asked
+    softmax = Params.paper(lam=0.1).replace(attention="softmax")
+    assert model_cost_factor(softmax, points=4) >= 1.0
+    assert model_cost_factor(softmax, points=4) >= 1.0
+    mine = [(k, n) for att, k, n in asked if att == "softmax"]
+    assert len(mine) >= 2 * (1 + 3 * 2)  # each: a first call, then three timings of two
+    assert all(np.array_equal(n, k[::-1]) and np.all(np.abs(k) <= 0.9) for k, n in mine)
+    keys = [k.tobytes() for k, _n in mine]
+    assert len(set(keys)) == len(keys)  # new points at every call, across measurements
 
 
 def test_the_atlas_command_refuses_work_beyond_the_ceiling_on_the_cores_it_has(capsys, tmp_path):

@@ -161,6 +161,9 @@ def _experiment_plan(full: bool) -> list[tuple[list[str] | str, dict]]:
     ]
 
 
+#: Points of M per evaluation when the report prices its model (:func:`_continuation_beside`).
+COST_POINTS = 64
+
 #: The report's continuation in lambda: its range and grid.
 LAM_RANGE, CONTINUATION_STEPS, CONTINUATION_SEEDS = (0.02, 2.0), 30, 3
 
@@ -181,12 +184,16 @@ def _continue(params: Params, seconds: dict):
 
 def _continuation_beside(params: Params) -> bool:
     """Whether the continuation runs beside the other parts: where the model costs more
-    than twice erf per evaluation (measured now, :func:`slr_theory.work.model_cost_factor`),
-    the main process's parts would otherwise take twice the checks and experiments
-    beside them (softmax: 73 s against 15 s); at erf the two halves are even (22 s, 20 s)."""
+    than twice erf per evaluation on a batch of :data:`COST_POINTS` points (measured now,
+    :func:`slr_theory.work.model_cost_factor`: softmax 21 to 30 times erf, tanh 3.4 to 4.4,
+    ReLU about 10, an erf model 1), the main process's parts would otherwise take twice
+    the checks and experiments beside them (softmax: 73 s against 15 s); at erf the two
+    halves are even (22 s, 20 s). On one point the models' costs are mostly the calls'
+    own, which they share (softmax 1.2 to 2.3 times erf), and the continuation went one
+    way or the other from one report to the next."""
     from ..work import model_cost_factor
 
-    return model_cost_factor(params, points=1) > 2.0
+    return model_cost_factor(params, points=COST_POINTS) > 2.0
 
 
 def _experiments(seed: int, full: bool, seconds: dict) -> list:
