@@ -462,6 +462,15 @@ def _moments(sig: np.ndarray, shift: np.ndarray, scale: float, imax: int) -> np.
 
 
 @lru_cache(maxsize=64)
+def _sink_kernels(lo: int, hi: int) -> np.ndarray:
+    """The sink's factors ``(g_0, g_1, g_2)`` at ``sigma = k * _H``, ``lo <= k < hi`` (its
+    logit is 0): ``(3, hi - lo)``, read-only, the same at every call of one window."""
+    out = _kernels(np.arange(lo, hi) * _H)[1:]
+    out.flags.writeable = False
+    return out
+
+
+@lru_cache(maxsize=64)
 def _distractor_moments(lam: float, lo: int, hi: int, imax: int) -> np.ndarray:
     """:func:`_moments` of a distractor (``lambda U = lam Z``) on ``sigma = k * _H``, ``lo <= k < hi``."""
     sig = np.arange(lo, hi) * _H
@@ -557,7 +566,7 @@ def term_integrals(
 
     lpi, lpd = log_phi(mi), log_phi(md)
     # the sink's factors g_j(sigma) (its logit is 0), or none
-    sink_g = _kernels(sig.copy())[1:] if sink else None
+    sink_g = _sink_kernels(lo, hi) if sink else None
     # the terms in the order of _term_plan, each integrand the same products either way
     order, keys, which, sink_powers, factors, scale = _term_plan(tuple(terms), s, L)
     exps = []

@@ -159,9 +159,12 @@ def _direct_terms(params: Params, kappa: np.ndarray, lam: float, sink: bool, ord
             _DIRECT.move_to_end(key)
             return kept[0], kept[1]
     terms, where = _softmax_bases(p.d, p.L, p.gamma, p.s, orders, sink)
-    _bits, first, inverse = np.unique(kappa.view(np.int64), return_index=True, return_inverse=True)
+    if kappa.size > 1:
+        _bits, first, inverse = np.unique(
+            kappa.view(np.int64), return_index=True, return_inverse=True
+        )
     kw = {"lam": lam, "gamma": p.gamma, "d": p.d, "L": p.L, "s": p.s, "sink": sink}
-    if first.size == kappa.size:
+    if kappa.size <= 1 or first.size == kappa.size:
         values = term_integrals(list(terms), kappa, **kw)
     else:  # the distinct points in the order they first appear, then spread back
         order = np.argsort(first)
@@ -177,6 +180,16 @@ def _direct_terms(params: Params, kappa: np.ndarray, lam: float, sink: bool, ord
             while _DIRECT_BYTES[0] > DIRECT_KEPT_BYTES:
                 _DIRECT_BYTES[0] -= _DIRECT.popitem(last=False)[1][2]
     return where, values
+
+
+@lru_cache(maxsize=64)
+def _union_rows(d: int, L: int, gamma: float, S: int, orders: tuple, sink: bool) -> np.ndarray:
+    """The rows of a table's terms (its `orders`) among those of orders 1 and 2 together
+    (:func:`_direct_terms` of a Newton step), read-only."""
+    where = _softmax_bases(d, L, gamma, S, (1, 2), sink)[1]
+    rows = np.array([where[t] for t in _softmax_bases(d, L, gamma, S, orders, sink)[0]])
+    rows.flags.writeable = False
+    return rows
 
 
 @lru_cache(maxsize=64)
@@ -286,8 +299,10 @@ class SoftmaxTable(engine.RiskTable):
         terms = self._bases()
         T = np.empty((len(terms), kappa.size))
         p = self.params
-        for value in np.unique(lam):
-            at = lam == value
+        one = lam.size > 0 and bool(np.all(lam == lam[0]))  # a table's own temperature
+        temps = lam[:1] if one else np.unique(lam)
+        for value in temps:
+            at = slice(None) if one else lam == value
             kap = kappa[at]
             if self.interpolated or kap.size >= INTERPOLATE_FROM:  # a loop's, or a large batch
                 args = (float(value), p.gamma, p.d, p.L, p.s, self.sink)
@@ -299,15 +314,17 @@ class SoftmaxTable(engine.RiskTable):
                     T[:, at] = pieces.series(t)
                 slow = pieces.direct[pieces.piece(t)]
                 if np.any(slow):
-                    T[:, np.flatnonzero(at)[slow]] = term_integrals(
-                        terms,
-                        kap[slow],
-                        lam=args[0],
-                        gamma=p.gamma,
-                        d=p.d,
-                        L=p.L,
-                        s=p.s,
-                        sink=self.sink,
+                    T[:, np.flatnonzero(slow) if one else np.flatnonzero(at)[slow]] = (
+                        term_integrals(
+                            terms,
+                            kap[slow],
+                            lam=args[0],
+                            gamma=p.gamma,
+                            d=p.d,
+                            L=p.L,
+                            s=p.s,
+                            sink=self.sink,
+                        )
                     )
                 continue
             if kap.size <= engine.contract.SHARED_POINTS and set(engine.orders_of(self.order)) <= {
@@ -315,8 +332,8 @@ class SoftmaxTable(engine.RiskTable):
                 2,
             }:
                 # a Newton step's: the terms of the gradient and the Hessian at once
-                where, values = _direct_terms(p, kap, float(value), self.sink, (1, 2))
-                T[:, at] = values[[where[t] for t in terms]]
+                values = _direct_terms(p, kap, float(value), self.sink, (1, 2))[1]
+                T[:, at] = values[_union_rows(*self._plan_args())]
                 continue
             orders = engine.orders_of(self.order)
             T[:, at] = _direct_terms(p, kap, float(value), self.sink, orders)[1]
