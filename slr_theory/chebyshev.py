@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -50,10 +51,16 @@ class Pieces:
     coefficients: np.ndarray
     direct: np.ndarray
 
+    @cached_property
+    def any_direct(self) -> bool:
+        """Whether some piece is left to the caller (:attr:`direct`)."""
+        return bool(np.any(self.direct))
+
     def piece(self, t: np.ndarray) -> np.ndarray:
         """The index of the piece holding each ``t`` (ends clamped)."""
         last = len(self.breaks) - 2
-        return np.clip(np.searchsorted(self.breaks, t, side="right") - 1, 0, last)
+        index = np.searchsorted(self.breaks, t, side="right") - 1
+        return np.minimum(np.maximum(index, 0), last)  # np.clip's, with less dispatch
 
     def series(self, t: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
         """The series at ``t`` ``(n,)``: shape ``(F, n)``, every piece taken as checked.

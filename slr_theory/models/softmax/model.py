@@ -307,11 +307,13 @@ class SoftmaxTable(engine.RiskTable):
             if self.interpolated or kap.size >= INTERPOLATE_FROM:  # a loop's, or a large batch
                 args = (float(value), p.gamma, p.d, p.L, p.s, self.sink)
                 pieces, a = term_interpolant(tuple(terms), *args)
-                t = np.clip(a * kap, -a, a)
+                t = np.minimum(np.maximum(a * kap, -a), a)  # np.clip's values, less dispatch
                 if kap.size == kappa.size:  # one temperature: the series writes in place
                     pieces.series(t, out=T)
                 else:
                     T[:, at] = pieces.series(t)
+                if not pieces.any_direct:  # every piece checked: no point to integrate
+                    continue
                 slow = pieces.direct[pieces.piece(t)]
                 if np.any(slow):
                     T[:, np.flatnonzero(slow) if one else np.flatnonzero(at)[slow]] = (
