@@ -221,3 +221,34 @@ def test_a_model_object_no_saved_file_could_name_is_refused_when_saved():
     )
     with pytest.raises(TypeError, match="cannot be saved: register it"):
         to_plain(p)
+
+
+@pytest.mark.parametrize("name", [*MODELS, "relu", "one token"])
+def test_key_free_decided_on_m_alone_only_where_every_point_would_decide_it(name):
+    """`key_free` stops after M's grid where a key partial there exceeds 1e-12 of a bound
+    of every partial (the table's |C| times the model's feature bounds): the test over M's
+    grid and the points off M then fails too. The whole test (every point, as before) is
+    computed here beside it: the same answer, the early stop never taken where the model
+    is key-free (softmax over one token) or has no bound (ReLU is unbounded)."""
+    from slr_theory.models.base import KEY_FREE_POINTS, _key_free, _key_moves_on_m, _m_grid
+
+    p = {
+        "relu": Params.paper().replace(nonlinearity="relu"),
+        "one token": Params(d=20, L=1, lam=0.5, gamma=0.7, attention="softmax"),
+    }.get(name) or MODELS[name]
+    tab = table(p, p.lam, 1)
+    rng = np.random.default_rng(0)
+    x, y = rng.standard_normal((2, 6, KEY_FREE_POINTS))
+    k, v = x / np.linalg.norm(x, axis=0), y / np.linalg.norm(y, axis=0)
+    off = np.array([k[0], v[1], v[0], k[1], (k * v).sum(axis=0)])
+    g = tab(np.concatenate([_m_grid(), off], axis=1))
+    scale = float(np.max(np.abs(g))) or 1.0
+    whole = bool(np.all(np.abs(g[[0, 3, 4]]) <= 1e-12 * scale))
+    early = _key_moves_on_m(p.model, p, tab, _m_grid())
+    _key_free.cache_clear()
+    assert p.model.key_free(p) == whole
+    assert early == (name not in ("relu", "one token"))  # taken wherever it can be
+    assert not (early and whole)
+    if name != "relu":  # the bound it stands on holds at every point computed
+        bound = np.abs(np.asarray(tab.C)) @ p.model.feature_bounds(p, 1)
+        assert np.all(np.abs(g) <= bound[:, None] * (1.0 + 1e-6))

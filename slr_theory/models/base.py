@@ -211,12 +211,34 @@ def _on_m(model: Model, params: Params) -> tuple[bool, bool]:
 def _key_free(model: Model, params: Params) -> bool:
     """Whether the key's three partials vanish on M's grid and at feasible points off M."""
     on_m = _m_grid()
+    tab = model.table(params, np.asarray(params.lam, dtype=np.float64), 1)
+    if _key_moves_on_m(model, params, tab, on_m):
+        return False
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((2, 6, KEY_FREE_POINTS))
     k, v = x / np.linalg.norm(x, axis=0), y / np.linalg.norm(y, axis=0)
     off = np.array([k[0], v[1], v[0], k[1], (k * v).sum(axis=0)])
-    g = model.table(params, np.asarray(params.lam, dtype=np.float64), 1)(
-        np.concatenate([on_m, off], axis=1)
-    )
+    g = tab(np.concatenate([on_m, off], axis=1))
     scale = float(np.max(np.abs(g))) or 1.0
     return bool(np.all(np.abs(g[[0, 3, 4]]) <= 1e-12 * scale))
+
+
+def _key_moves_on_m(model: Model, params: Params, tab, on_m: np.ndarray) -> bool:
+    """Whether a key partial on M's grid already exceeds ``1e-12`` of a bound of every
+    partial over the feasible set (the table's ``|C|`` times :meth:`Model.feature_bounds`,
+    with a margin of ``1e-6`` for rounding): then it exceeds ``1e-12`` of the largest
+    partial over any points, so :func:`_key_free`'s test over every point fails too, and
+    the points off M need not be computed. False where the model gives no finite bound
+    (an unbounded ``sigma``): the whole test decides."""
+    try:
+        bounds = np.asarray(model.feature_bounds(params, 1), dtype=np.float64)
+    except (ValueError, NotImplementedError):  # no bound: nothing to decide early
+        return False
+    C = np.abs(np.asarray(tab.C, dtype=np.float64))
+    if C.ndim != 2 or C.shape[1] != bounds.shape[-1] or not np.all(np.isfinite(bounds)):
+        return False
+    top = float(np.max(C @ bounds)) * (1.0 + 1e-6)
+    if not np.isfinite(top):
+        return False
+    g = tab(on_m)
+    return bool(np.max(np.abs(g[[0, 3, 4]])) > 1e-12 * top)
