@@ -136,8 +136,10 @@ class Model(abc.ABC):
         """Whether the risk does not depend on the key ``k``, computed: ``dR/dkappa``,
         ``dR/deta`` and ``dR/drho`` vanish, to ``1e-12`` of the gradient's scale, at
         :data:`KEY_FREE_POINTS` feasible points (the overlaps of seeded uniform unit
-        vectors of ``R^6``) and on the grid of M. Then each critical ``v`` stands for a
-        critical manifold ``S^{d-1} x {v}`` and the locator says so
+        vectors of ``R^6``) and on the grid of M (where a key partial on M's grid already
+        exceeds ``1e-12`` of a bound of every partial, the table's ``|C|`` times
+        :meth:`feature_bounds`, the answer is known there: no). Then each critical ``v``
+        stands for a critical manifold ``S^{d-1} x {v}`` and the locator says so
         (:func:`slr_theory.critical.critical_points`)."""
         return _key_free(self, params)
 
