@@ -244,7 +244,7 @@ def test_key_free_decided_on_m_alone_only_where_every_point_would_decide_it(name
     g = tab(np.concatenate([_m_grid(), off], axis=1))
     scale = float(np.max(np.abs(g))) or 1.0
     whole = bool(np.all(np.abs(g[[0, 3, 4]]) <= 1e-12 * scale))
-    early = _key_moves_on_m(p.model, p, tab, _m_grid())
+    early = _key_moves_on_m(p.model, p, tab)
     _key_free.cache_clear()
     assert p.model.key_free(p) == whole
     assert early == (name not in ("relu", "one token"))  # taken wherever it can be

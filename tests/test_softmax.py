@@ -605,7 +605,7 @@ def test_a_batch_with_repeated_kappas_is_its_terms_bit_for_bit_and_kept(monkeypa
     for shift in range(8):  # more batches than the bound keeps: the oldest go first
         tab._terms(ov[0] * (1.0 - 1e-3 * (shift + 1)), np.full(ov.shape[1], p.lam))
         assert softmax._DIRECT_BYTES[0] <= softmax.DIRECT_KEPT_BYTES
-    assert sum(kept[2] for kept in softmax._DIRECT.values()) == softmax._DIRECT_BYTES[0]
+    assert sum(size for _values, size in softmax._DIRECT.values()) == softmax._DIRECT_BYTES[0]
 
 
 @pytest.mark.parametrize(

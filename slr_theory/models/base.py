@@ -195,11 +195,20 @@ def _m_grid() -> np.ndarray:
 
 
 @lru_cache(maxsize=256)
+def _grid_gradient(model: Model, params: Params) -> np.ndarray:
+    """The gradient table on M's grid (:func:`_m_grid`), read-only: what :func:`_on_m` and
+    :func:`_key_free` read, computed once per model and parameters."""
+    g = model.table(params, np.asarray(params.lam, dtype=np.float64), 1)(_m_grid())
+    g.flags.writeable = False
+    return g
+
+
+@lru_cache(maxsize=256)
 def _on_m(model: Model, params: Params) -> tuple[bool, bool]:
     """``(M invariant, origin critical)`` from the gradient table on a grid of M."""
     ov5 = _m_grid()
     kn = ov5[:2]
-    g = model.table(params, np.asarray(params.lam, dtype=np.float64), 1)(ov5)
+    g = _grid_gradient(model, params)
     scale = float(np.max(np.abs(g))) or 1.0
     off = overlap_velocity(ov5, g)[2:]
     origin = int(np.flatnonzero((kn[0] == 0.0) & (kn[1] == 0.0))[0])
@@ -214,7 +223,7 @@ def _key_free(model: Model, params: Params) -> bool:
     """Whether the key's three partials vanish on M's grid and at feasible points off M."""
     on_m = _m_grid()
     tab = model.table(params, np.asarray(params.lam, dtype=np.float64), 1)
-    if _key_moves_on_m(model, params, tab, on_m):
+    if _key_moves_on_m(model, params, tab):
         return False
     rng = np.random.default_rng(0)
     x, y = rng.standard_normal((2, 6, KEY_FREE_POINTS))
@@ -225,7 +234,7 @@ def _key_free(model: Model, params: Params) -> bool:
     return bool(np.all(np.abs(g[[0, 3, 4]]) <= 1e-12 * scale))
 
 
-def _key_moves_on_m(model: Model, params: Params, tab, on_m: np.ndarray) -> bool:
+def _key_moves_on_m(model: Model, params: Params, tab) -> bool:
     """Whether a key partial on M's grid already exceeds ``1e-12`` of a bound of every
     partial over the feasible set (the table's ``|C|`` times :meth:`Model.feature_bounds`,
     with a margin of ``1e-6`` for rounding): then it exceeds ``1e-12`` of the largest
@@ -242,5 +251,5 @@ def _key_moves_on_m(model: Model, params: Params, tab, on_m: np.ndarray) -> bool
     top = float(np.max(C @ bounds)) * (1.0 + 1e-6)
     if not np.isfinite(top):
         return False
-    g = tab(on_m)
+    g = _grid_gradient(model, params)  # M's grid, as the invariance check reads it
     return bool(np.max(np.abs(g[[0, 3, 4]])) > 1e-12 * top)

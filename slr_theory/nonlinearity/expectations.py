@@ -406,7 +406,7 @@ class MomentInterpolant:
     def __call__(self, t: np.ndarray) -> dict:
         """The moments at ``t`` ``(n,)`` inside ``[-span, span]`` (unchecked)."""
         out = np.empty((len(self.names), t.size))
-        if np.any(self.pieces.direct):  # the unchecked pieces' points are integrated
+        if self.pieces.any_direct:  # the unchecked pieces' points are integrated
             slow = self.pieces.direct[self.pieces.piece(t)]
             if np.any(slow):
                 m = _quadrature(self.sigma, t[slow], self.g, self.order)

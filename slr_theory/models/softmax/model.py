@@ -137,13 +137,13 @@ def _softmax_bases(
 #: Newton step asks the gradient's and the Hessian's terms at one point.
 DIRECT_KEPT_BYTES = 32 * 2**20
 
-_DIRECT: OrderedDict = OrderedDict()  # key -> (row of each term, values, bytes)
+_DIRECT: OrderedDict = OrderedDict()  # key -> (values, bytes)
 _DIRECT_BYTES = [0]
 _DIRECT_LOCK = threading.Lock()
 
 
 def _direct_terms(params: Params, kappa: np.ndarray, lam: float, sink: bool, orders: tuple):
-    """``(row of each term, values)`` of the terms of the tables of `orders` at ``kappa``
+    """The terms of the tables of `orders` (rows: :func:`_softmax_bases`) at ``kappa``
     and ``lam``, by :func:`slr_theory.softmax.term_integrals` once per distinct ``kappa``
     (a grid of M repeats each ``kappa`` along ``nu``); the values read-only, and kept
     (:data:`DIRECT_KEPT_BYTES`) for the next call at the same points.
@@ -157,29 +157,27 @@ def _direct_terms(params: Params, kappa: np.ndarray, lam: float, sink: bool, ord
         kept = _DIRECT.get(key)
         if kept is not None:
             _DIRECT.move_to_end(key)
-            return kept[0], kept[1]
-    terms, where = _softmax_bases(p.d, p.L, p.gamma, p.s, orders, sink)
-    if kappa.size > 1:
+            return kept[0]
+    terms = list(_softmax_bases(p.d, p.L, p.gamma, p.s, orders, sink)[0])
+    kw = {"lam": lam, "gamma": p.gamma, "d": p.d, "L": p.L, "s": p.s, "sink": sink}
+    first = inverse = None
+    if kappa.size > 1:  # the distinct bit patterns, then spread back
         _bits, first, inverse = np.unique(
             kappa.view(np.int64), return_index=True, return_inverse=True
         )
-    kw = {"lam": lam, "gamma": p.gamma, "d": p.d, "L": p.L, "s": p.s, "sink": sink}
-    if kappa.size <= 1 or first.size == kappa.size:
-        values = term_integrals(list(terms), kappa, **kw)
-    else:  # the distinct points in the order they first appear, then spread back
-        order = np.argsort(first)
-        rank = np.empty_like(order)
-        rank[order] = np.arange(order.size)
-        values = term_integrals(list(terms), kappa[first[order]], **kw)[:, rank[inverse.ravel()]]
+    if first is None or first.size == kappa.size:
+        values = term_integrals(terms, kappa, **kw)
+    else:
+        values = term_integrals(terms, kappa[first], **kw)[:, inverse.ravel()]
     values.flags.writeable = False
     size = values.nbytes + len(key[-1]) + 512
     with _DIRECT_LOCK:
         if key not in _DIRECT and size <= DIRECT_KEPT_BYTES:
-            _DIRECT[key] = (where, values, size)
+            _DIRECT[key] = (values, size)
             _DIRECT_BYTES[0] += size
             while _DIRECT_BYTES[0] > DIRECT_KEPT_BYTES:
-                _DIRECT_BYTES[0] -= _DIRECT.popitem(last=False)[1][2]
-    return where, values
+                _DIRECT_BYTES[0] -= _DIRECT.popitem(last=False)[1][1]
+    return values
 
 
 @lru_cache(maxsize=64)
@@ -334,11 +332,11 @@ class SoftmaxTable(engine.RiskTable):
                 2,
             }:
                 # a Newton step's: the terms of the gradient and the Hessian at once
-                values = _direct_terms(p, kap, float(value), self.sink, (1, 2))[1]
+                values = _direct_terms(p, kap, float(value), self.sink, (1, 2))
                 T[:, at] = values[_union_rows(*self._plan_args())]
                 continue
             orders = engine.orders_of(self.order)
-            T[:, at] = _direct_terms(p, kap, float(value), self.sink, orders)[1]
+            T[:, at] = _direct_terms(p, kap, float(value), self.sink, orders)
         return T
 
     def features(self, ov5: np.ndarray, constants: np.ndarray | None = None) -> np.ndarray:
