@@ -132,14 +132,57 @@ def _reset_precision():
 
 
 @pytest.fixture(scope="session")
-def small_study():
-    """A real :class:`slr_theory.study.Study` at small parameters, computed once.
+def shared(tmp_path_factory):
+    """``shared(name, compute)``: ``compute()`` once per run, whichever worker asks first.
+
+    Under pytest-xdist each worker holds its own session fixtures, so a session fixture
+    is computed by every worker that needs it. Here the first worker to ask computes it
+    under a lock and leaves its pickle in the run's directory (beside the workers' own:
+    a new run has a new one); a worker that asks later, or while it is being computed,
+    waits and reads it, the same objects bit for bit (a pickle keeps every type; the
+    report's JSON would turn tuples into lists and NumPy floats into floats). Without
+    workers, or where no lock can be taken, ``compute()`` is called.
+    """
+    try:
+        import fcntl
+    except ImportError:  # no advisory locks (Windows): each worker computes its own
+        fcntl = None
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker is None or fcntl is None:
+        return lambda name, compute: compute()
+    root = tmp_path_factory.getbasetemp().parent  # the run's, shared by its workers
+
+    def get(name: str, compute):
+        import pickle
+
+        path = root / f"shared-{name}.pickle"
+        with open(root / f"shared-{name}.lock", "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file is closed
+            if path.exists():
+                return pickle.loads(path.read_bytes())
+            value = compute()
+            part = path.with_suffix(f".{worker}.part")
+            part.write_bytes(pickle.dumps(value))
+            os.replace(part, path)  # whole or absent
+            return value
+
+    return get
+
+
+@pytest.fixture(scope="session")
+def small_study(shared):
+    """A real :class:`slr_theory.study.Study` at small parameters, computed once per run
+    (:func:`shared`).
 
     Everything at the study's own parameters is computed as the report computes it; the
     parts at fixed parameters are shrunk (two checks, the paper's experiments at 2 repeats
     and 1/500 of their steps) and the portrait and the continuation on coarser grids, to
     keep it cheap.
     """
+    return shared("small_study", _small_study)
+
+
+def _small_study():
     import fnmatch
     import functools
 

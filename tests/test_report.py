@@ -1,7 +1,6 @@
 """slr-theory report: computed once into results.json, drawn from it, atomic, and it explains."""
 
 import copy
-import functools
 import importlib.util
 import os
 from pathlib import Path
@@ -511,24 +510,24 @@ def test_the_bar_names_the_part_under_way(tmp_path, monkeypatch, small_study, ca
         assert err.rindex(rep.document._PROOF_PART) < err.rindex("report: drawing the figures")
 
 
-@functools.cache
-def _small_census(params):
+@pytest.fixture(scope="session")
+def small_census(shared, small_study):
     """The census at the small study's parameters (complete there: 41 046 boxes, 8 s),
-    computed once per worker for the tests that give it and the one that asks for it."""
+    computed once per run for the tests that give it and the one that asks for it."""
+    pytest.importorskip("flint")
     from slr_theory.certify import certify_critical_points
 
-    return certify_critical_points(params, starts=64, jobs=1)
+    params = small_study.params
+    return shared("small_census", lambda: certify_critical_points(params, starts=64, jobs=1))
 
 
 @pytest.fixture(scope="module")
-def small_certificate(tmp_path_factory, small_study):
-    """:func:`_small_census`, saved."""
-    pytest.importorskip("flint")
-    census = _small_census(small_study.params)
-    return census.save(tmp_path_factory.mktemp("census") / "census.json.gz")
+def small_certificate(tmp_path_factory, small_census):
+    """:func:`small_census`, saved."""
+    return small_census.save(tmp_path_factory.mktemp("census") / "census.json.gz")
 
 
-def _study_with_proof(small_study):
+def _study_with_proof(small_study, small_census):
     """The small study, with the proof `study` would add (its census, where `certify`
     asks, from a search of its own here: the small study's points are not a search)."""
     from slr_theory.study import check_proof, findings
@@ -537,7 +536,8 @@ def _study_with_proof(small_study):
         s = copy.deepcopy(small_study)
         certificate = k["certificate"]
         if k.get("certify"):
-            certificate = _small_census(s.params).save(k["certify"])
+            assert s.params == small_census.params
+            certificate = small_census.save(k["certify"])
         s.proof = check_proof(s.params, certificate, s.points, jobs=1)
         s.findings = findings(s)
         return s
@@ -546,7 +546,7 @@ def _study_with_proof(small_study):
 
 
 def test_a_checked_complete_certificate_makes_the_list_complete_by_proof(
-    tmp_path, monkeypatch, small_study, small_certificate, no_figures
+    tmp_path, monkeypatch, small_study, small_census, small_certificate, no_figures
 ):
     """The census is re-verified, agrees with the search point for point, and the report
     says "complete by proof" with the census's own numbers; the proof is saved and
@@ -554,7 +554,7 @@ def test_a_checked_complete_certificate_makes_the_list_complete_by_proof(
     from slr_theory.certify import Census
     from slr_theory.study import Study
 
-    monkeypatch.setattr(study_module, "study", _study_with_proof(small_study))
+    monkeypatch.setattr(study_module, "study", _study_with_proof(small_study, small_census))
     out = tmp_path / "r"
     rep.write_report(out, small_study.params, certificate=small_certificate)
     text = (out / "report.md").read_text()
@@ -575,7 +575,7 @@ def test_a_checked_complete_certificate_makes_the_list_complete_by_proof(
 
 
 def test_a_tampered_or_open_certificate_leaves_the_list_found_by_search(
-    tmp_path, monkeypatch, small_study, small_certificate, no_figures
+    tmp_path, monkeypatch, small_study, small_census, small_certificate, no_figures
 ):
     import gzip
     import json
@@ -585,7 +585,7 @@ def test_a_tampered_or_open_certificate_leaves_the_list_found_by_search(
     bad = tmp_path / "bad.json.gz"
     with gzip.open(bad, "wt") as f:
         json.dump(data, f)
-    monkeypatch.setattr(study_module, "study", _study_with_proof(small_study))
+    monkeypatch.setattr(study_module, "study", _study_with_proof(small_study, small_census))
     rep.write_report(tmp_path / "r", small_study.params, certificate=bad)
     text = (tmp_path / "r" / "report.md").read_text()
     assert "### On the spheres: found by search" in text
@@ -623,13 +623,13 @@ def test_a_certificate_for_other_parameters_is_refused_before_computing(
 
 
 def test_certify_computes_the_census_beside_the_report(
-    tmp_path, monkeypatch, small_study, no_figures, capsys
+    tmp_path, monkeypatch, small_study, small_census, no_figures, capsys
 ):
     """``certify=True``: the census is computed at the report's parameters, written as
     ``census.json.gz`` beside it, re-verified and read as the certificate; the command
     checks the file it wrote; a model without enclosures is refused before computing."""
     pytest.importorskip("flint")
-    monkeypatch.setattr(study_module, "study", _study_with_proof(small_study))
+    monkeypatch.setattr(study_module, "study", _study_with_proof(small_study, small_census))
     out = tmp_path / "r"
     rep.write_report(out, small_study.params, certify=True)
     text = (out / "report.md").read_text()
