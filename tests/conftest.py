@@ -162,8 +162,11 @@ def shared(tmp_path_factory):
                 return pickle.loads(path.read_bytes())
             value = compute()
             part = path.with_suffix(f".{worker}.part")
-            part.write_bytes(pickle.dumps(value))
-            os.replace(part, path)  # whole or absent
+            try:
+                part.write_bytes(pickle.dumps(value))
+                os.replace(part, path)  # whole or absent
+            except OSError:  # a full disk: the other worker computes its own
+                part.unlink(missing_ok=True)
             return value
 
     return get
