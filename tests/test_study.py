@@ -281,19 +281,30 @@ def test_the_atlas_finding_names_the_window_where_the_optimum_is_global():
     assert "global at λ = 0.02, 0.0632" in atlas_finding(a)
 
 
-def test_a_branch_is_named_at_the_reports_temperature_as_the_search_names_its_point():
-    """The off-M minimum was "v·k* = 0.630" in sections 1 and 4 and "0.678" in the
-    continuation, which named its branches at the grid's nearest temperature. A branch
-    through the report's lambda is now followed to it and named as the search names the
-    point there."""
+@pytest.fixture(scope="module")
+def around_the_paper():
+    """The paper's parameters, the search's points there, and a continuation from 0.07
+    to 0.13 on a grid that misses the report's ``lambda = 0.1``."""
     from slr_theory.landscape import continuation
-    from slr_theory.study.compute import _branch_names
 
     p = Params.paper(lam=0.1)
     found = critical_points(p)
     c = continuation(
         p, (0.07, 0.13), steps=2, seeds=2, points=critical_points(p.replace(lam=0.07))
     )
+    return p, found, c
+
+
+def test_a_branch_is_named_at_the_reports_temperature_as_the_search_names_its_point(
+    around_the_paper,
+):
+    """The off-M minimum was "v·k* = 0.630" in sections 1 and 4 and "0.678" in the
+    continuation, which named its branches at the grid's nearest temperature. A branch
+    through the report's lambda is now followed to it and named as the search names the
+    point there."""
+    from slr_theory.study.compute import _branch_names
+
+    p, found, c = around_the_paper
     assert not np.any(np.isclose(np.concatenate([b.lam for b in c.branches]), 0.1))
     names = _branch_names(c, p, found)
     off_m = next(q for q in found if q.index == 0 and not q.on_manifold)
@@ -301,3 +312,36 @@ def test_a_branch_is_named_at_the_reports_temperature_as_the_search_names_its_po
     assert describe(off_m.overlaps) == "k = v*, v·k* = 0.630" and want in names
     covering = [n for b, n in zip(c.branches, names, strict=True) if b.lam[0] <= 0.1 <= b.lam[-1]]
     assert covering and all(n.endswith("at λ = 0.1)") for n in covering)
+
+
+def test_a_branch_is_never_named_from_the_end_where_it_meets_another(around_the_paper):
+    """At the report's ``lambda = 0.9`` the minimum off M born from the optimum at
+    ``lambda = 0.89`` was named "(k*, v*), the optimum (saddle of index 1 ...)": its grid
+    point nearest 0.9 was its first, where it meets the optimum's branch, and the Newton
+    polish from there went to the optimum. Here the off-M minimum's branch is given such
+    an end (the optimum's point at ``lambda = 0.101``, nearer 0.1 than any grid point):
+    it keeps the off-M minimum's name, and the branch that ends there is not renamed."""
+    from slr_theory.study.compute import _branch_names
+
+    p, found, c = around_the_paper
+    names = _branch_names(c, p, found)
+    off_m = next(q for q in found if q.index == 0 and not q.on_manifold)
+    optimum = next(q for q in found if np.allclose(q.overlaps, [1, 1, 0, 0, 0]))
+    j = next(i for i, n in enumerate(names) if n.startswith(describe(off_m.overlaps)))
+    b = c.branches[j]
+    assert b.end == "range" and b.lam[-2] < 0.1 < 0.101 < b.lam[-1]
+    met = dataclasses.replace(
+        b,
+        lam=np.concatenate([b.lam[:-1], [0.101]]),
+        overlaps=np.concatenate([b.overlaps[:-1], optimum.overlaps[None]]),
+        risk=np.concatenate([b.risk[:-1], [optimum.risk]]),
+        index=np.concatenate([b.index[:-1], [optimum.index]]),
+        kind=[*b.kind[:-1], optimum.kind],
+        end="meets",
+        vectors=np.concatenate([b.vectors[:-1], optimum.vectors[None]]),
+    )
+    assert np.argmin(np.abs(np.log(met.lam / 0.1))) == met.lam.size - 1  # the end is nearest
+    branches = [*c.branches[:j], met, *c.branches[j + 1 :]]
+    again = _branch_names(dataclasses.replace(c, branches=branches), p, found)
+    assert again[j] == names[j] and "optimum" not in again[j]
+    assert again == names

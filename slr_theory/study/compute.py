@@ -52,8 +52,10 @@ def _branch_names(c: Continuation, params: Params, found) -> list[str]:
     index and kind: the off-M minimum was "v·k* = 0.711" in sections 1 and 4 and "0.765"
     in the continuation, named at the grid's ``lambda = 0.0928``. Any other branch (or
     one whose point the search did not list) is named by its point and kind at its
-    temperature nearest the report's (not at an end where it meets another branch,
-    which is that branch's point).
+    temperature nearest the report's. Either way the grid point is never an end where
+    the branch meets another, which is that other branch's point: polished from there,
+    the minimum off M born at ``lambda = 0.89`` was named "(k*, v*), the optimum" in
+    the report at ``lambda = 0.9``.
     """
     from ..critical import polish
     from ..trajectory import to_overlaps
@@ -61,8 +63,13 @@ def _branch_names(c: Continuation, params: Params, found) -> list[str]:
     lam, group = params.lam, symmetries(params)
     names = []
     for br in c.branches:
+        # not at an end inside the range: there the branch is at the point it meets
+        inner = np.arange(br.lam.size)[(br.start != "range") : br.lam.size - (br.end != "range")]
+        if inner.size == 0:
+            inner = np.arange(br.lam.size)
+        i = int(inner[np.argmin(np.abs(np.log(br.lam[inner] / lam)))])
         if br.lam[0] <= lam <= br.lam[-1]:
-            at = polish(params, *br.vectors[int(np.argmin(np.abs(np.log(br.lam / lam))))])
+            at = polish(params, *br.vectors[i])
             here = to_overlaps(np.concatenate(at)[:, None])[:, 0] if at is not None else None
             same = [
                 q for q in found if here is not None and same_point(q.overlaps, here, 1e-6, group)
@@ -70,11 +77,6 @@ def _branch_names(c: Continuation, params: Params, found) -> list[str]:
             if same:
                 names.append(_branch_name(same[0].overlaps, same[0].kind, same[0].index, lam))
                 continue
-        # not at an end inside the range: there the branch is at the point it meets
-        inner = np.arange(br.lam.size)[(br.start != "range") : br.lam.size - (br.end != "range")]
-        if inner.size == 0:
-            inner = np.arange(br.lam.size)
-        i = int(inner[np.argmin(np.abs(np.log(br.lam[inner] / lam)))])
         names.append(_branch_name(br.overlaps[i], br.kind[i], br.index[i], br.lam[i]))
     return names
 
