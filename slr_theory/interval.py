@@ -62,8 +62,8 @@ def _step(x, down: bool):
         b -= t
     else:
         b += t
-    odd = np.isnan(x)
-    if odd.any():
+    if math.isnan(np.maximum.reduce(x, axis=None)):  # NaN propagates: no mask unless needed
+        odd = np.isnan(x)
         back = b[odd] + t[odd] if down else b[odd] - t[odd]
         x[odd] = np.nextafter(back.view(np.float64), toward)
     return x

@@ -10,10 +10,12 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from slr_theory import Params, engine
-from slr_theory.interval import Interval
+from slr_theory.interval import Interval, arb_bounds
 from slr_theory.verify.risk_checks import mp_risk_gradient
 
 pytest.importorskip("flint")
+from slr_theory.models.erf import rigorous as erf_rigorous
+from slr_theory.models.erf.rigorous import BallCache
 from slr_theory.rigorous import RigorousTable
 
 PAPER = Params.paper()
@@ -131,3 +133,29 @@ def test_on_the_edge_of_M_the_enclosure_decides_the_sign_of_R_kappa(nu):
         slack = 1e-13 * np.abs(ref)  # the float engine's rounding
         assert np.all((g[0].lo[i] - slack <= ref) & (ref <= g[0].hi[i] + slack))
         assert np.all(np.sign(ref) == -nu)
+
+
+def test_the_cache_of_balls_gives_a_point_the_bounds_of_its_one_evaluation(monkeypatch):
+    """:class:`BallCache`, with merges every few points: looked up in arrays of repeats,
+    both zeros and tiny points, from its sorted arrays or from its dict, a point's bounds
+    are those of its own ball (:func:`arb_bounds`), and no point is evaluated twice."""
+    from flint import arb
+
+    monkeypatch.setattr(erf_rigorous, "BALLS_MERGE", 8)
+    calls = []
+
+    def erf(x):
+        calls.append(x)
+        return arb(x).erf()
+
+    cache = BallCache(erf)
+    rng = np.random.default_rng(3)
+    pool = np.concatenate([rng.normal(size=40), [0.0, -0.0, 1e-300, -1e-300, 5.0, -0.3]])
+    for _ in range(40):
+        x = rng.choice(pool, size=(int(rng.integers(1, 12)), 3))
+        lo, hi = cache(x)
+        assert lo.shape == hi.shape == x.shape
+        for xi, a, b in zip(x.ravel().tolist(), lo.ravel(), hi.ravel(), strict=True):
+            assert (float(a), float(b)) == arb_bounds(arb(xi).erf())
+    assert len(calls) == len(set(calls))  # -0.0 == 0.0: one evaluation for both
+    assert cache.keys.size >= 8  # merged at least once

@@ -54,25 +54,59 @@ def flint_context():
     return arb, acb, ctx
 
 
-class _Balls:
-    """Point evaluations in ``arb`` at exact floats, cached: ``f(x) -> (lo, hi)`` floats."""
+#: Values evaluated since the last merge that :class:`BallCache` keeps in a dict before it merges
+#: them into its sorted arrays (or an eighth of the arrays, if more).
+BALLS_MERGE = 256
+
+
+class BallCache:
+    """Point evaluations in ``arb`` at exact floats, cached: ``f(x) -> (lo, hi)`` floats.
+
+    The cache is sorted arrays of the points evaluated and their bounds, looked up for a
+    whole array in one search, and a dict of the points evaluated since they were last
+    merged into the arrays (at :data:`BALLS_MERGE`, or an eighth of the arrays). A point's
+    bounds are those of its first evaluation, however it is looked up (``-0.0`` is ``0.0``).
+    """
 
     def __init__(self, function) -> None:
         self.function = function
-        self.cache: dict = {}
+        self.keys = np.empty(0)
+        self.bounds = np.empty((0, 2))
+        self.fresh: dict = {}
 
     def __call__(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         flat = np.ravel(x)
-        values, inverse = np.unique(flat, return_inverse=True)
-        cache, function = self.cache, self.function
-        bounds = []
-        for v in values.tolist():
-            got = cache.get(v)
-            if got is None:
-                got = cache[v] = arb_bounds(function(v))
-            bounds.append(got)
-        lohi = np.array(bounds, dtype=np.float64).reshape(-1, 2)[inverse]
+        keys = self.keys
+        if keys.size:
+            at = np.searchsorted(keys, flat)
+            np.minimum(at, keys.size - 1, out=at)
+            lohi = self.bounds[at]
+            miss = np.flatnonzero(keys[at] != flat)
+        else:
+            lohi = np.empty((flat.size, 2))
+            miss = np.arange(flat.size)
+        if miss.size:
+            values, inverse = np.unique(flat[miss], return_inverse=True)
+            fresh, function = self.fresh, self.function
+            bounds = []
+            for v in values.tolist():
+                got = fresh.get(v)
+                if got is None:
+                    got = fresh[v] = arb_bounds(function(v))
+                bounds.append(got)
+            lohi[miss] = np.array(bounds, dtype=np.float64).reshape(-1, 2)[inverse]
+            if len(fresh) >= max(BALLS_MERGE, keys.size // 8):
+                self._merge()
         return lohi[:, 0].reshape(np.shape(x)), lohi[:, 1].reshape(np.shape(x))
+
+    def _merge(self) -> None:
+        """Move the dict's points into the sorted arrays (none of them is there already)."""
+        new = np.array(list(self.fresh), dtype=np.float64)
+        keys = np.concatenate([self.keys, new])
+        order = np.argsort(keys, kind="stable")
+        self.keys = keys[order]
+        self.bounds = np.concatenate([self.bounds, np.array(list(self.fresh.values()))])[order]
+        self.fresh = {}
 
 
 @dataclass
@@ -158,11 +192,11 @@ class RigorousTable:
                 integral = acb.integral(f, 0, 1).real
                 return 1 - 8 * ir * integral / (2 * arb.pi())
 
-            self._erf = _Balls(lambda x: arb(x).erf())
-            self._erfc = _Balls(lambda x: arb(x).erfc())
-            self._ex = _Balls(lambda x: (-arb(x) * arb(x)).exp())
-            self._exey = _Balls(lambda x: (-arb(x) * arb(x) * e1).exp())
-            self._zeta = _Balls(zeta)
+            self._erf = BallCache(lambda x: arb(x).erf())
+            self._erfc = BallCache(lambda x: arb(x).erfc())
+            self._ex = BallCache(lambda x: (-arb(x) * arb(x)).exp())
+            self._exey = BallCache(lambda x: (-arb(x) * arb(x) * e1).exp())
+            self._zeta = BallCache(zeta)
             self._ctx = ctx
         finally:
             ctx.prec = old
@@ -174,7 +208,7 @@ class RigorousTable:
             self.rows[order] = rows
 
     # --- features --------------------------------------------------------------------------
-    def _monotone(self, balls: _Balls, x: Interval, rising: bool) -> Interval:
+    def _monotone(self, balls: BallCache, x: Interval, rising: bool) -> Interval:
         old, self._ctx.prec = self._ctx.prec, PRECISION
         try:
             if rising:
@@ -235,32 +269,40 @@ class RigorousTable:
         }
 
     def _rows(self, orders: tuple, ov: list) -> tuple[list[dict], Interval]:
-        """The rows of each order in `orders` over the boxes, sharing the bases, monomials and
-        powers of ``x`` (one evaluation of each per call), and a zero of the boxes' shape."""
+        """The rows of each order in `orders` over the boxes, sharing the bases, monomials,
+        powers of ``x`` and their products (one evaluation of each per call; a product in
+        several rows is computed once), and a zero of the boxes' shape."""
         ov = [o if isinstance(o, Interval) else Interval(o) for o in ov]
         bases = self._bases(ov)
         ext = [ov[1], ov[2], ov[3], ov[4], ov[1] * ov[4] - ov[3]]
         powers: dict = {}
         monos: dict = {}
+        scaled: dict = {}  # (p, b): x^p times the base
+        products: dict = {}  # (mono, p, b): the monomial times that
         out = []
         for order in orders:
             rows = {}
             for row, terms in self.rows[order].items():
                 total = None
-                for (mono, p, b), c in terms.items():
-                    if mono not in monos:
-                        m = None
-                        for v, e in zip(ext, mono, strict=True):
-                            if e:
-                                m = v**e if m is None else m * v**e
-                        monos[mono] = m
-                    if p not in powers:
-                        powers[p] = bases["x"] ** p if p else None
-                    f = bases[b]
-                    if powers[p] is not None:
-                        f = powers[p] * f
-                    if monos[mono] is not None:
-                        f = monos[mono] * f
+                for key, c in terms.items():
+                    f = products.get(key)
+                    if f is None:
+                        mono, p, b = key
+                        if mono not in monos:
+                            m = None
+                            for v, e in zip(ext, mono, strict=True):
+                                if e:
+                                    m = v**e if m is None else m * v**e
+                            monos[mono] = m
+                        f = scaled.get((p, b))
+                        if f is None:
+                            if p not in powers:
+                                powers[p] = bases["x"] ** p if p else None
+                            f = bases[b] if powers[p] is None else powers[p] * bases[b]
+                            scaled[p, b] = f
+                        if monos[mono] is not None:
+                            f = monos[mono] * f
+                        products[key] = f
                     term = c * f
                     total = term if total is None else total + term
                 rows[row] = total
