@@ -738,15 +738,21 @@ def test_a_model_without_an_interior_saddle_has_no_separatrix():
         separatrix(Params.paper().replace(attention="softmax"))
 
 
-def test_the_off_manifold_figure_promises_dashes_only_where_it_draws_them():
+@pytest.fixture(scope="module")
+def twelve_basins():
+    from slr_theory.landscape import basins
+
+    return basins(Params.paper(lam=0.1), 12, alpha=4e-3, steps=5000, max_steps=10_000, rng=1)
+
+
+def test_the_off_manifold_figure_promises_dashes_only_where_it_draws_them(twelve_basins):
     """The title promised "dashed: each minimum's distance to M" where no minimum was off
     M (softmax at lam = 0.1); the unconverged runs are labelled with the budget."""
     import dataclasses
 
-    from slr_theory.landscape import basins
     from slr_theory.plotting import off_manifold_figure
 
-    b = basins(Params.paper(lam=0.1), 12, alpha=4e-3, steps=5000, max_steps=10_000, rng=1)
+    b = twelve_basins
     fig = off_manifold_figure(b)
     ax = fig.axes[0]
     off_m = [j for j in range(len(b.names)) if np.any(b.minima[j][2:]) and np.any(b.label == j)]
@@ -757,6 +763,41 @@ def test_the_off_manifold_figure_promises_dashes_only_where_it_draws_them():
                    for t in fig.legends[0].get_texts())  # fmt: skip
     on_m = dataclasses.replace(b, minima=b.minima * np.array([1, 1, 0, 0, 0]))
     assert "dashed" not in off_manifold_figure(on_m).axes[0].get_title()
+
+
+def test_the_off_manifold_figure_says_why_a_line_ends_before_the_budget(twelve_basins):
+    """At lam = 0.5 and 0.9 every run of the report stopped after 40 000 to 80 000 of its
+    200 000 steps, back where it stood a round before (a cycle of the PGD map, the step
+    being unstable at the minima), and the figure said "each stops when at a minimum" and
+    "at no minimum within the budget". The stopped runs are now their own group, with
+    the steps after which they stopped, and the title names the rule that stopped them."""
+    import dataclasses
+
+    from matplotlib.colors import to_hex
+
+    from slr_theory.plotting import off_manifold_figure
+
+    b = twelve_basins
+    assert "back where" not in off_manifold_figure(b).axes[0].get_title()  # none stopped
+    stop, run = np.array([0, 3, 7]), np.array([1, 4])  # as if these stopped, those ran on
+    label, stalled, steps_run = b.label.copy(), np.zeros(b.n, dtype=bool), b.steps_run.copy()
+    label[np.r_[stop, run]] = -1
+    stalled[stop] = True
+    steps_run[stop] = [5000, 10_000, 5000]
+    fig = off_manifold_figure(
+        dataclasses.replace(b, label=label, stalled=stalled, steps_run=steps_run)
+    )
+    assert f"or back where it stood {b.steps} steps before" in fig.axes[0].get_title()
+    texts = [t.get_text() for t in fig.legends[0].get_texts()]
+    stopped = [t for t in texts if "stopped after" in t]
+    assert len(stopped) == 1 and stopped[0].startswith(f"3 of {b.n} runs at no minimum")
+    assert f"stopped after 5000 to 10000 steps: back where they stood {b.steps}" in stopped[0]
+    budget = [t for t in texts if "within the budget" in t]
+    ran_on = int(np.sum((label < 0) & ~stalled))  # these two and the run's own
+    assert ran_on >= 2 and len(budget) == 1 and budget[0].startswith(f"{ran_on} of {b.n} runs")
+    handles = fig.legends[0].legend_handles
+    colour = {t: to_hex(h.get_color()) for t, h in zip(texts, handles, strict=True)}
+    assert colour[stopped[0]] != colour[budget[0]]  # two end states, two colours
 
 
 def test_arrival_times_that_differ_by_less_than_a_hundredth_of_a_decade_are_one_time():

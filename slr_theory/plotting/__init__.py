@@ -196,9 +196,11 @@ def off_manifold_figure(
     Each run's distance ``sqrt(theta^2 + eta^2 + rho^2)`` under exact PGD, coloured by the
     minimum it is at when it stops (:data:`slr_theory.landscape.AT_DISTANCE`,
     :data:`slr_theory.landscape.AT_GRADIENT`), grey when it is at none: those are "not
-    converged", labelled with their steps and their distance to the nearest minimum.
-    Each minimum's own distance to M is dashed where it is off M (the title says so only
-    then). Runs stop when they arrive.
+    converged", labelled with their steps and their distance to the nearest minimum, and
+    those of them that stopped before the budget, back where they stood a round of
+    `steps` before (a cycle or fixed point of the PGD map), are a darker group labelled
+    with the steps after which they stopped. Each minimum's own distance to M is dashed
+    where it is off M (the title says so only then). Runs stop when they arrive.
 
     Parameters
     ----------

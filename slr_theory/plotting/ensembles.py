@@ -49,18 +49,30 @@ def draw_off_manifold(basins, path: str | Path | None = None, *, dpi: int = 120,
     floor = max(lowest, top * CLIP_DECADES_BELOW, 1e-300)
     dashed = False  # a minimum off M has its distance to M drawn dashed
     colours = end_colours(b.minima)
-    for j in range(-1, len(b.names)):
-        members = np.flatnonzero(b.label == j)
+    # the runs at no minimum: stopped where they stood a round before, or run to the budget
+    still = np.asarray(b.stalled, dtype=bool) & (b.label < 0)
+    groups = [(np.flatnonzero((b.label < 0) & ~still), "0.6", -1)]
+    groups += [(np.flatnonzero(still), "0.3", -2)]
+    groups += [(np.flatnonzero(b.label == j), colours[j], j) for j in range(len(b.names))]
+    for members, colour, j in groups:  # j: a minimum, or -1 (to the budget), -2 (stopped)
         if not members.size:
             continue
-        colour = "0.6" if j < 0 else colours[j]
         if j < 0:
             near = b.distance[members]
-            label = (
-                f"{members.size} of {b.n} runs at no minimum within the budget of "
-                f"{b.max_steps} steps (distance to the nearest minimum "
-                f"{near.min():.2g} to {near.max():.2g})"
-            )
+            spread = f"distance to the nearest minimum {near.min():.2g} to {near.max():.2g}"
+            if j == -2:
+                ran = b.steps_run[members]
+                after = f"{ran.min()}" + (f" to {ran.max()}" if ran.max() > ran.min() else "")
+                label = (
+                    f"{members.size} of {b.n} runs at no minimum, stopped after {after} steps: "
+                    f"back where they stood {b.steps} steps before\n(a cycle or fixed point of "
+                    f"the PGD map; {spread})"
+                )
+            else:
+                label = (
+                    f"{members.size} of {b.n} runs at no minimum within the budget of "
+                    f"{b.max_steps} steps ({spread})"
+                )
         else:
             label = f"{members.size} of {b.n} runs at {point_text(b.minima[j])}: {b.names[j]}"  # one per orbit
         for r, i in enumerate(members):
@@ -88,11 +100,14 @@ def draw_off_manifold(basins, path: str | Path | None = None, *, dpi: int = 120,
         ylabel=r"distance to M, $\sqrt{\theta^2+\eta^2+\rho^2}$",
     )
     cut = f"; axis cut at {floor:.0e} (the runs go on to {lowest:.0e})" if floor > lowest else ""
-    ax.set_title(
-        f"{b.n} runs from uniform initialisations (α = {b.alpha:g}); each stops when at a "
-        "minimum" + (";\ndashed: the distance to M of each minimum off M" if dashed else "") + cut,
-        fontsize=9,
-    )
+    title = f"{b.n} runs from uniform initialisations (α = {b.alpha:g}); each stops at a minimum"
+    if still.any():
+        title += f"\nor back where it stood {b.steps} steps before"
+    if dashed:
+        title += (
+            "; " if still.any() else ";\n"
+        ) + "dashed: the distance to M of each minimum off M"
+    ax.set_title(title + cut, fontsize=9)
     if given:
         ax.legend(fontsize=7, loc="lower left")
     else:  # beside the data, never on it
