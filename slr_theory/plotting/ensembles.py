@@ -49,8 +49,9 @@ def draw_off_manifold(basins, path: str | Path | None = None, *, dpi: int = 120,
     floor = max(lowest, top * CLIP_DECADES_BELOW, 1e-300)
     dashed = False  # a minimum off M has its distance to M drawn dashed
     colours = end_colours(b.minima)
-    # the runs at no minimum: stopped where they stood a round before, or run to the budget
-    still = np.asarray(b.stalled, dtype=bool) & (b.label < 0)
+    # the runs at no minimum: stopped where they stood a round before (`stalled`, only ever
+    # a run at no minimum), or run to the budget
+    still = np.asarray(b.stalled, dtype=bool)
     groups = [(np.flatnonzero((b.label < 0) & ~still), "0.6", -1)]
     groups += [(np.flatnonzero(still), "0.3", -2)]
     groups += [(np.flatnonzero(b.label == j), colours[j], j) for j in range(len(b.names))]

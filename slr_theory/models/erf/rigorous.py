@@ -99,6 +99,13 @@ class BallCache:
                 self._merge()
         return lohi[:, 0].reshape(np.shape(x)), lohi[:, 1].reshape(np.shape(x))
 
+    def between(self, lo: np.ndarray, hi: np.ndarray) -> Interval:
+        """``[lower bound of f(lo), upper bound of f(hi)]``, both ends looked up at once:
+        the enclosure of ``f`` over each interval where it is least at `lo` and greatest
+        at `hi` (a monotone function's ends, in the order it rises)."""
+        lower, upper = self(np.stack([lo, hi]))
+        return Interval(lower[0], upper[1])
+
     def _merge(self) -> None:
         """Move the dict's points into the sorted arrays (none of them is there already)."""
         new = np.array(list(self.fresh), dtype=np.float64)
@@ -212,9 +219,9 @@ class RigorousTable:
         old, self._ctx.prec = self._ctx.prec, PRECISION
         try:
             if rising:
-                return Interval(balls(x.lo)[0], balls(x.hi)[1])
+                return balls.between(x.lo, x.hi)
             a = x.abs()  # falls with |x|
-            return Interval(balls(a.hi)[0], balls(a.lo)[1])
+            return balls.between(a.hi, a.lo)
         finally:
             self._ctx.prec = old
 
@@ -232,7 +239,7 @@ class RigorousTable:
             pos = ys.lo >= 0.0
             a = np.where(pos, ys.lo, -ys.hi)  # |y| falls from a to b over the box
             b = np.where(pos, ys.hi, -ys.lo)
-            e = Interval(self._erfc(b)[0], self._erfc(a)[1])  # erfc(|y|), falling
+            e = self._erfc.between(b, a)  # erfc(|y|), falling from a to b
         finally:
             self._ctx.prec = old
         minus, plus = 1.0 - ns, ns + 1.0  # no product, whose rounding would cost 1e-16
