@@ -72,15 +72,26 @@ TEXTS = [
     "sphere",
     "a/b/c.png",
     "p.txt",
-    "/",
+    ".",  # an existing directory: the working one (the stubs' own)
+    "/proc",  # an existing directory no one can create a file in (Linux), root included
     "/proc/nope.png",
 ]
+
+
+def confined(value: str) -> bool:
+    """Whether a command given `value` as a path can write only inside its working
+    directory (the stubs' temporary one): a relative path, or one in ``/proc``, where (on
+    Linux) no one can create a file, root included. The tests run as root on CI, where
+    ``atlas --out /`` wrote an atlas into the machine's root directory."""
+    return not os.path.isabs(value) or value == "/proc" or value.startswith("/proc/")
+
+
 FLAG_VALUES = (
     st.sampled_from(TEXTS)
     | st.integers(-3, 64).map(str)
     | st.floats(-2.0, 2.0).map(repr)
     | st.floats().map(repr)
-    | st.text(max_size=4)
+    | st.text(max_size=4).filter(confined)
 )
 
 
@@ -98,6 +109,7 @@ def _flags(command: str) -> list[str]:
 
 
 def _with(argv: list[str], flag: str, value: str) -> list[str]:
+    assert confined(value), f"{value!r} could write outside the test's directory"
     argv = list(argv)
     if flag.startswith("--"):
         if flag in argv:
