@@ -12,6 +12,7 @@ for every number of workers is the same census, bit for bit).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import tempfile
@@ -31,8 +32,17 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, nargs="+", default=[None], help="workers (default: all)")
     ap.add_argument("--out", default=None, help="keep the certificates here")
     args = ap.parse_args()
-    out = Path(args.out) if args.out else Path(tempfile.mkdtemp())
-    out.mkdir(parents=True, exist_ok=True)
+    with contextlib.ExitStack() as stack:  # without --out, the certificates go at the end
+        if args.out:
+            out = Path(args.out)
+            out.mkdir(parents=True, exist_ok=True)
+        else:
+            out = Path(stack.enter_context(tempfile.TemporaryDirectory()))
+        run(args, out)
+
+
+def run(args: argparse.Namespace, out: Path) -> None:
+    """One row per temperature and number of workers, certificates saved in `out`."""
     runs = [(lam, jobs) for lam in args.lam for jobs in args.jobs]
     names = [out / f"census-lam{lam:g}-jobs{jobs}.json.gz" for lam, jobs in runs]
     if any(n.exists() for n in names):
