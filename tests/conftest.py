@@ -35,7 +35,27 @@ def pytest_addoption(parser):
     )
 
 
+class _TemporaryFilesConfined:
+    """A plugin (so that its fixture reaches the doctests of ``slr_theory/``, ``docs/`` and
+    the README too, which this directory's fixtures do not): every temporary file of the
+    run, ``tempfile``'s and those of the processes the tests start (``TMPDIR``), in the
+    run's own directory, which pytest removes after three runs. The examples' ``mkdtemp()``
+    and Dask's scratch space each left a directory in the system's per run."""
+
+    @pytest.fixture(scope="session", autouse=True)
+    @classmethod
+    def _temporary_files_in_the_runs_directory(cls, tmp_path_factory):
+        import tempfile
+
+        where = str(tmp_path_factory.mktemp("tmp"))
+        with pytest.MonkeyPatch.context() as mpatch:
+            mpatch.setattr(tempfile, "tempdir", where)
+            mpatch.setenv("TMPDIR", where)
+            yield
+
+
 def pytest_configure(config):
+    config.pluginmanager.register(_TemporaryFilesConfined(), "slr-theory-temporary-files")
     # here, not in a fixture: every xdist worker runs it before it collects (test_dd's
     # list of doors is read at collection)
     if config.getoption("--double-double-door"):
