@@ -40,7 +40,8 @@ class _TemporaryFilesConfined:
     the README too, which this directory's fixtures do not): every temporary file of the
     run, ``tempfile``'s and those of the processes the tests start (``TMPDIR``), in the
     run's own directory, which pytest removes after three runs. The examples' ``mkdtemp()``
-    and Dask's scratch space each left a directory in the system's per run."""
+    and Dask's scratch space each left a directory in the system's temporary directory per
+    run."""
 
     @pytest.fixture(scope="session", autouse=True)
     @classmethod

@@ -80,10 +80,13 @@ TEXTS = [
 
 def confined(value: str) -> bool:
     """Whether a command given `value` as a path can write only inside its working
-    directory (the stubs' temporary one): a relative path, or one in ``/proc``, where (on
-    Linux) no one can create a file, root included. The tests run as root on CI, where
-    ``atlas --out /`` wrote an atlas into the machine's root directory."""
-    return not os.path.isabs(value) or value == "/proc" or value.startswith("/proc/")
+    directory (the stubs' temporary one): a relative path that does not climb (no ``..``),
+    or one in ``/proc``, where (on Linux) no one can create a file, root included. The
+    tests run as root on CI, where ``atlas --out /`` wrote an atlas into the machine's root
+    directory."""
+    if os.path.isabs(value):
+        return value == "/proc" or value.startswith("/proc/")
+    return ".." not in Path(value).parts
 
 
 FLAG_VALUES = (
