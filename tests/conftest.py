@@ -35,17 +35,18 @@ def pytest_addoption(parser):
     )
 
 
-class _TemporaryFilesConfined:
-    """A plugin (so that its fixture reaches the doctests of ``slr_theory/``, ``docs/`` and
-    the README too, which this directory's fixtures do not): every temporary file of the
-    run, ``tempfile``'s and those of the processes the tests start (``TMPDIR``), in the
-    run's own directory, which pytest removes after three runs. The examples' ``mkdtemp()``
-    and Dask's scratch space each left a directory in the system's temporary directory per
-    run."""
+class _TheRunsEnvironment:
+    """A plugin (so that its fixtures reach the doctests of ``slr_theory/``, ``docs/`` and
+    the README too, which this directory's fixtures do not): every test runs in the same
+    environment, however and by whomever the run was started."""
 
     @pytest.fixture(scope="session", autouse=True)
     @classmethod
     def _temporary_files_in_the_runs_directory(cls, tmp_path_factory):
+        """Every temporary file of the run, ``tempfile``'s and those of the processes the
+        tests start (``TMPDIR``), in the run's own directory, which pytest removes after
+        three runs. The examples' ``mkdtemp()`` and Dask's scratch space each left a
+        directory in the system's temporary directory per run."""
         import tempfile
 
         where = str(tmp_path_factory.mktemp("tmp"))
@@ -54,9 +55,27 @@ class _TemporaryFilesConfined:
             mpatch.setenv("TMPDIR", where)
             yield
 
+    @pytest.fixture(scope="session", autouse=True)
+    @classmethod
+    def _ctrl_c_delivered(cls):
+        """SIGINT delivered, as in a terminal, to the test processes and to those they
+        start: a run started in the background by a shell without job control
+        (``python -m pytest &`` in a script) or under ``nohup`` inherits it ignored, and
+        the 15 tests of what a Ctrl-C does then failed (their processes ignored it)."""
+        import signal
+
+        if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+            yield
+            return
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+
 
 def pytest_configure(config):
-    config.pluginmanager.register(_TemporaryFilesConfined(), "slr-theory-temporary-files")
+    config.pluginmanager.register(_TheRunsEnvironment(), "slr-theory-environment")
     # here, not in a fixture: every xdist worker runs it before it collects (test_dd's
     # list of doors is read at collection)
     if config.getoption("--double-double-door"):
