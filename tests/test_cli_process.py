@@ -254,6 +254,14 @@ def test_a_full_disk_while_writing_a_figure_leaves_nothing(tmp_path, monkeypatch
     assert list(tmp_path.iterdir()) == []
 
 
+def _holds(pid: int, lock: Path) -> bool:
+    """Whether process `pid` holds the lock file `lock` (its pid written there)."""
+    try:
+        return lock.read_text().strip() == str(pid)
+    except FileNotFoundError:
+        return False
+
+
 def test_two_runs_into_one_folder_at_once_the_second_is_refused(tmp_path):
     """The first holds the lock for its whole run; the second exits 2 naming --out, and the
     first, held still (SIGSTOP) while the second tries, then completes as if alone."""
@@ -266,7 +274,9 @@ def test_two_runs_into_one_folder_at_once_the_second_is_refused(tmp_path):
         stderr=subprocess.DEVNULL,
     )  # fmt: skip
     deadline = time.monotonic() + 60
-    while not (out / LOCK_NAME).exists() and time.monotonic() < deadline:
+    # held, not only created: the holder writes its pid into the lock file once its flock
+    # is taken (held still between the two, the first left the lock to the second)
+    while not _holds(first.pid, out / LOCK_NAME) and time.monotonic() < deadline:
         time.sleep(0.005)
     os.kill(first.pid, signal.SIGSTOP)
     try:
