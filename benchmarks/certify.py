@@ -12,7 +12,6 @@ for every number of workers is the same census, bit for bit).
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import tempfile
@@ -32,13 +31,12 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, nargs="+", default=[None], help="workers (default: all)")
     ap.add_argument("--out", default=None, help="keep the certificates here")
     args = ap.parse_args()
-    with contextlib.ExitStack() as stack:  # without --out, the certificates go at the end
-        if args.out:
-            out = Path(args.out)
-            out.mkdir(parents=True, exist_ok=True)
-        else:
-            out = Path(stack.enter_context(tempfile.TemporaryDirectory()))
-        run(args, out)
+    if args.out:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+        run(args, Path(args.out))
+    else:  # the certificates go with the run
+        with tempfile.TemporaryDirectory() as scratch:
+            run(args, Path(scratch))
 
 
 def run(args: argparse.Namespace, out: Path) -> None:
