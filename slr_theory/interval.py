@@ -37,6 +37,8 @@ BITWISE_STEP = 512
 
 _ONE = np.int64(1)
 
+_F64 = np.dtype(np.float64)  # the descriptor every float64 array NumPy makes holds
+
 
 def _step(x, down: bool):
     """``np.nextafter(x, -inf)`` (`down`) or ``np.nextafter(x, inf)``, bit for bit, on a
@@ -47,14 +49,8 @@ def _step(x, down: bool):
     ``b + (b >> 63 | 1)`` toward ``+inf``. The patterns that step wrong (the zero of the
     wrong sign, the infinity stepped outward, NaN) all land on NaN and are stepped again,
     from their own value, by ``np.nextafter``."""
-    toward = -np.inf if down else np.inf
-    if (
-        not isinstance(x, np.ndarray)
-        or x.dtype != np.float64
-        or x.ndim == 0
-        or x.size < BITWISE_STEP
-    ):
-        return np.nextafter(x, toward)
+    if type(x) is not np.ndarray or x.dtype is not _F64 or x.size < BITWISE_STEP:
+        return np.nextafter(x, -np.inf if down else np.inf)  # (a 0-d array among them)
     b = x.view(np.int64)
     t = b >> 63
     t |= _ONE
@@ -65,7 +61,7 @@ def _step(x, down: bool):
     if math.isnan(np.maximum.reduce(x, axis=None)):  # NaN propagates: no mask unless needed
         odd = np.isnan(x)
         back = b[odd] + t[odd] if down else b[odd] - t[odd]
-        x[odd] = np.nextafter(back.view(np.float64), toward)
+        x[odd] = np.nextafter(back.view(np.float64), -np.inf if down else np.inf)
     return x
 
 
@@ -75,6 +71,29 @@ def _down(x):
 
 def _up(x):
     return _step(x, False)
+
+
+def _signed_product(x: Interval, c: Interval) -> Interval | None:
+    """``x * c`` for arrays `x` and a constant `c` of one strict sign, with two products
+    per bound instead of four; None for a constant that holds zero or an infinity.
+
+    A rounded product is monotone in each factor (rounding to nearest is), so for
+    ``c > 0`` the products at ``x.lo`` lie below those at ``x.hi``, and for ``c < 0``
+    above: the least and greatest of the four products are among those two, bit for bit
+    the bounds of the general formula (whose ties differ only in the sign of a zero, which
+    the outward step erases; no bound of an interval is NaN)."""
+    cl, ch = float(c.lo), float(c.hi)
+    if cl > 0.0 and ch < math.inf:
+        near, far = x.lo, x.hi
+    elif ch < 0.0 and cl > -math.inf:
+        near, far = x.hi, x.lo
+    else:
+        return None
+    if cl == ch:
+        return Interval._new(_down(near * cl), _up(far * cl))
+    lo = np.minimum(near * cl, near * ch)
+    hi = np.maximum(far * cl, far * ch)
+    return Interval._new(_down(lo), _up(hi))
 
 
 class Interval:
@@ -97,9 +116,9 @@ class Interval:
     def __init__(self, lo, hi=None) -> None:
         lo = np.asarray(lo, dtype=np.float64)
         hi = lo if hi is None else np.asarray(hi, dtype=np.float64)
-        if np.any(np.isnan(lo)) or np.any(np.isnan(hi)) or np.any(lo > hi):
+        if not (lo <= hi).all():  # one pass: a NaN compares false
             raise ValueError(f"Interval needs lo <= hi without NaN, got lo={lo!r}, hi={hi!r}.")
-        self.lo, self.hi = np.broadcast_arrays(lo, hi)
+        self.lo, self.hi = (lo, hi) if lo.shape == hi.shape else np.broadcast_arrays(lo, hi)
 
     @staticmethod
     def _of(x) -> Interval:
@@ -157,6 +176,14 @@ class Interval:
 
     def __mul__(self, other) -> Interval:
         if isinstance(other, Interval):
+            if other.lo.ndim == 0 and self.lo.ndim:
+                signed = _signed_product(self, other)
+                if signed is not None:
+                    return signed
+            elif self.lo.ndim == 0 and other.lo.ndim:
+                signed = _signed_product(other, self)
+                if signed is not None:
+                    return signed
             a, b = self.lo * other.lo, self.lo * other.hi
             c, d = self.hi * other.lo, self.hi * other.hi
             if isinstance(a, np.ndarray) and a.ndim and a.shape == d.shape:
@@ -169,6 +196,8 @@ class Interval:
                 hi = np.maximum(np.maximum(a, b), np.maximum(c, d))
             return self._new(_down(lo), _up(hi))
         a, b = self.lo * other, self.hi * other  # an exact number
+        if isinstance(other, float) and 0.0 < abs(other) < math.inf:  # its sign orders them
+            return self._new(_down(a), _up(b)) if other > 0.0 else self._new(_down(b), _up(a))
         return self._new(_down(np.minimum(a, b)), _up(np.maximum(a, b)))
 
     __rmul__ = __mul__

@@ -168,3 +168,75 @@ def test_a_balls_bounds_are_from_arbs_without_arrays():
         assert (lo, hi) == (float(ref.lo), float(ref.hi))
         with mp.workdps(50):
             assert mp.mpf(lo) <= mp.erf(mp.mpf(x)) <= mp.mpf(hi)
+
+
+def _four_products(x: Interval, c: Interval) -> tuple[np.ndarray, np.ndarray]:
+    """The bounds of ``x * c`` by the textbook formula: the least and greatest of the four
+    products of bounds, each stepped outward by ``np.nextafter``."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        p = np.stack([x.lo * c.lo, x.lo * c.hi, x.hi * c.lo, x.hi * c.hi])
+        return np.nextafter(p.min(axis=0), -np.inf), np.nextafter(p.max(axis=0), np.inf)
+
+
+CONSTANTS = [
+    (2.0, 2.0),
+    (-3.0, -3.0),
+    (0.1, np.nextafter(0.1, 1.0)),
+    (-7.5, -1e-300),
+    (5e-324, 1e308),
+    (-np.finfo(float).max, -5e-324),
+    (1.0, 1.0),
+    (0.0, 0.0),  # zero: the four products
+    (1e308, 1e308),
+    (-5e-324, -5e-324),
+    (-0.5, 0.25),  # holds zero: the four products
+    (0.0, 3.0),
+    (-np.inf, -1.0),  # unbounded: the four products
+    (1.0, np.inf),
+]
+
+
+@pytest.mark.parametrize(("cl", "ch"), CONSTANTS)
+def test_arrays_times_a_constant_are_the_four_products_bit_for_bit(cl, ch):
+    """An array of intervals times a 0-d interval (either way round), or a degenerate one's
+    float, takes two products per bound (one, by a float) where the constant has one strict
+    sign: the very floats of the four-product formula, for every bit pattern of the bounds (zeros of both signs, subnormals, the
+    infinities and the largest floats among them), on short and long arrays."""
+    rng = np.random.default_rng(11)
+    u, v = rng.integers(np.iinfo(np.int64).min, np.iinfo(np.int64).max, (2, 4_000), dtype=np.int64)
+    u, v = u.view(np.float64), v.view(np.float64)
+    special = [0.0, -0.0, np.inf, -np.inf, 5e-324, -5e-324, np.finfo(float).max, 1.0, -1.0]
+    u[: len(special) ** 2] = np.repeat(special, len(special))
+    v[: len(special) ** 2] = np.tile(special, len(special))
+    keep = ~(np.isnan(u) | np.isnan(v))
+    c = Interval(cl, ch)
+    for n in (3_000, 600, 511, 5):
+        a, b = u[keep][:n], v[keep][:n]
+        x = Interval(np.minimum(a, b), np.maximum(a, b))
+        lo, hi = _four_products(x, c)
+        if np.isnan(lo).any() or np.isnan(hi).any():  # 0 x inf: no interval to compare
+            ok = ~(np.isnan(lo) | np.isnan(hi))
+            assert cl <= 0.0 <= ch or np.isinf(cl) or np.isinf(ch)
+            x, lo, hi = x[ok], lo[ok], hi[ok]
+        exact = [cl] if cl == ch and np.isfinite(cl) else []  # a float: the number it is
+        with np.errstate(over="ignore"):
+            for y in (x * c, c * x, *(x * k for k in exact), *(k * x for k in exact)):
+                assert np.array_equal(y.lo.view(np.int64), lo.view(np.int64))
+                assert np.array_equal(y.hi.view(np.int64), hi.view(np.int64))
+
+
+@given(st.lists(FINITE, min_size=2, max_size=6), FINITE, FINITE)
+@example([0.1, -0.3, 0.2, 0.7], 0.3, 0.30000000000000004)
+@example([-1e150, 1e-300], -2.0, -2.0)
+def test_arrays_times_a_constant_enclose_the_exact_products(values, c, d):
+    """Each interval of an array times a 0-d interval encloses the exact product of every
+    pair of their numbers (Fraction)."""
+    a = np.array(values[: len(values) // 2])
+    b = np.array(values[len(values) // 2 : 2 * (len(values) // 2)])
+    x, k = Interval(np.minimum(a, b), np.maximum(a, b)), _interval(c, d)
+    for y in (x * k, k * x):
+        assert y.shape == x.shape
+        for i in range(x.shape[0]):
+            for p in _points(x[i]):
+                for q in _points(k):
+                    assert _inside(p * q, y[i])
