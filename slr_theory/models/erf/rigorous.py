@@ -55,8 +55,12 @@ def flint_context():
 
 
 #: Values evaluated since the last merge that :class:`BallCache` keeps in a dict before it merges
-#: them into its sorted arrays (or an eighth of the arrays, if more).
+#: them into its sorted arrays (or a :data:`BALLS_SHARE`-th of the arrays, if more).
 BALLS_MERGE = 256
+
+#: The dict of fresh values is merged into the arrays once it holds this fraction of them
+#: (a merge inserts into the sorted arrays, a copy; a fresh value is looked up in Python).
+BALLS_SHARE = 64
 
 
 class BallCache:
@@ -64,26 +68,31 @@ class BallCache:
 
     The cache is sorted arrays of the points evaluated and their bounds, looked up for a
     whole array in one search, and a dict of the points evaluated since they were last
-    merged into the arrays (at :data:`BALLS_MERGE`, or an eighth of the arrays). A point's
-    bounds are those of its first evaluation, however it is looked up (``-0.0`` is ``0.0``).
+    merged into the arrays (at :data:`BALLS_MERGE`, or a :data:`BALLS_SHARE`-th of the
+    arrays). A point's bounds are those of its first evaluation, however it is looked up
+    (``-0.0`` is ``0.0``).
     """
 
     def __init__(self, function) -> None:
         self.function = function
         self.keys = np.empty(0)
-        self.bounds = np.empty((0, 2))
+        self.lower = np.empty(0)
+        self.upper = np.empty(0)
         self.fresh: dict = {}
 
     def __call__(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        flat = np.ravel(x)
+        lower, upper = self._bounds(np.ravel(x))
+        return lower.reshape(np.shape(x)), upper.reshape(np.shape(x))
+
+    def _bounds(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         keys = self.keys
         if keys.size:
             at = np.searchsorted(keys, flat)
             np.minimum(at, keys.size - 1, out=at)
-            lohi = self.bounds[at]
-            miss = np.flatnonzero(keys[at] != flat)
+            lower, upper = self.lower.take(at), self.upper.take(at)
+            miss = np.flatnonzero(keys.take(at) != flat)
         else:
-            lohi = np.empty((flat.size, 2))
+            lower, upper = np.empty(flat.size), np.empty(flat.size)
             miss = np.arange(flat.size)
         if miss.size:
             values, inverse = np.unique(flat[miss], return_inverse=True)
@@ -94,25 +103,31 @@ class BallCache:
                 if got is None:
                     got = fresh[v] = arb_bounds(function(v))
                 bounds.append(got)
-            lohi[miss] = np.array(bounds, dtype=np.float64).reshape(-1, 2)[inverse]
-            if len(fresh) >= max(BALLS_MERGE, keys.size // 8):
+            got = np.array(bounds, dtype=np.float64).reshape(-1, 2)
+            lower[miss] = got[inverse, 0]
+            upper[miss] = got[inverse, 1]
+            if len(fresh) >= max(BALLS_MERGE, keys.size // BALLS_SHARE):
                 self._merge()
-        return lohi[:, 0].reshape(np.shape(x)), lohi[:, 1].reshape(np.shape(x))
+        return lower, upper
 
     def between(self, lo: np.ndarray, hi: np.ndarray) -> Interval:
         """``[lower bound of f(lo), upper bound of f(hi)]``, both ends looked up at once:
         the enclosure of ``f`` over each interval where it is least at `lo` and greatest
         at `hi` (a monotone function's ends, in the order it rises)."""
-        lower, upper = self(np.stack([lo, hi]))
-        return Interval(lower[0], upper[1])
+        n = np.size(lo)
+        lower, upper = self._bounds(np.concatenate([np.ravel(lo), np.ravel(hi)]))
+        return Interval(lower[:n].reshape(np.shape(lo)), upper[n:].reshape(np.shape(hi)))
 
     def _merge(self) -> None:
-        """Move the dict's points into the sorted arrays (none of them is there already)."""
+        """Insert the dict's points into the sorted arrays (none of them is there already)."""
         new = np.array(list(self.fresh), dtype=np.float64)
-        keys = np.concatenate([self.keys, new])
-        order = np.argsort(keys, kind="stable")
-        self.keys = keys[order]
-        self.bounds = np.concatenate([self.bounds, np.array(list(self.fresh.values()))])[order]
+        bounds = np.array(list(self.fresh.values()), dtype=np.float64)
+        order = np.argsort(new)
+        new = new[order]
+        at = np.searchsorted(self.keys, new)  # sorted: inserted in order where equal
+        self.keys = np.insert(self.keys, at, new)
+        self.lower = np.insert(self.lower, at, bounds[order, 0])
+        self.upper = np.insert(self.upper, at, bounds[order, 1])
         self.fresh = {}
 
 
@@ -185,16 +200,17 @@ class RigorousTable:
                 "a": from_arb(lam * B),
             }
             ir, h2 = 1 / r.sqrt(), 2 / q
+            ir2 = ir * ir  # the ball the integrand would compute at each call
             e1 = 1 + 1 / r
 
             def zeta(t: float):
                 # zeta(t, g) = 1 - 8 T(h, a), h^2 = 2 t^2 / q, a = r^{-1/2};
                 # T = (a / 2 pi) int_0^1 exp(-h^2 (1 + a^2 u^2) / 2) / (1 + a^2 u^2) du
-                c = h2 * arb(t) * arb(t) / 2
+                minus_c = -(h2 * arb(t) * arb(t) / 2)
 
                 def f(u, _analytic):
-                    w = 1 + ir * ir * u * u
-                    return (-c * w).exp() / w
+                    w = 1 + ir2 * u * u
+                    return (minus_c * w).exp() / w
 
                 integral = acb.integral(f, 0, 1).real
                 return 1 - 8 * ir * integral / (2 * arb.pi())
