@@ -990,3 +990,39 @@ def test_a_box_by_an_edge_narrow_across_it_builds_the_tubes_along_its_stretch(st
         strata09.lazy_tubes = False
         strata09.built_tubes, strata09.tubes_tried = {}, {}
         strata09.set_tubes({})
+
+
+def test_midpoint_inverses_are_those_of_the_condition_number_and_inv_on_every_matrix():
+    """Which midpoint matrices the Krawczyk test and the regularity check invert, and the
+    inverses, are those of ``np.linalg.cond < 1e12`` then ``np.linalg.inv`` on each,
+    bit for bit: well and ill conditioned matrices (condition numbers from 1 to 1e17 and
+    singular ones), at scales from 1e-150 to 1e150, and matrices with infinities or NaN."""
+    rng = np.random.default_rng(5)
+    mats = []
+    for m in (2, 4, 6):
+        for _ in range(60):
+            u, _r = np.linalg.qr(rng.normal(size=(m, m)))
+            v, _r = np.linalg.qr(rng.normal(size=(m, m)))
+            s = np.logspace(0, -rng.uniform(0, 17), m)
+            scale = 10.0 ** rng.integers(-150, 150)
+            mats.append(scale * (u * s) @ v.T)
+        mats.append(np.zeros((m, m)))
+        mats.append(np.eye(m))
+        mats.append(np.outer(np.arange(1.0, m + 1), np.ones(m)))  # rank one, exactly
+        bad = rng.normal(size=(2, m, m))
+        bad[0, 0, 1], bad[1, 1, 0] = np.inf, np.nan
+        mats.extend(bad)
+    for m in (2, 4, 6):
+        mid = np.stack([a for a in mats if a.shape == (m, m)])
+        for rows in (mid, mid[:60], mid[-7:]):  # with singular ones, without, few
+            usable, Y = C.boxes.midpoint_inverses(rows)
+            finite = np.all(np.isfinite(rows), axis=(1, 2))
+            cond = np.full(len(rows), np.inf)
+            with np.errstate(all="ignore"):
+                cond[finite] = np.linalg.cond(rows[finite])
+            expect = cond < 1e12
+            assert np.array_equal(usable, expect)
+            want = np.zeros_like(rows)
+            want[expect] = np.linalg.inv(rows[expect])
+            assert np.array_equal(Y.view(np.int64), want.view(np.int64))
+            assert 0 < expect.sum() < len(rows)
