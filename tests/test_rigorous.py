@@ -157,5 +157,8 @@ def test_the_cache_of_balls_gives_a_point_the_bounds_of_its_one_evaluation(monke
         assert lo.shape == hi.shape == x.shape
         for xi, a, b in zip(x.ravel().tolist(), lo.ravel(), hi.ravel(), strict=True):
             assert (float(a), float(b)) == arb_bounds(arb(xi).erf())
+        a, b = np.minimum(x[:, 0], x[:, 1]), np.maximum(x[:, 0], x[:, 1])
+        ends = cache.between(a, b)  # erf rises: its lower bound at a, its upper at b
+        assert np.array_equal(ends.lo, cache(a)[0]) and np.array_equal(ends.hi, cache(b)[1])
     assert len(calls) == len(set(calls))  # -0.0 == 0.0: one evaluation for both
     assert cache.keys.size >= 8  # merged at least once
