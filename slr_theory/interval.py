@@ -73,16 +73,16 @@ def _up(x):
     return _step(x, False)
 
 
-def _signed_product(x: Interval, c: Interval) -> Interval | None:
-    """``x * c`` for arrays `x` and a constant `c` of one strict sign, with two products
-    per bound instead of four; None for a constant that holds zero or an infinity.
+def _signed_product(x: Interval, cl: float, ch: float) -> Interval | None:
+    """``x * [cl, ch]`` for a constant of one strict sign, with two products per bound
+    instead of four (one where ``cl == ch``, a float); None for a constant that holds zero
+    or an infinity.
 
     A rounded product is monotone in each factor (rounding to nearest is), so for
     ``c > 0`` the products at ``x.lo`` lie below those at ``x.hi``, and for ``c < 0``
     above: the least and greatest of the four products are among those two, bit for bit
     the bounds of the general formula (whose ties differ only in the sign of a zero, which
     the outward step erases; no bound of an interval is NaN)."""
-    cl, ch = float(c.lo), float(c.hi)
     if cl > 0.0 and ch < math.inf:
         near, far = x.lo, x.hi
     elif ch < 0.0 and cl > -math.inf:
@@ -176,12 +176,12 @@ class Interval:
 
     def __mul__(self, other) -> Interval:
         if isinstance(other, Interval):
-            if other.lo.ndim == 0 and self.lo.ndim:
-                signed = _signed_product(self, other)
+            if other.lo.ndim == 0 and self.lo.ndim:  # an array times a constant
+                signed = _signed_product(self, float(other.lo), float(other.hi))
                 if signed is not None:
                     return signed
             elif self.lo.ndim == 0 and other.lo.ndim:
-                signed = _signed_product(other, self)
+                signed = _signed_product(other, float(self.lo), float(self.hi))
                 if signed is not None:
                     return signed
             a, b = self.lo * other.lo, self.lo * other.hi
@@ -195,9 +195,11 @@ class Interval:
                 lo = np.minimum(np.minimum(a, b), np.minimum(c, d))
                 hi = np.maximum(np.maximum(a, b), np.maximum(c, d))
             return self._new(_down(lo), _up(hi))
-        a, b = self.lo * other, self.hi * other  # an exact number
-        if isinstance(other, float) and 0.0 < abs(other) < math.inf:  # its sign orders them
-            return self._new(_down(a), _up(b)) if other > 0.0 else self._new(_down(b), _up(a))
+        if isinstance(other, float):  # an exact number: of one sign, it orders the products
+            signed = _signed_product(self, other, other)
+            if signed is not None:
+                return signed
+        a, b = self.lo * other, self.hi * other
         return self._new(_down(np.minimum(a, b)), _up(np.maximum(a, b)))
 
     __rmul__ = __mul__

@@ -81,18 +81,28 @@ class BallCache:
         self.fresh: dict = {}
 
     def __call__(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        lower, upper = self._bounds(np.ravel(x))
+        flat = np.ravel(x)
+        lower, upper = self._bounds(np.concatenate([flat, flat]), flat.size)
         return lower.reshape(np.shape(x)), upper.reshape(np.shape(x))
 
-    def _bounds(self, flat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def between(self, lo: np.ndarray, hi: np.ndarray) -> Interval:
+        """``[lower bound of f(lo), upper bound of f(hi)]``, both ends looked up at once:
+        the enclosure of ``f`` over each interval where it is least at `lo` and greatest
+        at `hi` (a monotone function's ends, in the order it rises)."""
+        lower, upper = self._bounds(np.concatenate([np.ravel(lo), np.ravel(hi)]), np.size(lo))
+        return Interval(lower.reshape(np.shape(lo)), upper.reshape(np.shape(hi)))
+
+    def _bounds(self, flat: np.ndarray, cut: int) -> tuple[np.ndarray, np.ndarray]:
+        """The lower bounds of ``f`` at ``flat[:cut]`` and its upper bounds at ``flat[cut:]``:
+        one search of the arrays, one evaluation of each point they miss."""
         keys = self.keys
         if keys.size:
             at = np.searchsorted(keys, flat)
             np.minimum(at, keys.size - 1, out=at)
-            lower, upper = self.lower.take(at), self.upper.take(at)
+            lower, upper = self.lower.take(at[:cut]), self.upper.take(at[cut:])
             miss = np.flatnonzero(keys.take(at) != flat)
         else:
-            lower, upper = np.empty(flat.size), np.empty(flat.size)
+            lower, upper = np.empty(cut), np.empty(flat.size - cut)
             miss = np.arange(flat.size)
         if miss.size:
             values, inverse = np.unique(flat[miss], return_inverse=True)
@@ -103,20 +113,13 @@ class BallCache:
                 if got is None:
                     got = fresh[v] = arb_bounds(function(v))
                 bounds.append(got)
-            got = np.array(bounds, dtype=np.float64).reshape(-1, 2)
-            lower[miss] = got[inverse, 0]
-            upper[miss] = got[inverse, 1]
+            evaluated = np.array(bounds, dtype=np.float64).reshape(-1, 2)[inverse]
+            low = miss < cut
+            lower[miss[low]] = evaluated[low, 0]
+            upper[miss[~low] - cut] = evaluated[~low, 1]
             if len(fresh) >= max(BALLS_MERGE, keys.size // BALLS_SHARE):
                 self._merge()
         return lower, upper
-
-    def between(self, lo: np.ndarray, hi: np.ndarray) -> Interval:
-        """``[lower bound of f(lo), upper bound of f(hi)]``, both ends looked up at once:
-        the enclosure of ``f`` over each interval where it is least at `lo` and greatest
-        at `hi` (a monotone function's ends, in the order it rises)."""
-        n = np.size(lo)
-        lower, upper = self._bounds(np.concatenate([np.ravel(lo), np.ravel(hi)]))
-        return Interval(lower[:n].reshape(np.shape(lo)), upper[n:].reshape(np.shape(hi)))
 
     def _merge(self) -> None:
         """Insert the dict's points into the sorted arrays (none of them is there already)."""
